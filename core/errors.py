@@ -1,0 +1,119 @@
+"""One exception tree for everything that crosses a package boundary.
+
+    BullpenError
+    ├── ConfigError            settings missing or contradictory (exit code 2 at the CLI)
+    ├── StoreError             Postgres unreachable, migration failed
+    ├── InputError             the user's input is unusable (empty, too long, bad file)
+    │   └── InvalidArguments   a tool's arguments failed validation
+    ├── ToolError              a tool ran and failed
+    │   ├── UnknownTool        no tool by that name
+    │   ├── DataUnavailable    a provider could not supply data (names the provider)
+    │   └── UnknownSymbol      a name or code that the directory does not know (with suggestions)
+    ├── LLMError               a provider failed
+    │   ├── LLMTimeout
+    │   ├── LLMRateLimited     carries retry_after
+    │   └── LLMBadResponse     malformed or empty response
+    ├── PlatformError          an adapter's platform refused an operation
+    │   ├── RateLimited        carries retry_after (seconds)
+    │   ├── MessageNotModified edit with identical content: harmless
+    │   ├── FormattingRejected the platform rejected the markup (retry as plain text)
+    │   └── Forbidden          the user blocked the bot or the chat is gone
+    ├── SignatureError         a webhook's signature or secret did not verify
+    └── RunCancelled           /stop ended a run
+"""
+
+from __future__ import annotations
+
+
+class BullpenError(Exception):
+    """Root of every error Bullpen raises across a package boundary."""
+
+
+class ConfigError(BullpenError):
+    pass
+
+
+class StoreError(BullpenError):
+    pass
+
+
+class InputError(BullpenError):
+    pass
+
+
+class InvalidArguments(InputError):
+    pass
+
+
+class ToolError(BullpenError):
+    pass
+
+
+class UnknownTool(ToolError):
+    pass
+
+
+class DataUnavailable(ToolError):
+    """A provider could not supply the data; `provider` names which one."""
+
+    def __init__(self, message: str, *, provider: str = "") -> None:
+        super().__init__(f"{provider}: {message}" if provider else message)
+        self.provider = provider
+
+
+class UnknownSymbol(ToolError):
+    """The directory does not know a name; `suggestions` are the closest it has."""
+
+    def __init__(self, query: str, suggestions: list[str] | None = None) -> None:
+        self.query = query
+        self.suggestions = suggestions or []
+        hint = f" Did you mean: {', '.join(self.suggestions)}?" if self.suggestions else ""
+        super().__init__(f"Unknown symbol {query!r}.{hint}")
+
+
+class LLMError(BullpenError):
+    pass
+
+
+class LLMTimeout(LLMError):
+    pass
+
+
+class LLMRateLimited(LLMError):
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class LLMBadResponse(LLMError):
+    pass
+
+
+class PlatformError(BullpenError):
+    pass
+
+
+class RateLimited(PlatformError):
+    def __init__(self, message: str = "rate limited", *, retry_after: float = 1.0) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class MessageNotModified(PlatformError):
+    pass
+
+
+class FormattingRejected(PlatformError):
+    pass
+
+
+class Forbidden(PlatformError):
+    pass
+
+
+class SignatureError(BullpenError):
+    pass
+
+
+class RunCancelled(BullpenError):
+    pass

@@ -1,0 +1,27 @@
+"""Model profiles: which endpoint and model serve a role, with limits and prices."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, SecretStr
+
+ROLES = (
+    "agent", "planner", "fast", "judge", "summarizer", "moderator",
+    "bull", "bear", "expert", "script_writer",
+)
+
+
+class ModelProfile(BaseModel):
+    name: str = "default"
+    base_url: str
+    api_key: SecretStr = SecretStr("not-needed")
+    model: str
+    timeout_s: float = 60.0
+    max_retries: int = 2
+    # USD per million tokens, for the usage table; 0 when unknown.
+    price_in_per_mtok: float = 0.0
+    price_out_per_mtok: float = 0.0
+    provider: str = "openai-compatible"
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        return (prompt_tokens * self.price_in_per_mtok
+                + completion_tokens * self.price_out_per_mtok) / 1_000_000

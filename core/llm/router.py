@@ -1,0 +1,86 @@
+"""Roles to profiles, with a fallback chain: the role's own profile first, then the default."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from core.errors import ConfigError, LLMError
+from core.llm.base import Final, StreamItem
+from core.llm.openai_provider import OpenAIProvider
+from core.llm.profiles import ModelProfile
+from core.types import ChatMessage, LLMResponse
+
+log = logging.getLogger(__name__)
+
+
+class LLMRouter:
+    """Implements the `LLMProvider` port over several `OpenAIProvider`s."""
+
+    def __init__(self, *, default: ModelProfile, roles: dict[str, ModelProfile] | None = None,
+                 fallbacks: Sequence[ModelProfile] = ()) -> None:
+        self._default = default
+        self._roles = dict(roles or {})
+        self._fallbacks = list(fallbacks)
+        self._providers: dict[str, OpenAIProvider] = {}
+
+    def chain(self, role: str) -> list[ModelProfile]:
+        first = self._roles.get(role, self._default)
+        out = [first]
+        for p in [self._default, *self._fallbacks]:
+            if all(p.name != q.name for q in out):
+                out.append(p)
+        return out
+
+    def _provider(self, profile: ModelProfile) -> OpenAIProvider:
+        if profile.name not in self._providers:
+            self._providers[profile.name] = OpenAIProvider(profile)
+        return self._providers[profile.name]
+
+    async def aclose(self) -> None:
+        for p in self._providers.values():
+            await p.aclose()
+
+    async def complete(
+        self, messages: Sequence[ChatMessage], *, role: str = "agent",
+        tools: Sequence[dict[str, Any]] | None = None, max_tokens: int | None = None,
+        json_mode: bool = False,
+    ) -> LLMResponse:
+        errors: list[str] = []
+        for profile in self.chain(role):
+            try:
+                return await self._provider(profile).complete(
+                    messages, role=role, tools=tools, max_tokens=max_tokens, json_mode=json_mode)
+            except LLMError as exc:
+                log.warning("llm profile %s failed for %s: %s", profile.name, role, exc)
+                errors.append(f"{profile.name}: {exc}")
+        raise LLMError("every model profile failed (" + "; ".join(errors) + ")")
+
+    async def stream(
+        self, messages: Sequence[ChatMessage], *, role: str = "agent",
+        tools: Sequence[dict[str, Any]] | None = None, max_tokens: int | None = None,
+    ) -> AsyncIterator[StreamItem]:
+        """Fall back only while nothing was yielded: a half-streamed answer is not restarted."""
+        errors: list[str] = []
+        for profile in self.chain(role):
+            yielded = False
+            try:
+                async for item in self._provider(profile).stream(
+                        messages, role=role, tools=tools, max_tokens=max_tokens):
+                    yielded = True
+                    yield item
+                    if isinstance(item, Final):
+                        return
+                return
+            except LLMError as exc:
+                if yielded:
+                    raise
+                log.warning("llm profile %s failed for %s: %s", profile.name, role, exc)
+                errors.append(f"{profile.name}: {exc}")
+        raise LLMError("every model profile failed (" + "; ".join(errors) + ")")
+
+
+def require_profile(base_url: str | None, model: str | None) -> None:
+    if base_url and not model:
+        raise ConfigError("BULLPEN_LLM_BASE_URL is set but BULLPEN_LLM_MODEL is not")

@@ -1,0 +1,32 @@
+"""asyncpg repositories, one module per aggregate; no ORM."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from core.store.accounts import AccountsRepo
+from core.store.conversations import Conversation, ConversationsRepo, StoredMessage
+from core.store.database import Database
+from core.store.files import FilesRepo
+from core.store.inbound import InboundRepo
+from core.store.migrate import migrate
+from core.store.usage import UsageRepo, UsageTotals
+
+
+class Store:
+    """The repositories over one pool."""
+
+    def __init__(self, db: Database, *, files_dir: Path) -> None:
+        self.db = db
+        self.pool = db.pool
+        self.accounts = AccountsRepo(db.pool)
+        self.conversations = ConversationsRepo(db.pool)
+        self.inbound = InboundRepo(db.pool)
+        self.files = FilesRepo(db.pool, files_dir=files_dir)
+        self.usage = UsageRepo(db.pool)
+
+
+__all__ = [
+    "AccountsRepo", "Conversation", "ConversationsRepo", "Database", "FilesRepo",
+    "InboundRepo", "Store", "StoredMessage", "UsageRepo", "UsageTotals", "migrate",
+]

