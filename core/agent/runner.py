@@ -1,0 +1,185 @@
+"""Runs a mode for one user message: lock, history, persistence, usage, failures as events."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from uuid import UUID
+from weakref import WeakValueDictionary
+
+from core.agent import prompts
+from core.agent.turn import Turn
+from core.errors import BullpenError, LLMError, LLMTimeout
+from core.events import Done, Event, Failed, File
+from core.ports import LLMProvider, Mode
+from core.store import Conversation, Store
+from core.types import ChatMessage, Usage
+
+log = logging.getLogger(__name__)
+
+HISTORY_LIMIT = 20
+SUMMARIZE_THRESHOLD = 60
+MAX_INPUT_CHARS = 20_000
+
+
+@dataclass
+class RunLimits:
+    max_input_chars: int = MAX_INPUT_CHARS
+    history_limit: int = HISTORY_LIMIT
+    summarize_threshold: int = SUMMARIZE_THRESHOLD
+
+
+class _StoreRecorder:
+    def __init__(self, store: Store, conversation: Conversation, user_id: UUID | None) -> None:
+        self._store = store
+        self._conv = conversation
+        self._user = user_id
+        self.usages: list[Usage] = []
+
+    async def message(self, message: ChatMessage) -> None:
+        await self._store.conversations.add_message(self._conv.id, message)
+
+    async def usage(self, usage: Usage) -> None:
+        self.usages.append(usage)
+        await self._store.usage.record(usage, user_id=self._user,
+                                       conversation_id=self._conv.id)
+        await self._store.conversations.add_tokens(self._conv.id, usage.total_tokens)
+
+
+def sanitize_history(messages: list[ChatMessage]) -> list[ChatMessage]:
+    """Drop what a cut window or a cancelled run leaves dangling, which providers reject:
+    leading non-user messages, and tool calls whose results are missing."""
+    while messages and messages[0].role != "user":
+        messages = messages[1:]
+    out: list[ChatMessage] = []
+    i = 0
+    while i < len(messages):
+        m = messages[i]
+        if m.role == "assistant" and m.tool_calls:
+            ids = {c.id for c in m.tool_calls}
+            j = i + 1
+            results = []
+            while j < len(messages) and messages[j].role == "tool":
+                results.append(messages[j])
+                j += 1
+            if ids <= {r.tool_call_id for r in results}:
+                out.append(m)
+                out.extend(r for r in results if r.tool_call_id in ids)
+            i = j
+            continue
+        if m.role == "tool":
+            i += 1
+            continue
+        out.append(m)
+        i += 1
+    return out
+
+
+class AgentRunner:
+    def __init__(self, *, store: Store, modes: Mapping[str, Mode],
+                 summarizer: LLMProvider | None = None, limits: RunLimits | None = None) -> None:
+        self._store = store
+        self._modes = dict(modes)
+        self._summarizer = summarizer
+        self._limits = limits or RunLimits()
+        self._locks: WeakValueDictionary[UUID, asyncio.Lock] = WeakValueDictionary()
+
+    @property
+    def modes(self) -> list[str]:
+        return list(self._modes)
+
+    def lock_for(self, conversation_id: UUID) -> asyncio.Lock:
+        lock = self._locks.get(conversation_id)
+        if lock is None:
+            lock = asyncio.Lock()
+            self._locks[conversation_id] = lock
+        return lock
+
+    def check_input(self, text: str) -> str | None:
+        """A clear reason when a message cannot be answered as typed, else None."""
+        if not text.strip():
+            return "Your message is empty. Ask about a stock, e.g. \"NVDA latest close\"."
+        if len(text) > self._limits.max_input_chars:
+            return (f"Your message is {len(text):,} characters; the limit is "
+                    f"{self._limits.max_input_chars:,}. Please shorten it or ask in parts.")
+        return None
+
+    async def run(
+        self, *, conversation: Conversation, user_id: UUID | None, text: str,
+        lang: str = "en", mode: str | None = None, options: dict[str, str] | None = None,
+        platform_message_id: str | None = None,
+    ) -> AsyncIterator[Event]:
+        problem = self.check_input(text)
+        if problem:
+            yield Failed(error=problem, kind="input")
+            return
+        mode_name = mode or conversation.mode
+        runner = self._modes.get(mode_name) or self._modes["normal"]
+        async with self.lock_for(conversation.id):
+            conv = await self._store.conversations.get(conversation.id)
+            await self._maybe_summarize(conv)
+            conv = await self._store.conversations.get(conversation.id)
+            history = await self._store.conversations.messages(
+                conv.id, after_id=conv.summary_up_to, limit=self._limits.history_limit)
+            await self._store.conversations.add_message(
+                conv.id, ChatMessage(role="user", content=text),
+                platform_message_id=platform_message_id)
+            await self._store.conversations.set_title(conv.id, text.strip().splitlines()[0])
+            recorder = _StoreRecorder(self._store, conv, user_id)
+            turn = Turn(text=text, history=sanitize_history([m.message for m in history]),
+                        recorder=recorder, conversation_id=conv.id, user_id=user_id,
+                        lang=lang, summary=conv.summary, options=dict(options or {}))
+            try:
+                async for event in runner.run(turn):
+                    if isinstance(event, File):
+                        path = await self._store.files.save(
+                            event.file, user_id=user_id, conversation_id=conv.id)
+                        event = event.model_copy(update={"path": str(path)})
+                    elif isinstance(event, Done):
+                        event = event.model_copy(update={"usage": recorder.usages})
+                    yield event
+            except asyncio.CancelledError:
+                await asyncio.shield(self._store.conversations.add_message(
+                    conv.id, ChatMessage(role="assistant", content="[stopped by the user]")))
+                raise
+            except LLMTimeout as exc:
+                log.warning("run failed: %s", exc)
+                yield Failed(error=f"The model did not answer in time ({exc}). "
+                                   "Please try again, or use /mode fast.", kind="timeout")
+            except LLMError as exc:
+                log.warning("run failed: %s", exc)
+                yield Failed(error=f"The model could not answer: {exc}", kind="llm")
+            except BullpenError as exc:
+                log.warning("run failed: %s", exc)
+                yield Failed(error=str(exc), kind="error")
+
+    async def _maybe_summarize(self, conv: Conversation) -> None:
+        if self._summarizer is None:
+            return
+        total = await self._store.conversations.count_messages(conv.id)
+        if total <= self._limits.summarize_threshold:
+            return
+        recent = await self._store.conversations.messages(
+            conv.id, limit=self._limits.history_limit)
+        if not recent:
+            return
+        older = await self._store.conversations.messages(
+            conv.id, after_id=conv.summary_up_to, before_id=recent[0].id)
+        if not older:
+            return
+        transcript = "\n".join(f"{m.message.role}: {m.message.content[:2000]}"
+                               for m in older if m.message.content)
+        prompt = [ChatMessage(role="system", content=prompts.SUMMARIZE)]
+        if conv.summary:
+            prompt.append(ChatMessage(role="system", content="Earlier summary:\n" + conv.summary))
+        prompt.append(ChatMessage(role="user", content=transcript[-60_000:]))
+        try:
+            resp = await self._summarizer.complete(prompt, role="summarizer", max_tokens=600)
+        except LLMError as exc:  # a failed summary must not block the answer
+            log.warning("summary skipped: %s", exc)
+            return
+        await self._store.usage.record(resp.usage, user_id=conv.user_id,
+                                       conversation_id=conv.id)
+        await self._store.conversations.set_summary(conv.id, resp.content, older[-1].id)
