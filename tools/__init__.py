@@ -1,0 +1,20 @@
+"""Financial tools: market data, indicators, valuation, charts and research.
+
+`build_registry()` imports every tool module (each registers its `@tool`s on import) and
+returns the registry; importing `tools` alone stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from core.tools import DEFAULT_REGISTRY, ToolRegistry
+
+TOOL_MODULES: tuple[str, ...] = ("tools.market",)
+
+
+def build_registry() -> ToolRegistry:
+    """Import every tool module and return the registry holding their tools."""
+    for module in TOOL_MODULES:
+        importlib.import_module(module)
+    return DEFAULT_REGISTRY

