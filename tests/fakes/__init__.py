@@ -1,0 +1,1 @@
+"""Loopback fakes of the outside world: LLM endpoint and chat platforms."""
