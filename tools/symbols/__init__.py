@@ -1,0 +1,157 @@
+"""The symbols directory: every A-share, US ticker (and a few HK names) by code, name, pinyin,
+traditional characters, aliases and sound; ``resolve`` one query, ``extract`` from a sentence.
+
+Nothing is built at import time. ``default_directory()`` builds once per process, from the
+installed packages or from a pickle cache when given ``cache_dir``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import pickle
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from importlib import metadata
+from pathlib import Path
+
+from tools.symbols.index import SymbolIndex, build_index
+from tools.symbols.model import Market, Match, SymbolEntry
+
+__all__ = ["Match", "SymbolDirectory", "SymbolEntry", "default_directory"]
+
+log = logging.getLogger(__name__)
+_CACHE_VERSION = 1
+
+
+class SymbolDirectory:
+    """Resolve names and codes to securities; thin, typed facade over :class:`SymbolIndex`."""
+
+    def __init__(self, entries: Sequence[SymbolEntry], *, index: SymbolIndex | None = None):
+        self._index = index if index is not None else build_index(entries)
+        self.build_seconds = 0.0
+
+    @classmethod
+    def from_entries(cls, entries: Iterable[SymbolEntry]) -> SymbolDirectory:
+        """Index the given entries (e.g. loaded from Postgres)."""
+        start = time.perf_counter()
+        d = cls(list(entries))
+        d.build_seconds = time.perf_counter() - start
+        return d
+
+    @classmethod
+    def from_packages(cls, *, live: bool = False) -> SymbolDirectory:
+        """Build from the data shipped by pip packages (plus online lists when ``live``)."""
+        from tools.symbols.sources import build_entries
+
+        start = time.perf_counter()
+        d = cls(build_entries(live=live))
+        d.build_seconds = time.perf_counter() - start
+        return d
+
+    @property
+    def entries(self) -> list[SymbolEntry]:
+        """All entries, in directory order."""
+        return self._index.entries
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def counts(self) -> dict[str, int]:
+        """Number of entries per market."""
+        return self._index.counts()
+
+    def get(self, code: str, market: Market | None = None) -> SymbolEntry | None:
+        """The entry for an exact canonical code (``600519``, ``BRK-B``, ``0700``)."""
+        return self._index.get(code, market)
+
+    def resolve(self, query: str, *, market: str | None = None, limit: int = 5) -> list[Match]:
+        """Best matches for a name, code, pinyin, alias or misspelling, best first.
+
+        Several matches with close scores and ``ambiguous=True`` mean the query names more
+        than one security; the caller should ask, not pick.
+        """
+        try:
+            return self._index.resolve(query, market=market, limit=limit)
+        except (ValueError, TypeError, OverflowError) as exc:  # hostile input: no result
+            log.debug("resolve(%r) failed: %s", query[:80] if isinstance(query, str) else "", exc)
+            return []
+
+    def extract(self, text: str) -> list[Match]:
+        """Every security named in a free sentence (either language), with spans."""
+        try:
+            return self._index.extract(text)
+        except (ValueError, TypeError, OverflowError) as exc:
+            log.debug("extract failed: %s", exc)
+            return []
+
+
+_lock = threading.Lock()
+_default: SymbolDirectory | None = None
+
+
+def _cache_key() -> str:
+    parts = [str(_CACHE_VERSION)]
+    for dist in ("chstockdata", "edgartools", "index-constitution", "pypinyin", "opencc-purepy"):
+        try:
+            parts.append(f"{dist}={metadata.version(dist)}")
+        except metadata.PackageNotFoundError:
+            parts.append(f"{dist}=none")
+    here = Path(__file__).parent
+    for name in ("aliases.json", "sources.py", "normalize.py"):
+        parts.append(hashlib.sha1((here / name).read_bytes()).hexdigest()[:12])
+    return hashlib.sha1("|".join(parts).encode()).hexdigest()[:16]
+
+
+def _load_cached(cache_dir: Path) -> list[SymbolEntry] | None:
+    path = cache_dir / f"symbols-{_cache_key()}.pickle"
+    if not path.exists():
+        return None
+    try:
+        with path.open("rb") as fh:
+            rows = pickle.load(fh)
+        return [SymbolEntry.model_construct(**row) for row in rows]
+    except Exception as exc:  # stale or corrupt cache: rebuild
+        log.warning("ignoring symbols cache %s: %s", path, exc)
+        return None
+
+
+def _save_cached(cache_dir: Path, entries: Sequence[SymbolEntry]) -> None:
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    path = cache_dir / f"symbols-{_cache_key()}.pickle"
+    tmp = path.with_suffix(".tmp")
+    with tmp.open("wb") as fh:
+        pickle.dump([e.model_dump() for e in entries], fh, protocol=pickle.HIGHEST_PROTOCOL)
+    tmp.replace(path)
+
+
+def default_directory(*, cache_dir: Path | str | None = None) -> SymbolDirectory:
+    """The process-wide directory, built on first use from the packages (or ``cache_dir``)."""
+    global _default
+    if _default is not None:
+        return _default
+    with _lock:
+        if _default is None:
+            start = time.perf_counter()
+            entries = _load_cached(Path(cache_dir)) if cache_dir else None
+            if entries is None:
+                from tools.symbols.sources import build_entries
+
+                entries = build_entries()
+                if cache_dir:
+                    try:
+                        _save_cached(Path(cache_dir), entries)
+                    except OSError as exc:
+                        log.warning("cannot write symbols cache: %s", exc)
+            d = SymbolDirectory(entries)
+            d.build_seconds = time.perf_counter() - start
+            _default = d
+    return _default
+
+
+def set_default_directory(directory: SymbolDirectory | None) -> None:
+    """Replace the process-wide directory (after a refresh, or loading from Postgres)."""
+    global _default
+    with _lock:
+        _default = directory

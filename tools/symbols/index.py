@@ -1,0 +1,783 @@
+"""The in-memory symbols index: exact lookups first, then bounded fuzzy and phonetic passes.
+
+Resolution tiers (score before the small popularity tie-break):
+
+====================================  =====
+exact code / ticker form              100
+exact name, base name, traditional    98-99
+curated alias, US short name          97
+pinyin (full)                         95
+initials                              90
+phonetic key (English names)          86
+fuzzy (rapidfuzz over candidates)     <= 94
+====================================  =====
+
+The fuzzy passes never scan the whole directory: an n-gram inverted index (bigrams for Latin
+keys, single characters for Chinese) picks at most ``_FUZZY_POOL`` candidate keys with numpy,
+and only those are scored with rapidfuzz.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import numpy as np
+from rapidfuzz import fuzz
+
+from tools.symbols.model import Market, Match, SymbolEntry, display_symbol
+from tools.symbols.normalize import (
+    clean,
+    cn_base_name,
+    has_cjk,
+    is_cjk_char,
+    key,
+    phonetic,
+    short_company_name,
+    to_simplified,
+)
+
+_FUZZY_POOL = 48
+_MAX_QUERY = 200
+_AMBIGUITY_GAP = 3.0
+
+# kinds of exact keys
+CODE, NAME, BASE, TW, ALIAS, SHORT, FULL_EN, PINYIN, INITIALS = (
+    "code",
+    "name",
+    "base",
+    "traditional",
+    "alias",
+    "short",
+    "english",
+    "pinyin",
+    "initials",
+)
+_KIND_SCORE = {
+    NAME: 99.0,
+    TW: 98.5,
+    BASE: 98.0,
+    ALIAS: 97.0,
+    SHORT: 97.0,
+    FULL_EN: 97.5,
+    PINYIN: 95.0,
+    INITIALS: 90.0,
+}
+
+_CN_CODE = re.compile(
+    r"^(?:(sh|sz|bj|ss)[.:\s-]?)?(\d{6})(?:[.\s-]?(sh|sz|bj|ss|xshg|xshe))?$", re.I
+)
+_HK_CODE = re.compile(r"^(?:hk[.:\s-]?(\d{1,5})|(\d{1,5})[.\s-]?hk)$", re.I)
+_US_TICKER = re.compile(r"^\$?([A-Za-z]{1,5})(?:[.\-/ ]([A-Za-z]{1,2}))?$")
+_SPELLED = re.compile(r"^\$?(?:[A-Za-z][\s.]+){1,5}[A-Za-z]\.?$")
+
+# extract(): explicit forms in free text
+_X_CN_CODE = re.compile(
+    r"(?<![\w.$¥,])(?:(sh|sz|bj|SH|SZ|BJ)[.:]?)?(\d{6})(?:\.(sh|sz|bj|ss|SH|SZ|BJ|SS))?"
+    r"(?![\w%]|\.\d|,\d|元|块|万|亿|美元|港元)"
+)
+_X_HK_CODE = re.compile(r"(?<![\w.])(?:(\d{4,5})\.(?:HK|hk)|(?:HK|hk)[.:]?(\d{4,5}))(?![\w])")
+_X_DOLLAR = re.compile(r"(?<![\w$])\$([A-Za-z]{1,5}(?:[.\-][A-Za-z]{1,2})?)(?![A-Za-z])")
+_X_SPELLED = re.compile(r"(?<![A-Za-z])(?:[A-Z] ){2,4}[A-Z](?![A-Za-z])")
+_X_WORD = re.compile(r"(?<![A-Za-z0-9])[A-Za-z][A-Za-z0-9]*(?:[.\-&'’][A-Za-z0-9]+)*")
+_X_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaffA-Za-z0-9*]+")
+_SENTENCE_END = re.compile(r"[.!?。！？;；\n]")
+
+_STRONG_EN = frozenset(
+    "stock stocks share shares ticker tickers calls puts options earnings dividend dividends "
+    "equity etf".split()
+)
+_WEAK_EN = frozenset(
+    "buy buying bought sell selling sold long short price prices position positions chart quote "
+    "invest invested investing holding holdings bullish bearish rally valuation revenue trade "
+    "trading traded portfolio hold market cap analyst analysts target upside downside nyse "
+    "nasdaq up down report guidance".split()
+)
+_FIN_ZH = (
+    "股",
+    "买",
+    "卖",
+    "涨",
+    "跌",
+    "市值",
+    "财报",
+    "仓",
+    "持有",
+    "估值",
+    "分红",
+    "看多",
+    "看空",
+    "行情",
+    "走势",
+    "投资",
+    "业绩",
+    "营收",
+    "利润",
+    "代码",
+    "目标价",
+    "研报",
+    "公司",
+    "板块",
+    "概念",
+    "利好",
+    "利空",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Hit:
+    idx: int
+    score: float
+    why: str
+    kind: str
+
+
+def _load_common_words() -> frozenset[str]:
+    text = resources.files("tools.symbols").joinpath("common_en.txt").read_text("utf-8")
+    return frozenset(w for w in text.split() if not w.startswith("#") and w.isalpha())
+
+
+def _gram_codes(text: str, n: int) -> set[int]:
+    """Integer n-grams (n = 1 or 2) of a key; a one-character key is its own gram."""
+    o = [ord(c) for c in text]
+    if n == 1 or len(o) < 2:
+        return set(o)
+    return {(o[i] << 21) | o[i + 1] for i in range(len(o) - 1)}
+
+
+class _GramIndex:
+    """Inverted n-gram index over a list of keys; proposes the keys sharing most grams.
+
+    Built with numpy in a few milliseconds; a query costs one ``bincount``.
+    """
+
+    def __init__(self, keys: Sequence[str], n: int) -> None:
+        self.keys = list(keys)
+        self._n = n
+        self._post: dict[int, np.ndarray[Any, np.dtype[np.int32]]] = {}
+        lens = np.fromiter((len(k) for k in self.keys), dtype=np.int64, count=len(self.keys))
+        self._lens = np.maximum(lens, 1).astype(np.float32)
+        if not self.keys:
+            return
+        chars = np.frombuffer("".join(self.keys).encode("utf-32-le"), dtype=np.uint32)
+        chars = chars.astype(np.int64)
+        owner = np.repeat(np.arange(len(self.keys), dtype=np.int64), lens)
+        if n == 1:
+            codes = chars
+        else:
+            ends = np.cumsum(lens)
+            last = np.zeros(len(chars), dtype=bool)
+            last[ends[lens > 0] - 1] = True
+            pair = np.empty(len(chars), dtype=np.int64)
+            pair[:-1] = (chars[:-1] << 21) | chars[1:]
+            pair[-1:] = 0
+            single = (lens == 1)[owner]
+            keep = ~last | single
+            codes = np.where(single, chars, pair)[keep]
+            owner = owner[keep]
+        combined = np.unique((codes << 20) | owner)
+        codes, owner = combined >> 20, (combined & ((1 << 20) - 1)).astype(np.int32)
+        uniq, first = np.unique(codes, return_index=True)
+        for code, chunk in zip(uniq.tolist(), np.split(owner, first[1:]), strict=True):
+            self._post[code] = chunk
+
+    def candidates(self, query: str, pool: int = _FUZZY_POOL) -> list[int]:
+        grams = [g for g in _gram_codes(query, self._n) if g in self._post]
+        if not grams:
+            return []
+        hits = np.bincount(np.concatenate([self._post[g] for g in grams]), minlength=len(self.keys))
+        # Dice-like overlap: shared grams relative to both lengths, so short keys are not favoured.
+        score = hits / (float(len(grams)) + self._lens)
+        k = min(pool, int(np.count_nonzero(hits)))
+        if k == 0:
+            return []
+        top = np.argpartition(-score, k - 1)[:k]
+        return [int(i) for i in top]
+
+
+class SymbolIndex:
+    """Lookup structures over a fixed list of entries; cheap to query, built once."""
+
+    def __init__(
+        self,
+        entries: Sequence[SymbolEntry],
+        *,
+        curated: dict[str, Any] | None = None,
+        common_words: frozenset[str] | None = None,
+    ) -> None:
+        self.entries: list[SymbolEntry] = list(entries)
+        cur = curated or {}
+        self.common = common_words if common_words is not None else _load_common_words()
+        self.context_words = frozenset(key(w) for w in cur.get("context", []))
+        self.cn_common = frozenset(cur.get("cn_common_names", []))
+        self.codes: dict[tuple[str, str], int] = {}
+        self.exact: dict[str, list[_Hit]] = {}
+        self.phon: dict[str, dict[int, _Hit]] = {}
+        self.pop: list[float] = []
+        curated_codes = {(m, c) for m in ("cn", "us", "hk") for c in cur.get(m, {})}
+        for i, e in enumerate(self.entries):
+            self.codes.setdefault((e.market, e.code), i)
+            self.pop.append(self._popularity(e, (e.market, e.code) in curated_codes))
+            self._add_keys(i, e)
+        latin = [k for k in self.exact if not has_cjk(k) and len(k) >= 2 and not k.isdigit()]
+        cjk = [k for k in self.exact if has_cjk(k)]
+        self._latin = _GramIndex(latin, 2)
+        self._cjk = _GramIndex(cjk, 1)
+        self._phon = _GramIndex(list(self.phon), 2)
+        self._max_cjk = max((len(k) for k in cjk), default=1)
+
+    # ---------------------------------------------------------------- building
+
+    @staticmethod
+    def _popularity(e: SymbolEntry, is_curated: bool) -> float:
+        if is_curated or e.indices:
+            pop = 1.0 if (is_curated or set(e.indices) - {"csi500"}) else 0.8
+        elif e.market == "cn":
+            pop = 0.5 if e.name != e.code else 0.2
+            if "ST" in e.name:
+                pop = 0.3
+        elif e.market == "us":
+            r = e.rank if e.rank is not None else 10**6
+            pop = 0.9 if r < 500 else 0.7 if r < 1500 else 0.4 if r < 4000 else 0.2
+            if e.exchange in (None, "OTC"):
+                pop = min(pop, 0.2)
+        else:
+            pop = 0.8
+        return pop if e.primary else pop * 0.5
+
+    def _put(self, k: str, hit: _Hit) -> None:
+        if not k:
+            return
+        hits = self.exact.setdefault(k, [])
+        for j, h in enumerate(hits):
+            if h.idx == hit.idx:
+                if hit.score > h.score:
+                    hits[j] = hit
+                return
+        hits.append(hit)
+
+    def _put_phon(self, text: str, idx: int, why: str) -> None:
+        p = phonetic(text)
+        if len(p) < 2:
+            return
+        hits = self.phon.setdefault(p, {})
+        if idx not in hits:
+            hits[idx] = _Hit(idx, 80.0, why, "phonetic")
+
+    def _add(self, idx: int, text: str, kind: str, label: str | None = None) -> None:
+        k = key(text)
+        if k:
+            self._put(k, _Hit(idx, _KIND_SCORE[kind], f"{kind} {label or text}", kind))
+
+    def _add_keys(self, i: int, e: SymbolEntry) -> None:
+        if e.market in ("cn", "hk"):
+            if e.name != e.code:
+                self._add(i, e.name, NAME)
+                base = cn_base_name(e.name)
+                if base and base != e.name:
+                    self._add(i, base, BASE)
+                if e.name_tw:
+                    self._add(i, e.name_tw, TW, f"{e.name_tw} ({e.name})")
+                if e.pinyin:
+                    self._add(i, e.pinyin, PINYIN, e.pinyin)
+                if e.initials and len(e.initials) >= 3:
+                    self._add(i, e.initials, INITIALS, e.initials)
+            self._add_aliases(i, e.aliases)
+            if e.name_en:
+                self._add(i, e.name_en, FULL_EN)
+                self._put_phon(e.name_en, i, f"sounds like {e.name_en}")
+            return
+        # us
+        self._add(i, e.name, FULL_EN)
+        short = short_company_name(e.name)
+        if short and key(short) != key(e.name):
+            self._add(i, short, SHORT)
+        if short and e.primary:
+            self._put_phon(short, i, f"sounds like {short}")
+            if "&" in e.name:
+                self._add(i, re.sub(r"\s*&\s*", "", e.name.lower()), SHORT, short)
+        self._add_aliases(i, e.aliases)
+
+    def _add_aliases(self, i: int, aliases: Iterable[str]) -> None:
+        for a in aliases:
+            self._add(i, a, ALIAS)
+            if has_cjk(a):
+                base = cn_base_name(a)
+                if base != a:
+                    self._add(i, base, ALIAS)
+            else:
+                self._put_phon(a, i, f"sounds like {a}")
+
+    # ---------------------------------------------------------------- resolve
+
+    def resolve(self, query: str, *, market: str | None = None, limit: int = 5) -> list[Match]:
+        """Best matches for a name, code, pinyin or misspelling; ambiguous ties are flagged."""
+        q = clean(query or "")[:_MAX_QUERY]
+        if not q or limit <= 0:
+            return []
+        found: dict[int, _Hit] = {}
+        for hit in self._code_hits(q):
+            self._keep(found, hit)
+        simple = to_simplified(q)
+        k = key(simple)
+        if k:
+            for hit in self.exact.get(k, ()):
+                self._keep(found, hit)
+        best = max((h.score for h in found.values()), default=0.0)
+        if k and best < 97 and not (k.isdigit() and best >= 90):
+            if has_cjk(k):
+                self._fuzzy_cjk(k, found)
+            elif len(k) >= 3:
+                self._fuzzy_latin(k, found)
+                if best < 90:
+                    self._phonetic(simple, found)
+        return self._rank(found, market, limit)
+
+    def _keep(self, found: dict[int, _Hit], hit: _Hit) -> None:
+        old = found.get(hit.idx)
+        if old is None or hit.score > old.score:
+            found[hit.idx] = hit
+
+    def _ticker(self, t: str) -> int | None:
+        t = t.upper()
+        i = self.codes.get(("us", t))
+        if i is None and "-" not in t and 4 <= len(t) <= 6:
+            i = self.codes.get(("us", f"{t[:-1]}-{t[-1]}"))
+        return i
+
+    def _code_hits(self, q: str) -> list[_Hit]:
+        hits: list[_Hit] = []
+        m = _CN_CODE.match(q)
+        if m:
+            i = self.codes.get(("cn", m.group(2)))
+            if i is not None:
+                hits.append(_Hit(i, 100.0, "code", CODE))
+            return hits
+        m = _HK_CODE.match(q)
+        if m:
+            i = self.codes.get(("hk", f"{int(m.group(1) or m.group(2)):04d}"))
+            if i is not None:
+                hits.append(_Hit(i, 100.0, "HK code", CODE))
+            return hits
+        m = _US_TICKER.match(q)
+        if m:
+            base, cls = m.group(1), m.group(2)
+            if cls and len(cls) > 1 and " " in q:
+                return hits  # "meta platforms" is a name, not ticker META-PL
+            t = f"{base}-{cls}" if cls else base
+            i = self._ticker(t)
+            if i is not None:
+                explicit = q.startswith("$") or q.isupper() or bool(cls)
+                plain = q.lower()
+                score = 100.0 if explicit else 90.0 if plain in self.common else 97.0
+                hits.append(_Hit(i, score, "ticker" if explicit else "ticker (lower case)", CODE))
+            return hits
+        if _SPELLED.match(q):
+            t = re.sub(r"[^A-Za-z]", "", q)
+            i = self._ticker(t)
+            if i is not None:
+                hits.append(_Hit(i, 98.0, "spelled-out ticker", CODE))
+        return hits
+
+    def _fuzzy_latin(self, k: str, found: dict[int, _Hit]) -> None:
+        index = self._latin
+        for j in index.candidates(k):
+            cand = index.keys[j]
+            sim = fuzz.ratio(k, cand)
+            if len(k) >= 4 and cand.startswith(k):
+                sim = max(sim, 86.0 + 8.0 * len(k) / len(cand))
+            if sim < 72:
+                continue
+            for h in self.exact[cand]:
+                if h.kind == INITIALS and len(k) != len(cand):
+                    continue
+                score = min(94.0, sim * 0.95) * h.score / 100.0
+                self._keep(found, _Hit(h.idx, score, f"fuzzy {cand!r} ({h.why})", "fuzzy"))
+
+    def _fuzzy_cjk(self, k: str, found: dict[int, _Hit]) -> None:
+        index = self._cjk
+        for j in index.candidates(k):
+            cand = index.keys[j]
+            sim = fuzz.ratio(k, cand)
+            if len(k) >= 2 and len(k) < len(cand):
+                if k in cand:
+                    prefix = 2.0 if cand.startswith(k) else 0.0
+                    sim = max(sim, 80.0 + 12.0 * len(k) / len(cand) + prefix)
+                elif _subsequence(k, cand):
+                    sim = max(sim, 72.0 + 12.0 * len(k) / len(cand))
+            if sim < 60:
+                continue
+            for h in self.exact[cand]:
+                score = min(94.0, sim * 0.95) * h.score / 100.0
+                self._keep(found, _Hit(h.idx, score, f"fuzzy {cand} ({h.why})", "fuzzy"))
+
+    def _phonetic(self, text: str, found: dict[int, _Hit]) -> None:
+        """Sound-alike names ("net flicks", "then video"); an extra leading sound is allowed,
+        since speech recognisers often split a name's first syllable into a word."""
+        p = phonetic(text)
+        if len(p) < 2:
+            return
+        index = self._phon
+        for j in index.candidates(p, pool=32):
+            cand = index.keys[j]
+            sim = fuzz.ratio(p, cand)
+            extra = len(p) - len(cand)
+            if extra > 0 and len(cand) >= 3:
+                sim = max(sim, fuzz.ratio(p[extra:], cand) - 8.0 * extra)
+            if sim < 75:
+                continue
+            label = "" if cand == p else f" ({p}~{cand})"
+            for h in self.phon[cand].values():
+                self._keep(found, _Hit(h.idx, sim * 0.8, h.why + label, "phonetic"))
+
+    def _rank(self, found: dict[int, _Hit], market: str | None, limit: int) -> list[Match]:
+        scored: list[tuple[float, int, _Hit]] = []
+        for idx, hit in found.items():
+            e = self.entries[idx]
+            if market and e.market != market:
+                continue
+            weight = 14.0 if hit.kind == "phonetic" else 2.0 if hit.score >= 95 else 6.0
+            bonus = weight * self.pop[idx]
+            if hit.kind == CODE:
+                bonus = 0.0
+            scored.append((min(100.0, hit.score + bonus), idx, hit))
+        scored.sort(key=lambda t: (-t[0], self.entries[t[1]].rank or 0, t[1]))
+        out = [self._match(idx, s, hit.why) for s, idx, hit in scored[:limit]]
+        if len(out) >= 2 and out[0].score < 100:
+            top = scored[0]
+            close = [
+                m
+                for (s, idx, _), m in zip(scored, out, strict=False)
+                if top[0] - s < _AMBIGUITY_GAP and not self._same_issuer(top[1], idx)
+            ]
+            if close:
+                for m in out:
+                    if out[0].score - m.score < _AMBIGUITY_GAP:
+                        m.ambiguous = True
+        return out
+
+    def _same_issuer(self, a: int, b: int) -> bool:
+        ea, eb = self.entries[a], self.entries[b]
+        return a == b or (ea.cik is not None and ea.cik == eb.cik)
+
+    def _match(
+        self, idx: int, score: float, why: str, span: tuple[int, int] | None = None
+    ) -> Match:
+        e = self.entries[idx]
+        return Match(
+            code=e.code,
+            name=e.name,
+            market=e.market,
+            exchange=e.exchange,
+            symbol=display_symbol(e.code, e.market, e.exchange),
+            score=round(score, 2),
+            why=why,
+            span=span,
+        )
+
+    # ---------------------------------------------------------------- extract
+
+    def extract(self, text: str) -> list[Match]:
+        """Every security mentioned in a free sentence, with spans into ``text``."""
+        if not text:
+            return []
+        norm, pos = _normalise_with_map(text)
+        if not norm.strip():
+            return []
+        shouting = _shouting(norm)
+        taken = np.zeros(len(norm) + 1, dtype=bool)
+        found: list[tuple[int, int, int, float, str, list[int]]] = []
+
+        def claim(s: int, e: int, idxs: list[int], score: float, why: str) -> None:
+            if taken[s:e].any():
+                return
+            taken[s:e] = True
+            idxs = sorted(dict.fromkeys(idxs), key=lambda i: (-self.pop[i], i))
+            found.append((s, e, idxs[0], score, why, idxs[1:]))
+
+        for m in _X_CN_CODE.finditer(norm):
+            i = self.codes.get(("cn", m.group(2)))
+            if i is not None:
+                claim(m.start(), m.end(), [i], 100.0, "code")
+        for m in _X_HK_CODE.finditer(norm):
+            digits = m.group(1) or m.group(2)
+            i = self.codes.get(("hk", f"{int(digits):04d}"))
+            if i is not None:
+                claim(m.start(), m.end(), [i], 100.0, "HK code")
+        for m in _X_DOLLAR.finditer(norm):
+            t = self._ticker(m.group(1).replace(".", "-"))
+            if t is not None:
+                claim(m.start(), m.end(), [t], 100.0, "cashtag")
+        for m in _X_SPELLED.finditer(norm):
+            t = self._ticker(m.group(0).replace(" ", ""))
+            if t is not None and m.group(0).replace(" ", "").lower() not in self.common:
+                claim(m.start(), m.end(), [t], 95.0, "spelled-out ticker")
+        self._extract_cjk(norm, taken, claim)
+        self._extract_latin(norm, shouting, taken, claim)
+
+        out: list[Match] = []
+        seen: set[int] = set()
+        for s, e, idx, score, why, alts in sorted(found):
+            if idx in seen:
+                continue
+            seen.add(idx)
+            hit = self._match(idx, score, why, (pos[s], pos[e - 1] + 1))
+            if alts:
+                hit.ambiguous = True
+                hit.alternatives = [self.entries[a].code for a in alts]
+            out.append(hit)
+        return out
+
+    def _extract_cjk(self, norm: str, taken: Any, claim: Any) -> None:
+        low = norm.lower()
+        for run in _X_CJK_RUN.finditer(low):
+            seg = run.group(0)
+            if not has_cjk(seg):
+                continue
+            simple = to_simplified(seg)
+            if len(simple) != len(seg):
+                simple = seg
+            base = run.start()
+            i = 0
+            while i < len(simple):
+                if not is_cjk_char(simple[i]) and (i > 0 and simple[i - 1].isalnum()):
+                    i += 1
+                    continue
+                step = 1
+                for n in range(min(self._max_cjk, len(simple) - i), 1, -1):
+                    piece = simple[i : i + n]
+                    if not has_cjk(piece):
+                        continue
+                    end = i + n
+                    if end < len(simple) and piece[-1].isascii() and simple[end].isascii():
+                        continue  # do not cut a Latin word in half
+                    hits = [h for h in self.exact.get(piece, ()) if h.kind != INITIALS]
+                    if not hits:
+                        continue
+                    if (piece in self.cn_common or piece in self.context_words) and not (
+                        _zh_context(norm, base + i, base + end)
+                    ):
+                        continue
+                    best = max(h.score for h in hits)
+                    top = [h for h in hits if h.score == best]
+                    claim(base + i, base + end, [h.idx for h in top], best, top[0].why)
+                    step = n
+                    break
+                i += step
+
+    def _extract_latin(self, norm: str, shouting: bool, taken: Any, claim: Any) -> None:
+        words = []
+        for m in _X_WORD.finditer(norm):
+            w, s, e = m.group(0), m.start(), m.end()
+            for suffix in ("'s", "’s"):
+                if w.endswith(suffix):
+                    w, e = w[:-2], e - 2
+            if w:
+                words.append((w, s, e))
+        for wi, (_, s, e) in enumerate(words):
+            if taken[s:e].any():
+                continue
+            # names of one to five words, longest first
+            for n in range(min(5, len(words) - wi), 0, -1):
+                last = words[wi + n - 1]
+                gap = norm[s : last[2]]
+                if n > 1 and re.search(r"[^\w\s&'’.\-]|[.]\s", gap):
+                    continue
+                phrase = [x[0] for x in words[wi : wi + n]]
+                k = key(" ".join(phrase))
+                hits = [h for h in self.exact.get(k, ()) if h.kind not in (INITIALS, PINYIN)]
+                if not hits and len(k) >= 6:
+                    hits = [h for h in self.exact.get(k, ()) if h.kind == PINYIN]
+                if not hits:
+                    continue
+                if not self._latin_name_ok(norm, words, wi, n, k, hits, shouting):
+                    continue
+                best = max(h.score for h in hits)
+                top = [h for h in hits if h.score == best]
+                top = self._one_issuer(top)
+                claim(s, last[2], [h.idx for h in top], best, top[0].why)
+                break
+            else:
+                self._latin_ticker(norm, words, wi, shouting, claim)
+
+    def _one_issuer(self, hits: list[_Hit]) -> list[_Hit]:
+        """Collapse share classes of one company to its primary listing."""
+        out: list[_Hit] = []
+        for h in sorted(hits, key=lambda h: (-self.pop[h.idx], h.idx)):
+            if not any(self._same_issuer(h.idx, o.idx) for o in out):
+                out.append(h)
+        return out
+
+    def _latin_name_ok(
+        self,
+        norm: str,
+        words: list[tuple[str, int, int]],
+        wi: int,
+        n: int,
+        k: str,
+        hits: list[_Hit],
+        shouting: bool,
+    ) -> bool:
+        pop = max(self.pop[h.idx] for h in hits)
+        curated = any(h.kind == ALIAS for h in hits)
+        phrase = words[wi : wi + n]
+        lowers = [w.lower() for w, _, _ in phrase]
+        capital = (
+            not shouting
+            and all(w[:1].isupper() or not w[:1].isalpha() for w, _, _ in phrase)
+            and not _sentence_start(norm, phrase[0][1])
+        )
+        s, e = phrase[0][1], phrase[-1][2]
+        if k in self.context_words:
+            return capital or _en_context(norm, words, wi, n, strong_only=False)
+        if n == 1:
+            w = lowers[0]
+            if len(w) <= 2 and not curated:
+                return False
+            if w in self.common and not curated:
+                return (capital and pop >= 0.5) or (
+                    pop >= 0.7 and _en_context(norm, words, wi, n, strong_only=True)
+                )
+            return curated or pop >= 0.4 or capital or _zh_context(norm, s, e)
+        if all(w in self.common for w in lowers) and not curated:
+            return pop >= 0.7 or capital
+        return True
+
+    def _latin_ticker(
+        self, norm: str, words: list[tuple[str, int, int]], wi: int, shouting: bool, claim: Any
+    ) -> None:
+        w, s, e = words[wi]
+        if not re.fullmatch(r"[A-Za-z]{1,5}(?:[.\-][A-Za-z]{1,2})?", w):
+            return
+        i = self._ticker(w.replace(".", "-"))
+        if i is None:
+            return
+        low = w.lower()
+        upper = w.isupper()
+        common = low in self.common or low.replace(".", "").replace("-", "") in self.common
+        if upper:
+            if len(w) == 1 and w in "AI":
+                return
+            if common or len(w) == 1:
+                strong = _en_context(norm, words, wi, 1, strong_only=True, window=2)
+                weak = _en_context(norm, words, wi, 1, strong_only=False, window=2)
+                if not (strong or (weak and not shouting)):
+                    return
+            elif shouting and self.pop[i] < 0.7:
+                return
+            claim(s, e, [i], 99.0, "ticker")
+            return
+        if common or len(w) < 3 or self.pop[i] < 0.7:
+            return
+        claim(s, e, [i], 95.0, "ticker (lower case)")
+
+    # ---------------------------------------------------------------- misc
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def counts(self) -> dict[str, int]:
+        """Entries per market."""
+        out: dict[str, int] = {}
+        for e in self.entries:
+            out[e.market] = out.get(e.market, 0) + 1
+        return out
+
+    def get(self, code: str, market: Market | None = None) -> SymbolEntry | None:
+        """The entry for an exact code (any market when ``market`` is None)."""
+        for m in (market,) if market else ("cn", "us", "hk"):
+            i = self.codes.get((m, code.upper() if m == "us" else code))
+            if i is not None:
+                return self.entries[i]
+        return None
+
+
+def _subsequence(small: str, big: str) -> bool:
+    it = iter(big)
+    return all(ch in it for ch in small)
+
+
+def _normalise_with_map(text: str) -> tuple[str, list[int]]:
+    """NFKC per character with a map back to original offsets; controls become spaces."""
+    out: list[str] = []
+    pos: list[int] = []
+    for i, ch in enumerate(text):
+        if ch.isascii():
+            piece = ch if ch.isprintable() else " "
+        else:
+            cat = unicodedata.category(ch)
+            piece = " " if cat[0] == "C" else unicodedata.normalize("NFKC", ch)
+        for c in piece:
+            out.append(c)
+            pos.append(i)
+    pos.append(len(text))
+    return "".join(out), pos
+
+
+def _shouting(text: str) -> bool:
+    letters = [c for c in text if c.isascii() and c.isalpha()]
+    if len(letters) < 12:
+        return False
+    return sum(c.isupper() for c in letters) / len(letters) > 0.6
+
+
+def _sentence_start(text: str, start: int) -> bool:
+    before = text[:start].rstrip(" \t\"'“‘(")
+    return not before or _SENTENCE_END.match(before[-1]) is not None
+
+
+def _sentence_bounds(text: str, s: int, e: int) -> tuple[int, int]:
+    left = max((m.end() for m in _SENTENCE_END.finditer(text, 0, s)), default=0)
+    m = _SENTENCE_END.search(text, e)
+    return left, m.start() if m else len(text)
+
+
+def _zh_context(text: str, s: int, e: int) -> bool:
+    left, right = _sentence_bounds(text, s, e)
+    window = text[max(left, s - 30) : s] + " " + text[e : min(right, e + 30)]
+    if any(w in window for w in _FIN_ZH):
+        return True
+    return _has_en_finance(window) or "%" in window
+
+
+def _has_en_finance(window: str) -> bool:
+    toks = re.findall(r"[a-z]+", window.lower())
+    return any(t in _STRONG_EN or t in _WEAK_EN for t in toks)
+
+
+def _en_context(
+    text: str,
+    words: list[tuple[str, int, int]],
+    wi: int,
+    n: int,
+    *,
+    strong_only: bool,
+    window: int = 6,
+) -> bool:
+    """A finance word near the phrase (within ``window`` words, same sentence)."""
+    s, e = words[wi][1], words[wi + n - 1][2]
+    left, right = _sentence_bounds(text, s, e)
+    vocab = _STRONG_EN if strong_only else _STRONG_EN | _WEAK_EN
+    near = words[max(0, wi - window) : wi] + words[wi + n : wi + n + window]
+    for w, ws, we in near:
+        if ws >= left and we <= right and w.lower() in vocab:
+            return True
+    around = text[max(left, s - 12) : s] + text[e : min(right, e + 12)]
+    if "%" in around or "$" in around:
+        return True
+    return any(z in around for z in _FIN_ZH[:4])
+
+
+def build_index(
+    entries: Iterable[SymbolEntry], curated: dict[str, Any] | None = None
+) -> SymbolIndex:
+    """Build an index (``curated`` defaults to the packaged ``aliases.json``)."""
+    if curated is None:
+        from tools.symbols.sources import curated as load_curated
+
+        curated = load_curated()
+    return SymbolIndex(list(entries), curated=curated)

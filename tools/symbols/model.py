@@ -1,0 +1,63 @@
+"""Typed records of the symbols directory: one listed security, and one resolution result."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Market = Literal["cn", "us", "hk"]
+
+_SUFFIX = {"SH": ".SH", "SZ": ".SZ", "BJ": ".BJ"}
+
+
+def display_symbol(code: str, market: str, exchange: str | None) -> str:
+    """The conventional written form: ``600519.SH``, ``0700.HK``, ``AAPL``."""
+    if market == "cn":
+        return code + _SUFFIX.get(exchange or "", "")
+    if market == "hk":
+        return f"{code}.HK"
+    return code
+
+
+class SymbolEntry(BaseModel):
+    """One listed security as the directory knows it (a row of ``stocknames``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    code: str  # 6 digits (cn), 4-5 digits (hk), SEC ticker with '-' for classes (us)
+    market: Market
+    exchange: str | None = None  # SH, SZ, BJ, Nasdaq, NYSE, OTC, CBOE, HKEX
+    name: str  # local short name: 贵州茅台, "Apple Inc."
+    name_en: str | None = None  # English/official name when different from name
+    pinyin: str | None = None  # "gui zhou mao tai" (cn only)
+    initials: str | None = None  # "gzmt" (cn only)
+    name_tw: str | None = None  # traditional characters (cn/hk only)
+    aliases: list[str] = Field(default_factory=list)
+    sector: str | None = None
+    list_date: date | None = None
+    indices: list[str] = Field(default_factory=list)  # csi300, csi500, sp500, nasdaq100, dow30
+    cik: str | None = None
+    rank: int | None = None  # source order (SEC lists by size); lower is bigger
+    primary: bool = True  # False for secondary share classes and preferreds of one issuer
+
+    @property
+    def symbol(self) -> str:
+        """Conventional written form, e.g. ``600519.SH``."""
+        return display_symbol(self.code, self.market, self.exchange)
+
+
+class Match(BaseModel):
+    """A directory hit for a query or a mention in a sentence."""
+
+    code: str
+    name: str
+    market: Market
+    exchange: str | None = None
+    symbol: str  # 600519.SH, AAPL, 0700.HK
+    score: float = Field(ge=0, le=100)
+    why: str  # which rule matched: "ticker", "alias 茅台", "pinyin", "fuzzy name ...", ...
+    span: tuple[int, int] | None = None  # [start, end) in the text given to extract()
+    ambiguous: bool = False  # another, different security scored nearly as high
+    alternatives: list[str] = Field(default_factory=list)  # other symbols for the same mention

@@ -1,0 +1,120 @@
+"""Text normalisation shared by building and querying: width, script, case, suffixes, sounds."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+from typing import Any
+
+_CTRL = {c: None for c in range(32) if c not in (9, 10, 13)} | {127: None}
+_SPACE = re.compile(r"\s+")
+_NON_KEY = re.compile(r"[^0-9a-z\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+# Status prefixes the exchanges put in front of short names: *ST, ST, S, XD, XR, DR, N, C.
+_CN_PREFIX = re.compile(r"^(?:\*?ST|S\*ST|SST|S|XD|XR|DR|N|C|U|W)(?=[\u4e00-\u9fff])")
+_CN_SUFFIX = re.compile(r"(?<=[\u4e00-\u9fff])(?:退|-U|-W|-UW|A|B|Ａ|Ｂ)$")
+
+_SLASH_TAG = re.compile(r"/[a-z]{2,4}/?")
+_WORD = re.compile(r"[a-z0-9]+")
+_NOT_LETTER = re.compile(r"[^a-z]")
+_CORP_WORDS = frozenset(
+    """inc incorporated corp corporation co company companies cos ltd limited plc llc lp
+    l p holdings holding hldgs group grp sa s a ag nv n v se spa s p a ab asa oyj kgaa bhd
+    adr ads sponsored de new the trust reit com class cl ordinary shares share units unit
+    and""".split()
+)
+
+
+def clean(text: str) -> str:
+    """NFKC, drop control characters, collapse whitespace. Safe on any input."""
+    if not text:
+        return ""
+    if text.isascii():
+        return _SPACE.sub(" ", text.translate(_CTRL)).strip()
+    text = unicodedata.normalize("NFKC", text).translate(_CTRL)
+    text = "".join(ch for ch in text if unicodedata.category(ch) not in ("Cf", "Cs", "Co"))
+    return _SPACE.sub(" ", text).strip()
+
+
+def has_cjk(text: str) -> bool:
+    """True when the text contains a Chinese character."""
+    return _CJK.search(text) is not None
+
+
+def is_cjk_char(ch: str) -> bool:
+    """True for one CJK ideograph."""
+    return _CJK.match(ch) is not None
+
+
+def key(text: str) -> str:
+    """Match key: lower-case letters, digits and ideographs only ("AT&T Inc." -> "attinc")."""
+    return _NON_KEY.sub("", text.lower())
+
+
+@lru_cache(maxsize=2)
+def _opencc(config: str) -> Any:
+    from opencc_purepy import OpenCC
+
+    return OpenCC(config)
+
+
+def to_simplified(text: str) -> str:
+    """Traditional -> simplified Chinese (no-op without ideographs)."""
+    if not has_cjk(text):
+        return text
+    out: str = _opencc("t2s").convert(text)
+    return out
+
+
+def to_traditional(text: str) -> str:
+    """Simplified -> traditional Chinese (no-op without ideographs)."""
+    if not has_cjk(text):
+        return text
+    out: str = _opencc("s2t").convert(text)
+    return out
+
+
+def cn_base_name(name: str) -> str:
+    """Short name without status marks: "*ST九鼎" -> "九鼎", "万科A" -> "万科"."""
+    base = _CN_PREFIX.sub("", clean(name))
+    return _CN_SUFFIX.sub("", base) or base
+
+
+def pinyin(text: str) -> tuple[str, str]:
+    """Full pinyin (space separated) and initials of Chinese text; Latin runs are kept."""
+    from pypinyin import lazy_pinyin
+
+    syllables = [key(s) for s in lazy_pinyin(text)]
+    syllables = [s for s in syllables if s]
+    full = " ".join(syllables)
+    initials = "".join(s if s.isdigit() else s[:1] for s in syllables)
+    return full, initials
+
+
+def short_company_name(name: str) -> str:
+    """US name without legal suffixes: "AMAZON COM INC" -> "amazon", "Meta Platforms, Inc." ->
+    "meta platforms", "Alphabet Inc. Class A" -> "alphabet"."""
+    text = name.lower() if name.isascii() else clean(name).lower()
+    if "/" in text:
+        text = _SLASH_TAG.sub(" ", text)  # /DE/, /CAN/, /ADR
+    text = text.replace("&", " and ").replace("'s", "s").replace("’s", "s")
+    words = _WORD.findall(text)
+    while len(words) > 1 and (
+        words[-1] in _CORP_WORDS or (len(words[-1]) == 1 and words[-2] in {"class", "cl", "series"})
+    ):
+        words.pop()
+    while len(words) > 1 and words[0] == "the":
+        words.pop(0)
+    return " ".join(words)
+
+
+def phonetic(text: str) -> str:
+    """A sound key for English words (metaphone of the letters, spaces removed)."""
+    import jellyfish
+
+    letters = _NOT_LETTER.sub("", text.lower())
+    if not letters:
+        return ""
+    out: str = jellyfish.metaphone(letters)
+    return out.replace(" ", "")
