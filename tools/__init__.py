@@ -10,7 +10,12 @@ import importlib
 
 from core.tools import DEFAULT_REGISTRY, ToolRegistry
 
-TOOL_MODULES: tuple[str, ...] = ("tools.market",)
+TOOL_MODULES: tuple[str, ...] = (
+    "tools.market",
+    "tools.indicators",
+    "tools.charts",
+    "tools.valuation",
+)
 
 
 def build_registry() -> ToolRegistry:

@@ -98,7 +98,7 @@ ALIASES: dict[str, str] = {
     "NVIDIA": "NVDA", "英伟达": "NVDA", "AMAZON": "AMZN", "亚马逊": "AMZN",
     "MICROSOFT": "MSFT", "微软": "MSFT", "NETFLIX": "NFLX", "奈飞": "NFLX", "TESLA": "TSLA",
     "特斯拉": "TSLA", "APPLE": "AAPL", "苹果": "AAPL", "GOOGLE": "GOOG", "谷歌": "GOOG",
-    "ALPHABET": "GOOGL", "FACEBOOK": "FB", "META": "FB", "SPX": "^GSPC", "S&P500": "^GSPC",
+    "ALPHABET": "GOOGL", "FACEBOOK": "FB", "SPX": "^GSPC", "S&P500": "^GSPC",
     "S&P 500": "^GSPC", "标普500": "^GSPC", "BTC": "BTC-USD", "BITCOIN": "BTC-USD",
     "比特币": "BTC-USD", "BTCUSD": "BTC-USD", "BTC/USD": "BTC-USD", "EUR/USD": "EURUSD",
     "EURUSD=X": "EURUSD", "欧元": "EURUSD", "沪深300": "000300", "CSI300": "000300",

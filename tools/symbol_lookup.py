@@ -77,8 +77,9 @@ def _by_shape(text: str) -> ResolvedSymbol | None:
         return ResolvedSymbol(code=m.group(1), market="cn", exchange=exch)
     if re.fullmatch(r"\d{6}", up):
         return ResolvedSymbol(code=up, market="cn", exchange=cn_exchange(up))
-    if re.fullmatch(r"\d{4,5}\.HK", up):
-        return ResolvedSymbol(code=up.split(".")[0].zfill(5), market="hk", exchange="HK")
+    if re.fullmatch(r"\d{1,5}\.HK", up):
+        code = up.split(".")[0].lstrip("0").zfill(4)
+        return ResolvedSymbol(code=code, market="hk", exchange="HK")
     if _US_TICKER.match(up):
         return ResolvedSymbol(code=up.replace(".", "-") if "." in up else up, market="us")
     return None
@@ -102,64 +103,65 @@ def _from_match(match: Any) -> ResolvedSymbol | None:
     code = str(getattr(match, "code", "")).strip().upper()
     market = str(getattr(match, "market", "")).strip().lower()
     name = str(getattr(match, "name", ""))
+    exchange = str(getattr(match, "exchange", "") or "")
     if not code:
         return None
-    if snapshot.canonical(code) == code and market not in ("cn", "sh", "sz", "bj", "a"):
-        return _from_snapshot(code)
-    if market in ("cn", "sh", "sz", "bj", "a", "a-share", "cn_a"):
-        digits = re.sub(r"\D", "", code)[-6:]
-        if len(digits) != 6:
-            return None
-        exch = market.upper() if market in ("sh", "sz", "bj") else cn_exchange(digits)
-        kind: Kind = "index" if digits in _CN_INDEXES and name in _CN_INDEXES.values() else "stock"
-        return ResolvedSymbol(code=digits, market="cn", name=name, exchange=exch, kind=kind)
-    if market in ("hk",):
+    if market == "cn":
+        return ResolvedSymbol(code=code, market="cn", name=name,
+                              exchange=exchange or cn_exchange(code))
+    if market == "hk":
         return ResolvedSymbol(code=code, market="hk", name=name, exchange="HK")
-    return ResolvedSymbol(code=code.replace(".", "-"), market="us", name=name)
+    return ResolvedSymbol(code=code, market="us", name=name, exchange=exchange)
 
 
 def resolve_symbol(text: str) -> ResolvedSymbol:
     """Resolve a code, ticker or name.
 
-    Exact codes and tickers resolve by shape; names go through the symbols directory.
-    Raises UnknownSymbol with suggestions when nothing fits.
+    Exact codes and tickers resolve by shape (named by the directory when it lists them);
+    names go through the directory. Raises UnknownSymbol with suggestions when nothing fits.
     """
     if not text or not text.strip():
         raise UnknownSymbol(text, snapshot.symbols()[:5])
     shaped = _by_shape(text)
     directory = _directory()
+    if directory is None:
+        if shaped is None:
+            raise UnknownSymbol(text, snapshot.suggest(text))
+        return shaped
     if shaped is not None:
-        if directory is None or shaped.name:
+        if shaped.name:  # a snapshot series
             return shaped
-        named = _first_match(directory, shaped.code, shaped.market)
-        if named is not None and named.code == shaped.code:
-            return shaped.model_copy(update={"name": named.name, "kind": named.kind})
-        if shaped.market != "us":
+        entry = _exact(directory, shaped.code, shaped.market)
+        if entry is not None:
+            return entry
+        if shaped.market != "us":  # fund and index codes the directory does not list
             return shaped
-        # A ticker-shaped word the directory does not list: maybe a name ("TESLA"), maybe junk.
-        found = _first_match(directory, text.strip(), None)
-        if found is not None:
-            return found
-        raise UnknownSymbol(text, _suggestions(directory, text))
-    if directory is not None:
-        found = _first_match(directory, text.strip(), None)
-        if found is not None:
-            return found
-        raise UnknownSymbol(text, _suggestions(directory, text))
-    raise UnknownSymbol(text, snapshot.suggest(text))
+    # a name, or a ticker-shaped word the directory does not list ("TESLA", "ZZZZ")
+    found = _first_match(directory, text.strip())
+    if found is not None:
+        return found
+    raise UnknownSymbol(text, _suggestions(directory, text))
 
 
-def _first_match(directory: Any, query: str, market: str | None) -> ResolvedSymbol | None:
+def _exact(directory: Any, code: str, market: str) -> ResolvedSymbol | None:
     try:
-        matches = directory.resolve(query, market=market, limit=1)
+        entry = directory.get(code, market)
+    except Exception:
+        return None
+    return _from_match(entry) if entry is not None else None
+
+
+def _first_match(directory: Any, query: str) -> ResolvedSymbol | None:
+    """The directory's best match when it is confident and unambiguous."""
+    try:
+        matches = directory.resolve(query, market=None, limit=2)
     except Exception:
         return None
     if not matches:
         return None
     best = matches[0]
-    score = float(getattr(best, "score", 100.0))
-    score = score * 100.0 if score <= 1.0 else score  # accept 0-1 and 0-100 scales
-    if score < 80.0 and str(getattr(best, "code", "")).upper() != query.upper():
+    score = float(getattr(best, "score", 0.0))
+    if score < 95.0 or getattr(best, "ambiguous", False):
         return None
     return _from_match(best)
 

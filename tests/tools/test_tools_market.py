@@ -105,3 +105,25 @@ def test_resolve_symbol_by_shape(text: str, code: str, market: str) -> None:
 def test_resolved_yahoo_tickers() -> None:
     assert resolve_symbol("600519").yahoo == "600519.SS"
     assert resolve_symbol("000001.SZ").yahoo == "000001.SZ"
+
+
+@pytest.mark.parametrize(("text", "code", "market"), [
+    ("茅台", "600519", "cn"), ("贵州茅台", "600519", "cn"), ("Tesla", "TSLA", "us"),
+    ("TSM", "TSM", "us"), ("腾讯", "0700", "hk"), ("700.HK", "0700", "hk"),
+])
+def test_resolve_names_through_the_directory(text: str, code: str, market: str) -> None:
+    sym = resolve_symbol(text)
+    assert (sym.code, sym.market) == (code, market) and sym.name
+
+
+def test_misspelt_ticker_is_unknown_with_suggestions() -> None:
+    with pytest.raises(UnknownSymbol) as err:
+        resolve_symbol("APPL")
+    assert any(s.startswith("AAPL") for s in err.value.suggestions)
+
+
+async def test_real_symbol_missing_offline_names_the_snapshot() -> None:
+    from core.errors import DataUnavailable
+
+    with pytest.raises(DataUnavailable, match="offline snapshot has no data for 600519"):
+        await get_quote(symbol="600519")
