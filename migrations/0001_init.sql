@@ -4,7 +4,7 @@
 CREATE TABLE users (
     id              uuid PRIMARY KEY DEFAULT gen_random_uuid(),
     display_name    text NOT NULL DEFAULT '',
-    lang            text NOT NULL DEFAULT 'en',
+    lang            text,  -- NULL: follow the language of each message
     preferences     jsonb NOT NULL DEFAULT '{}'::jsonb,
     created_at      timestamptz NOT NULL DEFAULT now(),
     last_active_at  timestamptz NOT NULL DEFAULT now()

@@ -15,7 +15,10 @@ from pathlib import Path
 import asyncpg
 import pytest
 
+from bot.cli import _runtime_dir
 from core.store import Database, migrate
+
+_runtime_dir()
 
 ROOT = Path(__file__).resolve().parent.parent
 MIGRATIONS = ROOT / "migrations"

@@ -61,9 +61,10 @@ class AccountsRepo:
         return [Account(UUID(str(r["user_id"])), r["platform"], r["platform_uid"],
                         r["display_name"]) for r in rows]
 
-    async def get_lang(self, user_id: UUID) -> str:
-        return str(await self._pool.fetchval("SELECT lang FROM users WHERE id=$1", user_id)
-                   or "en")
+    async def get_lang(self, user_id: UUID) -> str | None:
+        """The language the user chose with /lang, or None to follow each message."""
+        value = await self._pool.fetchval("SELECT lang FROM users WHERE id=$1", user_id)
+        return str(value) if value else None
 
     async def set_lang(self, user_id: UUID, lang: str) -> None:
         await self._pool.execute("UPDATE users SET lang=$2 WHERE id=$1", user_id, lang)

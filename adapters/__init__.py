@@ -1,0 +1,1 @@
+"""Platform adapters: translation only (platform update -> IncomingMessage; replies -> SDK)."""

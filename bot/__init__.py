@@ -1,0 +1,1 @@
+"""Composition root: settings, app lifecycle, CLI, gateway, command router, renderer."""

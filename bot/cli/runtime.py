@@ -1,0 +1,165 @@
+"""What the CLI commands run: app start-up, the console, one-shot questions, shutdown."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import importlib
+import json
+import signal
+import sys
+from collections.abc import AsyncIterator
+from typing import Any
+
+from pydantic import ValidationError
+
+from bot import logs
+from bot.app import MIGRATIONS, App
+from bot.i18n import detect_lang
+from bot.settings import Settings, load_settings
+from core.errors import ConfigError, StoreError
+from core.events import Done, Event, Failed, File
+from core.store import Database
+from core.store.migrate import migrate, status
+from core.types import ChatRef
+
+
+class CLIError(Exception):
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def settings() -> Settings:
+    try:
+        s = load_settings()
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise CLIError(f"bad setting {first['loc'][0]}: {first['msg']}") from None
+    logs.setup(s.log_level, s.log_format)
+    return s
+
+
+@contextlib.asynccontextmanager
+async def running_app() -> AsyncIterator[App]:
+    try:
+        app = await App.create(settings())
+    except (StoreError, ConfigError) as exc:
+        raise CLIError(str(exc)) from None
+    try:
+        yield app
+    finally:
+        await app.aclose()
+
+
+def _event_json(event: Event) -> str:
+    if isinstance(event, File):
+        data = event.model_dump(mode="json", exclude={"file": {"data"}})
+        data["file"]["size"] = len(event.file.data)
+        return json.dumps(data, ensure_ascii=False)
+    return event.model_dump_json()
+
+
+async def ask(question: str, *, mode: str | None, as_json: bool) -> int:
+    async with running_app() as app:
+        chat = ChatRef(platform="cli", chat_id="ask")
+        user_id = await app.store.accounts.user_for("cli", "local", "local")
+        conv = await app.store.conversations.start_new(chat, user_id)
+        ok = False
+        async for event in app.runner.run(conversation=conv, user_id=user_id, text=question,
+                                          lang=detect_lang(question), mode=mode):
+            if as_json:
+                print(_event_json(event), flush=True)
+            elif isinstance(event, Done):
+                print(event.text)
+                if event.label:
+                    print(f"\n[{event.label}]")
+            elif isinstance(event, Failed):
+                print(event.error, file=sys.stderr)
+            elif isinstance(event, File):
+                print(f"[{event.file.kind}: {event.path}]")
+            ok = ok or isinstance(event, Done)
+        return 0 if ok else 1
+
+
+async def _serve(console_only: bool) -> int:
+    from adapters.console import ConsoleAdapter
+
+    async with running_app() as app:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError):
+                loop.add_signal_handler(sig, stop.set)
+        platforms = [] if console_only else app.settings.platforms_configured()
+        adapters: list[Any] = []
+        console: ConsoleAdapter | None = None
+        if platforms:
+            from bot.platforms import build_adapters
+
+            adapters = build_adapters(app.settings, platforms)
+        else:
+            console = ConsoleAdapter(files_dir=app.settings.files_dir, on_eof=stop.set)
+            adapters = [console]
+            if app.offline:
+                console._console.print(
+                    "[dim]No LLM configured (BULLPEN_LLM_BASE_URL): the offline analyst "
+                    "answers from the offline data snapshot.[/dim]")
+        await app.start_adapters(adapters)
+        await stop.wait()
+        if console is not None and console.closed.is_set():
+            await app.gateway.idle()  # piped input: answer what was asked before leaving
+        return 0
+
+
+async def chat() -> int:
+    return await _serve(console_only=True)
+
+
+async def serve() -> int:
+    return await _serve(console_only=False)
+
+
+async def _db() -> tuple[Database, Settings]:
+    s = settings()
+    dsn = s.database_url.get_secret_value() if s.database_url else None
+    try:
+        return await Database.open(dsn=dsn, data_dir=s.data_dir), s
+    except StoreError as exc:
+        raise CLIError(str(exc)) from None
+
+
+async def db_migrate() -> int:
+    db, _ = await _db()
+    try:
+        done = await migrate(db.pool, MIGRATIONS)
+        print("applied: " + (", ".join(done) if done else "nothing (up to date)"))
+    except StoreError as exc:
+        raise CLIError(str(exc)) from None
+    finally:
+        await db.aclose()
+    return 0
+
+
+async def db_status() -> int:
+    db, _ = await _db()
+    try:
+        for version, applied in await status(db.pool, MIGRATIONS):
+            print(f"{'applied' if applied else 'pending'}  {version}")
+    finally:
+        await db.aclose()
+    return 0
+
+
+def bench(args: argparse.Namespace) -> int:
+    try:
+        module = importlib.import_module(f"bot.benches.{args.name}")
+    except ImportError:
+        raise CLIError(f"no benchmark named {args.name!r}") from None
+    kwargs = {"repeat": args.repeat} if args.repeat else {}
+    result = module.run(**kwargs)
+    if asyncio.iscoroutine(result):
+        result = asyncio.run(result)
+    print(json.dumps(result, indent=2, ensure_ascii=False, default=str))
+    return 0

@@ -1,0 +1,117 @@
+"""Slash commands shared by every platform. Everything that is not a command goes to the
+conversation's mode; some commands (/fast, /debate, /ict, /chart, /plan) are questions with a
+mode or an intent attached."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from core.types import MODES
+
+HELP_EN = """*Bullpen* - financial research for A-shares and US stocks.
+Ask in plain words: "NVDA latest close", "茅台最近走势", "compare AAPL and MSFT".
+
+/mode [normal|debate|fast] - how I answer (now or from here on)
+/fast QUESTION - one quick answer
+/debate QUESTION - analysts argue, a judge concludes
+/ict SYMBOL [TF] - ICT / smart-money analysis, e.g. /ict NVDA 4h
+/chart SYMBOL [RANGE] - price chart, e.g. /chart AAPL 6mo
+/plan SYMBOL [TF] - a trade plan from the ICT analysis
+/new - start a new conversation
+/stop - stop the current answer
+/link [CODE] - link this chat account with another platform
+/unlink - undo a link
+/usage - tokens and cost
+/lang en|zh - language of my messages
+/help - this text"""
+
+HELP_ZH = """*Bullpen* - A股与美股研究助手。直接提问即可，例如"茅台最近走势"、"NVDA 最新收盘价"。
+
+/mode [normal|debate|fast] 回答模式
+/fast 问题 - 快速回答
+/debate 问题 - 多方辩论并由裁判总结
+/ict 代码 [周期] - ICT 分析
+/chart 代码 [区间] - 价格图
+/plan 代码 [周期] - 交易计划
+/new 新对话  /stop 停止  /link 账号绑定  /unlink 解除绑定
+/usage 用量  /lang en|zh 语言  /help 帮助"""
+
+COMMANDS: tuple[tuple[str, str], ...] = (
+    ("start", "Start and show help"),
+    ("help", "What I can do"),
+    ("mode", "Answer mode: normal, debate or fast"),
+    ("new", "Start a new conversation"),
+    ("stop", "Stop the current answer"),
+    ("fast", "One quick answer"),
+    ("debate", "Analysts debate a question"),
+    ("ict", "ICT analysis: /ict SYMBOL [TF]"),
+    ("chart", "Price chart: /chart SYMBOL [RANGE]"),
+    ("plan", "Trade plan: /plan SYMBOL [TF]"),
+    ("link", "Link accounts across platforms"),
+    ("unlink", "Undo a link"),
+    ("usage", "Tokens and cost"),
+    ("lang", "Language: en or zh"),
+)
+KNOWN = {name for name, _ in COMMANDS}
+
+_COMMAND = re.compile(r"^/([A-Za-z_]+)(?:@\w+)?(?:\s+(.*))?$", re.S)
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    args: str = ""
+
+    @property
+    def known(self) -> bool:
+        return self.name in KNOWN
+
+
+def parse(text: str) -> Command | None:
+    m = _COMMAND.match(text.strip())
+    if not m:
+        return None
+    return Command(m.group(1).lower(), (m.group(2) or "").strip())
+
+
+def help_text(lang: str) -> str:
+    return HELP_ZH if lang == "zh" else HELP_EN
+
+
+@dataclass(frozen=True)
+class Question:
+    """A command that becomes a question for the agent."""
+
+    text: str
+    mode: str | None = None
+    options: dict[str, str] = field(default_factory=dict)
+
+
+def as_question(cmd: Command) -> Question | None:
+    """The question a command stands for, or None when it needs arguments it lacks."""
+    if cmd.name in ("fast", "debate"):
+        return Question(cmd.args, mode=cmd.name) if cmd.args else None
+    if cmd.name == "ict" and cmd.args:
+        sym, _, tf = cmd.args.partition(" ")
+        tf = tf.strip() or "1d"
+        return Question(f"ICT analysis of {sym} on the {tf} chart",
+                        options={"intent": "ict", "symbol": sym, "interval": tf})
+    if cmd.name == "plan" and cmd.args:
+        sym, _, tf = cmd.args.partition(" ")
+        tf = tf.strip() or "1h"
+        return Question(f"Trade plan for {sym} on the {tf} chart",
+                        options={"intent": "plan", "plan": "1", "symbol": sym, "interval": tf})
+    if cmd.name == "chart" and cmd.args:
+        sym, _, rng = cmd.args.partition(" ")
+        rng = rng.strip() or "6mo"
+        return Question(f"Chart {sym} for the last {rng}",
+                        options={"intent": "chart", "symbol": sym, "period": rng})
+    return None
+
+
+USAGE = {
+    "fast": "/fast QUESTION", "debate": "/debate QUESTION", "ict": "/ict SYMBOL [TF]",
+    "plan": "/plan SYMBOL [TF]", "chart": "/chart SYMBOL [RANGE]",
+}
+MODE_CHOICES = ", ".join(MODES)

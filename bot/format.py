@@ -1,0 +1,183 @@
+"""Templated Markdown for tool results (the offline analyst's voice), in English or Chinese.
+
+Formatting belongs here, not in the tools: tools return typed models, this turns them into
+words. Unknown result types fall back to a compact field listing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from core.errors import BullpenError, UnknownSymbol
+
+
+def _num(v: float | None, digits: int = 2) -> str:
+    if v is None:
+        return "n/a"
+    if abs(v) >= 1000:
+        return f"{v:,.{digits}f}"
+    return f"{v:.{digits}f}" if abs(v) >= 1 or v == 0 else f"{v:.4f}"
+
+
+def _pct(v: float | None) -> str:
+    return "n/a" if v is None else f"{v:+.2f}%"
+
+
+def _vol(v: int | None) -> str:
+    if v is None:
+        return "n/a"
+    for unit, size in (("B", 1e9), ("M", 1e6), ("K", 1e3)):
+        if v >= size:
+            return f"{v / size:.2f}{unit}"
+    return str(v)
+
+
+def _cur(currency: str) -> str:
+    return {"USD": "$", "CNY": "¥", "HKD": "HK$"}.get(currency, "")
+
+
+def _source(src: Any, lang: str) -> str:
+    if src is None:
+        return ""
+    label = src.label() if hasattr(src, "label") else str(src)
+    offline = getattr(src, "offline", False)
+    if lang == "zh":
+        return f"数据来源：{label}" + ("（离线快照）" if offline else "")
+    return f"Source: {label}" + (" (offline snapshot)" if offline else "")
+
+
+def no_symbol(lang: str) -> str:
+    if lang == "zh":
+        return ("我没有在问题里找到股票代码或名称。请写出代码或名称，例如"
+                "“600519 最新收盘价”或“NVDA 最近一个月走势”。")
+    return ("I couldn't find a stock in your question. Name one by ticker, code or name, "
+            "e.g. \"NVDA latest close\" or \"600519 last month\".")
+
+
+def tool_error(exc: BullpenError | str, lang: str) -> str:
+    if isinstance(exc, UnknownSymbol):
+        if lang == "zh":
+            hint = f"你是不是想找：{'、'.join(exc.suggestions)}？" if exc.suggestions else ""
+            return f"找不到“{exc.query}”。{hint}"
+        hint = f" Did you mean: {', '.join(exc.suggestions)}?" if exc.suggestions else ""
+        return f"I don't know the symbol \"{exc.query}\".{hint}"
+    return f"⚠️ {exc}"
+
+
+def quote(q: Any, lang: str) -> str:
+    c = _cur(getattr(q, "currency", ""))
+    name = f"{q.name} ({q.symbol})" if getattr(q, "name", "") else q.symbol
+    date = q.as_of.isoformat()
+    up = (q.change or 0) >= 0
+    if lang == "zh":
+        move = "上涨" if up else "下跌"
+        lines = [f"**{name}** 在 {date} 收于 **{c}{_num(q.close)}**，较前一交易日{move} "
+                 f"{c}{_num(abs(q.change or 0))}（{_pct(q.change_pct)}）。",
+                 f"52周区间：{c}{_num(q.low_52w)} – {c}{_num(q.high_52w)}；"
+                 f"成交量：{_vol(q.volume)}。"]
+    else:
+        move = "up" if up else "down"
+        lines = [f"**{name}** closed at **{c}{_num(q.close)}** on {date}, {move} "
+                 f"{c}{_num(abs(q.change or 0))} ({_pct(q.change_pct)}) from the previous close.",
+                 f"52-week range: {c}{_num(q.low_52w)} – {c}{_num(q.high_52w)}; "
+                 f"volume {_vol(q.volume)}."]
+    lines.append(_source(getattr(q, "source", None), lang))
+    return "\n".join(lines)
+
+
+def quotes(ql: Any, lang: str) -> str:
+    head = ("| 代码 | 名称 | 收盘 | 涨跌幅 | 日期 |" if lang == "zh"
+            else "| Symbol | Name | Close | Change | Date |")
+    rows = [head, "|---|---|---:|---:|---|"]
+    for q in ql.quotes:
+        rows.append(f"| {q.symbol} | {q.name} | {_cur(q.currency)}{_num(q.close)} | "
+                    f"{_pct(q.change_pct)} | {q.as_of.isoformat()} |")
+    out = "\n".join(rows)
+    for e in ql.errors:
+        out += f"\n{e.symbol}: {e.error}"
+    sources = {q.source.label() for q in ql.quotes}
+    if sources:
+        out += "\n" + ("数据来源：" if lang == "zh" else "Sources: ") + "; ".join(sorted(sources))
+    return out
+
+
+def ohlcv(o: Any, lang: str, period: str | None) -> str:
+    name = f"{o.name} ({o.symbol})" if o.name else o.symbol
+    s = o.summary
+    if s is None:
+        return f"{name}: no bars."
+    c = _cur(o.currency)
+    if lang == "zh":
+        text = (f"**{name}** {s.first} 至 {s.last}（{o.total_bars} 根 {o.interval} K线）："
+                f"从 {c}{_num(s.open)} 到 {c}{_num(s.close)}，涨跌 {_pct(s.change_pct)}；"
+                f"最高 {c}{_num(s.high)}，最低 {c}{_num(s.low)}。")
+    else:
+        text = (f"**{name}** from {s.first} to {s.last} ({o.total_bars} {o.interval} bars): "
+                f"{c}{_num(s.open)} → {c}{_num(s.close)} ({_pct(s.change_pct)}); "
+                f"high {c}{_num(s.high)}, low {c}{_num(s.low)}.")
+    cols = list(o.columns)
+    keep = [i for i, col in enumerate(cols) if col in ("date", "time", "close", "volume",
+                                                        "ma5", "ma20")]
+    if keep and o.rows:
+        table = ["| " + " | ".join(cols[i] for i in keep) + " |",
+                 "|" + "---|" * len(keep)]
+        for row in o.rows[-8:]:
+            table.append("| " + " | ".join(
+                str(row[i]) if not isinstance(row[i], float) else _num(row[i]) for i in keep)
+                + " |")
+        text += "\n\n" + "\n".join(table)
+    return text + "\n" + _source(o.source, lang)
+
+
+def indicators(r: Any, lang: str) -> str:
+    name = f"{r.name} ({r.symbol})" if r.name else r.symbol
+    head = (f"**{name}** 技术指标（{r.interval}，截至 {r.as_of}，收盘 {_num(r.close)}）："
+            if lang == "zh" else
+            f"**{name}** indicators ({r.interval}, as of {r.as_of}, close {_num(r.close)}):")
+    lines = [head]
+    for ind in r.indicators:
+        values = ", ".join(f"{k} {_num(v)}" for k, v in ind.latest.items())
+        sig = f" — {'; '.join(ind.signals)}" if ind.signals else ""
+        lines.append(f"- **{ind.name}**: {values}{sig}")
+    lines.append(_source(r.source, lang))
+    return "\n".join(lines)
+
+
+def chart(r: Any, lang: str) -> str:
+    lines = []
+    for s in r.series:
+        name = f"{s.name} ({s.symbol})" if s.name else s.symbol
+        if lang == "zh":
+            lines.append(f"{name}：{s.first} 至 {s.last}，{s.bars} 根K线，"
+                         f"区间涨跌 {_pct(s.change_pct)}，最新 {_num(s.last_close)}。")
+        else:
+            lines.append(f"{name}: {s.first} to {s.last}, {s.bars} bars, "
+                         f"{_pct(s.change_pct)} over the range, last {_num(s.last_close)}.")
+    head = "已生成图表（见图片）。" if lang == "zh" else "Chart attached."
+    sources = {s.source.label() for s in r.series}
+    tail = ("数据来源：" if lang == "zh" else "Source: ") + "; ".join(sorted(sources))
+    return "\n".join([head, *lines, tail])
+
+
+def generic(result: BaseModel) -> str:
+    data = result.model_dump(exclude_none=True)
+    return "\n".join(f"- {k}: {v}" for k, v in list(data.items())[:12])
+
+
+def render_step(tool: str, result: BaseModel | None, error: str, lang: str, *,
+                period: str | None = None) -> str:
+    if error:
+        return f"⚠️ {error}"
+    if result is None:
+        return ""
+    renderers = {
+        "get_quote": lambda: quote(result, lang),
+        "get_quotes": lambda: quotes(result, lang),
+        "get_ohlcv": lambda: ohlcv(result, lang, period),
+        "get_indicators": lambda: indicators(result, lang),
+        "generate_chart": lambda: chart(result, lang),
+    }
+    fn = renderers.get(tool)
+    return fn() if fn else generic(result)

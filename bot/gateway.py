@@ -1,0 +1,259 @@
+"""Where every platform's messages meet the agent: dedupe, user, commands, queue, run, render.
+
+`handle` returns quickly: questions go on a per-chat queue answered in order by a worker task
+that the gateway owns (and cancels on shutdown); `/stop` cancels the chat's current run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from uuid import UUID
+
+from bot import commands
+from bot.commands import Command, Question
+from bot.i18n import detect_lang, t
+from bot.renderer import Renderer
+from core.agent.runner import AgentRunner
+from core.errors import PlatformError
+from core.events import Event
+from core.ports import Adapter, MessageHandler
+from core.store import Store
+from core.types import MODES, Button, IncomingMessage, Reply
+
+log = logging.getLogger(__name__)
+
+Preprocessor = Callable[[Adapter, IncomingMessage, UUID, str], Awaitable[str | None]]
+
+
+@dataclass
+class _Job:
+    adapter: Adapter
+    message: IncomingMessage
+    user_id: UUID
+    lang: str
+    question: Question
+
+
+@dataclass
+class _ChatWorker:
+    queue: asyncio.Queue[_Job] = field(default_factory=asyncio.Queue)
+    task: asyncio.Task[None] | None = None
+    current: asyncio.Task[None] | None = None
+    stop_requested: bool = False
+
+
+class Gateway:
+    def __init__(self, *, store: Store, runner: AgentRunner,
+                 preprocess: Preprocessor | None = None,
+                 on_event: Callable[[IncomingMessage, Event], None] | None = None) -> None:
+        self._store = store
+        self._runner = runner
+        self._preprocess = preprocess
+        self._on_event = on_event
+        self._workers: dict[str, _ChatWorker] = {}
+        self._closing = False
+
+    def handler_for(self, adapter: Adapter) -> MessageHandler:
+        async def on_message(message: IncomingMessage) -> None:
+            await self.handle(adapter, message)
+
+        return on_message
+
+    async def aclose(self) -> None:
+        self._closing = True
+        tasks = [w.task for w in self._workers.values() if w.task is not None]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._workers.clear()
+
+    async def idle(self) -> None:
+        """Wait until every queued question is answered (tests, one-shot runs)."""
+        while True:
+            tasks = [w.task for w in self._workers.values()
+                     if w.task is not None and not w.task.done()]
+            if not tasks:
+                return
+            await asyncio.wait(tasks)
+
+    # --- entry -----------------------------------------------------------------------------
+
+    async def handle(self, adapter: Adapter, msg: IncomingMessage) -> None:
+        if self._closing:
+            return
+        new = await self._store.inbound.record(
+            platform=msg.platform, chat_id=msg.chat.chat_id, message_id=msg.message_id,
+            sender_uid=msg.sender.platform_uid,
+            payload={"text": msg.text[:2000], "edit": msg.is_edit,
+                     "attachments": [a.kind for a in msg.attachments]})
+        if not new:
+            log.info("duplicate delivery %s/%s ignored", msg.platform, msg.message_id)
+            return
+        if msg.is_edit or (msg.chat.is_group and not msg.addressed):
+            return  # edits are not re-answered; group chatter is not for us
+        user_id = await self._store.accounts.user_for(
+            msg.platform, msg.sender.platform_uid, msg.sender.display_name)
+        lang = await self._store.accounts.get_lang(user_id) or detect_lang(msg.text)
+        text = msg.text
+        if msg.callback_data:
+            text = "/" + msg.callback_data.replace(":", " ", 1)
+        if not text.strip() and msg.attachments:
+            if self._preprocess is None:
+                await self._say(adapter, msg, t("unsupported", lang,
+                                                kind=msg.attachments[0].kind))
+                return
+            # voice notes and the like: the preprocessor may turn them into text
+            self._enqueue(adapter, msg, user_id, lang, Question(text=""))
+            return
+        cmd = commands.parse(text)
+        if cmd is None:
+            self._enqueue(adapter, msg, user_id, lang, Question(text=text))
+            return
+        await self._command(adapter, msg, user_id, lang, cmd)
+
+    # --- commands --------------------------------------------------------------------------
+
+    async def _say(self, adapter: Adapter, msg: IncomingMessage, text: str,
+                   buttons: list[list[Button]] | None = None) -> None:
+        from bot.markup import convert, to_plain
+
+        caps = adapter.capabilities
+        body = convert(text, caps.markup) if caps.markup != "plain" else to_plain(text)
+        reply = Reply(text=body, markup="markdown" if caps.markup != "plain" else "plain",
+                      buttons=(buttons or []) if caps.supports_buttons else [])
+        try:
+            await adapter.send(msg.chat, reply)
+        except PlatformError as exc:
+            log.warning("reply not sent to %s: %s", msg.chat.key, exc)
+
+    async def _command(self, adapter: Adapter, msg: IncomingMessage, user_id: UUID, lang: str,
+                       cmd: Command) -> None:
+        store = self._store
+        chat = msg.chat
+        name = cmd.name
+        if name in ("start", "help") or not cmd.known:
+            await self._say(adapter, msg, commands.help_text(lang))
+        elif name == "mode":
+            conv = await store.conversations.active(chat, user_id)
+            if not cmd.args:
+                buttons = [[Button(label=m, data=f"mode:{m}") for m in MODES]]
+                await self._say(adapter, msg, t("mode_now", lang, mode=conv.mode,
+                                                choices=commands.MODE_CHOICES), buttons)
+            elif cmd.args.lower() in MODES:
+                await store.conversations.set_mode(conv.id, cmd.args.lower())
+                await self._say(adapter, msg, t("mode_set", lang, mode=cmd.args.lower()))
+            else:
+                await self._say(adapter, msg, t("mode_bad", lang, mode=cmd.args,
+                                                choices=commands.MODE_CHOICES))
+        elif name == "new":
+            self._stop(chat.key)
+            conv = await store.conversations.start_new(chat, user_id)
+            await self._say(adapter, msg, t("new", lang, mode=conv.mode))
+        elif name == "stop":
+            if not self._stop(chat.key):
+                await self._say(adapter, msg, t("stopped_none", lang))
+        elif name == "lang":
+            if cmd.args in ("en", "zh"):
+                await store.accounts.set_lang(user_id, cmd.args)
+                await self._say(adapter, msg, t("lang_set", cmd.args))
+            else:
+                await self._say(adapter, msg, t("lang_bad", lang))
+        elif name == "usage":
+            conv = await store.conversations.active(chat, user_id)
+            c = await store.usage.for_conversation(conv.id)
+            m = await store.usage.for_user_this_month(user_id)
+            await self._say(adapter, msg, t("usage", lang, conv_tokens=c.tokens,
+                                            conv_cost=c.cost_usd, conv_calls=c.calls,
+                                            month_tokens=m.tokens, month_cost=m.cost_usd))
+        elif name == "link":
+            if not cmd.args:
+                code = await store.accounts.issue_link_code(user_id)
+                await self._say(adapter, msg, t("link_issued", lang, code=code))
+            else:
+                res = await store.accounts.redeem_link_code(cmd.args, user_id)
+                if res.ok and res.user_id is not None:
+                    accounts = await store.accounts.accounts_of(res.user_id)
+                    platforms = ", ".join(sorted({a.platform for a in accounts}))
+                    await self._say(adapter, msg, t("link_ok", lang, platforms=platforms))
+                else:
+                    await self._say(adapter, msg, t("link_failed", lang, reason=res.reason))
+        elif name == "unlink":
+            got = await store.accounts.unlink(msg.platform, msg.sender.platform_uid)
+            await self._say(adapter, msg, t("unlink_ok" if got else "unlink_none", lang))
+        else:
+            question = commands.as_question(cmd)
+            if question is None:
+                await self._say(adapter, msg, t("needs_arg", lang,
+                                                usage=commands.USAGE.get(name, "/help")))
+            else:
+                self._enqueue(adapter, msg, user_id, lang, question)
+
+    # --- the queue -------------------------------------------------------------------------
+
+    def _stop(self, key: str) -> bool:
+        worker = self._workers.get(key)
+        if worker is None or worker.current is None or worker.current.done():
+            return False
+        worker.stop_requested = True
+        worker.current.cancel()
+        return True
+
+    def _enqueue(self, adapter: Adapter, msg: IncomingMessage, user_id: UUID, lang: str,
+                 question: Question) -> None:
+        key = msg.chat.key
+        worker = self._workers.get(key)
+        if worker is None:
+            worker = _ChatWorker()
+            self._workers[key] = worker
+        worker.queue.put_nowait(_Job(adapter, msg, user_id, lang, question))
+        if worker.task is None or worker.task.done():
+            worker.task = asyncio.create_task(self._work(key, worker), name=f"chat:{key}")
+
+    async def _work(self, key: str, worker: _ChatWorker) -> None:
+        while not worker.queue.empty():
+            job = worker.queue.get_nowait()
+            worker.stop_requested = False
+            worker.current = asyncio.create_task(self._answer(job), name=f"run:{key}")
+            try:
+                await worker.current
+            except asyncio.CancelledError:
+                if not worker.stop_requested:  # the gateway is shutting down
+                    worker.current.cancel()
+                    raise
+            except Exception:
+                log.exception("run for %s failed", key)
+            finally:
+                worker.current = None
+        if self._workers.get(key) is worker:
+            del self._workers[key]
+
+    async def _answer(self, job: _Job) -> None:
+        msg = job.message
+        text = job.question.text
+        if self._preprocess is not None and not text:
+            got = await self._preprocess(job.adapter, msg, job.user_id, job.lang)
+            if got is None:
+                return
+            text = got
+        conv = await self._store.conversations.active(msg.chat, job.user_id)
+        renderer = Renderer(job.adapter, msg.chat, lang=job.lang)
+        await renderer.start()
+        try:
+            async for event in self._runner.run(
+                    conversation=conv, user_id=job.user_id, text=text, lang=job.lang,
+                    mode=job.question.mode, options=job.question.options,
+                    platform_message_id=msg.message_id):
+                if self._on_event is not None:
+                    self._on_event(msg, event)
+                await renderer.on_event(event)
+        except asyncio.CancelledError:
+            await asyncio.shield(renderer.deliver_final(t("stopped", job.lang), plain=True))
+            raise
+        finally:
+            await renderer.aclose()

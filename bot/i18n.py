@@ -1,0 +1,56 @@
+"""The bot's own words in English and Chinese."""
+
+from __future__ import annotations
+
+from typing import Any
+
+STRINGS: dict[str, dict[str, str]] = {
+    "working": {"en": "⏳ Working on it…", "zh": "⏳ 正在分析…"},
+    "failed": {"en": "⚠️ {error}", "zh": "⚠️ {error}"},
+    "stopped": {"en": "⏹ Stopped.", "zh": "⏹ 已停止。"},
+    "stopped_none": {"en": "Nothing is running.", "zh": "当前没有正在运行的任务。"},
+    "mode_set": {"en": "Mode set to *{mode}*.", "zh": "模式已切换为 *{mode}*。"},
+    "mode_now": {"en": "Current mode: *{mode}*. Choose: {choices}",
+                 "zh": "当前模式：*{mode}*。可选：{choices}"},
+    "mode_bad": {"en": "Unknown mode {mode!r}. Choose one of: {choices}.",
+                 "zh": "未知模式 {mode!r}。可选：{choices}。"},
+    "new": {"en": "Started a new conversation (mode: {mode}).",
+            "zh": "已开始新的对话（模式：{mode}）。"},
+    "queued": {"en": "Queued: I'll answer this after the current question.",
+               "zh": "已排队：回答完当前问题后处理。"},
+    "lang_set": {"en": "Language set to English.", "zh": "语言已设置为中文。"},
+    "lang_bad": {"en": "Use /lang en or /lang zh.", "zh": "请使用 /lang en 或 /lang zh。"},
+    "link_issued": {"en": "Your link code is {code}. Within 10 minutes, send /link {code} "
+                          "from your other chat app to join the accounts.",
+                    "zh": "你的绑定码是 {code}。请在 10 分钟内在另一个聊天应用中"
+                          "发送 /link {code}。"},
+    "link_ok": {"en": "Linked. Your accounts now share one profile: {platforms}.",
+                "zh": "绑定成功。已关联：{platforms}。"},
+    "link_failed": {"en": "That code did not work ({reason}).", "zh": "绑定失败（{reason}）。"},
+    "unlink_ok": {"en": "This account is unlinked and has its own profile again.",
+                  "zh": "已解除绑定。"},
+    "unlink_none": {"en": "This account is not linked to another one.",
+                    "zh": "此账号没有绑定其他账号。"},
+    "usage": {"en": "This conversation: {conv_tokens:,} tokens (${conv_cost:.4f}) in {conv_calls} "
+                    "model calls.\nThis month: {month_tokens:,} tokens (${month_cost:.4f}).",
+              "zh": "本对话：{conv_tokens:,} tokens（${conv_cost:.4f}），"
+                    "{conv_calls} 次模型调用。\n"
+                    "本月：{month_tokens:,} tokens（${month_cost:.4f}）。"},
+    "needs_arg": {"en": "Usage: {usage}", "zh": "用法：{usage}"},
+    "unsupported": {"en": "I can read text and voice notes; this kind of message "
+                          "({kind}) isn't something I can analyse.",
+                    "zh": "我可以处理文字和语音消息；暂不支持这种消息（{kind}）。"},
+}
+
+
+def t(key: str, lang: str = "en", **kwargs: Any) -> str:
+    table = STRINGS[key]
+    template = table.get(lang) or table["en"]
+    return template.format(**kwargs) if kwargs else template
+
+
+def detect_lang(text: str) -> str:
+    """'zh' when the text has more CJK characters than Latin letters, else 'en'."""
+    cjk = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff")
+    latin = sum(1 for ch in text if ch.isascii() and ch.isalpha())
+    return "zh" if cjk and cjk * 2 >= latin else "en"

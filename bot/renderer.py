@@ -1,0 +1,234 @@
+"""Turns a run's events into adapter operations: a placeholder at once, throttled edits as the
+answer grows, then the final text split to the platform's length, and the files.
+
+Intermediate edits may be dropped (rate limits, identical text); the final text is always
+delivered: rate limits are waited out and rejected markup is retried as plain text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from bot.i18n import t
+from bot.markup import convert, split_text, to_plain
+from core.errors import (
+    Forbidden,
+    FormattingRejected,
+    MessageNotModified,
+    PlatformError,
+    RateLimited,
+)
+from core.events import Done, Event, Failed, File, Status, TextDelta, ToolStarted
+from core.ports import Adapter
+from core.types import ChatRef, MessageRef, Reply
+
+log = logging.getLogger(__name__)
+
+FINAL_RETRIES = 6
+MAX_WAIT_S = 60.0
+
+
+@dataclass
+class RenderResult:
+    message_ids: list[str] = field(default_factory=list)
+    final_text: str = ""
+    delivered: bool = False
+    edits: int = 0
+    dropped_edits: int = 0
+
+
+class Renderer:
+    def __init__(self, adapter: Adapter, chat: ChatRef, *, lang: str = "en",
+                 clock: Callable[[], float] = time.monotonic,
+                 min_edit_interval_s: float | None = None) -> None:
+        self._adapter = adapter
+        self._chat = chat
+        self._lang = lang
+        self._caps = adapter.capabilities
+        self._clock = clock
+        interval = (min_edit_interval_s if min_edit_interval_s is not None
+                    else self._caps.min_edit_interval_s)
+        if chat.is_group:
+            interval *= 3  # group chats have tighter limits
+        self._interval = interval
+        self._placeholder: MessageRef | None = None
+        self._status = ""
+        self._text = ""
+        self._shown = ""
+        self._next_edit = 0.0
+        self._dirty = False
+        self._gone = False
+        self._flusher: asyncio.Task[None] | None = None
+        self.result = RenderResult()
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        with contextlib.suppress(PlatformError):
+            await self._adapter.typing(self._chat)
+        if not self._caps.can_edit:
+            return
+        try:
+            self._placeholder = await self._adapter.send(
+                self._chat, Reply(text=t("working", self._lang), markup="plain"))
+            self.result.message_ids.append(self._placeholder.message_id)
+            self._next_edit = self._clock() + self._interval
+        except Forbidden:
+            self._gone = True
+        except PlatformError as exc:
+            log.warning("placeholder not sent: %s", exc)
+        if self._placeholder is not None and self._interval > 0:
+            self._flusher = asyncio.create_task(self._flush_loop(), name="renderer-flush")
+
+    async def aclose(self) -> None:
+        if self._flusher is not None:
+            self._flusher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._flusher
+            self._flusher = None
+
+    async def _flush_loop(self) -> None:
+        while True:
+            await asyncio.sleep(max(self._interval, 0.05))
+            if self._dirty:
+                await self._progress_edit()
+
+    # --- events ----------------------------------------------------------------------------
+
+    async def on_event(self, event: Event) -> None:
+        if self._gone:
+            return
+        if isinstance(event, TextDelta):
+            self._text += event.text
+            self._dirty = True
+        elif isinstance(event, ToolStarted):
+            self._status = event.label or event.name
+            self._dirty = True
+        elif isinstance(event, Status):
+            self._status = event.text
+            self._dirty = True
+        elif isinstance(event, File):
+            await self.finish_text_if_needed()
+            await self._send_file(event)
+            return
+        elif isinstance(event, Done):
+            text = event.text or self._text
+            if event.label:
+                text = f"{text}\n\n_{event.label}_"
+            await self.deliver_final(text)
+            return
+        elif isinstance(event, Failed):
+            key = "stopped" if event.kind == "cancelled" else "failed"
+            await self.deliver_final(t(key, self._lang, error=event.error), plain=True)
+            return
+        if self._dirty and self._interval == 0:
+            await self._progress_edit()
+
+    async def finish_text_if_needed(self) -> None:
+        """Files come after the text they belong to; nothing to do mid-stream."""
+        return None
+
+    # --- operations ------------------------------------------------------------------------
+
+    def _preview(self) -> str:
+        limit = self._caps.max_message_length - 20
+        body = self._text.strip()
+        if len(body) > limit:
+            body = body[: limit - 1] + "…"
+        status = f"⏳ {self._status}" if self._status else ""
+        return "\n\n".join(p for p in (body, status) if p) or t("working", self._lang)
+
+    async def _progress_edit(self) -> None:
+        if self._placeholder is None or self._gone or self._clock() < self._next_edit:
+            return
+        preview = self._preview()
+        self._dirty = False
+        if preview == self._shown:
+            return
+        try:
+            await self._adapter.edit(self._placeholder, Reply(text=preview, markup="plain"))
+            self._shown = preview
+            self.result.edits += 1
+            self._next_edit = self._clock() + self._interval
+        except RateLimited as exc:
+            self.result.dropped_edits += 1
+            self._next_edit = self._clock() + exc.retry_after
+        except MessageNotModified:
+            self._shown = preview
+        except Forbidden:
+            self._gone = True
+        except PlatformError as exc:
+            self.result.dropped_edits += 1
+            log.info("progress edit dropped: %s", exc)
+
+    async def _with_retries(self, op: Callable[[Reply], object], md: str, plain: bool) -> bool:
+        """Deliver one piece of final text; True when it arrived."""
+        as_plain = plain or self._caps.markup == "plain"
+        for _ in range(FINAL_RETRIES):
+            text = to_plain(md) if as_plain else convert(md, self._caps.markup)
+            if len(text) > self._caps.max_message_length:
+                as_plain, text = True, to_plain(md)
+            reply = Reply(text=text, markup="plain" if as_plain else "markdown")
+            try:
+                await op(reply)  # type: ignore[misc]
+                return True
+            except MessageNotModified:
+                return True
+            except FormattingRejected:
+                as_plain = True
+            except RateLimited as exc:
+                await asyncio.sleep(min(exc.retry_after, MAX_WAIT_S))
+            except Forbidden:
+                self._gone = True
+                return False
+        return False
+
+    async def deliver_final(self, md: str, *, plain: bool = False) -> None:
+        await self.aclose()
+        if self._gone:
+            return
+        self.result.final_text = md
+        limit = self._caps.max_message_length
+        if self._caps.markup == "telegram_html" and not plain:
+            limit = int(limit * 0.9)  # room for entities and escapes
+        pieces = split_text(md.strip() or "…", limit)
+        ok = True
+        for i, piece in enumerate(pieces):
+            if i == 0 and self._placeholder is not None:
+                ref = self._placeholder
+
+                async def edit(reply: Reply, ref: MessageRef = ref) -> None:
+                    await self._adapter.edit(ref, reply)
+
+                ok = await self._with_retries(edit, piece, plain) and ok
+            else:
+                async def send(reply: Reply) -> None:
+                    ref = await self._adapter.send(self._chat, reply)
+                    self.result.message_ids.append(ref.message_id)
+
+                ok = await self._with_retries(send, piece, plain) and ok
+        self.result.delivered = ok
+
+    async def _send_file(self, event: File) -> None:
+        kind_ok = (self._caps.supports_images if event.file.kind == "image"
+                   else self._caps.supports_documents)
+        if not kind_ok:
+            return
+        for _ in range(FINAL_RETRIES):
+            try:
+                ref = await self._adapter.send_file(self._chat, event.file)
+                self.result.message_ids.append(ref.message_id)
+                return
+            except RateLimited as exc:
+                await asyncio.sleep(min(exc.retry_after, MAX_WAIT_S))
+            except Forbidden:
+                self._gone = True
+                return
+            except PlatformError as exc:
+                log.warning("file %s not sent: %s", event.file.filename, exc)
+                return

@@ -1,0 +1,89 @@
+"""Settings: the only reader of the environment (and `.env`)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from dotenv import dotenv_values
+from pydantic import AliasChoices, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from core.llm.profiles import ROLES, ModelProfile
+
+
+def _env(name: str) -> AliasChoices:
+    return AliasChoices(name, name.lower())
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore", populate_by_name=True)
+
+    data_dir: Path = Field(Path("data"), validation_alias=_env("BULLPEN_DATA_DIR"))
+    database_url: SecretStr | None = Field(None, validation_alias=_env("DATABASE_URL"))
+    data_mode: Literal["live", "offline", "record", "replay"] = Field(
+        "offline", validation_alias=_env("BULLPEN_DATA_MODE"))
+    log_level: str = Field("WARNING", validation_alias=_env("BULLPEN_LOG_LEVEL"))
+    log_format: Literal["text", "json"] = Field("text", validation_alias=_env("BULLPEN_LOG_FORMAT"))
+
+    llm_base_url: str | None = Field(None, validation_alias=_env("BULLPEN_LLM_BASE_URL"))
+    llm_api_key: SecretStr | None = Field(None, validation_alias=_env("BULLPEN_LLM_API_KEY"))
+    llm_model: str | None = Field(None, validation_alias=_env("BULLPEN_LLM_MODEL"))
+    llm_timeout_s: float = Field(60.0, validation_alias=_env("BULLPEN_LLM_TIMEOUT_S"))
+    llm_max_retries: int = Field(2, validation_alias=_env("BULLPEN_LLM_MAX_RETRIES"))
+    llm_plan: bool = Field(True, validation_alias=_env("BULLPEN_LLM_PLANNING"))
+
+    max_input_chars: int = Field(20_000, validation_alias=_env("BULLPEN_MAX_INPUT_CHARS"))
+    sec_user_agent: str | None = Field(None, validation_alias=_env("SEC_USER_AGENT"))
+    tavily_api_key: SecretStr | None = Field(None, validation_alias=_env("TAVILY_API_KEY"))
+
+
+    @property
+    def llm_configured(self) -> bool:
+        return bool(self.llm_base_url and self.llm_model)
+
+    def default_profile(self) -> ModelProfile | None:
+        if not self.llm_configured:
+            return None
+        assert self.llm_base_url and self.llm_model
+        return ModelProfile(
+            name="default", base_url=self.llm_base_url, model=self.llm_model,
+            api_key=self.llm_api_key or SecretStr("not-needed"),
+            timeout_s=self.llm_timeout_s, max_retries=self.llm_max_retries)
+
+    def role_profiles(self) -> dict[str, ModelProfile]:
+        """`BULLPEN_LLM_<ROLE>_MODEL` / `_BASE_URL` / `_API_KEY` override the default per role."""
+        default = self.default_profile()
+        env = {**{k: v for k, v in dotenv_values(".env").items() if v is not None},
+               **os.environ}
+        out: dict[str, ModelProfile] = {}
+        for role in ROLES:
+            prefix = f"BULLPEN_LLM_{role.upper()}_"
+            model = env.get(prefix + "MODEL")
+            base = env.get(prefix + "BASE_URL")
+            key = env.get(prefix + "API_KEY")
+            if not (model or base or key):
+                continue
+            base_url = base or (default.base_url if default else None)
+            model_name = model or (default.model if default else None)
+            if not base_url or not model_name:
+                continue
+            out[role] = ModelProfile(
+                name=role, base_url=base_url, model=model_name,
+                api_key=SecretStr(key) if key else (
+                    default.api_key if default else SecretStr("not-needed")),
+                timeout_s=self.llm_timeout_s, max_retries=self.llm_max_retries)
+        return out
+
+    @property
+    def files_dir(self) -> Path:
+        return self.data_dir / "files"
+
+    def platforms_configured(self) -> list[str]:
+        """Platforms whose credentials are set (each adapter starts only then)."""
+        return []
+
+
+def load_settings(**overrides: object) -> Settings:
+    return Settings(**overrides)  # type: ignore[arg-type]

@@ -1,0 +1,1 @@
+"""Debate mode: panels, rounds, moderator/judge (to come; see issue 8)."""

@@ -1,0 +1,1 @@
+"""Scheduling, subscriptions and push delivery (to come)."""

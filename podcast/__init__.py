@@ -1,0 +1,1 @@
+"""Daily ticker podcast script (to come)."""
