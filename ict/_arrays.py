@@ -1,0 +1,242 @@
+"""Vectorised kernels shared by the detectors, and `BarArrays`, the analysed bars as numpy.
+
+The central trick is `SparseTable.first_beyond`: for many (start, threshold) queries at once it
+finds the first bar at or after `start` whose value crosses `threshold`, by binary lifting over
+power-of-two block maxima/minima. Every "when was this level broken / mitigated / filled /
+swept" question is one such call, so no detector loops over bars in Python.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from functools import cached_property
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from ict.types import BarSummary
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+NONE = -1  # "no such bar" in index arrays
+
+
+class _Levels:
+    """Power-of-two block maxima of several rows at once.
+
+    Level k holds, at column i, max(rows[:, i : i + 2**k]). Every level has n + 1 columns and
+    blocks running past the end are +inf, which never counts as "not beyond" a threshold, so
+    the search in `SparseTable.first_beyond` needs no bounds masks.
+    """
+
+    def __init__(self, rows: FloatArray) -> None:
+        m, n = rows.shape
+        first = np.full((m, n + 1), np.inf)
+        first[:, :n] = rows
+        levels: list[FloatArray] = [first]
+        k = 1
+        while (1 << k) <= n:
+            prev = levels[-1]
+            half = 1 << (k - 1)
+            cur = np.empty((m, n + 1))
+            np.maximum(prev[:, :n + 1 - half], prev[:, half:], out=cur[:, :n + 1 - half])
+            cur[:, n + 1 - half:] = np.inf
+            levels.append(cur)
+            k += 1
+        self.n = n
+        self.levels = levels
+
+
+class SparseTable:
+    """Range maxima (or minima) of one series, for range queries and first-crossing searches.
+
+    Minima are kept as maxima of the negated series, so one code path serves both.
+    """
+
+    def __init__(self, levels: _Levels, row: int, kind: Literal["max", "min"]) -> None:
+        self.n = levels.n
+        self.kind = kind
+        self.sign = 1.0 if kind == "max" else -1.0
+        self.levels = [lv[row] for lv in levels.levels]
+
+    @classmethod
+    def single(cls, values: FloatArray, kind: Literal["max", "min"]) -> SparseTable:
+        sign = 1.0 if kind == "max" else -1.0
+        return cls(_Levels(sign * values[None, :]), 0, kind)
+
+    def query(self, lo: IntArray, hi: IntArray) -> FloatArray:
+        """max/min of values[lo:hi] for each pair (requires hi > lo)."""
+        out = np.empty(len(lo), dtype=np.float64)
+        if not len(lo):
+            return out
+        k = (np.frexp((hi - lo).astype(np.float64))[1] - 1).astype(np.int64)
+        for level in np.unique(k).tolist():
+            sel = k == level
+            tab = self.levels[level]
+            out[sel] = np.maximum(tab[lo[sel]], tab[hi[sel] - (1 << level)])
+        return self.sign * out
+
+    def first_beyond(
+        self,
+        starts: IntArray,
+        thresholds: FloatArray,
+        *,
+        strict: bool = True,
+        ends: IntArray | None = None,
+    ) -> IntArray:
+        """First index j >= start (and <= end) with value beyond threshold, else NONE.
+
+        "Beyond" is `>` for a max table and `<` for a min table (`>=` / `<=` when not strict).
+        Binary lifting: skip every power-of-two block lying wholly on the wrong side.
+        """
+        n = self.n
+        if n == 0 or len(starts) == 0:
+            return np.full(len(starts), NONE, dtype=np.int64)
+        pos = np.minimum(starts.astype(np.int64), n)
+        thr = self.sign * np.asarray(thresholds, dtype=np.float64)
+        for k in range(len(self.levels) - 1, -1, -1):
+            block = self.levels[k][pos]
+            skip = block <= thr if strict else block < thr
+            pos += skip * (1 << k)
+        found = pos < n
+        if ends is not None:
+            found &= pos <= ends
+        return np.where(found, pos, NONE)
+
+
+def trailing_mean(x: FloatArray, window: int, *, include_current: bool) -> FloatArray:
+    """Mean of the last `window` values ending at t (or at t-1), over as many as exist.
+
+    Without the current value, position 0 has no history and gets NaN.
+    """
+    n = len(x)
+    csum = np.concatenate(([0.0], np.cumsum(x)))
+    idx = np.arange(n)
+    hi = idx + 1 if include_current else idx
+    lo = np.maximum(hi - window, 0)
+    count = hi - lo
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out: FloatArray = (csum[hi] - csum[lo]) / count
+    return out
+
+
+def last_true_at_or_before(mask: BoolArray) -> IntArray:
+    """For each t, the largest j <= t with mask[j], or NONE."""
+    idx = np.where(mask, np.arange(len(mask), dtype=np.int64), NONE)
+    out: IntArray = np.maximum.accumulate(idx) if len(idx) else idx
+    return out
+
+
+class BarArrays:
+    """The analysed bars as float64 arrays plus lazily built helper tables."""
+
+    def __init__(self, index: pd.DatetimeIndex, data: dict[str, FloatArray]) -> None:
+        self.index = index
+        self.open = np.ascontiguousarray(data["open"], dtype=np.float64)
+        self.high = np.ascontiguousarray(data["high"], dtype=np.float64)
+        self.low = np.ascontiguousarray(data["low"], dtype=np.float64)
+        self.close = np.ascontiguousarray(data["close"], dtype=np.float64)
+        self.volume = np.ascontiguousarray(data["volume"], dtype=np.float64)
+        self.n = len(self.close)
+        self._times: npt.NDArray[np.object_] | None = None
+
+    # --- times -------------------------------------------------------------------------------
+
+    def times(self, idx: IntArray) -> list[datetime]:
+        """Python datetimes of the bars at `idx` (the index is converted once, on demand)."""
+        if len(idx) == 0:
+            return []
+        if self._times is None:
+            self._times = np.asarray(self.index.to_pydatetime(), dtype=object)
+        out: list[datetime] = self._times[idx].tolist()
+        return out
+
+    def summary(self, i: int) -> BarSummary:
+        return BarSummary(self.time(i), float(self.open[i]), float(self.high[i]),
+                          float(self.low[i]), float(self.close[i]), float(self.volume[i]))
+
+    def time(self, i: int) -> datetime:
+        return self.times(np.array([i], dtype=np.int64))[0]
+
+    def opt_times(self, idx: IntArray) -> list[datetime | None]:
+        """Like `times` but NONE gives None."""
+        out: list[datetime | None] = [None] * len(idx)
+        ok = np.flatnonzero(idx >= 0)
+        if len(ok):
+            for pos, t in zip(ok.tolist(), self.times(idx[ok]), strict=True):
+                out[pos] = t
+        return out
+
+    # --- derived arrays ----------------------------------------------------------------------
+
+    @cached_property
+    def body_low(self) -> FloatArray:
+        return np.minimum(self.open, self.close)
+
+    @cached_property
+    def body_high(self) -> FloatArray:
+        return np.maximum(self.open, self.close)
+
+    @cached_property
+    def bar_range(self) -> FloatArray:
+        return self.high - self.low
+
+    @cached_property
+    def body(self) -> FloatArray:
+        return np.abs(self.close - self.open)
+
+    def mean_range(self, window: int) -> FloatArray:
+        """Mean high-low range of the `window` bars ending at t (inclusive)."""
+        key = ("range", window)
+        cached = self._cache.get(key)
+        if cached is None:
+            cached = trailing_mean(self.bar_range, window, include_current=True)
+            self._cache[key] = cached
+        return cached
+
+    def mean_prior_body(self, window: int) -> FloatArray:
+        """Mean body of the `window` bars before t (NaN at t = 0)."""
+        key = ("body", window)
+        cached = self._cache.get(key)
+        if cached is None:
+            cached = trailing_mean(self.body, window, include_current=False)
+            self._cache[key] = cached
+        return cached
+
+    @cached_property
+    def _cache(self) -> dict[tuple[str, int], FloatArray]:
+        return {}
+
+    @cached_property
+    def _levels(self) -> _Levels:
+        rows = np.stack((self.high, -self.low, self.close, -self.close, self.body_high,
+                         -self.body_low))
+        return _Levels(rows)
+
+    @cached_property
+    def high_max(self) -> SparseTable:
+        return SparseTable(self._levels, 0, "max")
+
+    @cached_property
+    def low_min(self) -> SparseTable:
+        return SparseTable(self._levels, 1, "min")
+
+    @cached_property
+    def close_max(self) -> SparseTable:
+        return SparseTable(self._levels, 2, "max")
+
+    @cached_property
+    def close_min(self) -> SparseTable:
+        return SparseTable(self._levels, 3, "min")
+
+    @cached_property
+    def body_high_max(self) -> SparseTable:
+        return SparseTable(self._levels, 4, "max")
+
+    @cached_property
+    def body_low_min(self) -> SparseTable:
+        return SparseTable(self._levels, 5, "min")

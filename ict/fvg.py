@@ -1,0 +1,79 @@
+"""Fair value gaps: the three-candle rule with a relative-width filter.
+
+Around middle candle i: bullish when low[i+1] > high[i-1], bearish when high[i+1] < low[i-1].
+`relative_width` is the gap's width over the mean high-low range of the `range_window` bars
+ending at the third candle (so it is known when the gap is). Filter modes keep gaps with
+relative width of at least: very_aggressive any, aggressive 0.1, defensive 0.25,
+very_defensive 0.5.
+
+From the bar after the third candle on, the gap is mitigated by the first candle body entering
+it and filled by the first candle body reaching its far side (a bullish gap's bottom).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ict._arrays import NONE, BarArrays
+from ict.types import FairValueGap, FVGMode
+
+FVG_THRESHOLDS: dict[str, float] = {
+    "very_aggressive": 0.0,
+    "aggressive": 0.1,
+    "defensive": 0.25,
+    "very_defensive": 0.5,
+}
+
+
+def build_fvgs(bars: BarArrays, *, mode: FVGMode, range_window: int) -> tuple[FairValueGap, ...]:
+    n = bars.n
+    if n < 3:
+        return ()
+    h, lo = bars.high, bars.low
+    bull = lo[2:] > h[:-2]
+    bear = h[2:] < lo[:-2]
+    mid = np.flatnonzero(bull | bear).astype(np.int64) + 1
+    if not len(mid):
+        return ()
+    is_bull = bull[mid - 1]
+    top = np.where(is_bull, lo[mid + 1], lo[mid - 1])
+    bottom = np.where(is_bull, h[mid - 1], h[mid + 1])
+    width = top - bottom
+    avg = bars.mean_range(range_window)[mid + 1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rel = np.where(avg > 0, width / avg, np.inf)
+    keep = rel >= FVG_THRESHOLDS[mode]
+    mid, is_bull, top, bottom, width, rel = (
+        mid[keep], is_bull[keep], top[keep], bottom[keep], width[keep], rel[keep])
+    if not len(mid):
+        return ()
+    start = mid + 2
+    mitigated = np.full(len(mid), NONE, dtype=np.int64)
+    filled = np.full(len(mid), NONE, dtype=np.int64)
+    bear_m = ~is_bull
+    if is_bull.any():
+        mitigated[is_bull] = bars.body_low_min.first_beyond(start[is_bull], top[is_bull])
+        filled[is_bull] = bars.body_low_min.first_beyond(
+            start[is_bull], bottom[is_bull], strict=False)
+    if bear_m.any():
+        mitigated[bear_m] = bars.body_high_max.first_beyond(start[bear_m], bottom[bear_m])
+        filled[bear_m] = bars.body_high_max.first_beyond(start[bear_m], top[bear_m],
+                                                         strict=False)
+    conf = mid + 1
+    t_mid = bars.times(mid)
+    t_conf = bars.times(conf)
+    t_mit = bars.opt_times(mitigated)
+    t_fil = bars.opt_times(filled)
+    out: list[FairValueGap] = []
+    for (b, i, ti, tp, bm, wd, rw, ci, tc, mi, tm, fi, tf) in zip(
+        is_bull.tolist(), mid.tolist(), t_mid, top.tolist(), bottom.tolist(), width.tolist(),
+        rel.tolist(), conf.tolist(), t_conf, mitigated.tolist(), t_mit, filled.tolist(), t_fil,
+        strict=True,
+    ):
+        state = "filled" if fi != NONE else ("partially_filled" if mi != NONE else "open")
+        out.append(FairValueGap(
+            "bullish" if b else "bearish", i, ti, tp, bm, (tp + bm) / 2.0, wd, rw, ci, tc,
+            None if mi == NONE else mi, tm, None if fi == NONE else fi, tf,
+            state,  # type: ignore[arg-type]
+        ))
+    return tuple(out)

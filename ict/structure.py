@@ -1,0 +1,112 @@
+"""Break of structure (BOS) and change of character (ChoCH) from body closes.
+
+The level in force at bar t is the most recent swing high (low) confirmed before t. A swing's
+level is live from the bar after its confirmation until the next swing of the same kind is
+confirmed, and it can be broken once. An up event is the first close above the live swing-high
+level; a down event the first close below the live swing-low level. Walking the events in
+time, one that continues the previous direction (or is the first) is a BOS, one that reverses
+it is a ChoCH. Everything depends only on bars up to the confirming close.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ict._arrays import NONE, BarArrays, BoolArray, FloatArray, IntArray
+from ict.swings import SwingArrays
+from ict.types import Bias, Structure, StructureEvent
+
+
+@dataclass(frozen=True, slots=True)
+class EventArrays:
+    """Structure events in confirmation order."""
+
+    direction: IntArray  # +1 up, -1 down
+    choch: BoolArray
+    level: FloatArray
+    swing_idx: IntArray
+    break_idx: IntArray
+    conf_idx: IntArray
+    displacement: FloatArray
+    displaced: BoolArray
+
+    def __len__(self) -> int:
+        return len(self.conf_idx)
+
+
+def _side_events(
+    bars: BarArrays, idx: IntArray, price: FloatArray, window: int, up: bool
+) -> tuple[IntArray, IntArray, IntArray, FloatArray]:
+    """(swing idx, break idx, confirm idx, level) of the swings of one kind that were broken."""
+    if not len(idx):
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty, np.zeros(0)
+    conf = idx + window
+    starts = conf + 1
+    ends = np.empty_like(conf)
+    ends[:-1] = conf[1:]
+    ends[-1] = bars.n - 1
+    if up:
+        confirm = bars.close_max.first_beyond(starts, price, ends=ends)
+    else:
+        confirm = bars.close_min.first_beyond(starts, price, ends=ends)
+    hit = confirm != NONE
+    s_idx, s_price, s_start, s_conf = idx[hit], price[hit], starts[hit], confirm[hit]
+    table = bars.high_max if up else bars.low_min
+    brk = table.first_beyond(s_start, s_price, ends=s_conf)
+    return s_idx, brk, s_conf, s_price
+
+
+def detect_structure(
+    bars: BarArrays, swings: SwingArrays, *, range_window: int, displacement_factor: float
+) -> EventArrays:
+    w = swings.window
+    u_sw, u_brk, u_conf, u_lvl = _side_events(bars, swings.high_idx, swings.high_price, w, True)
+    d_sw, d_brk, d_conf, d_lvl = _side_events(bars, swings.low_idx, swings.low_price, w, False)
+    direction = np.concatenate((np.ones(len(u_sw), np.int64), -np.ones(len(d_sw), np.int64)))
+    conf = np.concatenate((u_conf, d_conf))
+    order = np.lexsort((-direction, conf))  # by confirmation bar, up before down on a tie
+    direction = direction[order]
+    conf = conf[order]
+    level = np.concatenate((u_lvl, d_lvl))[order]
+    swing_idx = np.concatenate((u_sw, d_sw))[order]
+    break_idx = np.concatenate((u_brk, d_brk))[order]
+    choch = np.zeros(len(conf), dtype=np.bool_)
+    if len(conf) > 1:
+        choch[1:] = direction[1:] != direction[:-1]
+    mean_body = bars.mean_prior_body(range_window)[conf]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        disp = bars.body[conf] / mean_body
+    disp = np.where(np.isfinite(disp), disp, 0.0)
+    displaced = disp >= displacement_factor
+    return EventArrays(direction, choch, level, swing_idx, break_idx, conf, disp, displaced)
+
+
+def build_structure(
+    bars: BarArrays, ev: EventArrays, *, swings: str, window: int
+) -> Structure:
+    sw_t = bars.times(ev.swing_idx)
+    br_t = bars.times(ev.break_idx)
+    cf_t = bars.times(ev.conf_idx)
+    closes = bars.close[ev.conf_idx].tolist()
+    events = tuple(
+        StructureEvent(
+            "ChoCH" if ch else "BOS", "up" if d > 0 else "down", lvl, si, st, bi, bt, ci, ct,
+            cl, dp, dd,
+        )
+        for d, ch, lvl, si, st, bi, bt, ci, ct, cl, dp, dd in zip(
+            ev.direction.tolist(), ev.choch.tolist(), ev.level.tolist(), ev.swing_idx.tolist(),
+            sw_t, ev.break_idx.tolist(), br_t, ev.conf_idx.tolist(), cf_t, closes,
+            ev.displacement.tolist(), ev.displaced.tolist(), strict=True,
+        )
+    )
+    bias: Bias = "neutral"
+    if events:
+        bias = "bullish" if events[-1].direction == "up" else "bearish"
+    last_bos = next((e for e in reversed(events) if e.kind == "BOS"), None)
+    last_choch = next((e for e in reversed(events) if e.kind == "ChoCH"), None)
+    return Structure(
+        "major" if swings == "major" else "minor", window, events, bias, last_bos, last_choch
+    )
