@@ -33,6 +33,7 @@ from tools.symbols.model import Market, Match, SymbolEntry, display_symbol
 from tools.symbols.normalize import (
     clean,
     cn_base_name,
+    core_company_name,
     has_cjk,
     is_cjk_char,
     key,
@@ -46,6 +47,7 @@ _MAX_QUERY = 200
 _AMBIGUITY_GAP = 3.0
 
 # kinds of exact keys
+CORE, WORDS = "core", "words"
 CODE, NAME, BASE, TW, ALIAS, SHORT, FULL_EN, PINYIN, INITIALS = (
     "code",
     "name",
@@ -66,6 +68,8 @@ _KIND_SCORE = {
     FULL_EN: 97.5,
     PINYIN: 95.0,
     INITIALS: 90.0,
+    CORE: 96.0,
+    WORDS: 95.0,
 }
 
 _CN_CODE = re.compile(
@@ -77,10 +81,12 @@ _SPELLED = re.compile(r"^\$?(?:[A-Za-z][\s.]+){1,5}[A-Za-z]\.?$")
 
 # extract(): explicit forms in free text
 _X_CN_CODE = re.compile(
-    r"(?<![\w.$¥,])(?:(sh|sz|bj|SH|SZ|BJ)[.:]?)?(\d{6})(?:\.(sh|sz|bj|ss|SH|SZ|BJ|SS))?"
-    r"(?![\w%]|\.\d|,\d|元|块|万|亿|美元|港元)"
+    r"(?<![A-Za-z0-9_.$¥,])(?:(sh|sz|bj|SH|SZ|BJ)[.:]?)?(\d{6})"
+    r"(?:\.(sh|sz|bj|ss|SH|SZ|BJ|SS))?(?![A-Za-z0-9_%]|\.\d|,\d|元|块|万|亿|美元|港元)"
 )
-_X_HK_CODE = re.compile(r"(?<![\w.])(?:(\d{4,5})\.(?:HK|hk)|(?:HK|hk)[.:]?(\d{4,5}))(?![\w])")
+_X_HK_CODE = re.compile(
+    r"(?<![A-Za-z0-9_.])(?:(\d{4,5})\.(?:HK|hk)|(?:HK|hk)[.:]?(\d{4,5}))(?![A-Za-z0-9_])"
+)
 _X_DOLLAR = re.compile(r"(?<![\w$])\$([A-Za-z]{1,5}(?:[.\-][A-Za-z]{1,2})?)(?![A-Za-z])")
 _X_SPELLED = re.compile(r"(?<![A-Za-z])(?:[A-Z] ){2,4}[A-Z](?![A-Za-z])")
 _X_WORD = re.compile(r"(?<![A-Za-z0-9])[A-Za-z][A-Za-z0-9]*(?:[.\-&'’][A-Za-z0-9]+)*")
@@ -92,10 +98,9 @@ _STRONG_EN = frozenset(
     "equity etf".split()
 )
 _WEAK_EN = frozenset(
-    "buy buying bought sell selling sold long short price prices position positions chart quote "
-    "invest invested investing holding holdings bullish bearish rally valuation revenue trade "
-    "trading traded portfolio hold market cap analyst analysts target upside downside nyse "
-    "nasdaq up down report guidance".split()
+    "buy buying bought sell selling sold price prices position positions chart quote quotes "
+    "invest invested investing holdings bullish bearish rally valuation revenue trading traded "
+    "portfolio analyst analysts upside downside nyse nasdaq guidance ipo eps".split()
 )
 _FIN_ZH = (
     "股",
@@ -136,9 +141,18 @@ class _Hit:
     kind: str
 
 
-def _load_common_words() -> frozenset[str]:
+def _load_common_words() -> tuple[frozenset[str], frozenset[str]]:
+    """(very common, common) English words from ``common_en.txt`` (most frequent first)."""
     text = resources.files("tools.symbols").joinpath("common_en.txt").read_text("utf-8")
-    return frozenset(w for w in text.split() if not w.startswith("#") and w.isalpha())
+    very: list[str] = []
+    rest: list[str] = []
+    target = very
+    for line in text.splitlines():
+        if line.startswith("# zipf 3"):
+            target = rest
+        elif line and not line.startswith("#"):
+            target.append(line.strip())
+    return frozenset(very), frozenset(very) | frozenset(rest)
 
 
 def _gram_codes(text: str, n: int) -> set[int]:
@@ -207,16 +221,19 @@ class SymbolIndex:
         entries: Sequence[SymbolEntry],
         *,
         curated: dict[str, Any] | None = None,
-        common_words: frozenset[str] | None = None,
+        common_words: tuple[frozenset[str], frozenset[str]] | None = None,
     ) -> None:
         self.entries: list[SymbolEntry] = list(entries)
         cur = curated or {}
-        self.common = common_words if common_words is not None else _load_common_words()
+        self.very_common, self.common = common_words or _load_common_words()
+        self.not_tickers = frozenset(cur.get("not_tickers", []))
+        self.curated_keys: set[str] = set()
         self.context_words = frozenset(key(w) for w in cur.get("context", []))
         self.cn_common = frozenset(cur.get("cn_common_names", []))
         self.codes: dict[tuple[str, str], int] = {}
         self.exact: dict[str, list[_Hit]] = {}
         self.phon: dict[str, dict[int, _Hit]] = {}
+        self.words: dict[str, dict[int, _Hit]] = {}
         self.pop: list[float] = []
         curated_codes = {(m, c) for m in ("cn", "us", "hk") for c in cur.get(m, {})}
         for i, e in enumerate(self.entries):
@@ -296,20 +313,35 @@ class SymbolIndex:
         short = short_company_name(e.name)
         if short and key(short) != key(e.name):
             self._add(i, short, SHORT)
+        core = core_company_name(short)
+        if core != short:
+            self._add(i, core, CORE)
+        if " " in short:  # "schwab charles" is also found as "charles schwab"
+            self._put_words(i, short)
         if short and e.primary:
             self._put_phon(short, i, f"sounds like {short}")
             if "&" in e.name:
                 self._add(i, re.sub(r"\s*&\s*", "", e.name.lower()), SHORT, short)
         self._add_aliases(i, e.aliases)
 
+    def _put_words(self, i: int, text: str) -> None:
+        k = _words_key(text)
+        if k:
+            hits = self.words.setdefault(k, {})
+            hits.setdefault(i, _Hit(i, _KIND_SCORE[WORDS], f"name words {text}", WORDS))
+
     def _add_aliases(self, i: int, aliases: Iterable[str]) -> None:
         for a in aliases:
-            self._add(i, a, ALIAS)
             if has_cjk(a):
+                self._add(i, a, ALIAS)
                 base = cn_base_name(a)
                 if base != a:
                     self._add(i, base, ALIAS)
+            elif a.islower() and " " in a:  # pinyin of a Chinese alias ("mao tai")
+                self._add(i, a, PINYIN)
             else:
+                self._add(i, a, ALIAS)
+                self.curated_keys.add(key(a))
                 self._put_phon(a, i, f"sounds like {a}")
 
     # ---------------------------------------------------------------- resolve
@@ -327,6 +359,9 @@ class SymbolIndex:
         if k:
             for hit in self.exact.get(k, ()):
                 self._keep(found, hit)
+            if " " in simple:
+                for hit in self.words.get(_words_key(simple), {}).values():
+                    self._keep(found, hit)
         best = max((h.score for h in found.values()), default=0.0)
         if k and best < 97 and not (k.isdigit() and best >= 90):
             if has_cjk(k):
@@ -447,7 +482,7 @@ class SymbolIndex:
             scored.append((min(100.0, hit.score + bonus), idx, hit))
         scored.sort(key=lambda t: (-t[0], self.entries[t[1]].rank or 0, t[1]))
         out = [self._match(idx, s, hit.why) for s, idx, hit in scored[:limit]]
-        if len(out) >= 2 and out[0].score < 100:
+        if len(out) >= 2:
             top = scored[0]
             close = [
                 m
@@ -555,7 +590,11 @@ class SymbolIndex:
                     end = i + n
                     if end < len(simple) and piece[-1].isascii() and simple[end].isascii():
                         continue  # do not cut a Latin word in half
-                    hits = [h for h in self.exact.get(piece, ()) if h.kind != INITIALS]
+                    hits = [
+                        h
+                        for h in self.exact.get(piece, ())
+                        if h.kind not in (INITIALS, PINYIN) and (n > 2 or h.kind != BASE)
+                    ]
                     if not hits:
                         continue
                     if (piece in self.cn_common or piece in self.context_words) and not (
@@ -590,8 +629,6 @@ class SymbolIndex:
                 phrase = [x[0] for x in words[wi : wi + n]]
                 k = key(" ".join(phrase))
                 hits = [h for h in self.exact.get(k, ()) if h.kind not in (INITIALS, PINYIN)]
-                if not hits and len(k) >= 6:
-                    hits = [h for h in self.exact.get(k, ()) if h.kind == PINYIN]
                 if not hits:
                     continue
                 if not self._latin_name_ok(norm, words, wi, n, k, hits, shouting):
@@ -623,7 +660,7 @@ class SymbolIndex:
         shouting: bool,
     ) -> bool:
         pop = max(self.pop[h.idx] for h in hits)
-        curated = any(h.kind == ALIAS for h in hits)
+        curated = k in self.curated_keys
         phrase = words[wi : wi + n]
         lowers = [w.lower() for w, _, _ in phrase]
         capital = (
@@ -658,11 +695,14 @@ class SymbolIndex:
             return
         low = w.lower()
         upper = w.isupper()
-        common = low in self.common or low.replace(".", "").replace("-", "") in self.common
         if upper:
-            if len(w) == 1 and w in "AI":
+            if w in self.not_tickers and w not in ("A", "I"):
+                gated = True
+            elif w in ("A", "I"):
                 return
-            if common or len(w) == 1:
+            else:
+                gated = low in self.very_common or len(w) == 1
+            if gated:
                 strong = _en_context(norm, words, wi, 1, strong_only=True, window=2)
                 weak = _en_context(norm, words, wi, 1, strong_only=False, window=2)
                 if not (strong or (weak and not shouting)):
@@ -671,7 +711,7 @@ class SymbolIndex:
                 return
             claim(s, e, [i], 99.0, "ticker")
             return
-        if common or len(w) < 3 or self.pop[i] < 0.7:
+        if low in self.common or len(w) < 3 or self.pop[i] < 0.7:
             return
         claim(s, e, [i], 95.0, "ticker (lower case)")
 
@@ -694,6 +734,12 @@ class SymbolIndex:
             if i is not None:
                 return self.entries[i]
         return None
+
+
+def _words_key(text: str) -> str:
+    """Order-free key of a multi-word name: "Charles Schwab" == "SCHWAB CHARLES"."""
+    words = sorted(key(w) for w in text.split())
+    return " ".join(w for w in words if w)
 
 
 def _subsequence(small: str, big: str) -> bool:

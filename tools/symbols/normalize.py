@@ -109,6 +109,23 @@ def short_company_name(name: str) -> str:
     return " ".join(words)
 
 
+_DESCRIPTORS = frozenset(
+    """international intl technologies technology systems laboratories labs industries
+    enterprises worldwide brands entertainment scientific solutions services resources
+    pharmaceuticals pharmaceutical therapeutics communications networks software bancorp
+    bancshares financial motors airlines""".split()
+)
+
+
+def core_company_name(short: str) -> str:
+    """Short name without trailing descriptors: "honeywell international" -> "honeywell",
+    "thermo fisher scientific" -> "thermo fisher"; unchanged when nothing would be left."""
+    words = short.split()
+    while len(words) > 1 and words[-1] in _DESCRIPTORS:
+        words.pop()
+    return " ".join(words)
+
+
 def phonetic(text: str) -> str:
     """A sound key for English words (metaphone of the letters, spaces removed)."""
     import jellyfish
