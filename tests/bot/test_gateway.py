@@ -1,0 +1,112 @@
+"""Gateway and renderer behaviour with the in-process recording adapter and a scripted LLM."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+
+from bot.app import build_modes
+from bot.gateway import Gateway
+from bot.renderer import Renderer
+from bot.settings import load_settings
+from core.agent import AgentRunner
+from core.errors import FormattingRejected, RateLimited
+from core.events import Done, TextDelta
+from core.store import Store
+from core.testing import RecordingAdapter, ScriptedLLM, text
+from core.tools import ToolRegistry
+from core.types import Capabilities, ChatRef, IncomingMessage, Sender
+
+CHAT = ChatRef(platform="test", chat_id="c1")
+
+
+def msg(body: str, mid: str, uid: str = "u1", chat: ChatRef = CHAT) -> IncomingMessage:
+    return IncomingMessage(platform=chat.platform, chat=chat, sender=Sender(platform_uid=uid),
+                           message_id=mid, text=body)
+
+
+def gateway(pg_db, tmp_path: Path, llm: ScriptedLLM) -> tuple[Gateway, Store]:
+    store = Store(pg_db, files_dir=tmp_path)
+    settings = load_settings(llm_base_url="http://unused", llm_model="m", llm_plan=False)
+    runner = AgentRunner(store=store, modes=build_modes(settings, ToolRegistry(), llm))  # type: ignore[arg-type]
+    return Gateway(store=store, runner=runner), store
+
+
+async def test_messages_during_a_run_are_answered_in_order(pg_db, tmp_path):
+    llm = ScriptedLLM([text("first"), text("second"), text("third")], latency_s=0.05)
+    gw, _ = gateway(pg_db, tmp_path, llm)
+    chat = RecordingAdapter()
+    await chat.start(gw.handler_for(chat))
+    for i, q in enumerate(["q1", "q2", "q3"]):
+        await chat.deliver(msg(q, str(i)))
+    await gw.idle()
+    assert [t for t in chat.visible_text(CHAT)] == ["first", "second", "third"]
+    asked = [r["messages"][-1].content for r in llm.requests]
+    assert asked == ["q1", "q2", "q3"]
+
+
+async def test_stop_cancels_the_run_and_says_so(pg_db, tmp_path):
+    llm = ScriptedLLM([text("too late")], latency_s=5)
+    gw, store = gateway(pg_db, tmp_path, llm)
+    chat = RecordingAdapter()
+    await chat.start(gw.handler_for(chat))
+    await chat.deliver(msg("slow question", "1"))
+    await asyncio.sleep(0.1)
+    await chat.deliver(msg("/stop", "2"))
+    await gw.idle()
+    assert chat.visible_text(CHAT) == ["⏹ Stopped."]
+    conv = await store.conversations.active(CHAT, None)
+    last = (await store.conversations.messages(conv.id))[-1].message
+    assert last.content == "[stopped by the user]"
+    await chat.deliver(msg("/stop", "3"))
+    assert chat.visible_text(CHAT)[-1] == "Nothing is running."
+
+
+async def test_mode_is_stored_on_the_conversation_and_new_keeps_it(pg_db, tmp_path):
+    gw, store = gateway(pg_db, tmp_path, ScriptedLLM(default=text("ok")))
+    chat = RecordingAdapter()
+    await chat.start(gw.handler_for(chat))
+    await chat.deliver(msg("/mode debate", "1"))
+    assert (await store.conversations.active(CHAT, None)).mode == "debate"
+    await chat.deliver(msg("/mode nonsense", "2"))
+    assert "Unknown mode" in chat.visible_text(CHAT)[-1]
+    await chat.deliver(msg("/new", "3"))
+    assert (await store.conversations.active(CHAT, None)).mode == "debate"
+    await chat.deliver(msg("/whatever", "4"))
+    assert "/mode" in chat.visible_text(CHAT)[-1]  # unknown commands get the help
+
+
+async def test_link_from_console_then_code_from_another_platform(pg_db, tmp_path):
+    gw, store = gateway(pg_db, tmp_path, ScriptedLLM(default=text("ok")))
+    console = RecordingAdapter(name="console")
+    tg = RecordingAdapter(name="telegram")
+    await console.start(gw.handler_for(console))
+    await tg.start(gw.handler_for(tg))
+    cchat = ChatRef(platform="console", chat_id="local")
+    tchat = ChatRef(platform="telegram", chat_id="99")
+    await console.deliver(msg("/link", "1", uid="local", chat=cchat))
+    code = re.search(r"\b\d{8}\b", console.visible_text(cchat)[-1]).group(0)
+    await tg.deliver(msg(f"/link {code}", "1", uid="99", chat=tchat))
+    assert "Linked" in tg.visible_text(tchat)[-1]
+    a = await store.accounts.user_for("console", "local")
+    assert a == await store.accounts.user_for("telegram", "99")
+    assert len(await store.accounts.accounts_of(a)) == 2
+
+
+async def test_renderer_waits_out_429_and_falls_back_to_plain_text():
+    caps = Capabilities(max_message_length=50, can_edit=True, min_edit_interval_s=0.0,
+                        markup="telegram_html")
+    chat = RecordingAdapter(capabilities=caps)
+    chat.faults["edit"] = [RateLimited(retry_after=0.01), FormattingRejected("bad entity")]
+    r = Renderer(chat, CHAT)
+    await r.start()
+    await r.on_event(TextDelta(text="partial"))  # dropped: rate limited
+    long_answer = "**Bold** answer. " + " ".join(f"word{i}" for i in range(30))
+    await r.on_event(Done(text=long_answer))
+    assert r.result.delivered and r.result.dropped_edits == 1
+    shown = chat.visible_text(CHAT)
+    assert all(len(s) <= 50 for s in shown) and len(shown) >= 3
+    assert shown[0].startswith("Bold answer.")  # plain after the markup was rejected
+    joined = " ".join(shown)
+    assert all(f"word{i}" in joined for i in range(30))
