@@ -225,7 +225,7 @@ def tool(
             label=label,
             tags=frozenset(tags),
         )
-        (registry or DEFAULT_REGISTRY).add(spec)
+        (registry if registry is not None else DEFAULT_REGISTRY).add(spec)
         fn.__tool_spec__ = spec  # type: ignore[attr-defined]
         return fn
 

@@ -158,7 +158,8 @@ class AgentRunner:
     async def _maybe_summarize(self, conv: Conversation) -> None:
         if self._summarizer is None:
             return
-        total = await self._store.conversations.count_messages(conv.id)
+        total = await self._store.conversations.count_messages(
+            conv.id, after_id=conv.summary_up_to)
         if total <= self._limits.summarize_threshold:
             return
         recent = await self._store.conversations.messages(

@@ -115,9 +115,10 @@ class ConversationsRepo:
             "UPDATE messages SET reply_message_ids = reply_message_ids || $2 WHERE id=$1",
             message_id, refs)
 
-    async def count_messages(self, conversation_id: UUID) -> int:
+    async def count_messages(self, conversation_id: UUID, *, after_id: int = 0) -> int:
         return int(await self._pool.fetchval(
-            "SELECT count(*) FROM messages WHERE conversation_id=$1", conversation_id))
+            "SELECT count(*) FROM messages WHERE conversation_id=$1 AND id > $2",
+            conversation_id, after_id))
 
     async def messages(
         self, conversation_id: UUID, *, after_id: int = 0, limit: int | None = None,
