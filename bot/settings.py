@@ -39,6 +39,22 @@ class Settings(BaseSettings):
     tavily_api_key: SecretStr | None = Field(None, validation_alias=_env("TAVILY_API_KEY"))
 
 
+    # Telegram (starts when the token is set)
+    telegram_bot_token: SecretStr | None = Field(None, validation_alias=_env("TELEGRAM_BOT_TOKEN"))
+    telegram_api_base_url: str | None = Field(None,
+                                              validation_alias=_env("TELEGRAM_API_BASE_URL"))
+    telegram_file_base_url: str | None = Field(None,
+                                               validation_alias=_env("TELEGRAM_FILE_BASE_URL"))
+    telegram_webhook_url: str | None = Field(None, validation_alias=_env("TELEGRAM_WEBHOOK_URL"))
+    telegram_webhook_secret: SecretStr | None = Field(
+        None, validation_alias=_env("TELEGRAM_WEBHOOK_SECRET"))
+    telegram_webhook_listen: str = Field("127.0.0.1",
+                                         validation_alias=_env("TELEGRAM_WEBHOOK_LISTEN"))
+    telegram_webhook_port: int = Field(8443, validation_alias=_env("TELEGRAM_WEBHOOK_PORT"))
+    # Turning the webhook secret check off must be explicit (house rule 9).
+    telegram_webhook_insecure: bool = Field(False,
+                                            validation_alias=_env("TELEGRAM_WEBHOOK_INSECURE"))
+
     @property
     def llm_configured(self) -> bool:
         return bool(self.llm_base_url and self.llm_model)
@@ -82,7 +98,7 @@ class Settings(BaseSettings):
 
     def platforms_configured(self) -> list[str]:
         """Platforms whose credentials are set (each adapter starts only then)."""
-        return []
+        return ["telegram"] if self.telegram_bot_token else []
 
 
 def load_settings(**overrides: object) -> Settings:
