@@ -28,6 +28,8 @@ class DataConfig:
     tavily_api_key: str = ""
     timeout_s: float = 15.0
     sec_page_chars: int = 20_000
+    # The scrape tool refuses private/loopback addresses unless this is explicitly set.
+    allow_private_urls: bool = False
     # Base URLs, overridable so tests point real clients at loopback servers.
     base_urls: tuple[tuple[str, str], ...] = ()
 

@@ -7,30 +7,17 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 
 import pandas as pd
 
 from core.errors import DataUnavailable, UnknownSymbol
 from tools import snapshot
 from tools.bars import aggregate, interval_minutes, normalize_interval
+from tools.data import fetcher as fx
+from tools.data import providers
 from tools.data.config import get_config
+from tools.data.models import Bars, BarsQuery
 from tools.symbol_lookup import ResolvedSymbol
-
-BarFetcher = Callable[[ResolvedSymbol, str], Awaitable[pd.DataFrame]]
-
-# market -> live bar providers in fallback order (registered by the provider modules)
-_BAR_PROVIDERS: dict[str, list[tuple[str, BarFetcher]]] = {}
-
-
-def register_bar_provider(market: str, name: str, fetch: BarFetcher) -> None:
-    chain = _BAR_PROVIDERS.setdefault(market, [])
-    if all(n != name for n, _ in chain):
-        chain.append((name, fetch))
-
-
-def bar_providers(market: str) -> list[tuple[str, BarFetcher]]:
-    return list(_BAR_PROVIDERS.get(market, []))
 
 
 def _snapshot_bars_sync(sym: ResolvedSymbol, interval: str) -> pd.DataFrame:
@@ -54,34 +41,65 @@ async def snapshot_bars(sym: ResolvedSymbol, interval: str) -> pd.DataFrame:
     return await asyncio.to_thread(_snapshot_bars_sync, sym, interval)
 
 
+_LIVE_INTRADAY = ("1m", "5m", "15m", "30m", "1h")
+
+
+def _fetch_interval(interval: str) -> str:
+    """The bar size to ask providers for: daily for 1d and coarser, else the coarsest intraday
+    size that divides into the wanted one."""
+    minutes = interval_minutes(interval)
+    if minutes >= 1440:
+        return "1d"
+    fits = [i for i in _LIVE_INTRADAY if minutes % interval_minutes(i) == 0]
+    return fits[-1] if fits else "1m"
+
+
+def bars_frame(bars: Bars) -> pd.DataFrame:
+    """A provider's Bars as the standard frame (tz-aware index `ts`, float OHLCV, attrs)."""
+    df = pd.DataFrame(bars.rows, columns=["ts", *snapshot.COLUMNS])
+    idx = pd.DatetimeIndex(pd.to_datetime(df.pop("ts"), utc=False, format="mixed"))
+    idx = idx.tz_localize(bars.tz) if idx.tz is None else idx.tz_convert(bars.tz)
+    df.index = idx.rename("ts")
+    df = df.astype("float64")
+    df = df[~df.index.duplicated(keep="last")].sort_index()
+    df.attrs.update(bars.source.model_dump())
+    return df
+
+
+async def live_bars(sym: ResolvedSymbol, interval: str) -> pd.DataFrame:
+    """Bars from the live providers (cache, record/replay per the data mode)."""
+    providers.load()
+    native = _fetch_interval(interval)
+    query = BarsQuery(code=sym.code, market=sym.market, exchange=sym.exchange, kind=sym.kind,
+                      yahoo=sym.yahoo, interval=native)
+    bars: Bars = await fx.run("bars", query)
+    df = bars_frame(bars)
+    out = aggregate(df, interval, native)
+    out.attrs = dict(df.attrs)
+    return out
+
+
 async def get_bars(sym: ResolvedSymbol, interval: str = "1d") -> pd.DataFrame:
     """Full available history of `sym` at `interval` (tz-aware index, OHLCV float columns).
 
-    Offline mode reads the snapshot. Otherwise each live provider for the market is tried in
-    turn; when all fail, the snapshot answers and its note names the failures.
+    Offline mode reads the snapshot. Otherwise the live providers for the market answer in
+    turn (akshare then yfinance for A-shares; yfinance for US); when all fail, the snapshot
+    answers and its note names the failures.
     """
     interval = normalize_interval(interval)
-    failures: list[str] = []
+    failure: DataUnavailable | None = None
     if get_config().mode != "offline":
-        for name, fetch in bar_providers(sym.market):
-            try:
-                df = await fetch(sym, interval)
-            except DataUnavailable as exc:
-                failures.append(str(exc) or name)
-                continue
-            if not df.empty:
-                return df
-            failures.append(f"{name}: empty response")
+        try:
+            return await live_bars(sym, interval)
+        except DataUnavailable as exc:
+            failure = exc
     try:
         df = await snapshot_bars(sym, interval)
     except (DataUnavailable, UnknownSymbol) as exc:
-        if failures:
-            raise DataUnavailable(
-                "; ".join([*failures, str(exc)]), provider=failures[0].split(":")[0]
-            ) from exc
+        if failure is not None:
+            raise DataUnavailable(f"{failure}; fallback: {exc}",
+                                  provider=failure.provider) from exc
         raise
-    if failures:
-        df.attrs["note"] = "live providers failed (" + "; ".join(failures) + "); " + str(
-            df.attrs.get("note", "")
-        )
+    if failure is not None:
+        df.attrs["note"] = f"live providers failed ({failure}); {df.attrs.get('note', '')}"
     return df
