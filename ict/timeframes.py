@@ -220,6 +220,7 @@ def resample(bars: pd.DataFrame, interval: str) -> pd.DataFrame:
                 np.int64)
         naive = pd.DatetimeIndex(first_day.astype("datetime64[D]").astype("datetime64[ns]"))
         labels = naive.tz_localize(cal_tz).tz_convert(tz)
+    labels = labels.as_unit(idx.unit)
     ends = np.append(starts[1:], len(key)) - 1
     o = frame["open"].to_numpy(dtype=np.float64)
     h = frame["high"].to_numpy(dtype=np.float64)
