@@ -43,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="benchmarks (print JSON)")
     p.add_argument("name", help="chart, ict, symbols, ...")
     p.add_argument("--repeat", type=int, default=None)
+    p.add_argument("--platform", default=None, help="gateway bench: telegram, discord, ...")
     p.set_defaults(func=runtime.bench)
 
     for name in FEATURE_MODULES:

@@ -157,7 +157,9 @@ def bench(args: argparse.Namespace) -> int:
         module = importlib.import_module(f"bot.benches.{args.name}")
     except ImportError:
         raise CLIError(f"no benchmark named {args.name!r}") from None
-    kwargs = {"repeat": args.repeat} if args.repeat else {}
+    kwargs: dict[str, Any] = {"repeat": args.repeat} if args.repeat else {}
+    if args.platform:
+        kwargs["platform"] = args.platform
     result = module.run(**kwargs)
     if asyncio.iscoroutine(result):
         result = asyncio.run(result)

@@ -72,3 +72,27 @@ def test_lint_imports_fails_when_an_adapter_imports_tools(tmp_path):
         probe.unlink()
     assert out.returncode != 0
     assert "adapters only translate" in out.stdout and "BROKEN" in out.stdout
+
+
+def test_serve_shuts_down_cleanly_on_sigterm(pg_server, tmp_path):
+    import signal
+    import time
+
+    base = {k: v for k, v in os.environ.items()
+            if not k.startswith(("BULLPEN_", "DATABASE_URL", "TELEGRAM_"))}
+    base.update({"BULLPEN_DATA_DIR": str(tmp_path / "data"), "DATABASE_URL": pg_server})
+    proc = subprocess.Popen([*BULLPEN, "serve"], cwd=tmp_path, env=base, text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        assert proc.stdout is not None
+        line = ""
+        while time.monotonic() < deadline and "console" not in line:
+            line = proc.stdout.readline()
+        assert "console" in line  # the console chat started: nothing else is configured
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
