@@ -19,9 +19,11 @@ and only those are scored with rapidfuzz.
 
 from __future__ import annotations
 
+import gc
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -137,8 +139,27 @@ _FIN_ZH = (
 class _Hit:
     idx: int
     score: float
-    why: str
+    label: str  # what matched; ``why`` adds the rule name
     kind: str
+
+    @property
+    def why(self) -> str:
+        if self.kind in (CODE, "fuzzy", "phonetic"):
+            return self.label
+        return f"{self.kind} {self.label}"
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the cyclic GC while allocating many small acyclic objects (a third of build time
+    otherwise goes to collections that find nothing)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def _load_common_words() -> tuple[frozenset[str], frozenset[str]]:
@@ -223,8 +244,16 @@ class SymbolIndex:
         curated: dict[str, Any] | None = None,
         common_words: tuple[frozenset[str], frozenset[str]] | None = None,
     ) -> None:
+        with paused_gc():
+            self._build(entries, curated or {}, common_words)
+
+    def _build(
+        self,
+        entries: Sequence[SymbolEntry],
+        cur: dict[str, Any],
+        common_words: tuple[frozenset[str], frozenset[str]] | None,
+    ) -> None:
         self.entries: list[SymbolEntry] = list(entries)
-        cur = curated or {}
         self.very_common, self.common = common_words or _load_common_words()
         self.not_tickers = frozenset(cur.get("not_tickers", []))
         self.curated_keys: set[str] = set()
@@ -269,7 +298,10 @@ class SymbolIndex:
     def _put(self, k: str, hit: _Hit) -> None:
         if not k:
             return
-        hits = self.exact.setdefault(k, [])
+        hits = self.exact.get(k)
+        if hits is None:
+            self.exact[k] = [hit]
+            return
         for j, h in enumerate(hits):
             if h.idx == hit.idx:
                 if hit.score > h.score:
@@ -288,7 +320,7 @@ class SymbolIndex:
     def _add(self, idx: int, text: str, kind: str, label: str | None = None) -> None:
         k = key(text)
         if k:
-            self._put(k, _Hit(idx, _KIND_SCORE[kind], f"{kind} {label or text}", kind))
+            self._put(k, _Hit(idx, _KIND_SCORE[kind], label or text, kind))
 
     def _add_keys(self, i: int, e: SymbolEntry) -> None:
         if e.market in ("cn", "hk"):
@@ -310,6 +342,9 @@ class SymbolIndex:
             return
         # us
         self._add(i, e.name, FULL_EN)
+        if not e.primary:  # other share classes, preferreds, warrants: full name and aliases
+            self._add_aliases(i, e.aliases)
+            return
         short = short_company_name(e.name)
         if short and key(short) != key(e.name):
             self._add(i, short, SHORT)
@@ -318,7 +353,7 @@ class SymbolIndex:
             self._add(i, core, CORE)
         if " " in short:  # "schwab charles" is also found as "charles schwab"
             self._put_words(i, short)
-        if short and e.primary:
+        if short:
             self._put_phon(short, i, f"sounds like {short}")
             if "&" in e.name:
                 self._add(i, re.sub(r"\s*&\s*", "", e.name.lower()), SHORT, short)
@@ -328,7 +363,7 @@ class SymbolIndex:
         k = _words_key(text)
         if k:
             hits = self.words.setdefault(k, {})
-            hits.setdefault(i, _Hit(i, _KIND_SCORE[WORDS], f"name words {text}", WORDS))
+            hits.setdefault(i, _Hit(i, _KIND_SCORE[WORDS], text, WORDS))
 
     def _add_aliases(self, i: int, aliases: Iterable[str]) -> None:
         for a in aliases:

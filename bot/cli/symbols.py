@@ -1,0 +1,93 @@
+"""`bullpen symbols resolve|extract|refresh`: the symbols directory from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+from tools.symbols import Match, SymbolDirectory, SymbolEntry, default_directory
+
+
+def register(sub: Any) -> None:
+    """Add the ``symbols`` subcommand to the ``bullpen`` parser's subparsers."""
+    p = sub.add_parser("symbols", help="resolve names and codes; extract symbols from text")
+    ss = p.add_subparsers(dest="symbols_command", required=True)
+
+    r = ss.add_parser("resolve", help="best matches for a name, code, pinyin or misspelling")
+    r.add_argument("query")
+    r.add_argument("--market", choices=["cn", "us", "hk"], default=None)
+    r.add_argument("--limit", type=int, default=5)
+    r.add_argument("--json", action="store_true", help="print a JSON list")
+    r.set_defaults(func=resolve_cmd)
+
+    e = ss.add_parser("extract", help="every symbol mentioned in a sentence")
+    e.add_argument("sentence")
+    e.add_argument("--json", action="store_true", help="print a JSON list")
+    e.set_defaults(func=extract_cmd)
+
+    f = ss.add_parser("refresh", help="rebuild the directory from the installed packages")
+    f.add_argument("--live", action="store_true", help="also merge live akshare/SEC lists")
+    f.add_argument("--json", action="store_true", help="print counts as JSON")
+    f.set_defaults(func=refresh_cmd)
+
+
+def _as_json(matches: list[Match]) -> str:
+    rows = [m.model_dump(mode="json", exclude_none=True) for m in matches]
+    return json.dumps(rows, ensure_ascii=False, indent=2)
+
+
+def _print_table(matches: list[Match]) -> None:
+    if not matches:
+        print("no match")
+        return
+    for m in matches:
+        flag = " (ambiguous)" if m.ambiguous else ""
+        span = f" @{m.span[0]}:{m.span[1]}" if m.span else ""
+        print(f"{m.symbol:<11} {m.name:<28} {m.market:<3} {m.score:6.2f}  {m.why}{flag}{span}")
+
+
+def resolve_cmd(args: argparse.Namespace) -> int:
+    """Print the matches for ``args.query``; exit 1 when nothing matches."""
+    matches = default_directory().resolve(args.query, market=args.market, limit=args.limit)
+    if args.json:
+        print(_as_json(matches))
+    else:
+        _print_table(matches)
+    return 0 if matches else 1
+
+
+def extract_cmd(args: argparse.Namespace) -> int:
+    """Print the symbols found in ``args.sentence`` (exit 0 even when there are none)."""
+    matches = default_directory().extract(args.sentence)
+    if args.json:
+        print(_as_json(matches))
+    else:
+        _print_table(matches)
+    return 0
+
+
+def refresh_entries(*, live: bool = False) -> tuple[list[SymbolEntry], float]:
+    """Rebuild every entry from the packages (and live lists); returns entries and seconds.
+
+    The caller saves them (``tools.symbols.store.save_entries``) when a database is wired.
+    """
+    start = time.perf_counter()
+    directory = SymbolDirectory.from_packages(live=live)
+    return directory.entries, time.perf_counter() - start
+
+
+def refresh_cmd(args: argparse.Namespace) -> int:
+    """Rebuild from the packages and report the counts."""
+    entries, seconds = refresh_entries(live=args.live)
+    counts: dict[str, int] = {}
+    for e in entries:
+        counts[e.market] = counts.get(e.market, 0) + 1
+    report = {"entries": len(entries), "by_market": counts, "seconds": round(seconds, 3)}
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False))
+    else:
+        print(f"rebuilt {len(entries)} entries {counts} in {seconds:.2f}s", file=sys.stdout)
+    return 0

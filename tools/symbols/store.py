@@ -1,0 +1,100 @@
+"""Postgres persistence of the directory (table ``stocknames``, migration 0002)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import asyncpg
+
+from tools.symbols.index import paused_gc
+from tools.symbols.model import SymbolEntry
+
+COLUMNS = (
+    "market",
+    "code",
+    "exchange",
+    "name",
+    "name_en",
+    "pinyin",
+    "initials",
+    "name_tw",
+    "aliases",
+    "sector",
+    "list_date",
+    "indices",
+    "cik",
+    "rank",
+    "is_primary",
+    "updated_at",
+)
+_SELECT = (
+    "SELECT market, code, exchange, name, name_en, pinyin, initials, name_tw, aliases, sector,"
+    " list_date, indices, cik, rank, is_primary AS primary FROM stocknames"
+    " ORDER BY market, rank NULLS LAST, code"
+)
+
+
+def _record(e: SymbolEntry, now: datetime) -> tuple[Any, ...]:
+    return (
+        e.market,
+        e.code,
+        e.exchange,
+        e.name,
+        e.name_en,
+        e.pinyin,
+        e.initials,
+        e.name_tw,
+        list(e.aliases),
+        e.sector,
+        e.list_date,
+        list(e.indices),
+        e.cik,
+        e.rank,
+        e.primary,
+        now,
+    )
+
+
+async def save_entries(
+    conn_or_pool: asyncpg.Connection | asyncpg.Pool, entries: Sequence[SymbolEntry]
+) -> int:
+    """Replace the whole table with ``entries`` in one transaction (bulk COPY); returns rows."""
+    if isinstance(conn_or_pool, asyncpg.Pool):
+        async with conn_or_pool.acquire() as conn:
+            return await _save(conn, entries)
+    return await _save(conn_or_pool, entries)
+
+
+async def _save(conn: asyncpg.Connection, entries: Sequence[SymbolEntry]) -> int:
+    now = datetime.now(UTC)
+    seen: set[tuple[str, str]] = set()
+    records = []
+    for e in entries:
+        if (e.market, e.code) not in seen:
+            seen.add((e.market, e.code))
+            records.append(_record(e, now))
+    async with conn.transaction():
+        await conn.execute("DELETE FROM stocknames")
+        await conn.copy_records_to_table("stocknames", records=records, columns=COLUMNS)
+    return len(records)
+
+
+async def load_entries(pool: asyncpg.Pool | asyncpg.Connection) -> list[SymbolEntry]:
+    """Every row of ``stocknames`` as entries (trusted rows: no re-validation, for speed)."""
+    rows = await pool.fetch(_SELECT)
+    out = []
+    with paused_gc():
+        for row in rows:
+            data = dict(row)
+            data["aliases"] = list(data["aliases"] or [])
+            data["indices"] = list(data["indices"] or [])
+            out.append(SymbolEntry.model_construct(**data))
+    return out
+
+
+async def count_entries(pool: asyncpg.Pool | asyncpg.Connection) -> dict[str, int]:
+    """Rows per market."""
+    rows = await pool.fetch("SELECT market, count(*) AS n FROM stocknames GROUP BY market")
+    return {r["market"]: int(r["n"]) for r in rows}
