@@ -95,7 +95,8 @@ def handler(args: argparse.Namespace) -> int:
     except FileNotFoundError:
         print(f"bullpen ict: no such file {args.csv}", file=sys.stderr)
         return 2
-    except (ICTInputError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+    except (ICTInputError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError,
+            OSError) as exc:
         print(f"bullpen ict: {exc}", file=sys.stderr)
         return 2
     proposal = ict.propose_plan(analysis) if args.plan else None
@@ -119,7 +120,7 @@ def handler(args: argparse.Namespace) -> int:
 
 
 def _t(value: Any) -> str:
-    return pd.Timestamp(value).strftime("%Y-%m-%d %H:%M")
+    return f"{pd.Timestamp(value):%Y-%m-%d %H:%M}"
 
 
 def summary(a: ICTAnalysis) -> str:

@@ -63,6 +63,10 @@ def test_bad_csv_is_exit_code_two(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "not sorted" in capsys.readouterr().err
     assert _run(["ict", "--csv", str(tmp_path / "missing.csv")]) == 2
     assert "no such file" in capsys.readouterr().err
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    assert _run(["ict", "--csv", str(empty)]) == 2
+    assert "bullpen ict:" in capsys.readouterr().err
 
 
 def test_symbol_is_not_wired_yet(capsys: pytest.CaptureFixture[str]) -> None:
