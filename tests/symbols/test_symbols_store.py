@@ -10,9 +10,7 @@ from tools.symbols import SymbolDirectory
 from tools.symbols.store import count_entries, load_entries, save_entries
 
 
-async def test_save_and_load_every_entry(
-    pg_pool: asyncpg.Pool, directory: SymbolDirectory
-) -> None:
+async def test_save_and_load_every_entry(pg_pool: asyncpg.Pool, directory: SymbolDirectory) -> None:
     saved = await save_entries(pg_pool, directory.entries)
     assert saved == len(directory)
     counts = await count_entries(pg_pool)
@@ -34,7 +32,9 @@ async def test_save_and_load_every_entry(
     assert [m.code for m in reloaded.extract("buy AAPL and 宁德时代")] == ["AAPL", "300750"]
 
 
-async def test_save_replaces_previous_rows(pg_pool: asyncpg.Pool, directory: SymbolDirectory) -> None:
+async def test_save_replaces_previous_rows(
+    pg_pool: asyncpg.Pool, directory: SymbolDirectory
+) -> None:
     await save_entries(pg_pool, directory.entries[:10])
     async with pg_pool.acquire() as conn:
         await save_entries(conn, directory.entries[5:8])

@@ -518,16 +518,23 @@ class SymbolIndex:
         scored.sort(key=lambda t: (-t[0], self.entries[t[1]].rank or 0, t[1]))
         out = [self._match(idx, s, hit.why) for s, idx, hit in scored[:limit]]
         if len(out) >= 2:
-            top = scored[0]
-            close = [
-                m
-                for (s, idx, _), m in zip(scored, out, strict=False)
-                if top[0] - s < _AMBIGUITY_GAP and not self._same_issuer(top[1], idx)
+            # Ambiguous: another issuer scores within the gap, or matched the same exact key
+            # with the same raw score (shared initials, homophones) however popular it is.
+            top_score, top_idx, top_hit = scored[0]
+            rivals = [
+                j
+                for j, (s, idx, hit) in enumerate(scored[:limit])
+                if j
+                and not self._same_issuer(top_idx, idx)
+                and (
+                    top_score - s < _AMBIGUITY_GAP
+                    or (hit.score >= 90 and abs(hit.score - top_hit.score) < 0.01)
+                )
             ]
-            if close:
-                for m in out:
-                    if out[0].score - m.score < _AMBIGUITY_GAP:
-                        m.ambiguous = True
+            if rivals:
+                out[0].ambiguous = True
+                for j in rivals:
+                    out[j].ambiguous = True
         return out
 
     def _same_issuer(self, a: int, b: int) -> bool:

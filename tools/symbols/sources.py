@@ -18,6 +18,7 @@ import csv
 import importlib.util
 import json
 import logging
+import re
 from collections.abc import Iterable
 from datetime import date
 from functools import lru_cache
@@ -25,12 +26,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from tools.symbols.index import paused_gc
 from tools.symbols.model import SymbolEntry
 from tools.symbols.normalize import clean, cn_base_name, has_cjk, pinyin, to_traditional
 
 log = logging.getLogger(__name__)
 
 INDICES_CN = ("csi300", "csi500")
+_CLASS_ROW = re.compile(r'"code":\s*"(\d{6})".*?"menlei_name":\s*"([^"]+)"')
 INDICES_US = ("sp500", "nasdaq100", "dow30")
 
 
@@ -129,15 +132,13 @@ def cn_entries(
     """
     base = _package_dir("chstockdata") / "data" / "industry"
     sectors: dict[str, str] = {}
-    for version in ("classifications_2025H2.jsonl", "classifications_2026H1.jsonl"):
-        path = base / version
-        if not path.exists():
-            continue
-        with path.open(encoding="utf-8") as fh:
+    versions = sorted(base.glob("classifications_*.jsonl"))
+    if versions:  # the latest CSRC classification (covers SH, SZ, BJ and B shares)
+        with versions[-1].open(encoding="utf-8") as fh:
             for line in fh:
-                row = json.loads(line)
-                if row.get("menlei_name"):
-                    sectors[row["code"]] = row["menlei_name"]
+                m = _CLASS_ROW.search(line)
+                if m:
+                    sectors[m.group(1)] = m.group(2)
     universe = sorted(base.glob("universe_*.csv"))
     rows: dict[str, dict[str, str]] = {}
     if universe:
@@ -252,6 +253,11 @@ def hk_entries() -> list[SymbolEntry]:
 
 def build_entries(*, live: bool = False) -> list[SymbolEntry]:
     """Every entry from the installed packages; with ``live`` also merge online lists."""
+    with paused_gc():
+        return _build_entries(live=live)
+
+
+def _build_entries(*, live: bool) -> list[SymbolEntry]:
     members = _index_members()
     extra_cn: dict[str, str] = {}
     us_rows: list[dict[str, Any]] | None = None
