@@ -15,6 +15,11 @@ TOOL_MODULES: tuple[str, ...] = (
     "tools.indicators",
     "tools.charts",
     "tools.valuation",
+    "tools.fundamentals",
+    "tools.flows",
+    "tools.screener",
+    "tools.funds",
+    "tools.research",
 )
 
 

@@ -80,17 +80,6 @@ class TavilySearch(fx.Fetcher[SearchQuery, SearchResults]):
                              source=DataSource(provider=self.provider, dataset="search"))
 
 
-_DDG_RESULT = re.compile(
-    r'<a[^>]+class="result__a"[^>]+href="(?P<href>[^"]+)"[^>]*>(?P<title>.*?)</a>.*?'
-    r'(?:class="result__snippet"[^>]*>(?P<snippet>.*?)</a>)?', re.S)
-
-
-def _strip_tags(html: str) -> str:
-    import html as htmllib
-
-    return htmllib.unescape(re.sub(r"<[^>]+>", "", html)).strip()
-
-
 class DuckDuckGoSearch(fx.Fetcher[SearchQuery, SearchResults]):
     provider: ClassVar[str] = "duckduckgo"
     dataset: ClassVar[str] = "web.search"
@@ -106,13 +95,18 @@ class DuckDuckGoSearch(fx.Fetcher[SearchQuery, SearchResults]):
         html = raw.get("html") if isinstance(raw, dict) else None
         if not isinstance(html, str):
             raise DataUnavailable("search: unexpected response shape", provider=self.provider)
+        from bs4 import BeautifulSoup
+
         hits: list[SearchHit] = []
-        for m in _DDG_RESULT.finditer(html):
-            href = m.group("href")
+        for link in BeautifulSoup(html, "lxml").select("a.result__a"):
+            href = str(link.get("href") or "")
             if "uddg=" in href:  # DuckDuckGo redirect links carry the target in `uddg`
                 href = unquote(parse_qs(urlsplit(href).query).get("uddg", [href])[0])
-            hits.append(SearchHit(title=_strip_tags(m.group("title")), url=href,
-                                  snippet=_strip_tags(m.group("snippet") or "")[:400]))
+            box = link.find_parent(class_="result")
+            snippet = box.select_one(".result__snippet") if box is not None else None
+            hits.append(SearchHit(title=link.get_text(" ", strip=True), url=href,
+                                  snippet=(snippet.get_text(" ", strip=True) if snippet
+                                           else "")[:400]))
         if not hits:
             raise DataUnavailable("search: no results (or the page layout changed)",
                                   provider=self.provider)
