@@ -6,11 +6,11 @@ import json
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-import numpy as np
 import pandas as pd
 import pytest
 
 import ict
+from bot.benches.ict import synthetic_bars
 from ict import ICTAnalysis, StructureEvent
 from tests.ict.data import btc_15m
 
@@ -130,27 +130,8 @@ def test_missing_timeframes_fail_their_items(base: ICTAnalysis) -> None:
         ict.bias_stack({"weekly": base})
 
 
-def _synthetic(minutes: int, days: int, seed: int = 3) -> tuple[pd.DataFrame, pd.DataFrame]:
-    rng = np.random.default_rng(seed)
-
-    def walk(idx: pd.DatetimeIndex, vol: float) -> pd.DataFrame:
-        close = 100 * np.exp(np.cumsum(rng.normal(0, vol, len(idx))))
-        openp = np.concatenate(([close[0]], close[:-1]))
-        wick = np.abs(rng.normal(0, vol / 2, (2, len(idx)))) * close
-        return pd.DataFrame({"open": openp, "high": np.maximum(openp, close) + wick[0],
-                             "low": np.minimum(openp, close) - wick[1], "close": close,
-                             "volume": rng.integers(1, 100, len(idx)).astype(float)},
-                            index=idx)
-
-    end = pd.Timestamp("2024-03-15 14:59", tz="UTC")  # 10:59 in New York (EDT)
-    m1 = walk(pd.date_range(end=end, periods=minutes, freq="1min"), 0.0006)
-    d1 = walk(pd.date_range(end=end.normalize() - pd.Timedelta(days=1), periods=days,
-                            freq="D"), 0.02)
-    return m1, d1
-
-
 def test_analyze_stack_on_source_bars() -> None:
-    m1, d1 = _synthetic(minutes=12 * 1440, days=500)
+    m1, d1 = synthetic_bars(minutes=12 * 1440, days=500)
     result = ict.analyze_stack(minute=m1, daily=d1)
     assert list(result.analyses) == ["daily", "4h", "15min", "5min", "1min"]
     sizes = {k: a.meta.bars for k, a in result.analyses.items()}
@@ -166,7 +147,7 @@ def test_analyze_stack_on_source_bars() -> None:
 
 
 def test_analyze_stack_drops_forming_bars_with_as_of() -> None:
-    m1, d1 = _synthetic(minutes=3 * 1440, days=400)
+    m1, d1 = synthetic_bars(minutes=3 * 1440, days=400)
     as_of = (m1.index[-1] + pd.Timedelta(seconds=30)).to_pydatetime()
     result = ict.analyze_stack(minute=m1, daily=d1, as_of=as_of)
     one = result.analyses["1min"].meta
