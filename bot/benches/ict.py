@@ -67,7 +67,7 @@ def run(*, bars: int = 5000, repeat: int = 7) -> dict[str, Any]:
     from tools import snapshot
 
     with contextlib.redirect_stdout(io.StringIO()):  # the peer prints a banner on import
-        from smartmoneyconcepts import smc  # type: ignore[import-untyped]
+        from smartmoneyconcepts import smc
 
     data = snapshot.load("EURUSD", "1h").iloc[-bars:]
     peer_frame = data.reset_index(drop=True)
