@@ -246,7 +246,7 @@ def bias_stack(
         why.append("HTF structure is neutral: no draw to lean on")
     elif counter:
         why.append(f"counter-trend: 15m bias {bias} fights the {htf} HTF draw")
-    check.append(ChecklistItem(
+    check.insert(0, ChecklistItem(  # the checklist reads top-down: HTF first
         "htf_draw", "Daily/4H draw agrees with the idea", bias != "neutral" and htf == bias,
         f"HTF {htf}" + (f", draw {draw.name} {draw.price:g}" if draw else "")))
 

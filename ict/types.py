@@ -465,3 +465,41 @@ class ICTAnalysis(JSONMixin):
     @property
     def bias(self) -> Bias:
         return self.structure.bias
+
+    def brief(self, *, limit: int = 8) -> dict[str, Any]:
+        """A compact JSON-ready digest for a model's context (the full `to_dict()` of 5,000
+        bars is about a megabyte): what is live as of the last bar plus the latest events,
+        at most `limit` of each kind, with totals so nothing looks complete when it is not."""
+        s, liq = self.structure, self.liquidity
+        meta = self.meta.to_dict()
+        meta.pop("options", None)
+        live_obs = sorted((b for b in self.order_blocks if b.state != "broken"),
+                          key=lambda b: (-b.score, -b.confirmed_index))[:limit]
+        unfilled = [g for g in self.fvgs if g.state != "filled"]
+        eqh = [p for p in liq.equal_highs if p.swept_index is None]
+        eql = [p for p in liq.equal_lows if p.swept_index is None]
+        sessions = self.sessions
+        digest = {
+            "meta": meta,
+            "structure": {"bias": s.bias, "last_bos": s.last_bos, "last_choch": s.last_choch,
+                          "recent_events": s.events[-limit:], "events_total": len(s.events)},
+            "internal_structure": {"bias": self.internal_structure.bias,
+                                   "recent_events": self.internal_structure.events[-3:]},
+            "major_swings": self.swings.major[-limit:],
+            "order_blocks": {"live_by_score": live_obs, "live_total": sum(
+                b.state != "broken" for b in self.order_blocks), "total": len(self.order_blocks)},
+            "fvgs": {"unfilled_latest": unfilled[-limit:], "unfilled_total": len(unfilled),
+                     "total": len(self.fvgs)},
+            "liquidity": {"mode": liq.mode, "equal_highs_unswept": eqh[-limit:],
+                          "equal_lows_unswept": eql[-limit:], "external_high": liq.external_high,
+                          "external_low": liq.external_low},
+            "dealing_range": self.dealing_range,
+            "sessions": {"template": sessions.template, "applicable": sessions.applicable,
+                         "last_bar_time_ny": sessions.last_bar_time_ny,
+                         "current_kill_zone": sessions.current_kill_zone,
+                         "session_fit": sessions.session_fit,
+                         "recent_windows": sessions.windows[-4:]},
+            "levels": self.levels,
+        }
+        out: dict[str, Any] = to_jsonable(digest)
+        return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import pandas as pd
@@ -143,3 +144,17 @@ def test_dealing_range_contains_the_last_close(series: tuple[str, pd.DataFrame, 
     majors = analysis.swings.major
     assert any(s.kind == "high" and s.index == dr.high_index for s in majors)
     assert any(s.kind == "low" and s.index == dr.low_index for s in majors)
+
+
+def test_brief_is_compact_and_consistent(series: tuple[str, pd.DataFrame, str]) -> None:
+    _, bars, interval = series
+    analysis = ict.analyze(bars, interval=interval)
+    brief = analysis.brief(limit=5)
+    full_size = len(json.dumps(analysis.to_dict()))
+    assert len(json.dumps(brief)) < full_size / 10
+    assert brief["structure"]["bias"] == analysis.bias
+    assert brief["structure"]["events_total"] == len(analysis.structure.events)
+    assert len(brief["order_blocks"]["live_by_score"]) <= 5
+    assert all(b["state"] != "broken" for b in brief["order_blocks"]["live_by_score"])
+    assert all(g["state"] != "filled" for g in brief["fvgs"]["unfilled_latest"])
+    assert "options" not in brief["meta"]
