@@ -22,9 +22,11 @@ from __future__ import annotations
 import gc
 import re
 import unicodedata
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib import resources
 from typing import Any
 
@@ -45,7 +47,8 @@ from tools.symbols.normalize import (
 )
 
 _FUZZY_POOL = 48
-_MAX_QUERY = 200
+_MAX_QUERY = 160
+_MAX_FUZZY = 48  # longer than any name: a sentence, not a name; exact lookups only
 _AMBIGUITY_GAP = 3.0
 
 # kinds of exact keys
@@ -274,7 +277,7 @@ class SymbolIndex:
         self._latin = _GramIndex(latin, 2)
         self._cjk = _GramIndex(cjk, 1)
         self._phon = _GramIndex(list(self.phon), 2)
-        self._max_cjk = max((len(k) for k in cjk), default=1)
+        self._cjk_lengths = sorted({len(k) for k in cjk if len(k) >= 2}, reverse=True)
 
     # ---------------------------------------------------------------- building
 
@@ -383,9 +386,9 @@ class SymbolIndex:
 
     def resolve(self, query: str, *, market: str | None = None, limit: int = 5) -> list[Match]:
         """Best matches for a name, code, pinyin or misspelling; ambiguous ties are flagged."""
-        q = clean(query or "")[:_MAX_QUERY]
-        if not q or limit <= 0:
-            return []
+        q = clean(query[: _MAX_QUERY * 4] if isinstance(query, str) else "")
+        if not q or limit <= 0 or len(q) > _MAX_QUERY:
+            return []  # nothing, or a paragraph rather than a name: use extract()
         found: dict[int, _Hit] = {}
         for hit in self._code_hits(q):
             self._keep(found, hit)
@@ -398,7 +401,7 @@ class SymbolIndex:
                 for hit in self.words.get(_words_key(simple), {}).values():
                     self._keep(found, hit)
         best = max((h.score for h in found.values()), default=0.0)
-        if k and best < 97 and not (k.isdigit() and best >= 90):
+        if k and len(k) <= _MAX_FUZZY and best < 97 and not (k.isdigit() and best >= 90):
             if has_cjk(k):
                 self._fuzzy_cjk(k, found)
             elif len(k) >= 3:
@@ -625,16 +628,19 @@ class SymbolIndex:
                     i += 1
                     continue
                 step = 1
-                for n in range(min(self._max_cjk, len(simple) - i), 1, -1):
+                for n in self._cjk_lengths:
+                    if n > len(simple) - i:
+                        continue
                     piece = simple[i : i + n]
-                    if not has_cjk(piece):
+                    candidates = self.exact.get(piece)
+                    if candidates is None or not has_cjk(piece):
                         continue
                     end = i + n
                     if end < len(simple) and piece[-1].isascii() and simple[end].isascii():
                         continue  # do not cut a Latin word in half
                     hits = [
                         h
-                        for h in self.exact.get(piece, ())
+                        for h in candidates
                         if h.kind not in (INITIALS, PINYIN) and (n > 2 or h.kind != BASE)
                     ]
                     if not hits:
@@ -814,14 +820,23 @@ def _shouting(text: str) -> bool:
 
 
 def _sentence_start(text: str, start: int) -> bool:
-    before = text[:start].rstrip(" \t\"'“‘(")
-    return not before or _SENTENCE_END.match(before[-1]) is not None
+    i = start - 1
+    while i >= 0 and text[i] in " \t\"'“‘(":
+        i -= 1
+    return i < 0 or _SENTENCE_END.match(text[i]) is not None
+
+
+@lru_cache(maxsize=8)
+def _boundaries(text: str) -> list[int]:
+    return [m.start() for m in _SENTENCE_END.finditer(text)]
 
 
 def _sentence_bounds(text: str, s: int, e: int) -> tuple[int, int]:
-    left = max((m.end() for m in _SENTENCE_END.finditer(text, 0, s)), default=0)
-    m = _SENTENCE_END.search(text, e)
-    return left, m.start() if m else len(text)
+    """[left, right) of the sentence holding text[s:e] (bisect over cached boundaries)."""
+    ends = _boundaries(text)
+    i = bisect_left(ends, s)
+    j = bisect_left(ends, e)
+    return (ends[i - 1] + 1 if i else 0), (ends[j] if j < len(ends) else len(text))
 
 
 def _zh_context(text: str, s: int, e: int) -> bool:
