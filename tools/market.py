@@ -245,7 +245,8 @@ def ohlcv_table(
     if end is not None:
         view = view[view.index <= _end_bound(full, end)]
     intraday = interval_minutes(interval) < 1440
-    columns = ["ts", "open", "high", "low", "close", "volume", *[f"ma{n}" for n in MA_WINDOWS]]
+    columns = ["time" if intraday else "date", "open", "high", "low", "close", "volume",
+               *[f"ma{n}" for n in MA_WINDOWS]]
     base = dict(symbol=sym.code, name=sym.name, interval=interval, currency=_currency(sym),
                 columns=columns, source=source)
     if view.empty:

@@ -45,7 +45,7 @@ async def test_batch_quotes_report_errors_per_symbol() -> None:
 
 async def test_ohlcv_has_moving_averages_and_summary() -> None:
     res = await get_ohlcv(symbol="AAPL", limit=5)
-    assert res.columns == ["ts", "open", "high", "low", "close", "volume", "ma5", "ma20", "ma60"]
+    assert res.columns == ["date", "open", "high", "low", "close", "volume", "ma5", "ma20", "ma60"]
     assert len(res.rows) == 5 and res.total_bars > 3000
     assert res.rows[-1][0] == "2013-03-01"
     closes = [r[4] for r in res.rows]
