@@ -36,10 +36,10 @@ def build_dealing_range(
         hi_i = int(sw.high_idx[h])
         lo_i = int(sw.low_idx[low])
         span = hi_p - lo_p
-        pd_pct = 50.0 if span <= 0 else 100.0 * (close - lo_p) / span
+        pd_pct = 50.0 if span <= 0 else round(100.0 * (close - lo_p) / span, 2)
         zone = "premium" if pd_pct > 50 else ("discount" if pd_pct < 50 else "equilibrium")
         return DealingRange(
             hi_p, hi_i, bars.time(hi_i), lo_p, lo_i, bars.time(lo_i), (hi_p + lo_p) / 2.0,
-            round(pd_pct, 2), zone, close, label,  # type: ignore[arg-type]
+            pd_pct, zone, close, label,  # type: ignore[arg-type]
         )
     return None

@@ -54,14 +54,21 @@ def is_intraday(interval: str) -> bool:
 
 
 def bar_end(label: pd.Timestamp, interval: str) -> pd.Timestamp:
-    """When a bar labelled `label` (its open) closes."""
+    """When the bar labelled `label` closes.
+
+    Intraday labels are bar open times. Daily and longer bars end at the next calendar
+    boundary (midnight, Monday, first of the month) after the label's date, so bars stamped
+    with their period start and bars stamped with their last trading day both work.
+    """
     iv = normalize_interval(interval)
+    ts = pd.Timestamp(label)
     if iv == "monthly":
-        return pd.Timestamp(label) + pd.offsets.MonthBegin(1)
-    if iv in ("daily", "weekly"):
-        days = 1 if iv == "daily" else 7
-        return pd.Timestamp(label) + pd.Timedelta(days=days)
-    return pd.Timestamp(label) + pd.Timedelta(minutes=INTERVAL_MINUTES[iv])
+        return ts.normalize() + pd.offsets.MonthBegin(1)
+    if iv == "weekly":
+        return ts.normalize() + pd.Timedelta(days=7 - ts.weekday())
+    if iv == "daily":
+        return ts.normalize() + pd.Timedelta(days=1)
+    return ts + pd.Timedelta(minutes=INTERVAL_MINUTES[iv])
 
 
 @dataclass(frozen=True, slots=True)

@@ -107,4 +107,9 @@ def test_bar_end() -> None:
     t = pd.Timestamp("2024-01-31", tz="America/New_York")
     assert ict.bar_end(t, "monthly") == pd.Timestamp("2024-02-01", tz="America/New_York")
     assert ict.bar_end(t, "1h") == t + pd.Timedelta(hours=1)
-    assert ict.bar_end(t, "weekly") == t + pd.Timedelta(days=7)
+    monday = pd.Timestamp("2024-01-29", tz="America/New_York")
+    assert ict.bar_end(monday, "weekly") == monday + pd.Timedelta(days=7)
+    friday = pd.Timestamp("2024-02-02", tz="America/New_York")  # stamped with its last day
+    assert ict.bar_end(friday, "weekly") == monday + pd.Timedelta(days=7)
+    assert ict.bar_end(pd.Timestamp("2024-02-02 16:00", tz="UTC"), "daily") == pd.Timestamp(
+        "2024-02-03", tz="UTC")
