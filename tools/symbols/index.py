@@ -42,6 +42,7 @@ from tools.symbols.normalize import (
     is_cjk_char,
     key,
     phonetic,
+    pinyin,
     short_company_name,
     to_simplified,
 )
@@ -403,6 +404,7 @@ class SymbolIndex:
         best = max((h.score for h in found.values()), default=0.0)
         if k and len(k) <= _MAX_FUZZY and best < 97 and not (k.isdigit() and best >= 90):
             if has_cjk(k):
+                self._homophones(k, found)
                 self._fuzzy_cjk(k, found)
             elif len(k) >= 3:
                 self._fuzzy_latin(k, found)
@@ -470,6 +472,15 @@ class SymbolIndex:
                     continue
                 score = min(94.0, sim * 0.95) * h.score / 100.0
                 self._keep(found, _Hit(h.idx, score, f"fuzzy {cand!r} ({h.why})", "fuzzy"))
+
+    def _homophones(self, k: str, found: dict[int, _Hit]) -> None:
+        """Pinyin-IME typos pick a character with the same sound: 中国神化 -> 中国神华."""
+        full, _ = pinyin(k)
+        if len(full.split()) < 2:
+            return
+        for h in self.exact.get(key(full), ()):
+            if h.kind == PINYIN:
+                self._keep(found, _Hit(h.idx, 93.0, f"same sound as {h.label}", "fuzzy"))
 
     def _fuzzy_cjk(self, k: str, found: dict[int, _Hit]) -> None:
         index = self._cjk
