@@ -21,9 +21,28 @@ class DataSource(BaseModel):
     offline: bool = Field(default=False, description="true when served from the snapshot")
     note: str = ""
 
+    @classmethod
+    def at(cls, provider: str, dataset: str, as_of: str | date | None,
+           note: str = "") -> DataSource:
+        """A source dated by `as_of`: a date, or text starting with an ISO or YYYYMMDD date."""
+        return cls(provider=provider, dataset=dataset, as_of=parse_date(as_of), note=note)
+
     def label(self) -> str:
         when = f" as of {self.as_of.isoformat()}" if self.as_of else ""
         return f"{self.provider}{' (' + self.dataset + ')' if self.dataset else ''}{when}"
+
+
+def parse_date(value: str | date | None) -> date | None:
+    """A date from a date, '2024-09-30...', '20240930' or None; None when unreadable."""
+    if value is None or isinstance(value, date):
+        return value
+    text = str(value).strip()
+    if len(text) >= 8 and text[:8].isdigit():
+        text = f"{text[:4]}-{text[4:6]}-{text[6:8]}"
+    try:
+        return date.fromisoformat(text[:10])
+    except ValueError:
+        return None
 
 
 def price_decimals(value: float) -> int:

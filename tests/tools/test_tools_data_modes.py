@@ -5,12 +5,9 @@ and timeouts become DataUnavailable naming the provider, and bars fall back to t
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
-import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from datetime import date
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -34,27 +31,14 @@ from tools.research import (
 )
 from tools.screener import screen_cn_stocks
 
-
-def _fixtures() -> Any:
-    name = "bullpen_tools_provider_fixtures"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            name, Path(__file__).with_name("provider_fixtures.py"))
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-F = _fixtures()
 UA = "Bullpen tests tests@example.com"
 
 
 class FakeSec:
     """A loopback stand-in for data.sec.gov and www.sec.gov."""
 
-    def __init__(self) -> None:
+    def __init__(self, fixtures: Any) -> None:
+        self.fx = fixtures
         self.hits = 0
         self.fail: int | str | None = None  # an HTTP status, or "slow"
         self.url = ""
@@ -70,9 +54,9 @@ class FakeSec:
             return web.Response(status=self.fail)
         path = request.path
         if path == "/submissions/CIK0000320193.json":
-            return web.json_response(F.SUBMISSIONS)
+            return web.json_response(self.fx.SUBMISSIONS)
         if path.endswith("/aapl-20240928.htm"):
-            return web.Response(text=F.FILING_HTML, content_type="text/html")
+            return web.Response(text=self.fx.FILING_HTML, content_type="text/html")
         return web.Response(status=404)
 
     async def start(self) -> None:
@@ -92,17 +76,16 @@ class FakeSec:
 
 
 @pytest.fixture
-async def sec() -> AsyncIterator[FakeSec]:
-    server = FakeSec()
+async def sec(pf: Any) -> AsyncIterator[FakeSec]:
+    server = FakeSec(pf)
     await server.start()
     yield server
     await server.stop()
 
 
 @pytest.fixture(autouse=True)
-def reset_config() -> Iterator[None]:
-    yield
-    configure(DataConfig())
+def _reset(data_config: None) -> None:
+    """Every test here changes the data mode; conftest's data_config restores it."""
 
 
 def use(mode: str, pool: Any = None, sec: FakeSec | None = None, **kw: Any) -> None:
@@ -201,21 +184,21 @@ async def test_provider_failure_falls_back_to_the_snapshot(pg_pool: Any) -> None
     assert "live providers failed" in q.source.note and "yfinance" in q.source.note
 
 
-async def test_replayed_akshare_bars_feed_load_bars(pg_pool: Any) -> None:
+async def test_replayed_akshare_bars_feed_load_bars(pg_pool: Any, pf: Any) -> None:
     use("replay", pg_pool)
     query = BarsQuery(code="600519", market="cn", exchange="SH", kind="stock",
                       yahoo="600519.SS", interval="1d")
     await _record(pg_pool, "akshare", "bars", query,
-                  F.ak_table("stock_zh_a_hist", F._bars_rows(5)))
+                  pf.ak_table("stock_zh_a_hist", pf._bars_rows(5)))
     df = await load_bars("600519", "1d", 3)
     assert len(df) == 3 and str(df.index.tz) == "Asia/Shanghai"
     assert df.attrs["provider"] == "akshare" and df.attrs["as_of"] == date(2024, 9, 14)
     assert df["volume"].iloc[-1] == (12345 + 4) * 100
 
 
-async def test_tools_over_replayed_provider_responses(pg_pool: Any) -> None:
+async def test_tools_over_replayed_provider_responses(pg_pool: Any, pf: Any) -> None:
     use("replay", pg_pool)
-    cases = F.cases()
+    cases = pf.cases()
     fin_q = FinancialsQuery(code="600519", market="cn", exchange="SH", yahoo="600519.SS")
     await _record(pg_pool, "akshare", "cn.financials", fin_q,
                   cases[("akshare", "cn.financials", "stock_financial_abstract")][1])
@@ -248,9 +231,9 @@ async def test_web_tools_offline_say_unavailable() -> None:
         await scrape_webpage(url="https://example.com")
 
 
-async def test_web_search_falls_back_to_duckduckgo(pg_pool: Any) -> None:
+async def test_web_search_falls_back_to_duckduckgo(pg_pool: Any, pf: Any) -> None:
     use("replay", pg_pool, tavily_api_key="k")
     q = SearchQuery(query="nvidia earnings", max_results=5)
-    await _record(pg_pool, "duckduckgo", "web.search", q, {"html": F.DDG_HTML})
+    await _record(pg_pool, "duckduckgo", "web.search", q, {"html": pf.DDG_HTML})
     res = await web_search(query="nvidia earnings")
     assert res.available and res.source is not None and res.source.provider == "duckduckgo"

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from datetime import date
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,21 +15,6 @@ from tools.data.sec_provider import Sec13F, SecDocument, local_cik, paginate
 from tools.data.units import latest_quarterly_report, num, to_yi
 from tools.data.web_provider import DuckDuckGoSearch
 from tools.data.yahoo_provider import YahooFinancials
-
-
-def _fixtures() -> Any:
-    name = "bullpen_tools_provider_fixtures"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            name, Path(__file__).with_name("provider_fixtures.py"))
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-F = _fixtures()
 
 
 def test_one_billion_yuan_is_ten_yi() -> None:
@@ -57,35 +39,35 @@ def test_quarterly_report_selection_by_month(today: date, label: str, end: date)
     assert (rp.label, rp.end) == (label, end)
 
 
-def test_financial_abstract_in_yi_newest_first() -> None:
+def test_financial_abstract_in_yi_newest_first(pf: Any) -> None:
     q = FinancialsQuery(code="600519")
-    fin = AkshareFinancialAbstract().transform(q, F._abstract())
+    fin = AkshareFinancialAbstract().transform(q, pf._abstract())
     assert [p.label for p in fin.periods] == ["2024三季报", "2024半年报", "2024一季报", "2023年报"]
     latest = fin.periods[0].values
     assert latest["net_profit"] == 608.0 and fin.units["net_profit"] == "亿元"
     assert latest["revenue"] == 1200.0 and latest["eps"] == 48.42
     assert latest["roe_pct"] == 26.3 and fin.units["roe_pct"] == "%"
     annual = AkshareFinancialAbstract().transform(q.model_copy(update={"quarterly": False}),
-                                                  F._abstract())
+                                                  pf._abstract())
     assert [p.label for p in annual.periods] == ["2023年报"]
 
 
-def test_cn_bars_volume_in_shares_and_adjustment_named() -> None:
+def test_cn_bars_volume_in_shares_and_adjustment_named(pf: Any) -> None:
     q = BarsQuery(code="600519", market="cn", exchange="SH")
-    bars = AkshareBars().transform(q, F.ak_table("stock_zh_a_hist", F._bars_rows(2)))
+    bars = AkshareBars().transform(q, pf.ak_table("stock_zh_a_hist", pf._bars_rows(2)))
     assert bars.rows[0] == ["2024-09-10", 10.0, 11.0, 9.5, 10.5, 1234500.0]
     assert bars.tz == "Asia/Shanghai" and "qfq" in bars.source.note
     assert bars.source.as_of == date(2024, 9, 11)
 
 
-def test_screener_universe_caps_in_yi() -> None:
-    _q, raw = F.cases()[("akshare", "cn.screener", "stock_zh_a_spot_em")]
+def test_screener_universe_caps_in_yi(pf: Any) -> None:
+    _q, raw = pf.cases()[("akshare", "cn.screener", "stock_zh_a_spot_em")]
     uni = AkshareSpot().transform(EmptyQuery(), raw)
     assert uni.rows[0].market_cap_yi == 21000.0 and uni.rows[0].pe == 22.1
 
 
-def test_us_financials_in_usd_millions_with_margins() -> None:
-    q, raw = F.cases()[("yfinance", "us.financials", "statements")]
+def test_us_financials_in_usd_millions_with_margins(pf: Any) -> None:
+    q, raw = pf.cases()[("yfinance", "us.financials", "statements")]
     fin = YahooFinancials().transform(q, raw)
     latest = fin.periods[0]
     assert latest.period == date(2024, 6, 30)
@@ -94,8 +76,8 @@ def test_us_financials_in_usd_millions_with_margins() -> None:
     assert latest.values["gross_margin_pct"] == pytest.approx(45.8, abs=0.01)
 
 
-def test_filing_pages_and_index() -> None:
-    q, raw = F.cases()[("sec", "sec.document", "document")]
+def test_filing_pages_and_index(pf: Any) -> None:
+    q, raw = pf.cases()[("sec", "sec.document", "document")]
     doc = SecDocument().transform(q.model_copy(update={"page_chars": 20_000}), raw)
     assert "hidden xbrl" not in "".join(doc.pages)
     assert all(len(p) <= 20_000 for p in doc.pages) and len(doc.pages) >= 2
@@ -114,8 +96,8 @@ def test_paginate_breaks_at_lines() -> None:
     assert [i.page for i in index] == list(range(1, len(pages) + 1))
 
 
-def test_13f_merges_lines_and_weights() -> None:
-    q, raw = F.cases()[("sec", "sec.13f", "infotable")]
+def test_13f_merges_lines_and_weights(pf: Any) -> None:
+    q, raw = pf.cases()[("sec", "sec.13f", "infotable")]
     h = Sec13F().transform(q, raw)
     assert h.positions == 2 and h.holdings[0].issuer == "APPLE INC"
     assert h.holdings[0].value_usd_mn == 70000.0  # dollars since 2023 filings
@@ -124,8 +106,8 @@ def test_13f_merges_lines_and_weights() -> None:
     assert old.holdings[0].value_usd_mn == 70_000_000.0  # thousands before 2023
 
 
-def test_duckduckgo_redirect_links_are_decoded() -> None:
-    q, raw = F.cases()[("duckduckgo", "web.search", "html")]
+def test_duckduckgo_redirect_links_are_decoded(pf: Any) -> None:
+    q, raw = pf.cases()[("duckduckgo", "web.search", "html")]
     res = DuckDuckGoSearch().transform(q, raw)
     assert res.hits[0].url == "https://example.com/nvda"
     assert res.hits[0].title == "NVIDIA earnings" and res.hits[0].snippet == "Revenue rose 94%."

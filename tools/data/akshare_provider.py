@@ -80,16 +80,8 @@ def _r(v: Any, nd: int = 2) -> float | None:
     return None if f is None else round(f, nd)
 
 
-def _source(func: str, as_of: str | date | None, note: str = "") -> DataSource:
-    when: date | None = None
-    if isinstance(as_of, date):
-        when = as_of
-    elif as_of:
-        try:
-            when = date.fromisoformat(_d(as_of))
-        except ValueError:
-            when = None
-    return DataSource(provider=PROVIDER, dataset=func, as_of=when, note=note)
+def _source(dataset: str, as_of: str | date | None, note: str = "") -> DataSource:
+    return DataSource.at(PROVIDER, dataset, as_of, note)
 
 
 def news_id(url: str, title: str) -> str:

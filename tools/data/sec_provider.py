@@ -170,12 +170,8 @@ class Holdings13F(BaseModel):
     source: DataSource
 
 
-def _source(dataset: str, as_of: str, note: str = "") -> DataSource:
-    try:
-        when: date | None = date.fromisoformat(as_of[:10])
-    except ValueError:
-        when = None
-    return DataSource(provider=PROVIDER, dataset=dataset, as_of=when, note=note)
+def _source(dataset: str, as_of: str | date | None, note: str = "") -> DataSource:
+    return DataSource.at(PROVIDER, dataset, as_of, note)
 
 
 # --- filing list -----------------------------------------------------------------------------

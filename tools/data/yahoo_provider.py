@@ -32,14 +32,8 @@ _TZ = {"us": "America/New_York", "cn": "Asia/Shanghai", "hk": "Asia/Hong_Kong",
        "crypto": "UTC", "fx": "UTC"}
 
 
-def _source(dataset: str, as_of: str | None, note: str = "") -> DataSource:
-    when = None
-    if as_of:
-        try:
-            when = date.fromisoformat(as_of[:10])
-        except ValueError:
-            when = None
-    return DataSource(provider=PROVIDER, dataset=dataset, as_of=when, note=note)
+def _source(dataset: str, as_of: str | date | None, note: str = "") -> DataSource:
+    return DataSource.at(PROVIDER, dataset, as_of, note)
 
 
 class YahooBars(fx.Fetcher[BarsQuery, Bars]):
