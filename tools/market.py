@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from datetime import date, datetime, timedelta
 from typing import Annotated
@@ -154,13 +155,18 @@ async def get_quotes(
     Args:
         symbols: up to 30 codes, tickers or names.
     """
-    quotes: list[Quote] = []
-    errors: list[QuoteError] = []
-    for s in dict.fromkeys(symbols):
-        try:
-            quotes.append(await _quote(s))
-        except BullpenError as exc:
-            errors.append(QuoteError(symbol=s, error=str(exc)))
+    gate = asyncio.Semaphore(4)  # a few providers calls at a time, not thirty
+
+    async def one(s: str) -> Quote | QuoteError:
+        async with gate:
+            try:
+                return await _quote(s)
+            except BullpenError as exc:
+                return QuoteError(symbol=s, error=str(exc))
+
+    results = await asyncio.gather(*(one(s) for s in dict.fromkeys(symbols)))
+    quotes = [r for r in results if isinstance(r, Quote)]
+    errors = [r for r in results if isinstance(r, QuoteError)]
     return QuoteList(quotes=quotes, errors=errors)
 
 

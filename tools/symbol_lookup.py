@@ -38,6 +38,8 @@ class ResolvedSymbol(BaseModel):
             return self.code + suffix
         if self.market == "fx":
             return self.code + "=X"
+        if self.market == "hk":
+            return self.code.zfill(4) + ".HK"
         return self.code.replace(".", "-")
 
 

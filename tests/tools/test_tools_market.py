@@ -104,6 +104,7 @@ def test_resolve_symbol_by_shape(text: str, code: str, market: str) -> None:
 
 def test_resolved_yahoo_tickers() -> None:
     assert resolve_symbol("600519").yahoo == "600519.SS"
+    assert resolve_symbol("腾讯").yahoo == "0700.HK"
     assert resolve_symbol("000001.SZ").yahoo == "000001.SZ"
 
 
