@@ -1,0 +1,489 @@
+"""Telegram, translated (python-telegram-bot 22): updates -> `IncomingMessage`, replies -> Bot API.
+
+Polling runs the PTB `Application` and `Updater` by hand (`run_polling` would block); webhook
+mode serves its own small aiohttp endpoint so the `X-Telegram-Bot-Api-Secret-Token` check is a
+constant-time compare answering 401. The check is on by default: with no secret given, one is
+generated and registered with setWebhook; only `webhook_insecure=True` turns it off.
+
+Updates of different chats are processed concurrently, those of one chat in order. Platform
+refusals become `core.errors` types (`RetryAfter` -> `RateLimited`, rejected HTML ->
+`FormattingRejected`, ...) with messages that never carry the bot token or a file URL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import logging
+import re
+import secrets
+import warnings
+from collections.abc import Awaitable, Sequence
+from datetime import timedelta
+from typing import Any
+from urllib.parse import urlsplit
+
+from aiohttp import web
+from telegram import (
+    BotCommand,
+    CallbackQuery,
+    InlineKeyboardButton,
+    InlineKeyboardMarkup,
+    InputFile,
+    LinkPreviewOptions,
+    Message,
+    MessageEntity,
+    Update,
+    User,
+)
+from telegram import error as tg
+from telegram.constants import ChatAction, ChatType, ParseMode
+from telegram.ext import Application, ApplicationBuilder, BaseUpdateProcessor, TypeHandler
+from telegram.request import HTTPXRequest
+from telegram.warnings import PTBDeprecationWarning
+
+from core.errors import (
+    ConfigError,
+    Forbidden,
+    FormattingRejected,
+    InputError,
+    MessageNotModified,
+    PlatformError,
+    RateLimited,
+)
+from core.ports import MessageHandler
+from core.types import (
+    Attachment,
+    Button,
+    Capabilities,
+    ChatRef,
+    IncomingMessage,
+    MessageRef,
+    OutgoingFile,
+    Reply,
+    Sender,
+)
+
+log = logging.getLogger(__name__)
+
+PLATFORM = "telegram"
+ALLOWED_UPDATES = ["message", "edited_message", "callback_query"]
+MAX_PHOTO_BYTES = 10 * 1024 * 1024  # larger images go as documents
+MAX_DOWNLOAD_BYTES = 20 * 1024 * 1024  # the Bot API's getFile limit
+MAX_CAPTION = 1024
+_FORMATTING = ("can't parse entities", "can't find end", "unsupported start tag",
+               "unexpected end tag")
+_GONE = ("chat not found", "have no rights to send", "not enough rights to send",
+         "group chat was deactivated", "user is deactivated")
+
+
+def _seconds(obj: object, attribute: str) -> float:
+    """A PTB time period in seconds: an int today, a timedelta under PTB_TIMEDELTA."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PTBDeprecationWarning)
+        value = getattr(obj, attribute, None)
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    return float(value or 0)
+
+
+class _PerChatOrder(BaseUpdateProcessor):
+    """Concurrent across chats, in arrival order within a chat.
+
+    PTB starts one task per update in arrival order; a FIFO lock per chat keeps each chat's
+    updates in that order while other chats go ahead.
+    """
+
+    def __init__(self, max_concurrent_updates: int) -> None:
+        super().__init__(max_concurrent_updates)
+        self._chats: dict[int, tuple[asyncio.Lock, int]] = {}
+
+    async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
+        chat = update.effective_chat if isinstance(update, Update) else None
+        if chat is None:
+            await coroutine
+            return
+        lock, users = self._chats.get(chat.id, (asyncio.Lock(), 0))
+        self._chats[chat.id] = (lock, users + 1)
+        try:
+            async with lock:
+                await coroutine
+        finally:
+            lock, users = self._chats[chat.id]
+            if users == 1:
+                del self._chats[chat.id]
+            else:
+                self._chats[chat.id] = (lock, users - 1)
+
+    async def initialize(self) -> None:
+        return None
+
+    async def shutdown(self) -> None:
+        return None
+
+
+class TelegramAdapter:
+    """The Telegram Bot API behind the `core.ports.Adapter` protocol."""
+
+    name = PLATFORM
+
+    def __init__(self, *, token: str, base_url: str | None = None,
+                 base_file_url: str | None = None, webhook_url: str | None = None,
+                 webhook_secret: str | None = None, webhook_insecure: bool = False,
+                 webhook_listen: str = "127.0.0.1", webhook_port: int = 8443,
+                 commands: Sequence[tuple[str, str]] | None = None,
+                 min_edit_interval_s: float = 1.0, poll_timeout_s: float = 10.0,
+                 max_concurrent_updates: int = 256) -> None:
+        if not token:
+            raise ConfigError("TELEGRAM_BOT_TOKEN is empty")
+        self._token = token
+        self._webhook_url = webhook_url
+        if webhook_url and not webhook_secret and not webhook_insecure:
+            webhook_secret = secrets.token_urlsafe(32)  # check on by default (house rule 9)
+        self._webhook_secret = None if webhook_insecure else webhook_secret
+        self._webhook_listen = webhook_listen
+        self._webhook_port = webhook_port
+        self._commands = list(commands or [])
+        self._poll_timeout_s = poll_timeout_s
+        self.capabilities = Capabilities(
+            max_message_length=4096, can_edit=True, min_edit_interval_s=min_edit_interval_s,
+            supports_images=True, supports_documents=True, supports_voice=True,
+            supports_buttons=True, markup="telegram_html")
+        # our own HTTP clients, so they are closed even when start() fails half-way
+        self._requests = (HTTPXRequest(connection_pool_size=256),
+                          HTTPXRequest(connection_pool_size=1))
+        builder = (ApplicationBuilder().token(token)
+                   .request(self._requests[0]).get_updates_request(self._requests[1])
+                   .concurrent_updates(_PerChatOrder(max_concurrent_updates))
+                   .job_queue(None))
+        if base_url:
+            builder = builder.base_url(base_url)
+        if base_file_url:
+            builder = builder.base_file_url(base_file_url)
+        if webhook_url:
+            builder = builder.updater(None)
+        self._app: Application[Any, Any, Any, Any, Any, Any] = builder.build()
+        self._app.add_handler(TypeHandler(Update, self._on_update))
+        self._app.add_error_handler(self._on_error)
+        self._on_message: MessageHandler | None = None
+        self._me: User | None = None
+        self._initialized = False
+        self._site_runner: web.AppRunner | None = None
+        self.webhook_port: int | None = None  # the bound port once the webhook server runs
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    async def start(self, on_message: MessageHandler) -> None:
+        """Check the token (getMe), register the command menu, then poll or serve the webhook."""
+        self._on_message = on_message
+        try:
+            await self._app.initialize()
+        except tg.InvalidToken:
+            raise ConfigError("Telegram rejected the bot token (TELEGRAM_BOT_TOKEN)") from None
+        except tg.TelegramError as exc:
+            raise self._error("getMe", exc) from None
+        self._initialized = True
+        self._me = self._app.bot.bot
+        await self._register_commands()
+        await self._app.start()
+        if self._webhook_url:
+            await self._start_webhook(self._webhook_url)
+        else:
+            assert self._app.updater is not None
+            await self._app.updater.start_polling(
+                poll_interval=0.0, timeout=timedelta(seconds=self._poll_timeout_s),
+                allowed_updates=ALLOWED_UPDATES, error_callback=self._on_poll_error)
+
+    async def aclose(self) -> None:
+        """Stop taking updates, finish the ones in hand, close the HTTP clients."""
+        if self._site_runner is not None:
+            await self._site_runner.cleanup()
+            self._site_runner = None
+        updater = self._app.updater
+        if updater is not None and updater.running:
+            await updater.stop()
+        if self._app.running:
+            await self._app.stop()
+        if self._initialized:
+            await self._app.shutdown()
+            self._initialized = False
+        for request in self._requests:
+            await request.shutdown()
+
+    async def _register_commands(self) -> None:
+        if not self._commands:
+            return
+        try:
+            await self._app.bot.set_my_commands(
+                [BotCommand(name, description) for name, description in self._commands])
+        except tg.TelegramError as exc:  # the menu is a convenience: never fatal
+            log.warning("telegram command menu not registered: %s", self._error("", exc))
+
+    def _on_poll_error(self, exc: tg.TelegramError) -> None:
+        log.warning("telegram polling: %s", self._error("getUpdates", exc))
+
+    async def _on_error(self, update: object, context: Any) -> None:
+        err = context.error
+        uid = update.update_id if isinstance(update, Update) else "?"
+        text = self._error("", err) if isinstance(err, tg.TelegramError) else err
+        log.error("telegram update %s failed: %s: %s", uid, type(err).__name__, text,
+                  exc_info=None if isinstance(err, tg.TelegramError) else err)
+
+    # --- webhook ---------------------------------------------------------------------------
+
+    async def _start_webhook(self, url: str) -> None:
+        path = urlsplit(url).path or "/"
+        server = web.Application(client_max_size=1024 * 1024)
+        server.router.add_post(path, self._webhook)
+        runner = web.AppRunner(server, handle_signals=False, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, self._webhook_listen, self._webhook_port)
+        try:
+            await site.start()
+            self.webhook_port = int(runner.addresses[0][1])
+            await self._app.bot.set_webhook(url=url, secret_token=self._webhook_secret,
+                                            allowed_updates=ALLOWED_UPDATES)
+        except tg.TelegramError as exc:
+            await runner.cleanup()
+            raise self._error("setWebhook", exc) from None
+        except OSError as exc:
+            await runner.cleanup()
+            raise PlatformError(f"telegram webhook: cannot listen on "
+                                f"{self._webhook_listen}:{self._webhook_port}: "
+                                f"{exc.strerror}") from None
+        self._site_runner = runner
+
+    async def _webhook(self, request: web.Request) -> web.Response:
+        """One webhook POST: the secret first, then the update into PTB's queue."""
+        if self._webhook_secret is not None:
+            got = request.headers.get("X-Telegram-Bot-Api-Secret-Token", "")
+            if not hmac.compare_digest(got.encode(), self._webhook_secret.encode()):
+                return web.Response(status=401)
+        try:
+            data = json.loads(await request.read())
+            update = Update.de_json(data, self._app.bot)
+        except Exception:  # not an update: nothing reaches the bot
+            return web.Response(status=400)
+        await self._app.update_queue.put(update)
+        return web.Response(status=200)
+
+    # --- updates in ------------------------------------------------------------------------
+
+    async def _on_update(self, update: Update, context: Any) -> None:
+        if update.callback_query is not None:
+            await self._answer_callback(update.callback_query)
+        incoming = self.translate(update)
+        if incoming is not None and self._on_message is not None:
+            await self._on_message(incoming)
+
+    async def _answer_callback(self, query: CallbackQuery) -> None:
+        try:
+            await query.answer()
+        except tg.TelegramError as exc:  # e.g. "query is too old": the press still counts
+            log.info("callback query not answered: %s", self._error("", exc))
+
+    def translate(self, update: Update) -> IncomingMessage | None:
+        """The update as an `IncomingMessage`, or None when there is nothing for the bot."""
+        if update.callback_query is not None:
+            return self._from_callback(update.callback_query)
+        msg = update.message or update.edited_message
+        if msg is None or msg.from_user is None or msg.chat.type == ChatType.CHANNEL:
+            return None
+        text = msg.text or msg.caption or ""
+        attachments = _attachments(msg)
+        if not text.strip() and not attachments:
+            return None  # service messages: joins, pins, title changes ...
+        chat = _chat_ref(msg)
+        if chat.is_group and self._me is not None and self._me.username:
+            text = re.sub(rf"@{re.escape(self._me.username)}\b", "", text, flags=re.I).strip()
+        is_edit = update.edited_message is not None
+        return IncomingMessage(
+            platform=PLATFORM, chat=chat, sender=_sender(msg.from_user),
+            # an edit keeps the message id; the update id tells versions apart (and stays the
+            # same when Telegram delivers the same update again)
+            message_id=f"{msg.message_id}:edit:{update.update_id}" if is_edit
+            else str(msg.message_id),
+            text=text, attachments=attachments,
+            reply_to=str(msg.reply_to_message.message_id) if msg.reply_to_message else None,
+            is_edit=is_edit, addressed=not chat.is_group or self._addressed(msg))
+
+    def _from_callback(self, query: CallbackQuery) -> IncomingMessage | None:
+        origin = query.message
+        if origin is None or query.data is None:
+            return None
+        thread = (str(origin.message_thread_id) if isinstance(origin, Message)
+                  and origin.is_topic_message and origin.message_thread_id else None)
+        chat = ChatRef(platform=PLATFORM, chat_id=str(origin.chat.id), thread_id=thread,
+                       is_group=origin.chat.type in (ChatType.GROUP, ChatType.SUPERGROUP))
+        return IncomingMessage(
+            platform=PLATFORM, chat=chat, sender=_sender(query.from_user),
+            message_id=f"cb:{query.id}", reply_to=str(origin.message_id),
+            callback_data=query.data, addressed=True)
+
+    def _addressed(self, msg: Message) -> bool:
+        """In a group: a command (for us), a mention of us, or a reply to one of our messages."""
+        me = self._me
+        if me is None:
+            return False
+        username = (me.username or "").lower()
+        entities = msg.entities or msg.caption_entities or ()
+        for entity in entities:
+            value = msg.parse_entity(entity) if msg.text else msg.parse_caption_entity(entity)
+            if entity.type == MessageEntity.BOT_COMMAND and entity.offset == 0:
+                target = value.partition("@")[2].lower()
+                if not target or target == username:
+                    return True
+            elif entity.type == MessageEntity.MENTION and value.lower() == f"@{username}":
+                return True
+            elif entity.type == MessageEntity.TEXT_MENTION and entity.user is not None \
+                    and entity.user.id == me.id:
+                return True
+        replied = msg.reply_to_message
+        return bool(replied and replied.from_user and replied.from_user.id == me.id)
+
+    # --- operations out --------------------------------------------------------------------
+
+    async def send(self, chat: ChatRef, reply: Reply) -> MessageRef:
+        sent = await self._call("sendMessage", self._app.bot.send_message(
+            chat_id=int(chat.chat_id), text=reply.text, parse_mode=_parse_mode(reply),
+            reply_markup=_keyboard(reply.buttons),
+            link_preview_options=LinkPreviewOptions(is_disabled=True), **_thread(chat)))
+        return MessageRef(chat=chat, message_id=str(sent.message_id))
+
+    async def edit(self, ref: MessageRef, reply: Reply) -> None:
+        await self._call("editMessageText", self._app.bot.edit_message_text(
+            chat_id=int(ref.chat.chat_id), message_id=int(ref.message_id), text=reply.text,
+            parse_mode=_parse_mode(reply), reply_markup=_keyboard(reply.buttons),
+            link_preview_options=LinkPreviewOptions(is_disabled=True)))
+
+    async def send_file(self, chat: ChatRef, file: OutgoingFile) -> MessageRef:
+        """Images as photos (as documents when too large or refused), the rest as documents."""
+        bot = self._app.bot
+        caption = file.caption[:MAX_CAPTION] or None
+        if file.kind == "image" and len(file.data) <= MAX_PHOTO_BYTES:
+            try:
+                sent = await self._call("sendPhoto", bot.send_photo(
+                    chat_id=int(chat.chat_id), photo=InputFile(file.data, filename=file.filename),
+                    caption=caption, **_thread(chat)))
+                return MessageRef(chat=chat, message_id=str(sent.message_id))
+            except (RateLimited, Forbidden):
+                raise
+            except PlatformError as exc:  # e.g. PHOTO_INVALID_DIMENSIONS: send the file as is
+                log.info("photo refused, sending %s as a document: %s", file.filename, exc)
+        sent = await self._call("sendDocument", bot.send_document(
+            chat_id=int(chat.chat_id), document=InputFile(file.data, filename=file.filename),
+            filename=file.filename, caption=caption, **_thread(chat)))
+        return MessageRef(chat=chat, message_id=str(sent.message_id))
+
+    async def typing(self, chat: ChatRef) -> None:
+        await self._call("sendChatAction", self._app.bot.send_chat_action(
+            chat_id=int(chat.chat_id), action=ChatAction.TYPING, **_thread(chat)))
+
+    async def fetch_attachment(self, message: IncomingMessage, index: int) -> bytes:
+        """getFile, then the download. The file URL holds the token: it is never shown."""
+        try:
+            attachment = message.attachments[index]
+        except IndexError:
+            raise InputError(f"message has no attachment #{index}") from None
+        if not attachment.file_id:
+            raise InputError("attachment has no file id")
+        if attachment.size is not None and attachment.size > MAX_DOWNLOAD_BYTES:
+            raise InputError("file is larger than the 20 MB bots may download")
+        remote = await self._call("getFile", self._app.bot.get_file(attachment.file_id))
+        data = await self._call("download", remote.download_as_bytearray())
+        return bytes(data)
+
+    async def _call[T](self, method: str, operation: Awaitable[T]) -> T:
+        try:
+            return await operation
+        except tg.TelegramError as exc:
+            raise self._error(method, exc) from None
+
+    def _error(self, method: str, exc: tg.TelegramError) -> PlatformError:
+        """The `core.errors` type for a Bot API refusal, its message free of secrets."""
+        text = exc.message.replace(self._token, "***")
+        where = f"telegram {method}: " if method else "telegram: "
+        low = text.lower()
+        if isinstance(exc, tg.RetryAfter):
+            return RateLimited(f"{where}flood control",
+                               retry_after=max(1.0, _seconds(exc, "retry_after")))
+        if isinstance(exc, tg.Forbidden):
+            return Forbidden(where + text)
+        if isinstance(exc, tg.BadRequest):
+            if "message is not modified" in low:
+                return MessageNotModified(where + "message is not modified")
+            if any(s in low for s in _FORMATTING):
+                return FormattingRejected(where + text)
+            if any(s in low for s in _GONE):
+                return Forbidden(where + text)
+        if isinstance(exc, tg.ChatMigrated):
+            return PlatformError(f"{where}group moved to supergroup {exc.new_chat_id}")
+        if isinstance(exc, tg.InvalidToken) and method == "download":
+            return PlatformError(where + "file not found")
+        return PlatformError(where + text)
+
+
+# --- translation helpers ---------------------------------------------------------------------
+
+
+def _chat_ref(msg: Message) -> ChatRef:
+    thread = (str(msg.message_thread_id)
+              if msg.is_topic_message and msg.message_thread_id else None)
+    return ChatRef(platform=PLATFORM, chat_id=str(msg.chat.id), thread_id=thread,
+                   is_group=msg.chat.type in (ChatType.GROUP, ChatType.SUPERGROUP))
+
+
+def _sender(user: User) -> Sender:
+    return Sender(platform_uid=str(user.id), display_name=user.full_name or user.username or "")
+
+
+def _attachments(msg: Message) -> list[Attachment]:
+    out: list[Attachment] = []
+    if msg.voice:
+        v = msg.voice
+        out.append(Attachment(kind="voice", file_id=v.file_id, mime_type=v.mime_type or
+                              "audio/ogg", size=v.file_size, duration_s=_seconds(v, "duration")))
+    if msg.audio:
+        a = msg.audio
+        out.append(Attachment(kind="audio", file_id=a.file_id, filename=a.file_name or "",
+                              mime_type=a.mime_type or "", size=a.file_size,
+                              duration_s=_seconds(a, "duration")))
+    if msg.document:
+        d = msg.document
+        out.append(Attachment(kind="document", file_id=d.file_id, filename=d.file_name or "",
+                              mime_type=d.mime_type or "", size=d.file_size))
+    if msg.photo:
+        p = max(msg.photo, key=lambda s: s.width * s.height)
+        out.append(Attachment(kind="image", file_id=p.file_id, mime_type="image/jpeg",
+                              size=p.file_size))
+    if msg.sticker:
+        s = msg.sticker
+        mime = ("video/webm" if s.is_video else "application/x-tgsticker" if s.is_animated
+                else "image/webp")
+        out.append(Attachment(kind="sticker", file_id=s.file_id, mime_type=mime,
+                              size=s.file_size))
+    for video in (msg.video, msg.video_note, msg.animation):
+        if video:
+            out.append(Attachment(kind="video", file_id=video.file_id, size=video.file_size,
+                                  mime_type=getattr(video, "mime_type", None) or "video/mp4",
+                                  duration_s=_seconds(video, "duration")))
+    if not out and (msg.location or msg.contact or msg.poll or msg.dice or msg.venue
+                    or msg.game or msg.story):
+        out.append(Attachment(kind="other"))
+    return out
+
+
+def _thread(chat: ChatRef) -> dict[str, int]:
+    return {"message_thread_id": int(chat.thread_id)} if chat.thread_id else {}
+
+
+def _parse_mode(reply: Reply) -> str | None:
+    return ParseMode.HTML if reply.markup == "markdown" else None
+
+
+def _keyboard(rows: list[list[Button]]) -> InlineKeyboardMarkup | None:
+    if not rows:
+        return None
+    return InlineKeyboardMarkup([[InlineKeyboardButton(b.label, callback_data=b.data)
+                                  for b in row] for row in rows])

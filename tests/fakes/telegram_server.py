@@ -1,0 +1,633 @@
+"""A local Telegram Bot API server (aiohttp) for the real python-telegram-bot client.
+
+It answers the methods the adapter uses the way the real API does (`{"ok": true, "result": ...}`
+or `{"ok": false, "error_code": ..., "description": ..., "parameters": ...}`), keeps every chat's
+messages with their current text and edit history, validates Telegram HTML, and injects faults:
+429 with `retry_after`, 400 "can't parse entities", 403 "bot was blocked", slow responses.
+
+Tests push updates (`push`, or the `message`/`edited`/`callback` builders) into the queue that
+getUpdates long-polls. Run as a script (`python telegram_server.py`) it serves on loopback in
+its own process, prints its port, and takes updates and reports timings on `/_fake/...` (the
+gateway bench uses this so the server does not share the bot's event loop).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import itertools
+import json
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from typing import Any
+
+from aiohttp import web
+
+BOT_ID = 777000111
+DEFAULT_TOKEN = "777000111:TEST-fake-token-Xyz_0123456789"
+MAX_TEXT = 4096
+MAX_CAPTION = 1024
+_INT_FIELDS = {"chat_id", "message_id", "offset", "limit", "timeout", "message_thread_id",
+               "reply_to_message_id", "cache_time", "max_connections"}
+_JSON_FIELDS = {"reply_markup", "commands", "allowed_updates", "entities", "scope",
+                "link_preview_options", "reply_parameters", "caption_entities"}
+_HTML_TAGS = {"b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "span", "tg-spoiler",
+              "a", "tg-emoji", "code", "pre", "blockquote"}
+
+
+class ApiError(Exception):
+    """An error answer of the Bot API."""
+
+    def __init__(self, code: int, description: str, retry_after: int | None = None) -> None:
+        super().__init__(description)
+        self.code = code
+        self.description = description
+        self.retry_after = retry_after
+
+    def body(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"ok": False, "error_code": self.code,
+                               "description": self.description}
+        if self.retry_after is not None:
+            out["parameters"] = {"retry_after": self.retry_after}
+        return out
+
+
+def rate_limited(retry_after: int = 1) -> ApiError:
+    return ApiError(429, f"Too Many Requests: retry after {retry_after}", retry_after)
+
+
+def cant_parse(detail: str = "Unsupported start tag \"x\" at byte offset 0") -> ApiError:
+    return ApiError(400, f"Bad Request: can't parse entities: {detail}")
+
+
+def not_modified() -> ApiError:
+    return ApiError(400, "Bad Request: message is not modified: specified new message content "
+                         "and reply markup are exactly the same as a current content and reply "
+                         "markup of the message")
+
+
+def blocked() -> ApiError:
+    return ApiError(403, "Forbidden: bot was blocked by the user")
+
+
+class _TelegramHTML(HTMLParser):
+    """Telegram's HTML subset: known tags, properly nested; collects text and entities."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.stack: list[tuple[str, str, int]] = []
+        self.text: list[str] = []
+        self.entities: list[tuple[str, str, int, int]] = []
+        self.size = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag not in _HTML_TAGS:
+            raise cant_parse(f'Unsupported start tag "{tag}"')
+        href = dict(attrs).get("href") or ""
+        if tag == "a" and not href:
+            raise cant_parse("Can't find href attribute")
+        self.stack.append((tag, href, self.size))
+
+    def handle_endtag(self, tag: str) -> None:
+        if not self.stack or self.stack[-1][0] != tag:
+            raise cant_parse(f'Unexpected end tag "{tag}"')
+        name, href, start = self.stack.pop()
+        self.entities.append((name, href, start, self.size))
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+        self.size += len(data)
+
+
+def parse_text(text: str, parse_mode: str | None) -> tuple[str, list[tuple[str, str, int, int]]]:
+    """What the user sees, and its entities (raises ApiError for HTML Telegram would refuse)."""
+    if (parse_mode or "").upper() != "HTML":
+        return text, []
+    if re.search(r"<(?![a-zA-Z/])", text):
+        raise cant_parse("Unexpected character after '<'")
+    parser = _TelegramHTML()
+    parser.feed(text)
+    parser.close()
+    if parser.stack:
+        raise cant_parse(
+            f'Can\'t find end tag corresponding to start tag "{parser.stack[-1][0]}"')
+    return "".join(parser.text), sorted(parser.entities, key=lambda e: (e[2], -e[3]))
+
+
+@dataclass
+class Fault:
+    method: str
+    error: ApiError
+    times: int = 1
+    when: Callable[[dict[str, Any]], bool] | None = None
+
+
+@dataclass
+class Call:
+    method: str
+    params: dict[str, Any]
+    t: float
+
+
+@dataclass
+class FakeMessage:
+    """A message the bot sent, as it stands now (`history` holds every version of its text)."""
+
+    message_id: int
+    chat_id: int
+    kind: str  # text | photo | document
+    text: str = ""
+    raw: str = ""
+    parse_mode: str | None = None
+    entities: list[tuple[str, str, int, int]] = field(default_factory=list)
+    reply_markup: dict[str, Any] | None = None
+    history: list[str] = field(default_factory=list)
+    data: bytes = b""
+    filename: str = ""
+    caption: str = ""
+    sent_at: float = 0.0
+
+    @property
+    def edits(self) -> int:
+        return len(self.history) - 1
+
+
+class FakeTelegram:
+    """The server. `async with FakeTelegram() as tg:` then point the SDK at `tg.base_url`."""
+
+    def __init__(self, *, token: str = DEFAULT_TOKEN, username: str = "bullpen_test_bot",
+                 host: str = "127.0.0.1", port: int = 0, control: bool = False) -> None:
+        self.token = token
+        self.username = username
+        self.host = host
+        self.port = port
+        self.control = control
+        self.calls: list[Call] = []
+        self.chats: dict[int, dict[int, FakeMessage]] = {}
+        self.faults: list[Fault] = []
+        self.delays: list[tuple[str, float, Callable[[dict[str, Any]], bool] | None]] = []
+        self.blocked: set[int] = set()
+        self.files: dict[str, tuple[str, bytes]] = {}
+        self.lost: set[str] = set()  # file paths whose download 404s
+        self.commands: list[dict[str, str]] = []
+        self.answered: list[dict[str, Any]] = []
+        self.webhook: dict[str, Any] = {}
+        self.pushed_at: dict[tuple[int, int], float] = {}  # (chat, message id) -> push time
+        self._updates: list[dict[str, Any]] = []
+        self._update_ids = itertools.count(1)
+        self._message_ids = itertools.count(1000)
+        self._file_ids = itertools.count(1)
+        self._changed = asyncio.Event()  # replaced (after being set) on every change
+        self._runner: web.AppRunner | None = None
+        self._closing = False
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}/bot"
+
+    @property
+    def base_file_url(self) -> str:
+        return f"http://{self.host}:{self.port}/file/bot"
+
+    async def __aenter__(self) -> FakeTelegram:
+        app = web.Application(client_max_size=60 * 1024 * 1024)
+        app.router.add_route("*", "/bot{token}/{method}", self._api)
+        app.router.add_get("/file/bot{token}/{path:.+}", self._download)
+        if self.control:
+            app.router.add_post("/_fake/push", self._control_push)
+            app.router.add_post("/_fake/wait", self._control_wait)
+            app.router.add_get("/_fake/timeline", self._control_timeline)
+            app.router.add_post("/_fake/reset", self._control_reset)
+        self._runner = web.AppRunner(app, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._closing = True  # release long polls so shutdown is quick
+        self._notify()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    # --- test controls ---------------------------------------------------------------------
+
+    def fail(self, method: str, error: ApiError, *, times: int = 1,
+             when: Callable[[dict[str, Any]], bool] | None = None) -> None:
+        """The next `times` calls of `method` (matching `when`) get `error`."""
+        self.faults.append(Fault(method, error, times, when))
+
+    def delay(self, method: str, seconds: float, *,
+              when: Callable[[dict[str, Any]], bool] | None = None) -> None:
+        """Calls of `method` (matching `when`) answer after `seconds`."""
+        self.delays.append((method, seconds, when))
+
+    def block(self, chat_id: int) -> None:
+        """The user blocked the bot: every send to the chat gets 403."""
+        self.blocked.add(chat_id)
+
+    def add_file(self, data: bytes, path: str) -> str:
+        file_id = f"FILE{next(self._file_ids)}"
+        self.files[file_id] = (path, data)
+        return file_id
+
+    def lose(self, file_id: str) -> None:
+        """The file expired on the server: getFile still answers, the download 404s."""
+        self.lost.add(self.files[file_id][0])
+
+    def push(self, update: dict[str, Any]) -> dict[str, Any]:
+        """Queue an update for getUpdates (an `update_id` is assigned when missing)."""
+        update.setdefault("update_id", next(self._update_ids))
+        msg = update.get("message") or update.get("edited_message")
+        if msg is not None:
+            self.pushed_at.setdefault((msg["chat"]["id"], msg["message_id"]), time.monotonic())
+        self._updates.append(update)
+        self._notify()
+        return update
+
+    def message(self, chat_id: int, text: str = "", *, user_id: int | None = None,
+                chat_type: str = "private", reply_to: int | None = None,
+                entities: list[dict[str, Any]] | None = None, **extra: Any) -> dict[str, Any]:
+        """A user's message update; a leading /command gets its `bot_command` entity."""
+        uid = user_id if user_id is not None else chat_id
+        chat: dict[str, Any] = {"id": chat_id, "type": chat_type}
+        if chat_type == "private":
+            chat["first_name"] = f"User{uid}"
+        else:
+            chat["title"] = f"Group {chat_id}"
+        msg: dict[str, Any] = {
+            "message_id": next(self._message_ids), "date": int(time.time()), "chat": chat,
+            "from": {"id": uid, "is_bot": False, "first_name": f"User{uid}",
+                     "username": f"user{uid}", "language_code": "en"},
+            **extra,
+        }
+        if text:
+            msg["text"] = text
+            ents = list(entities or [])
+            m = re.match(r"/\w+(@\w+)?", text)
+            if m and not any(e["type"] == "bot_command" for e in ents):
+                ents.insert(0, {"type": "bot_command", "offset": 0, "length": m.end()})
+            if ents:
+                msg["entities"] = ents
+        if reply_to is not None:
+            original = self.find(chat_id, reply_to)
+            msg["reply_to_message"] = {
+                "message_id": reply_to, "date": int(time.time()), "chat": chat,
+                "from": self._me() if original is not None else msg["from"],
+                "text": original.text if original is not None else "",
+            }
+        return {"message": msg}
+
+    def edited(self, update: dict[str, Any], text: str) -> dict[str, Any]:
+        msg = dict(update["message"], text=text, edit_date=int(time.time()) + 1)
+        return {"edited_message": msg}
+
+    def callback(self, chat_id: int, message_id: int, data: str,
+                 *, user_id: int | None = None) -> dict[str, Any]:
+        uid = user_id if user_id is not None else chat_id
+        original = self.find(chat_id, message_id)
+        return {"callback_query": {
+            "id": f"cbq{next(self._file_ids)}", "chat_instance": f"ci{chat_id}", "data": data,
+            "from": {"id": uid, "is_bot": False, "first_name": f"User{uid}"},
+            "message": {"message_id": message_id, "date": int(time.time()),
+                        "chat": {"id": chat_id, "type": "private", "first_name": f"User{uid}"},
+                        "from": self._me(), "text": original.text if original else ""},
+        }}
+
+    # --- state -----------------------------------------------------------------------------
+
+    def bot_messages(self, chat_id: int) -> list[FakeMessage]:
+        return sorted(self.chats.get(chat_id, {}).values(), key=lambda m: m.message_id)
+
+    def texts(self, chat_id: int) -> list[str]:
+        """The current visible text of every text message the bot sent to `chat_id`."""
+        return [m.text for m in self.bot_messages(chat_id) if m.kind == "text"]
+
+    def find(self, chat_id: int, message_id: int) -> FakeMessage | None:
+        return self.chats.get(chat_id, {}).get(message_id)
+
+    def calls_of(self, method: str, chat_id: int | None = None) -> list[Call]:
+        return [c for c in self.calls if c.method == method
+                and (chat_id is None or c.params.get("chat_id") == chat_id)]
+
+    async def wait_for(self, predicate: Callable[[], bool], within_s: float = 10.0) -> None:
+        """Wait until `predicate()` holds (checked after every API call, and every 50 ms)."""
+        async with asyncio.timeout(within_s):
+            while not predicate():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._changed.wait(), 0.05)
+
+    async def settle(self, quiet_s: float = 0.3, within_s: float = 10.0) -> None:
+        """Wait until no API call (other than getUpdates) has come for `quiet_s` seconds."""
+        async with asyncio.timeout(within_s):
+            while True:
+                last = max((c.t for c in self.calls if c.method != "getUpdates"), default=0.0)
+                wait = last + quiet_s - time.monotonic()
+                if wait <= 0:
+                    return
+                await asyncio.sleep(wait)
+
+    def _notify(self) -> None:
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
+    def _me(self) -> dict[str, Any]:
+        return {"id": BOT_ID, "is_bot": True, "first_name": "Bullpen", "username": self.username}
+
+    # --- HTTP ------------------------------------------------------------------------------
+
+    async def _params(self, request: web.Request) -> tuple[dict[str, Any], dict[str, Any]]:
+        params: dict[str, Any] = dict(request.query)
+        files: dict[str, Any] = {}
+        ctype = request.content_type
+        if ctype == "application/json":
+            params.update(await request.json())
+        elif ctype == "multipart/form-data":
+            reader = await request.multipart()
+            async for part in reader:
+                name = part.name or ""  # type: ignore[union-attr]
+                if part.filename:  # type: ignore[union-attr]
+                    files[name] = (part.filename, await part.read())  # type: ignore[union-attr]
+                else:
+                    params[name] = await part.text()  # type: ignore[union-attr]
+        elif request.can_read_body:
+            params.update(await request.post())
+        for key, value in list(params.items()):
+            if not isinstance(value, str):
+                continue
+            if key in _INT_FIELDS:
+                try:
+                    params[key] = int(value)
+                except ValueError:
+                    pass
+            elif key in _JSON_FIELDS:
+                params[key] = json.loads(value)
+            elif value.startswith("attach://"):
+                files[key] = files.get(value[len("attach://"):])
+        return params, files
+
+    async def _api(self, request: web.Request) -> web.Response:
+        if request.match_info["token"] != self.token:
+            return web.json_response({"ok": False, "error_code": 401,
+                                      "description": "Unauthorized"}, status=401)
+        method = request.match_info["method"]
+        handler = getattr(self, f"_m_{method}", None)
+        if handler is None:
+            return web.json_response({"ok": False, "error_code": 404,
+                                      "description": "Not Found"}, status=404)
+        params, files = await self._params(request)
+        call = Call(method, params, time.monotonic())
+        if method != "getUpdates":
+            self.calls.append(call)
+        for name, seconds, when in self.delays:
+            if name == method and (when is None or when(params)):
+                await asyncio.sleep(seconds)
+        try:
+            self._inject(method, params)
+            result = await handler(params, files)
+        except ApiError as exc:
+            return web.json_response(exc.body(), status=exc.code)
+        finally:
+            if method != "getUpdates":
+                call.t = time.monotonic()
+                self._notify()
+        return web.json_response({"ok": True, "result": result})
+
+    def _inject(self, method: str, params: dict[str, Any]) -> None:
+        for fault in self.faults:
+            if fault.method == method and fault.times > 0 and (
+                    fault.when is None or fault.when(params)):
+                fault.times -= 1
+                if fault.times == 0:
+                    self.faults.remove(fault)
+                raise fault.error
+        chat_id = params.get("chat_id")
+        if chat_id in self.blocked and method not in ("getChat", "answerCallbackQuery"):
+            raise blocked()
+
+    async def _download(self, request: web.Request) -> web.Response:
+        if request.match_info["token"] != self.token:
+            return web.Response(status=401, text="Unauthorized")
+        path = request.match_info["path"]
+        for stored_path, data in self.files.values():
+            if stored_path == path and path not in self.lost:
+                return web.Response(body=data, content_type="application/octet-stream")
+        return web.json_response({"ok": False, "error_code": 404, "description": "Not Found"},
+                                 status=404)
+
+    # --- methods ---------------------------------------------------------------------------
+
+    async def _m_getMe(self, p: dict[str, Any], f: dict[str, Any]) -> dict[str, Any]:
+        return {**self._me(), "can_join_groups": True, "can_read_all_group_messages": False,
+                "supports_inline_queries": False}
+
+    async def _m_getUpdates(self, p: dict[str, Any], f: dict[str, Any]) -> list[dict[str, Any]]:
+        offset = int(p.get("offset") or 0)
+        if offset:
+            self._updates = [u for u in self._updates if u["update_id"] >= offset]
+        limit = int(p.get("limit") or 100)
+        timeout = float(p.get("timeout") or 0)
+        if not self._updates and timeout > 0:
+            try:
+                await self.wait_for(lambda: bool(self._updates) or self._closing, timeout)
+            except TimeoutError:
+                pass
+        return self._updates[:limit]
+
+    async def _m_setWebhook(self, p: dict[str, Any], f: dict[str, Any]) -> bool:
+        self.webhook = {"url": p.get("url", ""), "secret_token": p.get("secret_token"),
+                        "allowed_updates": p.get("allowed_updates")}
+        return True
+
+    async def _m_deleteWebhook(self, p: dict[str, Any], f: dict[str, Any]) -> bool:
+        self.webhook = {}
+        if str(p.get("drop_pending_updates", "")).lower() == "true":
+            self._updates.clear()
+        return True
+
+    async def _m_getWebhookInfo(self, p: dict[str, Any], f: dict[str, Any]) -> dict[str, Any]:
+        return {"url": self.webhook.get("url", ""), "has_custom_certificate": False,
+                "pending_update_count": len(self._updates)}
+
+    async def _m_setMyCommands(self, p: dict[str, Any], f: dict[str, Any]) -> bool:
+        commands = p.get("commands") or []
+        for c in commands:
+            if not re.fullmatch(r"[a-z0-9_]{1,32}", c.get("command", "")) or not (
+                    1 <= len(c.get("description", "")) <= 256):
+                raise ApiError(400, "Bad Request: BOT_COMMAND_INVALID")
+        self.commands = commands
+        return True
+
+    async def _m_sendChatAction(self, p: dict[str, Any], f: dict[str, Any]) -> bool:
+        self._chat_id(p)
+        return True
+
+    async def _m_answerCallbackQuery(self, p: dict[str, Any], f: dict[str, Any]) -> bool:
+        self.answered.append(p)
+        return True
+
+    def _chat_id(self, p: dict[str, Any]) -> int:
+        chat_id = p.get("chat_id")
+        if not isinstance(chat_id, int):
+            raise ApiError(400, "Bad Request: chat not found")
+        return chat_id
+
+    def _result(self, m: FakeMessage) -> dict[str, Any]:
+        chat_type = "private" if m.chat_id > 0 else "supergroup"
+        out: dict[str, Any] = {"message_id": m.message_id, "date": int(time.time()),
+                               "chat": {"id": m.chat_id, "type": chat_type},
+                               "from": self._me()}
+        if m.kind == "text":
+            out["text"] = m.text
+        elif m.kind == "photo":
+            out["photo"] = [{"file_id": f"PHOTO{m.message_id}",
+                             "file_unique_id": f"u{m.message_id}", "width": 1000, "height": 600,
+                             "file_size": len(m.data)}]
+        else:
+            out["document"] = {"file_id": f"DOC{m.message_id}",
+                               "file_unique_id": f"d{m.message_id}", "file_name": m.filename,
+                               "file_size": len(m.data)}
+        if m.caption:
+            out["caption"] = m.caption
+        if m.reply_markup:
+            out["reply_markup"] = m.reply_markup
+        return out
+
+    def _store(self, m: FakeMessage) -> dict[str, Any]:
+        self.chats.setdefault(m.chat_id, {})[m.message_id] = m
+        return self._result(m)
+
+    def _text(self, p: dict[str, Any]) -> tuple[str, list[tuple[str, str, int, int]]]:
+        shown, entities = parse_text(str(p.get("text", "")), p.get("parse_mode"))
+        if not shown.strip():
+            raise ApiError(400, "Bad Request: message text is empty")
+        if len(shown) > MAX_TEXT:
+            raise ApiError(400, "Bad Request: message is too long")
+        return shown, entities
+
+    async def _m_sendMessage(self, p: dict[str, Any], f: dict[str, Any]) -> dict[str, Any]:
+        chat_id = self._chat_id(p)
+        shown, entities = self._text(p)
+        m = FakeMessage(next(self._message_ids), chat_id, "text", text=shown,
+                        raw=str(p["text"]), parse_mode=p.get("parse_mode"), entities=entities,
+                        reply_markup=p.get("reply_markup"), history=[shown],
+                        sent_at=time.monotonic())
+        return self._store(m)
+
+    async def _m_editMessageText(self, p: dict[str, Any], f: dict[str, Any]) -> dict[str, Any]:
+        chat_id = self._chat_id(p)
+        m = self.find(chat_id, int(p.get("message_id", 0)))
+        if m is None or m.kind != "text":
+            raise ApiError(400, "Bad Request: message to edit not found")
+        shown, entities = self._text(p)
+        markup = p.get("reply_markup")
+        if (shown, entities, markup) == (m.text, m.entities, m.reply_markup):
+            raise not_modified()
+        m.text, m.raw, m.parse_mode = shown, str(p["text"]), p.get("parse_mode")
+        m.entities, m.reply_markup = entities, markup
+        m.history.append(shown)
+        return self._result(m)
+
+    async def _send_file(self, p: dict[str, Any], f: dict[str, Any], kind: str) -> dict[str, Any]:
+        chat_id = self._chat_id(p)
+        upload = f.get(kind)
+        if upload is None:
+            raise ApiError(400, f"Bad Request: there is no {kind} in the request")
+        caption, _ = parse_text(str(p.get("caption", "")), p.get("parse_mode"))
+        if len(caption) > MAX_CAPTION:
+            raise ApiError(400, "Bad Request: message caption is too long")
+        filename, data = upload
+        m = FakeMessage(next(self._message_ids), chat_id, "photo" if kind == "photo" else
+                        "document", data=data, filename=filename, caption=caption,
+                        sent_at=time.monotonic())
+        return self._store(m)
+
+    async def _m_sendPhoto(self, p: dict[str, Any], f: dict[str, Any]) -> dict[str, Any]:
+        return await self._send_file(p, f, "photo")
+
+    async def _m_sendDocument(self, p: dict[str, Any], f: dict[str, Any]) -> dict[str, Any]:
+        return await self._send_file(p, f, "document")
+
+    async def _m_getFile(self, p: dict[str, Any], f: dict[str, Any]) -> dict[str, Any]:
+        file_id = str(p.get("file_id", ""))
+        if file_id not in self.files:
+            raise ApiError(400, "Bad Request: invalid file_id")
+        path, data = self.files[file_id]
+        if len(data) > 20 * 1024 * 1024:
+            raise ApiError(400, "Bad Request: file is too big")
+        return {"file_id": file_id, "file_unique_id": f"u{file_id}", "file_size": len(data),
+                "file_path": path}
+
+    # --- control endpoints (script mode) ---------------------------------------------------
+
+    async def _control_push(self, request: web.Request) -> web.Response:
+        """Body: {"chats": [ids], "text": "..."} -> one message per chat, pushed at once."""
+        body = await request.json()
+        for chat_id in body["chats"]:
+            self.push(self.message(int(chat_id), body["text"]))
+        return web.json_response({"ok": True})
+
+    async def _control_wait(self, request: web.Request) -> web.Response:
+        """Body: {"chats": [...], "text": "...", "timeout": s}: until each chat shows `text`."""
+        body = await request.json()
+        chats = [int(c) for c in body["chats"]]
+        want = body["text"]
+        done = False
+        try:
+            await self.wait_for(lambda: all(
+                (t := self.texts(c)) and t[-1] == want for c in chats), body.get("timeout", 60))
+            done = True
+        except TimeoutError:
+            pass
+        return web.json_response({"ok": done})
+
+    async def _control_timeline(self, request: web.Request) -> web.Response:
+        """Per pushed message: push time, first edit and the time its chat showed the final."""
+        rows = []
+        for (chat_id, mid), t0 in self.pushed_at.items():
+            ops = [c for c in self.calls if c.params.get("chat_id") == chat_id and c.t >= t0
+                   and c.method in ("sendMessage", "editMessageText")]
+            edits = [c.t for c in ops if c.method == "editMessageText"]
+            rows.append({"chat": chat_id, "message_id": mid, "pushed": t0,
+                         "first_edit": edits[0] if edits else None,
+                         "final": ops[-1].t if ops else None})
+        return web.json_response({"rows": rows})
+
+    async def _control_reset(self, request: web.Request) -> web.Response:
+        self.calls.clear()
+        self.chats.clear()
+        self.pushed_at.clear()
+        return web.json_response({"ok": True})
+
+
+async def _serve(port: int, token: str) -> None:
+    async with FakeTelegram(port=port, token=token, control=True) as fake:
+        print(fake.port, flush=True)
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, _wait_for_stdin_eof)
+
+
+def _wait_for_stdin_eof() -> None:
+    import sys
+
+    sys.stdin.read()
+
+
+def main() -> None:
+    """Serve until stdin closes: `python telegram_server.py [--port N] [--token T]`."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--token", default=DEFAULT_TOKEN)
+    args = parser.parse_args()
+    asyncio.run(_serve(args.port, args.token))
+
+
+if __name__ == "__main__":
+    main()
