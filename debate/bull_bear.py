@@ -1,0 +1,414 @@
+"""The bull/bear panel (seed 000): hypothesis, data plan run by code, openings, rebuttals,
+an anonymised judge, an executive summary.
+
+Phase 0 turns the question into a testable hypothesis and a data plan (at most 20 tool calls);
+phase 1 runs the plan in parallel with no model deciding per call; phases 2 and 3 run two bulls
+and two bears in parallel on two model profiles; phase 4's judge sees every argument shuffled
+and unattributed; phase 5 writes the summary (its metrics table is computed in code).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import json
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date
+
+from core.errors import LLMError
+from core.events import Status, TextDelta
+from core.tools import ToolRegistry
+from core.types import ChatMessage
+from debate import prompts
+from debate.budget import LEVELS, TOOL_RESULT_EST, BudgetExhausted, Level, estimate_tokens
+from debate.engine import Engine
+from debate.evidence import Evidence
+from debate.experts import BudgetTooSmall
+from debate.grounding import canonical_args, source_for_tool
+from debate.models import (
+    Argument,
+    ArgumentReply,
+    BullBearOutput,
+    Conclusion,
+    DataItem,
+    Entity,
+    Hypothesis,
+    Phase,
+    PlannedCall,
+    Side,
+    VerdictReply,
+)
+
+MAX_PLAN_CALLS = 20
+ARG_TEXT_TOKENS = 450
+ANALYSTS: tuple[tuple[str, Side, int], ...] = (
+    ("bull_1", "bull", 0), ("bull_2", "bull", 1), ("bear_1", "bear", 0), ("bear_2", "bear", 1))
+
+
+def tool_catalogue(tools: ToolRegistry | None) -> str:
+    """Tool names, parameters and descriptions for the planner (static: cache-friendly)."""
+    if tools is None:
+        return "Tool catalogue: (none; leave data_plan empty)"
+    lines = ["Tool catalogue:"]
+    for spec in tools.specs():
+        params = ", ".join(spec.args_model.model_fields)
+        lines.append(f"- {spec.name}({params}): {spec.description}")
+    return "\n".join(lines)
+
+
+def fallback_hypothesis(evidence: Evidence, question: str) -> Hypothesis:
+    """A plain hypothesis when the planner gave none: the stock beats holding cash."""
+    title = evidence.title
+    return Hypothesis(
+        hypothesis=(f"{title} is worth buying now for the next 6-12 months"
+                    + (f" (question: {question})" if question else "")),
+        entities=[Entity(code=evidence.symbol.code, name=evidence.symbol.name)],
+        pro_framing="show that the data supports buying now",
+        con_framing="show that the data argues against buying now",
+        verdict_options=["supported", "rejected", "inconclusive"])
+
+
+def anonymise(arguments: list[Argument], rng: random.Random,
+              cited: Callable[[Argument], list[str]]) -> tuple[list[str], str]:
+    """Shuffle the arguments and strip who wrote them: (ids in shown order, judge text)."""
+    order = list(range(len(arguments)))
+    rng.shuffle(order)
+    blocks = []
+    for n, i in enumerate(order, 1):
+        a = arguments[i]
+        points = "\n".join(f"  * {p}" for p in a.key_points)
+        ids = cited(a)
+        blocks.append(f"Argument {n}:\n{a.text}" + (f"\n{points}" if points else "")
+                      + (f"\n  (cites {', '.join(ids)})" if ids else ""))
+    ids = [f"{arguments[i].analyst}:{arguments[i].phase}" for i in order]
+    return ids, "\n\n".join(blocks)
+
+
+def match_option(verdict: str, options: list[str]) -> str | None:
+    """The verdict option a judge meant (exact, contained, or closest spelling)."""
+    low = verdict.strip().lower()
+    for opt in options:
+        if low == opt.strip().lower():
+            return opt
+    for opt in options:
+        if opt.strip().lower() in low or low in opt.strip().lower():
+            return opt
+    close = difflib.get_close_matches(verdict, options, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+@dataclass
+class BullBearResult:
+    output: BullBearOutput
+    level: Level
+    phases: int
+    degradations: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+class BullBearPanel:
+    def __init__(self, *, engine: Engine, evidence: Evidence, question: str = "",
+                 lang: str = "en", today: date | None = None,
+                 rng: random.Random | None = None) -> None:
+        self.e = engine
+        self.ev = evidence
+        self.question = question
+        self.lang = lang
+        self.today = today or date.today()
+        self.rng = rng or random.Random()
+        self.limits = engine.limits
+        self.catalog = evidence.catalog
+        self.notes: list[str] = []
+        self.degradations: list[str] = []
+        self._catalogue = tool_catalogue(engine.tools)
+
+    # --- budget ----------------------------------------------------------------------------
+
+    def _costs(self, level: Level) -> dict[str, int]:
+        pack = min(level.pack_chars, 12_000) // 3 + estimate_tokens(self.ev.block())
+        analyst = estimate_tokens(prompts.ANALYST_RULES) + 60 + pack + 200
+        tools = min(level.tool_rounds, self.limits.tool_rounds)
+        opening = (1 + min(tools, 1)) * (analyst + level.max_tokens) + (
+            TOOL_RESULT_EST if tools else 0)
+        arg = min(ARG_TEXT_TOKENS, level.max_tokens)
+        closing = self.limits.closing_tokens
+        return {
+            "hypothesis": estimate_tokens(prompts.HYPOTHESIS + self._catalogue) + 200 + closing,
+            "openings": 4 * opening,
+            "rebuttals": 4 * (analyst + 3 * arg + level.max_tokens),
+            "judge": estimate_tokens(prompts.JUDGE) + pack + 8 * arg + 200 + closing,
+            "summary": estimate_tokens(prompts.SUMMARY) + pack + 9 * arg + 300 + closing,
+        }
+
+    def plan(self) -> tuple[Level, bool, bool]:
+        """(level, run rebuttals, model-written summary) that the budget affords."""
+        budget = self.e.budget
+        for level in LEVELS:
+            if budget.fits(sum(self._costs(level).values())):
+                if level.index:
+                    self.degradations.append(
+                        f"level {level.index}: "
+                        f"{', '.join(lv.name for lv in LEVELS[1:level.index + 1])}")
+                return level, True, True
+        level = LEVELS[-1]
+        costs = self._costs(level)
+        for rebut, summary, what in ((True, False, "the summary is written by code"),
+                                     (False, False, "no rebuttal round; summary by code")):
+            need = sum(v for k, v in costs.items() if (k != "rebuttals" or rebut)
+                       and (k != "summary" or summary))
+            if budget.fits(need):
+                self.degradations.append(f"level {level.index} ({level.name}); {what}")
+                return level, rebut, summary
+        raise BudgetTooSmall(
+            f"The debate budget of {budget.total:,} tokens is too small for a bull/bear "
+            f"debate (about {costs['hypothesis'] + costs['openings'] + costs['judge']:,} "
+            "tokens at the cheapest settings). Raise BULLPEN_DEBATE_TOKEN_BUDGET.")
+
+    # --- phases ----------------------------------------------------------------------------
+
+    async def _hypothesis(self) -> Hypothesis:
+        self.e.emit(Status(text="Phase 0 - forming a testable hypothesis..."))
+        msgs = [
+            ChatMessage(role="system", content=prompts.HYPOTHESIS + "\n\n" + self._catalogue
+                        + prompts.seat_line("hypothesis")),
+            ChatMessage(role="user", content="\n".join([
+                prompts.language(self.lang), f"Today: {self.today.isoformat()}",
+                f"Security: {self.ev.title}, {self.ev.symbol.market} {self.ev.symbol.kind}",
+                f"Question: {self.question or 'Is it a buy now?'}"])),
+        ]
+        res = await self.e.turn(seat="hypothesis", role=self.e.profiles.planner, messages=msgs,
+                                model=Hypothesis, tool_rounds=0,
+                                max_tokens=self.limits.closing_tokens, label="Hypothesis")
+        if res.value is None:
+            self.notes.append(f"hypothesis formation failed ({res.error}); a default "
+                              "hypothesis was used")
+            return fallback_hypothesis(self.ev, self.question)
+        return res.value
+
+    async def _collect(self, plan: list[PlannedCall]) -> tuple[list[DataItem], list[str], str]:
+        """Run the data plan in parallel, by code: (items, source ids, data pack text)."""
+        tools = self.e.tools
+        calls: list[PlannedCall] = []
+        items: list[DataItem] = []
+        for call in plan[:MAX_PLAN_CALLS]:
+            if tools is None or call.tool not in tools:
+                items.append(DataItem(tool=call.tool, args=call.args, ok=False,
+                                      note="not a tool debaters may use; skipped"))
+            else:
+                calls.append(call)
+        if calls:
+            self.e.emit(Status(text=f"Phase 1 - collecting data: {len(calls)} tool calls"))
+        assert tools is not None or not calls
+        outcomes = await asyncio.gather(*(tools.call(c.tool, c.args) for c in calls)) if (
+            tools is not None) else []
+        ids: list[str] = []
+        pack: list[str] = []
+        for call, outcome in zip(calls, outcomes, strict=True):
+            if not outcome.ok:
+                items.append(DataItem(tool=call.tool, args=call.args, ok=False,
+                                      note=outcome.content[:200]))
+                continue
+            sid = self.catalog.add(source_for_tool(call.tool, call.args, outcome.result))
+            ids.append(sid)
+            items.append(DataItem(tool=call.tool, args=call.args, ok=True, source_id=sid))
+            pack.append(f"[{sid}] {call.tool} {canonical_args(call.args)}:\n{outcome.content}")
+        return items, ids, "\n\n".join(pack)
+
+    def _pack(self, collected: str, level: Level) -> str:
+        text = self.ev.block()
+        if collected:
+            room = max(0, level.pack_chars - len(text))
+            body = collected if len(collected) <= room else collected[:room] + "\n…[data pack cut]"
+            text += "\n\nData collected for the plan (cite by id):\n" + body
+        return text
+
+    def _analyst_messages(self, analyst: str, side: Side, hyp: Hypothesis, pack: str,
+                          ask: list[str]) -> list[ChatMessage]:
+        framing = hyp.pro_framing if side == "bull" else hyp.con_framing
+        head = [prompts.language(self.lang), f"Hypothesis: {hyp.hypothesis}"]
+        if framing:
+            head.append(f"Your brief: {framing}")
+        if self.question:
+            head.append(f"The user's question: {self.question}")
+        return [
+            ChatMessage(role="system", content=prompts.ANALYST_RULES + "\n" + prompts.SIDES[side]
+                        + prompts.seat_line(analyst)),
+            ChatMessage(role="system", content=pack),
+            ChatMessage(role="user", content="\n".join(head + ask)),
+        ]
+
+    async def _argue(self, analyst: str, side: Side, slot: int, phase: Phase, hyp: Hypothesis,
+                     pack: str, pack_ids: set[str], level: Level, ask: list[str],
+                     floor: int) -> Argument:
+        role = self.e.profiles.debater(self.e.profiles.analysts[slot], level)
+        res = await self.e.turn(
+            seat=analyst, role=role, messages=self._analyst_messages(analyst, side, hyp, pack,
+                                                                     ask),
+            model=ArgumentReply, tool_rounds=min(level.tool_rounds, self.limits.tool_rounds)
+            if phase == "opening" else 0, max_tokens=level.max_tokens, catalog=self.catalog,
+            floor=floor, label=analyst.replace("_", " #").capitalize())
+        name = analyst.replace("_", " #").capitalize()
+        if res.value is None:
+            self.notes.append(f"{phase} {analyst}: turn failed: {res.error}")
+            arg = Argument(analyst=analyst, side=side, phase=phase, profile=role, text="",
+                           failed=True, error=res.error)
+            line = f"{phase.capitalize()} - {name}: failed ({res.error})"
+        else:
+            kept, dropped = self.catalog.recheck(res.value.sources,
+                                                 pack_ids | set(res.tool_ids))
+            if dropped:
+                self.notes.append(f"{phase} {analyst}: dropped {len(dropped)} source(s) the "
+                                  "debate never provided")
+            arg = Argument(analyst=analyst, side=side, phase=phase, profile=role,
+                           text=res.value.text, key_points=res.value.key_points, sources=kept,
+                           dropped_sources=dropped)
+            line = (f"{phase.capitalize()} - {name}: {len(kept)} source(s)"
+                    + (f", {len(dropped)} invented dropped" if dropped else ""))
+        self.e.emit(Status(text=line))
+        self.e.emit(TextDelta(text=line + "\n"))
+        return arg
+
+    async def _judge(self, hyp: Hypothesis, pack: str, arguments: list[Argument]
+                     ) -> tuple[VerdictReply | None, list[str]]:
+        usable = [a for a in arguments if not a.failed]
+        order, shown = anonymise(usable, self.rng, self._ids)
+        self.e.emit(Status(text=f"Phase 4 - the judge weighs {len(usable)} anonymous "
+                                "arguments..."))
+        msgs = [
+            ChatMessage(role="system", content=prompts.JUDGE + prompts.seat_line("judge")),
+            ChatMessage(role="system", content=pack),
+            ChatMessage(role="user", content="\n".join([
+                prompts.language(self.lang), f"Hypothesis: {hyp.hypothesis}",
+                "Verdict options: " + json.dumps(hyp.verdict_options, ensure_ascii=False),
+                "Arguments (shuffled, authors withheld):", shown])),
+        ]
+        res = await self.e.turn(seat="judge", role=self.e.profiles.judge, messages=msgs,
+                                model=VerdictReply, tool_rounds=0,
+                                max_tokens=self.limits.closing_tokens, label="Judge")
+        if res.value is None:
+            self.notes.append(f"the judge failed: {res.error}")
+            return None, order
+        verdict = res.value
+        option = match_option(verdict.verdict, hyp.verdict_options)
+        if option is None:
+            self.notes.append(f"the judge's verdict {verdict.verdict!r} is not one of the "
+                              "options; kept as written")
+        elif option != verdict.verdict:
+            verdict = verdict.model_copy(update={"verdict": option})
+        line = f"Verdict: {verdict.verdict} ({verdict.action}, {verdict.confidence}/10)"
+        self.e.emit(Status(text=line))
+        self.e.emit(TextDelta(text=line + "\n"))
+        return verdict, order
+
+    def _metrics_table(self) -> str:
+        rows = [f"| {m.label} | {m.display} |" for m in self.ev.metrics() if m.value is not None]
+        return "\n".join(["| Metric | Value |", "|---|---|", *rows])
+
+    def _code_summary(self, hyp: Hypothesis, verdict: VerdictReply | None) -> str:
+        head = f"**{self.ev.title}** — {hyp.hypothesis}"
+        if verdict is None:
+            return head + "\n\nNo verdict: the judge did not answer."
+        parts = [head, f"**Verdict:** {verdict.verdict} ({verdict.action}, "
+                       f"{verdict.confidence}/10, {verdict.time_horizon or 'horizon n/a'})",
+                 "**Why:** " + "; ".join(verdict.reasons)]
+        if verdict.key_risks:
+            parts.append("**Key risks:** " + "; ".join(verdict.key_risks))
+        if verdict.strongest_opposing_data_point:
+            parts.append("**Strongest opposing data point:** "
+                         + verdict.strongest_opposing_data_point)
+        return "\n\n".join(parts)
+
+    async def _summary(self, hyp: Hypothesis, pack: str, args: list[Argument],
+                       verdict: VerdictReply | None) -> str:
+        self.e.emit(Status(text="Phase 5 - writing the executive summary..."))
+        sides = "\n\n".join(f"{a.side.upper()} ({a.phase}): {a.text}" for a in args
+                            if not a.failed)
+        msgs = [
+            ChatMessage(role="system", content=prompts.SUMMARY + prompts.seat_line("summary")),
+            ChatMessage(role="system", content=pack),
+            ChatMessage(role="user", content="\n".join([
+                prompts.language(self.lang), f"Hypothesis: {hyp.hypothesis}",
+                "Verdict: " + (verdict.model_dump_json() if verdict else "none (judge failed)"),
+                "Metrics table (added by the code):", self._metrics_table(),
+                "Arguments:", sides])),
+        ]
+        try:
+            resp = await self.e.call(msgs, seat="summary", role=self.e.profiles.summarizer,
+                                     max_tokens=self.limits.closing_tokens)
+        except (LLMError, BudgetExhausted) as exc:
+            self.notes.append(f"the executive summary failed ({exc}); written by code")
+            return self._code_summary(hyp, verdict)
+        return resp.content.strip() or self._code_summary(hyp, verdict)
+
+    async def run(self) -> BullBearResult:
+        level, rebut, llm_summary = self.plan()
+        for note in self.degradations:
+            self.e.emit(Status(text=f"Budget: {note}"))
+        costs = self._costs(level)
+        hyp = await self._hypothesis()
+        items, data_ids, collected = await self._collect(hyp.data_plan)
+        pack = self._pack(collected, level)
+        pack_ids = set(self.ev.context_ids) | set(data_ids)
+        line = f"Hypothesis: {hyp.hypothesis}"
+        self.e.emit(TextDelta(text=line + "\n"))
+        floor = costs["judge"] + (costs["summary"] if llm_summary else 0)
+        self.e.emit(Status(text="Phase 2 - opening arguments (2 bulls, 2 bears)..."))
+        openings = list(await asyncio.gather(*(
+            self._argue(a, side, slot, "opening", hyp, pack, pack_ids, level,
+                        ["Give your opening argument."], floor + (
+                            costs["rebuttals"] if rebut else 0))
+            for a, side, slot in ANALYSTS)))
+        rebuttals: list[Argument] = []
+        if rebut:
+            self.e.emit(Status(text="Phase 3 - rebuttals..."))
+            rebuttals = list(await asyncio.gather(*(
+                self._argue(a, side, slot, "rebuttal", hyp, pack,
+                            pack_ids | self._cited(openings), level,
+                            self._rebuttal_ask(a, side, openings, level), floor)
+                for a, side, slot in ANALYSTS)))
+        verdict, order = await self._judge(hyp, pack, openings + rebuttals)
+        if llm_summary:
+            summary = await self._summary(hyp, pack, openings + rebuttals, verdict)
+        else:
+            summary = self._code_summary(hyp, verdict)
+        if verdict is None:
+            conclusion = Conclusion(text="The judge gave no verdict; no call is made.",
+                                    action="HOLD", confidence=0.0)
+        else:
+            conclusion = Conclusion(
+                text=f"{verdict.verdict}: " + "; ".join(verdict.reasons[:3]),
+                action=verdict.action, confidence=round(verdict.confidence / 10.0, 2))
+        output = BullBearOutput(
+            ticker=self.ev.symbol.code, date=self.today.strftime("%Y%m%d"),
+            question=self.question, hypothesis=hyp, data=items, openings=openings,
+            rebuttals=rebuttals, judge_order=order, verdict=verdict, summary=summary,
+            conclusion=conclusion)
+        phases = 4 + (1 if rebut else 0) + (1 if llm_summary else 0)
+        return BullBearResult(output=output, level=level, phases=phases,
+                              degradations=self.degradations, notes=self.notes)
+
+    def _ids(self, arg: Argument) -> list[str]:
+        return [sid for s in arg.sources if (sid := self.catalog.id_for(s))]
+
+    def _cited(self, args: list[Argument]) -> set[str]:
+        return {sid for a in args for sid in self._ids(a)}
+
+    def _rebuttal_ask(self, analyst: str, side: Side, openings: list[Argument],
+                      level: Level) -> list[str]:
+        own = next((a for a in openings if a.analyst == analyst), None)
+        other = [a for a in openings if a.side != side and not a.failed]
+        cut = level.text_chars * 2
+
+        def brief(a: Argument) -> str:
+            ids = self._ids(a)
+            text = a.text if len(a.text) <= cut else a.text[:cut] + "…"
+            return text + (f" [{', '.join(ids)}]" if ids else "")
+
+        ask = ["The other side argued:"] + [f"- {brief(a)}" for a in other]
+        if own is not None and not own.failed:
+            ask += ["Your opening was:", brief(own)]
+        ask.append("Rebut the other side's strongest points; keep to the data.")
+        return ask
+

@@ -1,0 +1,349 @@
+"""The experts panel (seed 001): fundamental, risk, growth and sentiment experts argue in
+rounds, in parallel; a moderator decides after each round from the minimum on whether to go on
+and writes the conclusion. Consensus is strict and decided by code: every seated expert on the
+same action with confidence at or above the threshold.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date
+
+from core.errors import InputError
+from core.events import Status, TextDelta
+from core.types import ChatMessage
+from debate import prompts
+from debate.budget import LEVELS, TOOL_RESULT_EST, Level, choose, estimate_tokens
+from debate.engine import Engine
+from debate.evidence import Evidence
+from debate.grounding import SourceCatalog
+from debate.models import (
+    Action,
+    Conclusion,
+    DebateRound,
+    ExpertName,
+    ExpertReply,
+    ExpertTurn,
+    ModeratorReply,
+    TickerDebateOutput,
+)
+
+TURN_TEXT_TOKENS = 400  # expected length of an expert's text, for projections
+
+
+class BudgetTooSmall(InputError):
+    """The token budget cannot pay for even the most degraded debate."""
+
+
+def consensus(rnd: DebateRound, threshold: float, seats: int) -> Action | None:
+    """The shared action when every seated expert agrees with confidence >= threshold."""
+    turns = list(rnd.turns().values())
+    if len(turns) < seats or not turns:
+        return None
+    actions = {t.action for t in turns}
+    if len(actions) != 1 or any(t.failed or t.confidence < threshold for t in turns):
+        return None
+    return turns[0].action
+
+
+def support(rnd: DebateRound, action: Action) -> float:
+    """Conclusion confidence: the backing `action` has, as a share of the whole panel."""
+    turns = list(rnd.turns().values())
+    if not turns:
+        return 0.0
+    backing = sum(t.confidence for t in turns if t.action == action and not t.failed)
+    return round(backing / len(turns), 4)
+
+
+def plurality(rnd: DebateRound) -> Action:
+    """Confidence-weighted plurality of the final positions; ties go to HOLD."""
+    weights: dict[Action, float] = {}
+    for t in rnd.turns().values():
+        if not t.failed:
+            weights[t.action] = weights.get(t.action, 0.0) + t.confidence
+    if not weights:
+        return "HOLD"
+    top = sorted(weights.items(), key=lambda kv: -kv[1])
+    if len(top) > 1 and top[0][1] == top[1][1]:
+        return "HOLD"
+    return top[0][0]
+
+
+def progress_line(rnd: int, name: str, turn: ExpertTurn) -> str:
+    """`Round 1 - Risk: SELL 0.62`, as the chat shows the debate unfolding."""
+    head = f"Round {rnd} - {name.capitalize()}"
+    if turn.failed:
+        return f"{head}: failed ({turn.error})"
+    extra = (f" ({len(turn.dropped_sources)} invented source(s) dropped)"
+             if turn.dropped_sources else "")
+    return f"{head}: {turn.action} {turn.confidence:.2f}{extra}"
+
+
+@dataclass
+class ExpertsResult:
+    output: TickerDebateOutput
+    rounds_planned: int
+    stop_reason: str
+    level: Level
+    degradations: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+class ExpertsPanel:
+    """Runs one experts debate on gathered evidence through an `Engine`."""
+
+    def __init__(self, *, engine: Engine, evidence: Evidence, question: str = "",
+                 lang: str = "en", experts: Sequence[ExpertName] = ("fundamental", "risk",
+                                                                   "growth", "sentiment"),
+                 today: date | None = None) -> None:
+        self.e = engine
+        self.ev = evidence
+        self.question = question
+        self.lang = lang
+        self.experts = tuple(experts)
+        self.today = today or date.today()
+        self.limits = engine.limits
+        self.catalog: SourceCatalog = evidence.catalog
+        self._context = evidence.block()
+        self.notes: list[str] = []
+        self.degradations: list[str] = []
+
+    # --- budget projection -----------------------------------------------------------------
+
+    def _turn_cost(self, rnd: int, level: Level) -> int:
+        window = rnd - 1 if level.context_rounds is None else min(rnd - 1, level.context_rounds)
+        transcript = window * len(self.experts) * min(TURN_TEXT_TOKENS, level.text_chars // 2)
+        prompt = (estimate_tokens(prompts.EXPERT_RULES) + 80 + estimate_tokens(self._context)
+                  + transcript + 120)
+        tool_rounds = min(level.tool_rounds, self.limits.tool_rounds)
+        calls = 1 + min(tool_rounds, 1)
+        return calls * (prompt + level.max_tokens) + (TOOL_RESULT_EST if tool_rounds else 0)
+
+    def _round_cost(self, rnd: int, level: Level) -> int:
+        return len(self.experts) * self._turn_cost(rnd, level)
+
+    def _moderator_cost(self, rnds: int, level: Level) -> int:
+        per_round = len(self.experts) * (min(TURN_TEXT_TOKENS, level.text_chars // 2) + 30)
+        return (estimate_tokens(prompts.MODERATOR) + estimate_tokens(self.ev.block(recent=False))
+                + per_round * rnds + 200 + self.limits.closing_tokens)
+
+    def _cost(self, first: int, last: int, level: Level) -> int:
+        """Rounds `first..last` plus the moderator calls they entail."""
+        total = 0
+        for r in range(first, last + 1):
+            total += self._round_cost(r, level)
+            if r >= self.limits.min_rounds or r == last:
+                total += self._moderator_cost(r, level)
+        return total
+
+    def plan(self) -> tuple[Level, int]:
+        """The lowest level that affords the minimum rounds, and how many rounds it affords."""
+        budget = self.e.budget
+        lo = max(1, min(self.limits.min_rounds, self.limits.max_rounds))
+        idx = choose([self._cost(1, lo, lv) for lv in LEVELS], budget.total, budget.used)
+        if idx is None:  # fewer rounds, at the cheapest level
+            level = LEVELS[-1]
+            rounds = 0
+            for r in range(lo - 1, 0, -1):
+                if budget.fits(self._cost(1, r, level)):
+                    rounds = r
+                    break
+            if rounds == 0:
+                need = self._cost(1, 1, level)
+                raise BudgetTooSmall(
+                    f"The debate budget of {budget.total:,} tokens is too small for even one "
+                    f"round of {len(self.experts)} experts (about {need:,} tokens at the "
+                    "cheapest settings). Raise BULLPEN_DEBATE_TOKEN_BUDGET.")
+            self.degradations.append(f"level {level.index} ({level.name}) and only {rounds} "
+                                     f"round(s): the budget cannot pay for {lo}")
+            return level, rounds
+        level = LEVELS[idx]
+        if idx:
+            self.degradations.append(
+                f"level {idx}: {', '.join(lv.name for lv in LEVELS[1:idx + 1])} "
+                f"to afford {lo} rounds within {budget.total:,} tokens")
+        rounds = lo
+        while rounds < self.limits.max_rounds and budget.fits(self._cost(1, rounds + 1, level)):
+            rounds += 1
+        if rounds < self.limits.max_rounds:
+            self.degradations.append(f"{rounds} of {self.limits.max_rounds} rounds planned: "
+                                     "the budget affords no more")
+        return level, rounds
+
+    def _replan(self, rnd: int, level: Level) -> Level | None:
+        """Before round `rnd`: the level (maybe lower) that still affords it, else None."""
+        budget = self.e.budget
+        for lv in LEVELS[level.index:]:
+            if budget.fits(self._cost(rnd, rnd, lv)):
+                if lv.index != level.index:
+                    self.degradations.append(
+                        f"round {rnd}: degraded to level {lv.index} ({lv.name}) on spend")
+                return lv
+        return None
+
+    # --- rounds ----------------------------------------------------------------------------
+
+    def _transcript(self, rounds: list[DebateRound], level: Level) -> tuple[str, set[str]]:
+        """The earlier rounds a turn sees, and the source ids cited in them."""
+        shown = rounds if level.context_rounds is None else rounds[-level.context_rounds:]
+        lines: list[str] = []
+        ids: set[str] = set()
+        for rnd in shown:
+            lines.append(f"Round {rnd.round}:")
+            for name, t in rnd.turns().items():
+                if t.failed:
+                    lines.append(f"- {name}: (no answer: {t.error})")
+                    continue
+                cited = [self.catalog.id_for(s) for s in t.sources]
+                cited_ids = [c for c in cited if c]
+                ids.update(cited_ids)
+                text = t.text if len(t.text) <= level.text_chars else (
+                    t.text[:level.text_chars] + "…")
+                lines.append(f"- {name} ({t.action} {t.confidence:.2f}): {text}"
+                             + (f" [{', '.join(cited_ids)}]" if cited_ids else ""))
+        return "\n".join(lines), ids
+
+    def _messages(self, name: ExpertName, rnd: int, total: int, transcript: str
+                  ) -> list[ChatMessage]:
+        seat = (f"{prompts.EXPERT_RULES}\n\nYour angle ({name}): {prompts.EXPERT_SEATS[name]}"
+                + prompts.seat_line(name))
+        ask = [prompts.language(self.lang), f"Round {rnd} of at most {total}."]
+        if self.question:
+            ask.append(f"The user's question: {self.question}")
+        if transcript:
+            ask += ["Earlier rounds:", transcript,
+                    "Respond to the other experts by name, then give your position."]
+        else:
+            ask.append("Give your opening position.")
+        return [ChatMessage(role="system", content=seat),
+                ChatMessage(role="system", content=self._context),
+                ChatMessage(role="user", content="\n".join(ask))]
+
+    async def _expert(self, name: ExpertName, rnd: int, total: int, rounds: list[DebateRound],
+                      level: Level, floor: int) -> ExpertTurn:
+        transcript, shown_ids = self._transcript(rounds, level)
+        res = await self.e.turn(
+            seat=name, role=self.e.profiles.debater(self.e.profiles.expert, level),
+            messages=self._messages(name, rnd, total, transcript), model=ExpertReply,
+            tool_rounds=min(level.tool_rounds, self.limits.tool_rounds),
+            max_tokens=level.max_tokens, catalog=self.catalog, floor=floor,
+            label=name.capitalize())
+        if res.value is None:
+            turn = ExpertTurn.failure(res.error)
+            self.notes.append(f"round {rnd} {name}: turn failed: {res.error}")
+        else:
+            allowed = set(self.ev.context_ids) | shown_ids | set(res.tool_ids)
+            kept, dropped = self.catalog.recheck(res.value.sources, allowed)
+            turn = ExpertTurn(text=res.value.text, action=res.value.action,
+                              confidence=res.value.confidence, sources=kept,
+                              dropped_sources=dropped)
+            if dropped:
+                self.notes.append(f"round {rnd} {name}: dropped {len(dropped)} source(s) the "
+                                  "debate never provided")
+            if res.repaired:
+                self.notes.append(f"round {rnd} {name}: answered after a repair request")
+        line = progress_line(rnd, name, turn)
+        self.e.emit(Status(text=line))
+        self.e.emit(TextDelta(text=line + "\n"))
+        return turn
+
+    async def _moderate(self, rounds: list[DebateRound], agreed: Action | None, final: bool,
+                        total: int) -> ModeratorReply | None:
+        last = rounds[-1]
+        transcript, _ = self._transcript(rounds, LEVELS[1] if len(rounds) > 2 else LEVELS[0])
+        state = (f"yes: every expert says {agreed} with confidence >= "
+                 f"{self.limits.consensus_confidence:g}" if agreed else
+                 "no: " + ", ".join(f"{n} {t.action} {t.confidence:.2f}"
+                                    for n, t in last.turns().items()))
+        ask = [prompts.language(self.lang),
+               f"Round {last.round} of at most {total} is over."
+               + (" This is the end of the debate: decide stop." if final else ""),
+               f"Consensus (decided by the code): {state}."]
+        if self.question:
+            ask.append(f"The user's question: {self.question}")
+        ask += ["Transcript:", transcript]
+        msgs = [ChatMessage(role="system", content=prompts.MODERATOR
+                            + prompts.seat_line("moderator")),
+                ChatMessage(role="system", content=self.ev.block(recent=False)),
+                ChatMessage(role="user", content="\n".join(ask))]
+        self.e.emit(Status(text=f"Round {last.round} - Moderator deciding..."))
+        res = await self.e.turn(seat="moderator", role=self.e.profiles.moderator,
+                                messages=msgs, model=ModeratorReply, tool_rounds=0,
+                                max_tokens=self.limits.closing_tokens, label="Moderator")
+        if res.value is None:
+            self.notes.append(f"round {last.round} moderator failed: {res.error}")
+            return None
+        if res.repaired:
+            self.notes.append(f"round {last.round} moderator: answered after a repair request")
+        return res.value
+
+    def _conclude(self, rounds: list[DebateRound], reply: ModeratorReply | None,
+                  agreed: Action | None) -> Conclusion:
+        last = rounds[-1]
+        if reply is None:
+            action = agreed or plurality(last)
+            text = ("The moderator gave no conclusion; from the panel's final positions ("
+                    + ", ".join(f"{n} {t.action} {t.confidence:.2f}"
+                                for n, t in last.turns().items()) + f") the call is {action}.")
+        else:
+            action, text = reply.action, reply.text
+            if agreed and action != agreed:
+                self.notes.append(f"moderator said {action}; the panel's consensus {agreed} "
+                                  "stands")
+                action = agreed
+        return Conclusion(text=text, action=action, confidence=support(last, action),
+                          consensus=agreed is not None)
+
+    async def run(self) -> ExpertsResult:
+        """All rounds, the moderator's decisions and the conclusion."""
+        level, planned = self.plan()
+        floor = self._moderator_cost(planned, level)
+        self.e.emit(Status(text=f"Debate on {self.ev.title}: {len(self.experts)} experts, "
+                                f"{self.limits.min_rounds}-{planned} rounds"))
+        for note in self.degradations:
+            self.e.emit(Status(text=f"Budget: {note}"))
+        rounds: list[DebateRound] = []
+        reply: ModeratorReply | None = None
+        moderated = 0
+        agreed: Action | None = None
+        stop = ""
+        for rnd in range(1, planned + 1):
+            if rnd > 1:
+                next_level = self._replan(rnd, level)
+                if next_level is None:
+                    stop = f"budget: no tokens left for round {rnd}"
+                    self.degradations.append(stop)
+                    self.e.emit(Status(text=f"Budget: stopping before round {rnd}"))
+                    break
+                level = next_level
+            self.e.emit(Status(text=f"Round {rnd}: {len(self.experts)} experts arguing..."))
+            turns = await asyncio.gather(*(self._expert(n, rnd, planned, rounds, level, floor)
+                                           for n in self.experts))
+            rounds.append(DebateRound(round=rnd, **dict(zip(self.experts, turns, strict=True))))
+            if rnd < self.limits.min_rounds and rnd < planned:
+                continue
+            agreed = consensus(rounds[-1], self.limits.consensus_confidence, len(self.experts))
+            reply = await self._moderate(rounds, agreed, agreed is not None or rnd == planned,
+                                         planned)
+            moderated = rnd
+            if agreed is not None:
+                stop = f"consensus on {agreed} after round {rnd}"
+                break
+            if reply is not None and reply.decision == "stop":
+                stop = f"the moderator stopped after round {rnd}" + (
+                    f": {reply.reason}" if reply.reason else "")
+                break
+            if rnd == planned:
+                stop = f"reached the last planned round ({planned})"
+        if rounds and moderated != rounds[-1].round:  # the budget cut the debate short
+            agreed = consensus(rounds[-1], self.limits.consensus_confidence, len(self.experts))
+            reply = await self._moderate(rounds, agreed, True, planned)
+        conclusion = self._conclude(rounds, reply, agreed)
+        output = TickerDebateOutput(ticker=self.ev.symbol.code,
+                                    date=self.today.strftime("%Y%m%d"), rounds=rounds,
+                                    conclusion=conclusion)
+        return ExpertsResult(output=output, rounds_planned=planned, stop_reason=stop,
+                             level=level, degradations=self.degradations, notes=self.notes)
+

@@ -1,0 +1,326 @@
+"""`DebateMode`: the Mode protocol over both panels, the offline experts, reports and reuse.
+
+A message names a security (and optionally a question, `fresh`, `bull_bear`); `Turn.options`
+may carry `symbol`, `question`, `panel`, `fresh` and `max_rounds` instead. The debate runs in
+one owned task whose events stream out as they happen ("Round 1 - Risk: SELL 0.62"); then the
+PDF goes out as a File and the conclusion as Done. A stored report younger than five days for
+the same ticker, panel and question is sent again unless a fresh one is asked for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, replace
+from datetime import UTC, date, datetime
+from typing import Any
+
+from core.errors import DataUnavailable, InputError, UnknownSymbol
+from core.events import Done, Event, Failed, File, Status, TextDelta
+from core.ports import LLMProvider
+from core.tools import ToolRegistry
+from core.types import ChatMessage, OutgoingFile, Usage
+from debate import offline as offline_panel
+from debate.budget import Budget
+from debate.bull_bear import BullBearPanel
+from debate.engine import Emit, Engine, Limits, Profiles, UsageSink, debate_tools
+from debate.evidence import BarsLoader, Evidence, default_bars, gather_evidence, require_data
+from debate.experts import BudgetTooSmall, ExpertsPanel, progress_line
+from debate.models import DebateArtifact, DebateMeta, Panel
+from debate.report import render_chart, render_markdown, render_pdf, summary_markdown
+from debate.store import DebateReportStore, StoredReport
+from tools.symbol_lookup import ResolvedSymbol, resolve_symbol
+
+DEFAULT_BUDGET_TOKENS = 200_000
+_FRESH = re.compile(r"(?:^|\s)(?:--fresh|fresh|重新|最新报告)(?=\s|$)", re.IGNORECASE)
+_PANEL = re.compile(r"(?:^|\s)(?:--panel[= ]\s*)?(bull_bear|bull-bear|bullbear|多空|experts)"
+                    r"(?=\s|$)", re.IGNORECASE)
+_ROUNDS = re.compile(r"(?:^|\s)--max-rounds[= ]\s*(\d+)(?=\s|$)")
+
+
+@dataclass(frozen=True)
+class DebateRequest:
+    symbol: str
+    question: str = ""
+    panel: Panel | None = None
+    fresh: bool = False
+    max_rounds: int | None = None
+
+
+def parse_request(text: str, options: dict[str, str] | None = None) -> DebateRequest:
+    """Flags (`fresh`, `bull_bear`, `--max-rounds N`) out of the text; options win."""
+    opts = options or {}
+    body = text
+    fresh = bool(_FRESH.search(body))
+    body = _FRESH.sub(" ", body)
+    panel: Panel | None = None
+    if m := _PANEL.search(body):
+        panel = "experts" if m.group(1).lower() == "experts" else "bull_bear"
+        body = _PANEL.sub(" ", body, count=1)
+    rounds = int(m.group(1)) if (m := _ROUNDS.search(body)) else None
+    body = " ".join(_ROUNDS.sub(" ", body).split())
+    symbol = opts.get("symbol", "")
+    question = opts.get("question", "")
+    if not symbol:
+        head, _, rest = body.partition(" ")
+        symbol, question = (head, question or rest) if head else ("", question)
+    elif not question:
+        question = body
+    if opts.get("panel") in ("experts", "bull_bear"):
+        panel = "experts" if opts["panel"] == "experts" else "bull_bear"
+    return DebateRequest(
+        symbol=symbol.strip(), question=question.strip(), panel=panel,
+        fresh=fresh or opts.get("fresh", "") in ("1", "true", "yes"),
+        max_rounds=int(opts["max_rounds"]) if opts.get("max_rounds", "").isdigit() else rounds)
+
+
+def _directory_symbols(text: str) -> list[str]:
+    try:
+        from tools.symbols import default_directory
+    except ImportError:
+        return []
+    return list(dict.fromkeys(m.code for m in default_directory().extract(text)))
+
+
+@dataclass
+class DebateOutcome:
+    artifact: DebateArtifact
+    markdown: str
+    pdf: bytes | None
+    reused_from: datetime | None = None
+
+
+@dataclass
+class _End:
+    value: DebateOutcome
+
+
+async def _drive(work: Callable[[Emit], Awaitable[DebateOutcome]]
+                 ) -> AsyncIterator[Event | _End]:
+    """Run `work` as an owned task and yield the events it emits as they come."""
+    queue: asyncio.Queue[Event | None] = asyncio.Queue()
+
+    async def body() -> DebateOutcome:
+        try:
+            return await work(queue.put_nowait)
+        finally:
+            queue.put_nowait(None)
+
+    task = asyncio.create_task(body(), name="debate")
+    try:
+        while (item := await queue.get()) is not None:
+            yield item
+        yield _End(await task)
+    finally:
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+class DebateMode:
+    """Debate mode: `experts` (seed 001) or `bull_bear` (seed 000) panels.
+
+    `llm=None` runs the offline experts (deterministic, labelled). `pool` (asyncpg) enables
+    report reuse; `budget_tokens=None` means no budget.
+    """
+
+    name = "debate"
+
+    def __init__(
+        self, *, llm: LLMProvider | None, registry: ToolRegistry | None,
+        budget_tokens: int | None = DEFAULT_BUDGET_TOKENS, panel: Panel = "experts",
+        max_rounds: int = 3, min_rounds: int = 2, consensus_confidence: float = 0.7,
+        tool_rounds: int = 3, turn_timeout_s: float = 180.0, json_mode: bool = False,
+        profiles: Profiles | None = None, pool: Any | None = None,
+        bars_loader: BarsLoader = default_bars, today: Callable[[], date] = date.today,
+        find_symbols: Callable[[str], list[str]] | None = None, seed: int | None = None,
+        make_pdf: bool = True,
+    ) -> None:
+        self._llm = llm
+        self._registry = registry
+        self._tools = debate_tools(registry)
+        self.budget_tokens = budget_tokens
+        self.panel = panel
+        self.limits = Limits(min_rounds=min_rounds, max_rounds=max(max_rounds, min_rounds),
+                             tool_rounds=min(tool_rounds, 3),
+                             consensus_confidence=consensus_confidence,
+                             turn_timeout_s=turn_timeout_s, json_mode=json_mode)
+        self.profiles = profiles or Profiles()
+        self.store = DebateReportStore(pool) if pool is not None else None
+        self._bars = bars_loader
+        self._today = today
+        self._find = find_symbols or _directory_symbols
+        self._rng = random.Random(seed)
+        self._make_pdf = make_pdf
+
+    # --- the Mode protocol ----------------------------------------------------------------
+
+    async def run(self, turn: Any) -> AsyncIterator[Event]:
+        request = parse_request(turn.text, turn.options)
+        outcome: DebateOutcome | None = None
+        try:
+            async for item in _drive(lambda emit: self.produce(
+                    request, lang=turn.lang, emit=emit, on_usage=turn.recorder.usage,
+                    user_id=turn.user_id, conversation_id=turn.conversation_id)):
+                if isinstance(item, _End):
+                    outcome = item.value
+                else:
+                    yield item
+        except UnknownSymbol as exc:
+            hint = (" Did you mean: " + ", ".join(exc.suggestions) + "?") if exc.suggestions else ""
+            yield Failed(error=f"I don't know the security {exc.query!r}.{hint} "
+                               "Try a code or ticker, e.g. /debate 600519 or /debate NVDA.",
+                         kind="input")
+            return
+        except (BudgetTooSmall, InputError) as exc:
+            yield Failed(error=str(exc), kind="input")
+            return
+        except DataUnavailable as exc:
+            yield Failed(error=f"No data to debate: {exc}", kind="error")
+            return
+        assert outcome is not None
+        art = outcome.artifact
+        if outcome.pdf:
+            yield File(file=OutgoingFile(
+                kind="document", filename=f"debate-{art.meta.ticker}-{art.meta.panel}-"
+                f"{art.meta.generated_at:%Y%m%d}.pdf", data=outcome.pdf,
+                mime_type="application/pdf", caption=f"Debate report: {art.meta.name or ''} "
+                f"({art.meta.ticker}) - {art.conclusion.action}"))
+        text = summary_markdown(art)
+        label = art.meta.label
+        if outcome.reused_from is not None:
+            label = (label + "; " if label else "") + (
+                f"reused report from {outcome.reused_from:%Y-%m-%d %H:%M} UTC; "
+                "ask with 'fresh' for a new debate")
+        await turn.recorder.message(ChatMessage(role="assistant", content=text))
+        yield Done(text=text, label=label)
+
+    # --- the work -------------------------------------------------------------------------
+
+    def resolve(self, request: DebateRequest) -> ResolvedSymbol:
+        """The security a request names; UnknownSymbol (with suggestions) when none."""
+        if not request.symbol:
+            raise InputError("Name a security to debate, e.g. /debate 600519 or /debate NVDA "
+                             "is it a buy?")
+        try:
+            return resolve_symbol(request.symbol)
+        except UnknownSymbol as first:
+            for code in self._find(f"{request.symbol} {request.question}"):
+                with contextlib.suppress(UnknownSymbol):
+                    return resolve_symbol(code)
+            raise first from None
+
+    async def produce(self, request: DebateRequest, *, lang: str = "en",
+                      emit: Emit | None = None, on_usage: UsageSink | None = None,
+                      user_id: Any = None, conversation_id: Any = None) -> DebateOutcome:
+        """Resolve, reuse or debate, render the report and store it. Raises UnknownSymbol,
+        InputError, BudgetTooSmall or DataUnavailable for inputs it cannot debate."""
+        sink: Emit = emit or (lambda _e: None)
+        symbol = self.resolve(request)
+        panel = request.panel or self.panel
+        offline = self._llm is None
+        if self.store is not None and not request.fresh:
+            found = await self.store.find_recent(ticker=symbol.code, panel=panel,
+                                                 question=request.question, lang=lang,
+                                                 offline=offline)
+            if found is not None:
+                return self._reused(found, sink)
+        sink(Status(text=f"Gathering data for {symbol.name or symbol.code}..."))
+        evidence = await gather_evidence(symbol, bars_loader=self._bars,
+                                         registry=self._registry)
+        require_data(evidence)
+        limits = self.limits
+        if request.max_rounds is not None:
+            limits = replace(limits, max_rounds=max(request.max_rounds, limits.min_rounds))
+        if offline:
+            artifact = self._offline(evidence, panel, request.question, lang, limits, sink)
+        else:
+            artifact = await self._llm_debate(evidence, panel, request.question, lang, limits,
+                                              sink, on_usage)
+        markdown = render_markdown(artifact)
+        pdf = await asyncio.to_thread(self._pdf, artifact, evidence) if self._make_pdf else None
+        if self.store is not None:
+            await self.store.save(artifact, markdown=markdown, pdf=pdf, user_id=user_id,
+                                  conversation_id=conversation_id)
+        return DebateOutcome(artifact=artifact, markdown=markdown, pdf=pdf)
+
+    def _reused(self, found: StoredReport, sink: Emit) -> DebateOutcome:
+        sink(Status(text=f"Reusing the report of {found.created_at:%Y-%m-%d}"))
+        sink(TextDelta(text=f"(report from {found.created_at:%Y-%m-%d %H:%M} UTC)\n"))
+        return DebateOutcome(artifact=found.artifact, markdown=found.markdown, pdf=found.pdf,
+                             reused_from=found.created_at)
+
+    def _pdf(self, artifact: DebateArtifact, evidence: Evidence) -> bytes:
+        chart = render_chart(evidence.bars, evidence.title, red_up=evidence.symbol.market == "cn")
+        return render_pdf(artifact, chart)
+
+    def _meta(self, evidence: Evidence, panel: Panel, question: str, lang: str) -> DebateMeta:
+        return DebateMeta(
+            panel=panel, ticker=evidence.symbol.code, name=evidence.symbol.name,
+            market=evidence.symbol.market, currency=evidence.currency, question=question,
+            lang=lang, generated_at=datetime.now(UTC), data_as_of=evidence.price.as_of,
+            data_source=evidence.data_label, budget_tokens=self.budget_tokens,
+            notes=list(evidence.notes))
+
+    def _offline(self, evidence: Evidence, panel: Panel, question: str, lang: str,
+                 limits: Limits, sink: Emit) -> DebateArtifact:
+        meta = self._meta(evidence, panel, question, lang)
+        meta.label, meta.offline = offline_panel.OFFLINE_LABEL, True
+        sink(Status(text="No language model configured: offline experts score the data"))
+        today = self._today()
+        if panel == "experts":
+            out = offline_panel.run_experts(evidence, lang=lang, today=today,
+                                            rounds=limits.min_rounds,
+                                            threshold=limits.consensus_confidence)
+            for rnd in out.rounds:
+                for name, t in rnd.turns().items():
+                    line = progress_line(rnd.round, name, t)
+                    sink(Status(text=line))
+                    sink(TextDelta(text=line + "\n"))
+            meta.rounds_planned = meta.rounds_run = len(out.rounds)
+            meta.stop_reason = "offline experts run the minimum rounds"
+            return DebateArtifact(meta=meta, metrics=evidence.metrics(), experts=out)
+        bb = offline_panel.run_bull_bear(evidence, question=question, lang=lang, today=today)
+        sink(TextDelta(text=f"Verdict: {bb.conclusion.action} {bb.conclusion.confidence:.2f}\n"))
+        meta.rounds_planned = meta.rounds_run = 2
+        meta.stop_reason = "offline bull/bear: openings, rebuttals, scored verdict"
+        return DebateArtifact(meta=meta, metrics=evidence.metrics(), bull_bear=bb)
+
+    async def _llm_debate(self, evidence: Evidence, panel: Panel, question: str, lang: str,
+                          limits: Limits, sink: Emit, on_usage: UsageSink | None
+                          ) -> DebateArtifact:
+        assert self._llm is not None
+        budget = Budget(self.budget_tokens)
+
+        async def record(usage: Usage) -> None:
+            if on_usage is not None:
+                await on_usage(usage)
+
+        engine = Engine(llm=self._llm, tools=self._tools, profiles=self.profiles,
+                        limits=limits, budget=budget, emit=sink, on_usage=record)
+        meta = self._meta(evidence, panel, question, lang)
+        today = self._today()
+        if panel == "experts":
+            res = await ExpertsPanel(engine=engine, evidence=evidence, question=question,
+                                     lang=lang, today=today).run()
+            meta.rounds_planned, meta.rounds_run = res.rounds_planned, len(res.output.rounds)
+            meta.stop_reason, meta.degradation_level = res.stop_reason, res.level.index
+            meta.degradations, meta.notes = res.degradations, meta.notes + res.notes
+            artifact = DebateArtifact(meta=meta, metrics=evidence.metrics(), experts=res.output)
+        else:
+            bb = await BullBearPanel(engine=engine, evidence=evidence, question=question,
+                                     lang=lang, today=today, rng=self._rng).run()
+            meta.rounds_planned = meta.rounds_run = 2 if bb.output.rebuttals else 1
+            meta.stop_reason = f"{bb.phases} phases"
+            meta.degradation_level = bb.level.index
+            meta.degradations, meta.notes = bb.degradations, meta.notes + bb.notes
+            artifact = DebateArtifact(meta=meta, metrics=evidence.metrics(), bull_bear=bb.output)
+        meta.usage, meta.tokens_used = budget.per_seat(), budget.used
+        return artifact
+
+
+__all__ = ["DebateMode", "DebateOutcome", "DebateRequest", "parse_request"]

@@ -1,0 +1,317 @@
+"""Offline experts: with no language model, each expert scores the data deterministically and
+the debate produces the same artifacts, labelled as such.
+
+Fundamental: valuation and quality (P/E, P/B, ROE, margin, leverage; without financials, the
+price's place in its range and against MA200). Risk: volatility, drawdown, beta. Growth:
+revenue and earnings growth, or 12-1 month and 6-month price momentum. Sentiment: 1-month
+return, RSI, distance to MA50 and the share of volume on up days. Each factor maps to a score
+in [-1, 1]; an expert's score is their mean, its action follows fixed thresholds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+
+from debate.bull_bear import fallback_hypothesis
+from debate.evidence import Evidence
+from debate.experts import consensus, plurality, support
+from debate.metrics import Fundamentals, PriceMetrics
+from debate.models import (
+    Action,
+    Argument,
+    BullBearOutput,
+    Conclusion,
+    DataRef,
+    DebateRound,
+    ExpertName,
+    ExpertTurn,
+    Side,
+    Source,
+    TickerDebateOutput,
+    VerdictReply,
+)
+
+OFFLINE_LABEL = "offline experts: deterministic scores from data, no language model"
+ACTION_THRESHOLD = 0.2
+EXPERT_NAMES: tuple[ExpertName, ...] = ("fundamental", "risk", "growth", "sentiment")
+
+
+def _clip(x: float) -> float:
+    return max(-1.0, min(1.0, x))
+
+
+@dataclass(frozen=True)
+class Factor:
+    label: str
+    display: str
+    score: float
+
+
+def _pct(v: float) -> str:
+    return f"{v * 100:+.1f}%"
+
+
+def fundamental_factors(pm: PriceMetrics, fund: Fundamentals | None) -> list[Factor]:
+    out: list[Factor] = []
+    if fund is not None:
+        if fund.pe is not None:
+            out.append(Factor("P/E", f"{fund.pe:.1f}x", _clip((25.0 - fund.pe) / 25.0)))
+        if fund.pb is not None:
+            out.append(Factor("P/B", f"{fund.pb:.1f}x", _clip((3.0 - fund.pb) / 3.0)))
+        if fund.roe_pct is not None:
+            out.append(Factor("ROE", f"{fund.roe_pct:.1f}%", _clip((fund.roe_pct - 10) / 10)))
+        if fund.net_margin_pct is not None:
+            out.append(Factor("net margin", f"{fund.net_margin_pct:.1f}%",
+                              _clip((fund.net_margin_pct - 10) / 15)))
+        if fund.debt_ratio_pct is not None:
+            out.append(Factor("debt ratio", f"{fund.debt_ratio_pct:.1f}%",
+                              _clip((60 - fund.debt_ratio_pct) / 40)))
+    if not out:  # valuation from the price alone: stretched above its range reads expensive
+        if pm.pos_52w is not None:
+            out.append(Factor("52-week range position", f"{pm.pos_52w * 100:.0f}%",
+                              _clip((0.5 - pm.pos_52w) * 1.2)))
+        if pm.dist_ma200 is not None:
+            out.append(Factor("price vs MA200", _pct(pm.dist_ma200),
+                              _clip(-pm.dist_ma200 / 0.3)))
+        if pm.vol_ann is not None:
+            out.append(Factor("price stability (quality proxy)", f"{pm.vol_ann * 100:.1f}% vol",
+                              _clip((0.35 - pm.vol_ann) / 0.25)))
+    return out
+
+
+def risk_factors(pm: PriceMetrics) -> list[Factor]:
+    out: list[Factor] = []
+    if pm.vol_ann is not None:
+        out.append(Factor("annualised volatility", f"{pm.vol_ann * 100:.1f}%",
+                          _clip((0.30 - pm.vol_ann) / 0.20)))
+    if pm.max_drawdown_1y is not None:
+        out.append(Factor("1-year max drawdown", _pct(pm.max_drawdown_1y),
+                          _clip((pm.max_drawdown_1y + 0.25) / 0.20)))
+    if pm.beta_1y is not None:
+        out.append(Factor(f"beta vs {pm.benchmark}", f"{pm.beta_1y:.2f}",
+                          _clip((1.2 - pm.beta_1y) / 0.6)))
+    return out
+
+
+def growth_factors(pm: PriceMetrics, fund: Fundamentals | None) -> list[Factor]:
+    out: list[Factor] = []
+    if fund is not None:
+        if fund.revenue_yoy_pct is not None:
+            out.append(Factor("revenue growth YoY", f"{fund.revenue_yoy_pct:+.1f}%",
+                              _clip(fund.revenue_yoy_pct / 20)))
+        if fund.net_profit_yoy_pct is not None:
+            out.append(Factor("net profit growth YoY", f"{fund.net_profit_yoy_pct:+.1f}%",
+                              _clip(fund.net_profit_yoy_pct / 25)))
+    if not out:
+        if pm.momentum_12_1 is not None:
+            out.append(Factor("12-1 month momentum", _pct(pm.momentum_12_1),
+                              _clip(pm.momentum_12_1 / 0.3)))
+        if pm.ret_6m is not None:
+            out.append(Factor("6-month return", _pct(pm.ret_6m), _clip(pm.ret_6m / 0.2)))
+    return out
+
+
+def sentiment_factors(pm: PriceMetrics) -> list[Factor]:
+    out: list[Factor] = []
+    if pm.ret_1m is not None:
+        out.append(Factor("1-month return", _pct(pm.ret_1m), _clip(pm.ret_1m / 0.10)))
+    if pm.rsi14 is not None:
+        r = pm.rsi14
+        out.append(Factor("RSI(14)", f"{r:.1f}",
+                          _clip((r - 50) / 20) if r <= 70 else _clip((80 - r) / 10)))
+    if pm.dist_ma50 is not None:
+        out.append(Factor("price vs MA50", _pct(pm.dist_ma50), _clip(pm.dist_ma50 / 0.10)))
+    if pm.up_volume_share_20 is not None:
+        boost = 1.0 if (pm.volume_ratio_20_60 or 1.0) >= 1.0 else 0.6
+        out.append(Factor("volume on up days (20D)", f"{pm.up_volume_share_20 * 100:.0f}%",
+                          _clip((pm.up_volume_share_20 - 0.5) * 4 * boost)))
+    return out
+
+
+def expert_factors(name: ExpertName, pm: PriceMetrics, fund: Fundamentals | None
+                   ) -> list[Factor]:
+    if name == "fundamental":
+        return fundamental_factors(pm, fund)
+    if name == "risk":
+        return risk_factors(pm)
+    if name == "growth":
+        return growth_factors(pm, fund)
+    return sentiment_factors(pm)
+
+
+def score_of(factors: list[Factor]) -> float:
+    return sum(f.score for f in factors) / len(factors) if factors else 0.0
+
+
+def action_for(score: float) -> tuple[Action, float]:
+    """Fixed thresholds: BUY/SELL beyond ±0.2, HOLD between; confidence from the distance."""
+    if score >= ACTION_THRESHOLD:
+        return "BUY", round(0.5 + 0.45 * min(1.0, abs(score)), 2)
+    if score <= -ACTION_THRESHOLD:
+        return "SELL", round(0.5 + 0.45 * min(1.0, abs(score)), 2)
+    return "HOLD", round(0.5 + 0.25 * (1.0 - abs(score) / ACTION_THRESHOLD), 2)
+
+
+def _zh(lang: str) -> bool:
+    return lang.startswith("zh")
+
+
+def _factor_text(factors: list[Factor]) -> str:
+    return "; ".join(f"{f.label} {f.display} ({f.score:+.2f})" for f in factors)
+
+
+def _opening(name: ExpertName, factors: list[Factor], score: float, action: Action,
+             lang: str) -> str:
+    if not factors:
+        return ("数据不足，无法评分；维持观望。" if _zh(lang)
+                else "Not enough data to score; holding by default.")
+    if _zh(lang):
+        return f"{name} 评分 {score:+.2f} → {action}。依据：{_factor_text(factors)}。"
+    return f"{name.capitalize()} score {score:+.2f} -> {action}. Factors: {_factor_text(factors)}."
+
+
+def _react(name: ExpertName, own: ExpertTurn, others: dict[ExpertName, ExpertTurn],
+           lang: str) -> tuple[float, str]:
+    """Round 2: conviction moves with the panel; the action stays what the data says."""
+    against = [n for n, t in others.items() if t.action != own.action]
+    conf = own.confidence
+    if len(against) >= 2:
+        conf = max(0.3, round(conf - 0.1, 2))
+    elif not against:
+        conf = min(0.95, round(conf + 0.05, 2))
+    views = ", ".join(f"{n} {t.action} {t.confidence:.2f}" for n, t in others.items())
+    if _zh(lang):
+        note = (f"其他专家：{views}。" + (f"{'、'.join(against)} 与我观点不同，数据未变，"
+                                         "维持结论但降低信心。" if len(against) >= 2 else
+                                         "多数专家意见一致。"))
+    else:
+        note = (f"The others: {views}. " + (
+            f"{', '.join(against)} disagree; the data has not changed, so I keep {own.action} "
+            "with less conviction." if len(against) >= 2 else
+            "The panel largely agrees with my reading."))
+    return conf, note
+
+
+def _sources(evidence: Evidence) -> tuple[list[Source], Source | None]:
+    """The context's price sources, and its financials source when there is one."""
+    prices: list[Source] = []
+    fund: Source | None = None
+    for sid in evidence.context_ids:
+        src = evidence.catalog.get(sid)
+        if isinstance(src, DataRef):
+            fund = src
+        else:
+            prices.append(src)
+    return prices, fund
+
+
+def run_experts(evidence: Evidence, *, lang: str, today: date, rounds: int = 2,
+                threshold: float = 0.7) -> TickerDebateOutput:
+    """The experts debate, scored from data: an opening round, then reactions."""
+    pm, fund = evidence.price, evidence.fundamentals
+    sources, fund_source = _sources(evidence)
+    first: dict[ExpertName, ExpertTurn] = {}
+    for name in EXPERT_NAMES:
+        factors = expert_factors(name, pm, fund)
+        score = score_of(factors)
+        action, conf = action_for(score)
+        used_fund = fund_source is not None and name in ("fundamental", "growth") and any(
+            f.label in ("P/E", "P/B", "ROE", "net margin", "debt ratio", "revenue growth YoY",
+                        "net profit growth YoY") for f in factors)
+        cited = list(sources) + ([fund_source] if used_fund and fund_source else [])
+        first[name] = ExpertTurn(text=_opening(name, factors, score, action, lang),
+                                 action=action, confidence=conf if factors else 0.3,
+                                 sources=cited)
+    out = [DebateRound(round=1, **first)]
+    for r in range(2, max(2, rounds) + 1):
+        prev = out[-1].turns()
+        nxt: dict[ExpertName, ExpertTurn] = {}
+        for name, turn in prev.items():
+            conf, note = _react(name, turn, {n: t for n, t in prev.items() if n != name}, lang)
+            nxt[name] = turn.model_copy(update={"confidence": conf, "text": note})
+        out.append(DebateRound(round=r, **nxt))
+    last = out[-1]
+    agreed = consensus(last, threshold, len(EXPERT_NAMES))
+    action = agreed or plurality(last)
+    backing = [n for n, t in last.turns().items() if t.action == action]
+    if _zh(lang):
+        text = (f"离线专家组：{len(backing)}/4 位专家给出 {action}"
+                + ("（达成共识）" if agreed else "（未达成共识）")
+                + "。结论由数据评分确定，未使用语言模型。")
+    else:
+        text = (f"Offline panel: {len(backing)} of 4 experts say {action} "
+                + ("(consensus)" if agreed else "(no consensus)")
+                + ". Scored from data by fixed rules; no language model was used.")
+    return TickerDebateOutput(
+        ticker=evidence.symbol.code, date=today.strftime("%Y%m%d"), rounds=out,
+        conclusion=Conclusion(text=text, action=action, confidence=support(last, action),
+                              consensus=agreed is not None))
+
+
+def run_bull_bear(evidence: Evidence, *, question: str, lang: str, today: date
+                  ) -> BullBearOutput:
+    """The bull/bear record, scored from data: bulls list the positive factors, bears the
+    negative ones, and the 'judge' is the sign of the average score."""
+    pm, fund = evidence.price, evidence.fundamentals
+    prices, fund_source = _sources(evidence)
+    sources = prices + ([fund_source] if fund_source else [])
+    hyp = fallback_hypothesis(evidence, question)
+    groups: dict[str, list[Factor]] = {
+        "1": fundamental_factors(pm, fund) + growth_factors(pm, fund),
+        "2": risk_factors(pm) + sentiment_factors(pm),
+    }
+    every = groups["1"] + groups["2"]
+
+    def argue(side: Side, slot: str) -> Argument:
+        picked = [f for f in groups[slot] if (f.score > 0) == (side == "bull") and f.score != 0]
+        picked.sort(key=lambda f: -abs(f.score))
+        if picked:
+            text = ("；".join(f"{f.label} {f.display}" for f in picked) if _zh(lang) else
+                    "; ".join(f"{f.label} {f.display} (score {f.score:+.2f})" for f in picked))
+        else:
+            text = "没有支持该方的数据点。" if _zh(lang) else "No data point supports this side."
+        return Argument(analyst=f"{side}_{slot}", side=side, phase="opening",
+                        profile="offline", text=text,
+                        key_points=[f"{f.label}: {f.display}" for f in picked[:3]],
+                        sources=list(sources))
+
+    openings = [argue("bull", "1"), argue("bull", "2"), argue("bear", "1"), argue("bear", "2")]
+    pos = sorted((f for f in every if f.score > 0), key=lambda f: -f.score)
+    neg = sorted((f for f in every if f.score < 0), key=lambda f: f.score)
+    rebuttals = []
+    for a in openings:
+        theirs = (neg if a.side == "bull" else pos)[:1]
+        ours = (pos if a.side == "bull" else neg)[:1]
+        if theirs and ours:
+            text = (f"The other side's strongest point, {theirs[0].label} {theirs[0].display}, "
+                    f"weighs {abs(theirs[0].score):.2f}; ours, {ours[0].label} "
+                    f"{ours[0].display}, weighs {abs(ours[0].score):.2f}.")
+        else:
+            text = "Nothing to rebut." if not theirs else "No data point to answer with."
+        rebuttals.append(a.model_copy(update={"phase": "rebuttal", "text": text,
+                                              "key_points": []}))
+    agg = score_of(every)
+    action: Action = "BUY" if agg > 0.15 else ("SELL" if agg < -0.15 else "HOLD")
+    idx = {"BUY": 0, "SELL": 1, "HOLD": 2}[action]
+    conf = max(1, min(10, round(4 + 10 * abs(agg))))
+    support_f = pos if action == "BUY" else (neg if action == "SELL" else every)
+    against = neg if action == "BUY" else (pos if action == "SELL" else [])
+    verdict = VerdictReply(
+        verdict=hyp.verdict_options[idx], action=action, confidence=conf,
+        reasons=[f"average factor score {agg:+.2f} across {len(every)} factors"]
+        + [f"{f.label} {f.display}" for f in support_f[:3]],
+        key_risks=[f"{f.label} {f.display}" for f in against[:2]],
+        strongest_opposing_data_point=(f"{against[0].label} {against[0].display}"
+                                       if against else ""),
+        time_horizon="6-12 months")
+    summary = (f"**{evidence.title}** — {hyp.hypothesis}\n\n**Verdict:** {verdict.verdict} "
+               f"({action}, {conf}/10), scored from data by fixed rules.")
+    return BullBearOutput(
+        ticker=evidence.symbol.code, date=today.strftime("%Y%m%d"), question=question,
+        hypothesis=hyp,
+        openings=openings, rebuttals=rebuttals,
+        judge_order=[f"{a.analyst}:{a.phase}" for a in openings + rebuttals], verdict=verdict,
+        summary=summary,
+        conclusion=Conclusion(text=f"{verdict.verdict}: " + "; ".join(verdict.reasons[:3]),
+                              action=action, confidence=round(conf / 10, 2)))
