@@ -106,7 +106,7 @@ _STRONG_EN = frozenset(
 _WEAK_EN = frozenset(
     "buy buying bought sell selling sold price prices position positions chart quote quotes "
     "invest invested investing holdings bullish bearish rally valuation revenue trading traded "
-    "portfolio analyst analysts upside downside nyse nasdaq guidance ipo eps".split()
+    "portfolio analyst analysts upside downside nyse nasdaq guidance".split()
 )
 _FIN_ZH = (
     "股",
@@ -374,7 +374,7 @@ class SymbolIndex:
             if has_cjk(a):
                 self._add(i, a, ALIAS)
                 base = cn_base_name(a)
-                if base != a:
+                if base != a and len(base) >= 3:  # "ST基础" must not make 基础 a name
                     self._add(i, base, ALIAS)
             elif a.islower() and " " in a:  # pinyin of a Chinese alias ("mao tai")
                 self._add(i, a, PINYIN)
@@ -656,9 +656,9 @@ class SymbolIndex:
                     ]
                     if not hits:
                         continue
-                    if (piece in self.cn_common or piece in self.context_words) and not (
-                        _zh_context(norm, base + i, base + end)
-                    ):
+                    if piece in self.cn_common and not _named_as_stock(norm, base + end):
+                        continue
+                    if piece in self.context_words and not _zh_context(norm, base + i, base + end):
                         continue
                     best = max(h.score for h in hits)
                     top = [h for h in hits if h.score == best]
@@ -687,7 +687,11 @@ class SymbolIndex:
                     continue
                 phrase = [x[0] for x in words[wi : wi + n]]
                 k = key(" ".join(phrase))
-                hits = [h for h in self.exact.get(k, ()) if h.kind not in (INITIALS, PINYIN)]
+                hits = [
+                    h
+                    for h in self.exact.get(k, ())
+                    if h.kind not in (INITIALS, PINYIN) and (h.kind != CORE or len(k) > 4)
+                ]
                 if not hits:
                     continue
                 if not self._latin_name_ok(norm, words, wi, n, k, hits, shouting):
@@ -728,6 +732,10 @@ class SymbolIndex:
             and not _sentence_start(norm, phrase[0][1])
         )
         s, e = phrase[0][1], phrase[-1][2]
+        if n == 1 and not curated:
+            w = phrase[0][0]
+            if w.isupper() and (w in self.not_tickers or len(w) <= 4):
+                return False  # an acronym (ESG, TTM, API), not a company name
         if k in self.context_words:
             return capital or _en_context(norm, words, wi, n, strong_only=False)
         if n == 1:
@@ -749,6 +757,8 @@ class SymbolIndex:
         w, s, e = words[wi]
         if not re.fullmatch(r"[A-Za-z]{1,5}(?:[.\-][A-Za-z]{1,2})?", w):
             return
+        if len(w) <= 2 and _share_class(norm, s, e):
+            return
         i = self._ticker(w.replace(".", "-"))
         if i is None:
             return
@@ -762,8 +772,8 @@ class SymbolIndex:
             else:
                 gated = low in self.very_common or len(w) == 1
             if gated:
-                strong = _en_context(norm, words, wi, 1, strong_only=True, window=2)
-                weak = _en_context(norm, words, wi, 1, strong_only=False, window=2)
+                strong = _en_context(norm, words, wi, 1, strong_only=True, window=2, zh=False)
+                weak = _en_context(norm, words, wi, 1, strong_only=False, window=2, zh=False)
                 if not (strong or (weak and not shouting)):
                     return
             elif shouting and self.pop[i] < 0.7:
@@ -830,6 +840,14 @@ def _shouting(text: str) -> bool:
     return sum(c.isupper() for c in letters) / len(letters) > 0.6
 
 
+def _share_class(text: str, s: int, e: int) -> bool:
+    """A share-class letter, not a ticker: A股, B 股, AB股, A+H股 (but GE股价 is GE)."""
+    after = text[e : e + 4].lstrip(" +")
+    if after[:1] == "H" and "股" in after[:3]:
+        return True
+    return after[:1] == "股" and after[1:2] not in ("价", "票", "份", "东", "息")
+
+
 def _sentence_start(text: str, start: int) -> bool:
     i = start - 1
     while i >= 0 and text[i] in " \t\"'“‘(":
@@ -858,6 +876,30 @@ def _zh_context(text: str, s: int, e: int) -> bool:
     return _has_en_finance(window) or "%" in window
 
 
+_NAMING = (
+    "这只",
+    "这支",
+    "股价",
+    "股票",
+    "的股",
+    "公司",
+    "代码",
+    "涨",
+    "跌",
+    "市值",
+    "财报",
+    "(",
+    "（",
+)
+
+
+def _named_as_stock(text: str, end: int) -> bool:
+    """An everyday word that is also a short name (太阳能, 值得买) counts only when the text
+    goes on to call it a stock: 太阳能这只股票, 同花顺的股价, 机器人涨了."""
+    after = text[end : end + 4]
+    return any(after.startswith(w) or (w in after[:3] and len(w) > 1) for w in _NAMING)
+
+
 def _has_en_finance(window: str) -> bool:
     toks = re.findall(r"[a-z]+", window.lower())
     return any(t in _STRONG_EN or t in _WEAK_EN for t in toks)
@@ -871,8 +913,10 @@ def _en_context(
     *,
     strong_only: bool,
     window: int = 6,
+    zh: bool = True,
 ) -> bool:
-    """A finance word near the phrase (within ``window`` words, same sentence)."""
+    """A finance word near the phrase (within ``window`` words, same sentence); with ``zh``
+    also 股/买/卖/涨 close by (too common to vouch for a bare acronym like PB or D)."""
     s, e = words[wi][1], words[wi + n - 1][2]
     left, right = _sentence_bounds(text, s, e)
     vocab = _STRONG_EN if strong_only else _STRONG_EN | _WEAK_EN
@@ -883,7 +927,7 @@ def _en_context(
     around = text[max(left, s - 12) : s] + text[e : min(right, e + 12)]
     if "%" in around or "$" in around:
         return True
-    return any(z in around for z in _FIN_ZH[:4])
+    return zh and any(z in around for z in _FIN_ZH[:4])
 
 
 def build_index(
