@@ -8,6 +8,7 @@ swept" question is one such call, so no detector loops over bars in Python.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from functools import cached_property
 from typing import Literal
@@ -30,7 +31,7 @@ class _Levels:
 
     Level k holds, at column i, max(rows[:, i : i + 2**k]). Every level has n + 1 columns and
     blocks running past the end are +inf, which never counts as "not beyond" a threshold, so
-    the search in `SparseTable.first_beyond` needs no bounds masks.
+    the search in `first_beyond_many` needs no bounds masks.
     """
 
     def __init__(self, rows: FloatArray) -> None:
@@ -49,6 +50,7 @@ class _Levels:
             k += 1
         self.n = n
         self.levels = levels
+        self.flat = [lv.ravel() for lv in levels]
 
 
 class SparseTable:
@@ -58,15 +60,12 @@ class SparseTable:
     """
 
     def __init__(self, levels: _Levels, row: int, kind: Literal["max", "min"]) -> None:
+        self.shared = levels
+        self.row = row
         self.n = levels.n
         self.kind = kind
         self.sign = 1.0 if kind == "max" else -1.0
         self.levels = [lv[row] for lv in levels.levels]
-
-    @classmethod
-    def single(cls, values: FloatArray, kind: Literal["max", "min"]) -> SparseTable:
-        sign = 1.0 if kind == "max" else -1.0
-        return cls(_Levels(sign * values[None, :]), 0, kind)
 
     def query(self, lo: IntArray, hi: IntArray) -> FloatArray:
         """max/min of values[lo:hi] for each pair (requires hi > lo)."""
@@ -91,21 +90,41 @@ class SparseTable:
         """First index j >= start (and <= end) with value beyond threshold, else NONE.
 
         "Beyond" is `>` for a max table and `<` for a min table (`>=` / `<=` when not strict).
-        Binary lifting: skip every power-of-two block lying wholly on the wrong side.
         """
-        n = self.n
-        if n == 0 or len(starts) == 0:
-            return np.full(len(starts), NONE, dtype=np.int64)
-        pos = np.minimum(starts.astype(np.int64), n)
-        thr = self.sign * np.asarray(thresholds, dtype=np.float64)
-        for k in range(len(self.levels) - 1, -1, -1):
-            block = self.levels[k][pos]
-            skip = block <= thr if strict else block < thr
-            pos += skip * (1 << k)
-        found = pos < n
-        if ends is not None:
-            found &= pos <= ends
-        return np.where(found, pos, NONE)
+        return first_beyond_many([(self, starts, thresholds, strict, ends)])[0]
+
+
+Crossing = tuple[SparseTable, IntArray, FloatArray, bool, IntArray | None]
+
+
+def first_beyond_many(queries: Sequence[Crossing]) -> list[IntArray]:
+    """`SparseTable.first_beyond` for several (table, starts, thresholds, strict, ends) at once.
+
+    All tables must come from the same `BarArrays`; one pass over all the queries saves the
+    fixed cost of the vectorised search. Binary lifting: from each start, skip every
+    power-of-two block lying wholly on the wrong side of the threshold; where it stops is the
+    first crossing (or the end).
+    """
+    sizes = [len(q[1]) for q in queries]
+    if not queries or sum(sizes) == 0 or queries[0][0].n == 0:
+        return [np.full(size, NONE, dtype=np.int64) for size in sizes]
+    shared = queries[0][0].shared
+    n = shared.n
+    base = np.concatenate([np.full(len(q[1]), q[0].row * (n + 1), dtype=np.int64)
+                           for q in queries])
+    pos = np.minimum(np.concatenate([q[1] for q in queries]).astype(np.int64), n)
+    parts: list[FloatArray] = []
+    for table, _, thresholds, strict, _ in queries:
+        t = table.sign * np.asarray(thresholds, dtype=np.float64)
+        # v >= t is v > (the float just below t): every query becomes strict
+        parts.append(t if strict else np.nextafter(t, -np.inf))
+    thr = np.concatenate(parts)
+    for k in range(len(shared.flat) - 1, -1, -1):
+        pos += (shared.flat[k][base + pos] <= thr) * (1 << k)
+    ends = np.concatenate([q[4] if q[4] is not None else np.full(len(q[1]), n - 1, np.int64)
+                           for q in queries])
+    out = np.where((pos < n) & (pos <= ends), pos, NONE)
+    return np.split(out, np.cumsum(sizes)[:-1])
 
 
 def trailing_mean(x: FloatArray, window: int, *, include_current: bool) -> FloatArray:
@@ -122,6 +141,14 @@ def trailing_mean(x: FloatArray, window: int, *, include_current: bool) -> Float
     with np.errstate(invalid="ignore", divide="ignore"):
         out: FloatArray = (csum[hi] - csum[lo]) / count
     return out
+
+
+def first_after(values: FloatArray, start: int, threshold: float, *, above: bool) -> int:
+    """First index >= start where values go above (below) threshold, or NONE: one query, so a
+    plain scan beats the batched search."""
+    tail = values[start:]
+    hits = np.flatnonzero(tail > threshold if above else tail < threshold)
+    return int(hits[0]) + start if len(hits) else NONE
 
 
 def last_true_at_or_before(mask: BoolArray) -> IntArray:

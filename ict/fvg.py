@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ict._arrays import NONE, BarArrays
+from ict._arrays import NONE, BarArrays, first_beyond_many
 from ict.types import FairValueGap, FVGMode
 
 FVG_THRESHOLDS: dict[str, float] = {
@@ -48,17 +48,15 @@ def build_fvgs(bars: BarArrays, *, mode: FVGMode, range_window: int) -> tuple[Fa
     if not len(mid):
         return ()
     start = mid + 2
-    mitigated = np.full(len(mid), NONE, dtype=np.int64)
-    filled = np.full(len(mid), NONE, dtype=np.int64)
-    bear_m = ~is_bull
-    if is_bull.any():
-        mitigated[is_bull] = bars.body_low_min.first_beyond(start[is_bull], top[is_bull])
-        filled[is_bull] = bars.body_low_min.first_beyond(
-            start[is_bull], bottom[is_bull], strict=False)
-    if bear_m.any():
-        mitigated[bear_m] = bars.body_high_max.first_beyond(start[bear_m], bottom[bear_m])
-        filled[bear_m] = bars.body_high_max.first_beyond(start[bear_m], top[bear_m],
-                                                         strict=False)
+    bear = ~is_bull
+    mitigated = np.empty_like(mid)
+    filled = np.empty_like(mid)
+    mitigated[is_bull], filled[is_bull], mitigated[bear], filled[bear] = first_beyond_many([
+        (bars.body_low_min, start[is_bull], top[is_bull], True, None),
+        (bars.body_low_min, start[is_bull], bottom[is_bull], False, None),
+        (bars.body_high_max, start[bear], bottom[bear], True, None),
+        (bars.body_high_max, start[bear], top[bear], False, None),
+    ])
     conf = mid + 1
     t_mid = bars.times(mid)
     t_conf = bars.times(conf)

@@ -15,7 +15,7 @@ from typing import Final
 
 import numpy as np
 
-from ict._arrays import NONE, BarArrays, IntArray
+from ict._arrays import NONE, BarArrays, IntArray, first_after
 from ict.types import KeyLevel, Levels
 
 _DAY_NS: Final = 86_400 * 10**9
@@ -72,11 +72,10 @@ def build_levels(
         seg = slice(lo_i, hi_i + 1)
         h_at = lo_i + int(np.argmax(bars.high[seg]))
         l_at = lo_i + int(np.argmin(bars.low[seg]))
-        after = np.array([hi_i + 1], dtype=np.int64)
         h_px = float(bars.high[h_at])
         l_px = float(bars.low[l_at])
-        h_sw = int(bars.high_max.first_beyond(after, np.array([h_px]))[0])
-        l_sw = int(bars.low_min.first_beyond(after, np.array([l_px]))[0])
+        h_sw = first_after(bars.high, hi_i + 1, h_px, above=True)
+        l_sw = first_after(bars.low, hi_i + 1, l_px, above=False)
         found[hi_name] = KeyLevel(hi_name.upper(), h_px, start, h_at, bars.time(h_at),
                                   None if h_sw == NONE else h_sw,
                                   None if h_sw == NONE else bars.time(h_sw))

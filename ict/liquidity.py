@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ict._arrays import NONE, BarArrays, FloatArray, IntArray
+from ict._arrays import NONE, BarArrays, FloatArray, IntArray, first_after
 from ict.swings import SwingArrays
 from ict.types import ExternalLiquidity, Liquidity, LiquidityMode, LiquidityPool
 
@@ -144,10 +144,7 @@ def _external(
     if pick == NONE:
         pick = int(np.argmax(bars.high)) if high else int(np.argmin(bars.low))
     level = float(bars.high[pick] if high else bars.low[pick])
-    start = np.array([pick + 1], dtype=np.int64)
-    thr = np.array([level])
-    table = bars.high_max if high else bars.low_min
-    swept = int(table.first_beyond(start, thr)[0])
+    swept = first_after(bars.high if high else bars.low, pick + 1, level, above=high)
     return ExternalLiquidity(
         "buy" if high else "sell", level, pick, bars.time(pick),
         None if swept == NONE else swept, None if swept == NONE else bars.time(swept),

@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from ict._arrays import NONE, BarArrays, last_true_at_or_before
+from ict._arrays import NONE, BarArrays, first_beyond_many, last_true_at_or_before
 from ict.structure import EventArrays
 from ict.types import OrderBlock, Refinement
 
@@ -37,13 +37,12 @@ def build_order_blocks(
     s = ev.swing_idx
     c = ev.conf_idx
     # leg start: the first bar in [s, c] at the extreme of that span
+    dn = ~up
+    low = bars.low_min.query(s[up], c[up] + 1)
+    high = bars.high_max.query(s[dn], c[dn] + 1)
     leg = np.empty_like(c)
-    if up.any():
-        low = bars.low_min.query(s[up], c[up] + 1)
-        leg[up] = bars.low_min.first_beyond(s[up], low, strict=False)
-    if (~up).any():
-        high = bars.high_max.query(s[~up], c[~up] + 1)
-        leg[~up] = bars.high_max.first_beyond(s[~up], high, strict=False)
+    leg[up], leg[dn] = first_beyond_many([
+        (bars.low_min, s[up], low, False, None), (bars.high_max, s[dn], high, False, None)])
     bear_before = last_true_at_or_before(bars.close < bars.open)
     bull_before = last_true_at_or_before(bars.close > bars.open)
     cand = np.where(up, bear_before[leg], bull_before[leg])
@@ -56,14 +55,14 @@ def build_order_blocks(
         bottom = bars.low[origin]
 
     start = c + 1
-    mitigated = np.full(len(c), NONE, dtype=np.int64)
-    broken = np.full(len(c), NONE, dtype=np.int64)
-    if up.any():
-        mitigated[up] = bars.low_min.first_beyond(start[up], top[up], strict=False)
-        broken[up] = bars.close_min.first_beyond(start[up], bottom[up])
-    if (~up).any():
-        mitigated[~up] = bars.high_max.first_beyond(start[~up], bottom[~up], strict=False)
-        broken[~up] = bars.close_max.first_beyond(start[~up], top[~up])
+    mitigated = np.empty_like(c)
+    broken = np.empty_like(c)
+    mitigated[up], mitigated[dn], broken[up], broken[dn] = first_beyond_many([
+        (bars.low_min, start[up], top[up], False, None),
+        (bars.high_max, start[dn], bottom[dn], False, None),
+        (bars.close_min, start[up], bottom[up], True, None),
+        (bars.close_max, start[dn], top[dn], True, None),
+    ])
 
     # main / sub, walking the events in confirmation order
     main_flags: list[bool] = []

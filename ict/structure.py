@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ict._arrays import NONE, BarArrays, BoolArray, FloatArray, IntArray
+from ict._arrays import NONE, BarArrays, BoolArray, FloatArray, IntArray, first_beyond_many
 from ict.swings import SwingArrays
 from ict.types import Bias, Structure, StructureEvent
 
@@ -36,35 +36,41 @@ class EventArrays:
         return len(self.conf_idx)
 
 
-def _side_events(
-    bars: BarArrays, idx: IntArray, price: FloatArray, window: int, up: bool
-) -> tuple[IntArray, IntArray, IntArray, FloatArray]:
-    """(swing idx, break idx, confirm idx, level) of the swings of one kind that were broken."""
-    if not len(idx):
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, empty, np.zeros(0)
+def _live_windows(idx: IntArray, window: int, n: int) -> tuple[IntArray, IntArray]:
+    """First and last bar at which each swing's level is live (until the next one's confirm)."""
     conf = idx + window
-    starts = conf + 1
     ends = np.empty_like(conf)
-    ends[:-1] = conf[1:]
-    ends[-1] = bars.n - 1
-    if up:
-        confirm = bars.close_max.first_beyond(starts, price, ends=ends)
-    else:
-        confirm = bars.close_min.first_beyond(starts, price, ends=ends)
-    hit = confirm != NONE
-    s_idx, s_price, s_start, s_conf = idx[hit], price[hit], starts[hit], confirm[hit]
-    table = bars.high_max if up else bars.low_min
-    brk = table.first_beyond(s_start, s_price, ends=s_conf)
-    return s_idx, brk, s_conf, s_price
+    if len(conf):
+        ends[:-1] = conf[1:]
+        ends[-1] = n - 1
+    return conf + 1, ends
+
+
+def _breaks(
+    bars: BarArrays, swings: SwingArrays
+) -> tuple[tuple[IntArray, IntArray, IntArray, FloatArray], ...]:
+    """Per side (up, down): (swing idx, break idx, confirm idx, level) of the broken swings."""
+    up_start, up_end = _live_windows(swings.high_idx, swings.window, bars.n)
+    dn_start, dn_end = _live_windows(swings.low_idx, swings.window, bars.n)
+    up_conf, dn_conf = first_beyond_many([
+        (bars.close_max, up_start, swings.high_price, True, up_end),
+        (bars.close_min, dn_start, swings.low_price, True, dn_end),
+    ])
+    up_hit, dn_hit = up_conf != NONE, dn_conf != NONE
+    up_brk, dn_brk = first_beyond_many([
+        (bars.high_max, up_start[up_hit], swings.high_price[up_hit], True, up_conf[up_hit]),
+        (bars.low_min, dn_start[dn_hit], swings.low_price[dn_hit], True, dn_conf[dn_hit]),
+    ])
+    return (
+        (swings.high_idx[up_hit], up_brk, up_conf[up_hit], swings.high_price[up_hit]),
+        (swings.low_idx[dn_hit], dn_brk, dn_conf[dn_hit], swings.low_price[dn_hit]),
+    )
 
 
 def detect_structure(
     bars: BarArrays, swings: SwingArrays, *, range_window: int, displacement_factor: float
 ) -> EventArrays:
-    w = swings.window
-    u_sw, u_brk, u_conf, u_lvl = _side_events(bars, swings.high_idx, swings.high_price, w, True)
-    d_sw, d_brk, d_conf, d_lvl = _side_events(bars, swings.low_idx, swings.low_price, w, False)
+    (u_sw, u_brk, u_conf, u_lvl), (d_sw, d_brk, d_conf, d_lvl) = _breaks(bars, swings)
     direction = np.concatenate((np.ones(len(u_sw), np.int64), -np.ones(len(d_sw), np.int64)))
     conf = np.concatenate((u_conf, d_conf))
     order = np.lexsort((-direction, conf))  # by confirmation bar, up before down on a tie
