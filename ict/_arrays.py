@@ -143,6 +143,14 @@ def trailing_mean(x: FloatArray, window: int, *, include_current: bool) -> Float
     return out
 
 
+def opt_ints(idx: IntArray) -> list[int | None]:
+    """Index array to a list with None for NONE."""
+    out = idx.astype(object)
+    out[idx < 0] = None
+    values: list[int | None] = out.tolist()
+    return values
+
+
 def first_after(values: FloatArray, start: int, threshold: float, *, above: bool) -> int:
     """First index >= start where values go above (below) threshold, or NONE: one query, so a
     plain scan beats the batched search."""
@@ -191,11 +199,13 @@ class BarArrays:
 
     def opt_times(self, idx: IntArray) -> list[datetime | None]:
         """Like `times` but NONE gives None."""
-        out: list[datetime | None] = [None] * len(idx)
-        ok = np.flatnonzero(idx >= 0)
-        if len(ok):
-            for pos, t in zip(ok.tolist(), self.times(idx[ok]), strict=True):
-                out[pos] = t
+        if len(idx) == 0:
+            return []
+        if self._times is None:
+            self._times = np.asarray(self.index.to_pydatetime(), dtype=object)
+        picked = self._times[np.maximum(idx, 0)]
+        picked[idx < 0] = None
+        out: list[datetime | None] = picked.tolist()
         return out
 
     # --- derived arrays ----------------------------------------------------------------------

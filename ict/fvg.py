@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ict._arrays import NONE, BarArrays, first_beyond_many
+from ict._arrays import NONE, BarArrays, first_beyond_many, opt_ints
 from ict.types import FairValueGap, FVGMode
 
 FVG_THRESHOLDS: dict[str, float] = {
@@ -62,16 +62,11 @@ def build_fvgs(bars: BarArrays, *, mode: FVGMode, range_window: int) -> tuple[Fa
     t_conf = bars.times(conf)
     t_mit = bars.opt_times(mitigated)
     t_fil = bars.opt_times(filled)
-    out: list[FairValueGap] = []
-    for (b, i, ti, tp, bm, wd, rw, ci, tc, mi, tm, fi, tf) in zip(
-        is_bull.tolist(), mid.tolist(), t_mid, top.tolist(), bottom.tolist(), width.tolist(),
-        rel.tolist(), conf.tolist(), t_conf, mitigated.tolist(), t_mit, filled.tolist(), t_fil,
-        strict=True,
-    ):
-        state = "filled" if fi != NONE else ("partially_filled" if mi != NONE else "open")
-        out.append(FairValueGap(
-            "bullish" if b else "bearish", i, ti, tp, bm, (tp + bm) / 2.0, wd, rw, ci, tc,
-            None if mi == NONE else mi, tm, None if fi == NONE else fi, tf,
-            state,  # type: ignore[arg-type]
-        ))
-    return tuple(out)
+    state = np.where(filled != NONE, "filled",
+                     np.where(mitigated != NONE, "partially_filled", "open"))
+    return tuple(map(
+        FairValueGap, np.where(is_bull, "bullish", "bearish").tolist(), mid.tolist(), t_mid,
+        top.tolist(), bottom.tolist(), ((top + bottom) / 2.0).tolist(), width.tolist(),
+        rel.tolist(), conf.tolist(), t_conf, opt_ints(mitigated), t_mit, opt_ints(filled),
+        t_fil, state.tolist(),
+    ))

@@ -96,18 +96,12 @@ def build_structure(
     sw_t = bars.times(ev.swing_idx)
     br_t = bars.times(ev.break_idx)
     cf_t = bars.times(ev.conf_idx)
-    closes = bars.close[ev.conf_idx].tolist()
-    events = tuple(
-        StructureEvent(
-            "ChoCH" if ch else "BOS", "up" if d > 0 else "down", lvl, si, st, bi, bt, ci, ct,
-            cl, dp, dd,
-        )
-        for d, ch, lvl, si, st, bi, bt, ci, ct, cl, dp, dd in zip(
-            ev.direction.tolist(), ev.choch.tolist(), ev.level.tolist(), ev.swing_idx.tolist(),
-            sw_t, ev.break_idx.tolist(), br_t, ev.conf_idx.tolist(), cf_t, closes,
-            ev.displacement.tolist(), ev.displaced.tolist(), strict=True,
-        )
-    )
+    events = tuple(map(
+        StructureEvent, np.where(ev.choch, "ChoCH", "BOS").tolist(),
+        np.where(ev.direction > 0, "up", "down").tolist(), ev.level.tolist(),
+        ev.swing_idx.tolist(), sw_t, ev.break_idx.tolist(), br_t, ev.conf_idx.tolist(), cf_t,
+        bars.close[ev.conf_idx].tolist(), ev.displacement.tolist(), ev.displaced.tolist(),
+    ))
     bias: Bias = "neutral"
     if events:
         bias = "bullish" if events[-1].direction == "up" else "bearish"

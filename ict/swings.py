@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import repeat
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -71,8 +72,6 @@ def build_swings(bars: BarArrays, arrays: SwingArrays) -> tuple[Swing, ...]:
     order = np.lexsort((~is_high, idx))
     idx, is_high, price = idx[order], is_high[order], price[order]
     conf = idx + w
-    return tuple(
-        Swing("high" if h else "low", i, t, p, c, ct, w)
-        for h, i, t, p, c, ct in zip(is_high.tolist(), idx.tolist(), bars.times(idx),
-                                     price.tolist(), conf.tolist(), bars.times(conf), strict=True)
-    )
+    kinds = np.where(is_high, "high", "low").tolist()
+    return tuple(map(Swing, kinds, idx.tolist(), bars.times(idx), price.tolist(),
+                     conf.tolist(), bars.times(conf), repeat(w, len(idx))))
