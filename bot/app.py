@@ -76,12 +76,14 @@ class App:
 
 def build_tools(settings: Settings, db: Database) -> ToolRegistry:
     import tools
+    from tools.data.config import DataConfig, configure
 
-    configure = getattr(tools, "configure_data", None)
-    if configure is not None:
-        configure(mode=settings.data_mode, pool=db.pool, sec_user_agent=settings.sec_user_agent,
-                  tavily_api_key=settings.tavily_api_key.get_secret_value()
-                  if settings.tavily_api_key else None)
+    configure(DataConfig(
+        mode=settings.data_mode, pool=db.pool, sec_user_agent=settings.sec_user_agent or "",
+        tavily_api_key=settings.tavily_api_key.get_secret_value()
+        if settings.tavily_api_key else "",
+        timeout_s=settings.data_timeout_s,
+    ))
     return tools.build_registry()
 
 

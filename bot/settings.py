@@ -35,6 +35,7 @@ class Settings(BaseSettings):
     llm_plan: bool = Field(True, validation_alias=_env("BULLPEN_LLM_PLANNING"))
 
     max_input_chars: int = Field(20_000, validation_alias=_env("BULLPEN_MAX_INPUT_CHARS"))
+    data_timeout_s: float = Field(15.0, validation_alias=_env("BULLPEN_DATA_TIMEOUT_S"))
     sec_user_agent: str | None = Field(None, validation_alias=_env("SEC_USER_AGENT"))
     tavily_api_key: SecretStr | None = Field(None, validation_alias=_env("TAVILY_API_KEY"))
 

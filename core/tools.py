@@ -13,7 +13,7 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, get_type_hints
+from typing import Any, get_type_hints, overload
 
 from pydantic import BaseModel, ValidationError, create_model
 from pydantic.fields import FieldInfo
@@ -197,21 +197,34 @@ def truncate(text: str, limit: int = MAX_TOOL_RESULT_CHARS) -> str:
 DEFAULT_REGISTRY = ToolRegistry()
 
 
-def tool(
-    func: ToolFunc | None = None,
+@overload
+def tool[F: ToolFunc](func: F, /) -> F: ...
+
+
+@overload
+def tool[F: ToolFunc](
+    *, name: str | None = None, label: str = "", tags: Iterable[str] = (),
+    registry: ToolRegistry | None = None,
+) -> Callable[[F], F]: ...
+
+
+def tool[F: ToolFunc](
+    func: F | None = None,
+    /,
     *,
     name: str | None = None,
     label: str = "",
     tags: Iterable[str] = (),
     registry: ToolRegistry | None = None,
-) -> Any:
+) -> F | Callable[[F], F]:
     """Declare a tool. Usable bare (`@tool`) or with options (`@tool(label="Fetching {symbol}")`).
 
     The decorated function is returned unchanged (with `__tool_spec__` attached).
     """
 
-    def decorate(fn: ToolFunc) -> ToolFunc:
-        if not inspect.iscoroutinefunction(fn):
+    def decorate(fn: F) -> F:
+        target: object = fn  # checked on a copy: the TypeGuard would narrow `fn` itself
+        if not inspect.iscoroutinefunction(target):
             raise TypeError(f"tool {fn.__name__} must be async")
         tool_name = name or fn.__name__
         description, docs = _docstring_parts(fn.__doc__)

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Awaitable, Callable, Iterable
 from datetime import date
-from typing import TypeVar, cast
 
 from pydantic import BaseModel, Field
 
@@ -59,11 +57,5 @@ def rnd(value: float | None, decimals: int = 2) -> float | None:
     return round(float(value), decimals)
 
 
-_F = TypeVar("_F", bound=Callable[..., Awaitable[BaseModel]])
-
-
-def tool(
-    *, label: str = "", tags: Iterable[str] = (), name: str | None = None
-) -> Callable[[_F], _F]:
-    """`core.tools.tool` with its signature-preserving type spelled out for mypy."""
-    return cast("Callable[[_F], _F]", core_tool(label=label, tags=tags, name=name))
+# `core.tools.tool` is typed to keep each tool's signature; re-exported for the tool modules.
+tool = core_tool
