@@ -126,45 +126,59 @@ class BullBearPanel:
 
     # --- budget ----------------------------------------------------------------------------
 
-    def _costs(self, level: Level) -> dict[str, int]:
-        pack = min(level.pack_chars, 12_000) // 3 + estimate_tokens(self.ev.block())
-        analyst = estimate_tokens(prompts.ANALYST_RULES) + 60 + pack + 200
+    def _costs(self, level: Level, pack_tokens: int | None = None) -> dict[str, int]:
+        """Projected tokens per phase at `level` (the pack estimated until it is known)."""
+        pack = pack_tokens if pack_tokens is not None else (
+            estimate_tokens(self.ev.block()) + level.pack_chars // 3)
+        q = estimate_tokens(self.question)
+        analyst = estimate_tokens(prompts.ANALYST_RULES) + 80 + pack + q + 200
         tools = min(level.tool_rounds, self.limits.tool_rounds)
         opening = (1 + min(tools, 1)) * (analyst + level.max_tokens) + (
             TOOL_RESULT_EST if tools else 0)
-        arg = min(ARG_TEXT_TOKENS, level.max_tokens)
+        arg = min(level.max_tokens, level.text_chars * 2) + 40
         closing = self.limits.closing_tokens
         return {
-            "hypothesis": estimate_tokens(prompts.HYPOTHESIS + self._catalogue) + 200 + closing,
+            "hypothesis": estimate_tokens(prompts.HYPOTHESIS + self._catalogue) + q + 250
+            + closing,
             "openings": 4 * opening,
             "rebuttals": 4 * (analyst + 3 * arg + level.max_tokens),
-            "judge": estimate_tokens(prompts.JUDGE) + pack + 8 * arg + 200 + closing,
-            "summary": estimate_tokens(prompts.SUMMARY) + pack + 9 * arg + 300 + closing,
+            "judge": estimate_tokens(prompts.JUDGE) + pack + q + 8 * arg + 300 + closing,
+            "summary": estimate_tokens(prompts.SUMMARY) + pack + q + 8 * arg + 1000 + closing,
         }
 
-    def plan(self) -> tuple[Level, bool, bool]:
-        """(level, run rebuttals, model-written summary) that the budget affords."""
+    def precheck(self) -> None:
+        """Refuse before spending anything when even the cheapest debate cannot be paid."""
+        c = self._costs(LEVELS[-1])
+        need = c["hypothesis"] + c["openings"] + c["judge"]
+        if not self.e.budget.fits(need):
+            raise BudgetTooSmall(
+                f"The debate budget of {self.e.budget.total:,} tokens is too small for a "
+                f"bull/bear debate (about {need:,} tokens at the cheapest settings). Raise "
+                "BULLPEN_DEBATE_TOKEN_BUDGET.")
+
+    def plan(self, collected: str) -> tuple[Level, bool, bool]:
+        """(level, run rebuttals, model-written summary) that what remains affords."""
         budget = self.e.budget
         for level in LEVELS:
-            if budget.fits(sum(self._costs(level).values())):
+            costs = self._costs(level, estimate_tokens(self._pack(collected, level)))
+            costs.pop("hypothesis")
+            if budget.fits(sum(costs.values())):
                 if level.index:
                     self.degradations.append(
                         f"level {level.index}: "
                         f"{', '.join(lv.name for lv in LEVELS[1:level.index + 1])}")
                 return level, True, True
         level = LEVELS[-1]
-        costs = self._costs(level)
-        for rebut, summary, what in ((True, False, "the summary is written by code"),
-                                     (False, False, "no rebuttal round; summary by code")):
-            need = sum(v for k, v in costs.items() if (k != "rebuttals" or rebut)
-                       and (k != "summary" or summary))
+        costs = self._costs(level, estimate_tokens(self._pack(collected, level)))
+        for rebut, what in ((True, "the summary is written by code"),
+                            (False, "no rebuttal round (fewer rounds); summary by code")):
+            need = costs["openings"] + costs["judge"] + (costs["rebuttals"] if rebut else 0)
             if budget.fits(need):
                 self.degradations.append(f"level {level.index} ({level.name}); {what}")
-                return level, rebut, summary
+                return level, rebut, False
         raise BudgetTooSmall(
-            f"The debate budget of {budget.total:,} tokens is too small for a bull/bear "
-            f"debate (about {costs['hypothesis'] + costs['openings'] + costs['judge']:,} "
-            "tokens at the cheapest settings). Raise BULLPEN_DEBATE_TOKEN_BUDGET.")
+            f"The debate budget of {budget.total:,} tokens ran out after the hypothesis: "
+            f"{budget.remaining():,} left, about {costs['openings'] + costs['judge']:,} needed.")
 
     # --- phases ----------------------------------------------------------------------------
 
@@ -270,7 +284,7 @@ class BullBearPanel:
         self.e.emit(TextDelta(text=line + "\n"))
         return arg
 
-    async def _judge(self, hyp: Hypothesis, pack: str, arguments: list[Argument]
+    async def _judge(self, hyp: Hypothesis, pack: str, arguments: list[Argument], floor: int
                      ) -> tuple[VerdictReply | None, list[str]]:
         usable = [a for a in arguments if not a.failed]
         order, shown = anonymise(usable, self.rng, self._ids)
@@ -285,7 +299,7 @@ class BullBearPanel:
                 "Arguments (shuffled, authors withheld):", shown])),
         ]
         res = await self.e.turn(seat="judge", role=self.e.profiles.judge, messages=msgs,
-                                model=VerdictReply, tool_rounds=0,
+                                model=VerdictReply, tool_rounds=0, floor=floor,
                                 max_tokens=self.limits.closing_tokens, label="Judge")
         if res.value is None:
             self.notes.append(f"the judge failed: {res.error}")
@@ -343,13 +357,14 @@ class BullBearPanel:
         return resp.content.strip() or self._code_summary(hyp, verdict)
 
     async def run(self) -> BullBearResult:
-        level, rebut, llm_summary = self.plan()
-        for note in self.degradations:
-            self.e.emit(Status(text=f"Budget: {note}"))
-        costs = self._costs(level)
+        self.precheck()
         hyp = await self._hypothesis()
         items, data_ids, collected = await self._collect(hyp.data_plan)
+        level, rebut, llm_summary = self.plan(collected)
+        for note in self.degradations:
+            self.e.emit(Status(text=f"Budget: {note}"))
         pack = self._pack(collected, level)
+        costs = self._costs(level, estimate_tokens(pack))
         pack_ids = set(self.ev.context_ids) | set(data_ids)
         line = f"Hypothesis: {hyp.hypothesis}"
         self.e.emit(TextDelta(text=line + "\n"))
@@ -368,7 +383,8 @@ class BullBearPanel:
                             pack_ids | self._cited(openings), level,
                             self._rebuttal_ask(a, side, openings, level), floor)
                 for a, side, slot in ANALYSTS)))
-        verdict, order = await self._judge(hyp, pack, openings + rebuttals)
+        verdict, order = await self._judge(hyp, pack, openings + rebuttals,
+                                           costs["summary"] if llm_summary else 0)
         if llm_summary:
             summary = await self._summary(hyp, pack, openings + rebuttals, verdict)
         else:

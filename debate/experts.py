@@ -30,7 +30,7 @@ from debate.models import (
     TickerDebateOutput,
 )
 
-TURN_TEXT_TOKENS = 400  # expected length of an expert's text, for projections
+TURN_TEXT_EST = 350  # an expert's text as asked for (80-200 words), for projections
 
 
 class BudgetTooSmall(InputError):
@@ -107,33 +107,40 @@ class ExpertsPanel:
         self.limits = engine.limits
         self.catalog: SourceCatalog = evidence.catalog
         self._context = evidence.block()
+        self._brief = evidence.block(recent=False)
         self.notes: list[str] = []
         self.degradations: list[str] = []
+        self._done: list[DebateRound] = []
 
     # --- budget projection -----------------------------------------------------------------
 
+    def _round_text(self, rnd: int, level: Level) -> int:
+        """Tokens round `rnd` adds to a transcript: measured once it ran, else expected."""
+        if rnd <= len(self._done):
+            return sum(estimate_tokens(t.text[:level.text_chars]) + 30
+                       for t in self._done[rnd - 1].turns().values())
+        return len(self.experts) * (min(TURN_TEXT_EST, level.max_tokens, level.text_chars) + 30)
+
     def _turn_cost(self, rnd: int, level: Level) -> int:
-        window = rnd - 1 if level.context_rounds is None else min(rnd - 1, level.context_rounds)
-        transcript = window * len(self.experts) * min(TURN_TEXT_TOKENS, level.text_chars // 2)
+        first = 1 if level.context_rounds is None else max(1, rnd - level.context_rounds)
+        transcript = sum(self._round_text(r, level) for r in range(first, rnd))
         prompt = (estimate_tokens(prompts.EXPERT_RULES) + 80 + estimate_tokens(self._context)
-                  + transcript + 120)
+                  + estimate_tokens(self.question) + transcript + 120)
         tool_rounds = min(level.tool_rounds, self.limits.tool_rounds)
         calls = 1 + min(tool_rounds, 1)
         return calls * (prompt + level.max_tokens) + (TOOL_RESULT_EST if tool_rounds else 0)
 
-    def _round_cost(self, rnd: int, level: Level) -> int:
-        return len(self.experts) * self._turn_cost(rnd, level)
-
     def _moderator_cost(self, rnds: int, level: Level) -> int:
-        per_round = len(self.experts) * (min(TURN_TEXT_TOKENS, level.text_chars // 2) + 30)
-        return (estimate_tokens(prompts.MODERATOR) + estimate_tokens(self.ev.block(recent=False))
-                + per_round * rnds + 200 + self.limits.closing_tokens)
+        return (estimate_tokens(prompts.MODERATOR) + estimate_tokens(self._brief)
+                + estimate_tokens(self.question)
+                + sum(self._round_text(r, level) for r in range(1, rnds + 1))
+                + 250 + self.limits.closing_tokens)
 
-    def _cost(self, first: int, last: int, level: Level) -> int:
-        """Rounds `first..last` plus the moderator calls they entail."""
+    def cost(self, first: int, last: int, level: Level) -> int:
+        """Projected tokens of rounds `first..last` and the moderator calls they entail."""
         total = 0
         for r in range(first, last + 1):
-            total += self._round_cost(r, level)
+            total += len(self.experts) * self._turn_cost(r, level)
             if r >= self.limits.min_rounds or r == last:
                 total += self._moderator_cost(r, level)
         return total
@@ -142,16 +149,16 @@ class ExpertsPanel:
         """The lowest level that affords the minimum rounds, and how many rounds it affords."""
         budget = self.e.budget
         lo = max(1, min(self.limits.min_rounds, self.limits.max_rounds))
-        idx = choose([self._cost(1, lo, lv) for lv in LEVELS], budget.total, budget.used)
+        idx = choose([self.cost(1, lo, lv) for lv in LEVELS], budget.total, budget.used)
         if idx is None:  # fewer rounds, at the cheapest level
             level = LEVELS[-1]
             rounds = 0
             for r in range(lo - 1, 0, -1):
-                if budget.fits(self._cost(1, r, level)):
+                if budget.fits(self.cost(1, r, level)):
                     rounds = r
                     break
             if rounds == 0:
-                need = self._cost(1, 1, level)
+                need = self.cost(1, 1, level)
                 raise BudgetTooSmall(
                     f"The debate budget of {budget.total:,} tokens is too small for even one "
                     f"round of {len(self.experts)} experts (about {need:,} tokens at the "
@@ -165,7 +172,7 @@ class ExpertsPanel:
                 f"level {idx}: {', '.join(lv.name for lv in LEVELS[1:idx + 1])} "
                 f"to afford {lo} rounds within {budget.total:,} tokens")
         rounds = lo
-        while rounds < self.limits.max_rounds and budget.fits(self._cost(1, rounds + 1, level)):
+        while rounds < self.limits.max_rounds and budget.fits(self.cost(1, rounds + 1, level)):
             rounds += 1
         if rounds < self.limits.max_rounds:
             self.degradations.append(f"{rounds} of {self.limits.max_rounds} rounds planned: "
@@ -176,7 +183,7 @@ class ExpertsPanel:
         """Before round `rnd`: the level (maybe lower) that still affords it, else None."""
         budget = self.e.budget
         for lv in LEVELS[level.index:]:
-            if budget.fits(self._cost(rnd, rnd, lv)):
+            if budget.fits(self.cost(rnd, rnd, lv)):
                 if lv.index != level.index:
                     self.degradations.append(
                         f"round {rnd}: degraded to level {lv.index} ({lv.name}) on spend")
@@ -185,9 +192,11 @@ class ExpertsPanel:
 
     # --- rounds ----------------------------------------------------------------------------
 
-    def _transcript(self, rounds: list[DebateRound], level: Level) -> tuple[str, set[str]]:
-        """The earlier rounds a turn sees, and the source ids cited in them."""
-        shown = rounds if level.context_rounds is None else rounds[-level.context_rounds:]
+    def _transcript(self, rounds: list[DebateRound], level: Level, *, every: bool = False
+                    ) -> tuple[str, set[str]]:
+        """The earlier rounds a turn sees (`every`: all of them), and the ids cited there."""
+        shown = rounds if every or level.context_rounds is None else (
+            rounds[-level.context_rounds:])
         lines: list[str] = []
         ids: set[str] = set()
         for rnd in shown:
@@ -250,9 +259,9 @@ class ExpertsPanel:
         return turn
 
     async def _moderate(self, rounds: list[DebateRound], agreed: Action | None, final: bool,
-                        total: int) -> ModeratorReply | None:
+                        total: int, level: Level) -> ModeratorReply | None:
         last = rounds[-1]
-        transcript, _ = self._transcript(rounds, LEVELS[1] if len(rounds) > 2 else LEVELS[0])
+        transcript, _ = self._transcript(rounds, level, every=True)
         state = (f"yes: every expert says {agreed} with confidence >= "
                  f"{self.limits.consensus_confidence:g}" if agreed else
                  "no: " + ", ".join(f"{n} {t.action} {t.confidence:.2f}"
@@ -266,7 +275,7 @@ class ExpertsPanel:
         ask += ["Transcript:", transcript]
         msgs = [ChatMessage(role="system", content=prompts.MODERATOR
                             + prompts.seat_line("moderator")),
-                ChatMessage(role="system", content=self.ev.block(recent=False)),
+                ChatMessage(role="system", content=self._brief),
                 ChatMessage(role="user", content="\n".join(ask))]
         self.e.emit(Status(text=f"Round {last.round} - Moderator deciding..."))
         res = await self.e.turn(seat="moderator", role=self.e.profiles.moderator,
@@ -304,7 +313,7 @@ class ExpertsPanel:
                                 f"{self.limits.min_rounds}-{planned} rounds"))
         for note in self.degradations:
             self.e.emit(Status(text=f"Budget: {note}"))
-        rounds: list[DebateRound] = []
+        rounds = self._done
         reply: ModeratorReply | None = None
         moderated = 0
         agreed: Action | None = None
@@ -326,7 +335,7 @@ class ExpertsPanel:
                 continue
             agreed = consensus(rounds[-1], self.limits.consensus_confidence, len(self.experts))
             reply = await self._moderate(rounds, agreed, agreed is not None or rnd == planned,
-                                         planned)
+                                         planned, level)
             moderated = rnd
             if agreed is not None:
                 stop = f"consensus on {agreed} after round {rnd}"
@@ -339,7 +348,7 @@ class ExpertsPanel:
                 stop = f"reached the last planned round ({planned})"
         if rounds and moderated != rounds[-1].round:  # the budget cut the debate short
             agreed = consensus(rounds[-1], self.limits.consensus_confidence, len(self.experts))
-            reply = await self._moderate(rounds, agreed, True, planned)
+            reply = await self._moderate(rounds, agreed, True, planned, level)
         conclusion = self._conclude(rounds, reply, agreed)
         output = TickerDebateOutput(ticker=self.ev.symbol.code,
                                     date=self.today.strftime("%Y%m%d"), rounds=rounds,
