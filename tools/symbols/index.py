@@ -51,6 +51,7 @@ _FUZZY_POOL = 48
 _MAX_QUERY = 160
 _MAX_FUZZY = 48  # longer than any name: a sentence, not a name; exact lookups only
 _AMBIGUITY_GAP = 3.0
+_FAMOUS_INDICES = frozenset({"csi300", "sp500", "nasdaq100", "dow30"})
 
 # kinds of exact keys
 CORE, WORDS = "core", "words"
@@ -93,9 +94,12 @@ _X_CN_CODE = re.compile(
 _X_HK_CODE = re.compile(
     r"(?<![A-Za-z0-9_.])(?:(\d{4,5})\.(?:HK|hk)|(?:HK|hk)[.:]?(\d{4,5}))(?![A-Za-z0-9_])"
 )
-_X_DOLLAR = re.compile(r"(?<![\w$])\$([A-Za-z]{1,5}(?:[.\-][A-Za-z]{1,2})?)(?![A-Za-z])")
+_X_DOLLAR = re.compile(r"(?<![\w$])\$([A-Za-z]{1,5}(?:[.\-][A-Za-z]{1,2})?)(?![A-Za-z0-9_])")
 _X_SPELLED = re.compile(r"(?<![A-Za-z])(?:[A-Z] ){2,4}[A-Z](?![A-Za-z])")
-_X_WORD = re.compile(r"(?<![A-Za-z0-9])[A-Za-z][A-Za-z0-9]*(?:[.\-&'’][A-Za-z0-9]+)*")
+_X_WORD = re.compile(
+    r"(?<![A-Za-z0-9_])[A-Za-z][A-Za-z0-9]*(?:[.\-&'’][A-Za-z0-9]+)*(?![A-Za-z0-9_])"
+)
+_X_URL = re.compile(r"(?:https?://|www\.)\S+|\S+@\S+\.\w+|(?:\w+/){2,}\w*", re.I)
 _X_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaffA-Za-z0-9*]+")
 _SENTENCE_END = re.compile(r"[.!?。！？;；\n]")
 
@@ -104,7 +108,7 @@ _STRONG_EN = frozenset(
     "equity etf".split()
 )
 _WEAK_EN = frozenset(
-    "buy buying bought sell selling sold price prices position positions chart quote quotes "
+    "buy buying bought sell selling sold price prices chart quote quotes "
     "invest invested investing holdings bullish bearish rally valuation revenue trading traded "
     "portfolio analyst analysts upside downside nyse nasdaq guidance".split()
 )
@@ -269,9 +273,18 @@ class SymbolIndex:
         self.words: dict[str, dict[int, _Hit]] = {}
         self.pop: list[float] = []
         curated_codes = {(m, c) for m in ("cn", "us", "hk") for c in cur.get(m, {})}
+        self.famous: list[bool] = []
+        self.curated: list[bool] = []
         for i, e in enumerate(self.entries):
             self.codes.setdefault((e.market, e.code), i)
-            self.pop.append(self._popularity(e, (e.market, e.code) in curated_codes))
+            is_curated = (e.market, e.code) in curated_codes
+            self.pop.append(self._popularity(e, is_curated))
+            self.curated.append(is_curated)
+            self.famous.append(
+                is_curated
+                or bool(set(e.indices) & _FAMOUS_INDICES)
+                or (e.rank is not None and e.rank < 300 and e.primary)
+            )
             self._add_keys(i, e)
         latin = [k for k in self.exact if not has_cjk(k) and len(k) >= 2 and not k.isdigit()]
         cjk = [k for k in self.exact if has_cjk(k)]
@@ -581,14 +594,21 @@ class SymbolIndex:
             return []
         shouting = _shouting(norm)
         taken = np.zeros(len(norm) + 1, dtype=bool)
+        for m in _X_URL.finditer(norm):  # nothing inside a URL, e-mail address or path
+            taken[m.start() : m.end()] = True
         found: list[tuple[int, int, int, float, str, list[int]]] = []
+        weak: list[tuple[int, int, int, float, str, list[int]]] = []
 
-        def claim(s: int, e: int, idxs: list[int], score: float, why: str) -> None:
+        def claim(
+            s: int, e: int, idxs: list[int], score: float, why: str, *, sure: bool = True
+        ) -> None:
+            """Record a mention; an unsure one (a little-known ticker or name) is kept only
+            if the text talks finance near it or names another security for sure."""
             if taken[s:e].any():
                 return
             taken[s:e] = True
             idxs = sorted(dict.fromkeys(idxs), key=lambda i: (-self.pop[i], i))
-            found.append((s, e, idxs[0], score, why, idxs[1:]))
+            (found if sure else weak).append((s, e, idxs[0], score, why, idxs[1:]))
 
         for m in _X_CN_CODE.finditer(norm):
             i = self.codes.get(("cn", m.group(2)))
@@ -609,6 +629,7 @@ class SymbolIndex:
                 claim(m.start(), m.end(), [t], 95.0, "spelled-out ticker")
         self._extract_cjk(norm, taken, claim)
         self._extract_latin(norm, shouting, taken, claim)
+        found += [w for w in weak if found or _zh_context(norm, w[0], w[1])]
 
         out: list[Match] = []
         seen: set[int] = set()
@@ -694,12 +715,13 @@ class SymbolIndex:
                 ]
                 if not hits:
                     continue
-                if not self._latin_name_ok(norm, words, wi, n, k, hits, shouting):
+                verdict = self._latin_name_ok(norm, words, wi, n, k, hits, shouting)
+                if not verdict:
                     continue
                 best = max(h.score for h in hits)
                 top = [h for h in hits if h.score == best]
                 top = self._one_issuer(top)
-                claim(s, last[2], [h.idx for h in top], best, top[0].why)
+                claim(s, last[2], [h.idx for h in top], best, top[0].why, sure=verdict == "sure")
                 break
             else:
                 self._latin_ticker(norm, words, wi, shouting, claim)
@@ -721,7 +743,8 @@ class SymbolIndex:
         k: str,
         hits: list[_Hit],
         shouting: bool,
-    ) -> bool:
+    ) -> str:
+        """ "sure", "unsure" (needs corroboration) or "" (not a mention)."""
         pop = max(self.pop[h.idx] for h in hits)
         curated = k in self.curated_keys
         phrase = words[wi : wi + n]
@@ -735,21 +758,31 @@ class SymbolIndex:
         if n == 1 and not curated:
             w = phrase[0][0]
             if w.isupper() and (w in self.not_tickers or len(w) <= 4):
-                return False  # an acronym (ESG, TTM, API), not a company name
+                return ""  # an acronym (ESG, TTM, API), not a company name
         if k in self.context_words:
-            return capital or _en_context(norm, words, wi, n, strong_only=False)
+            return "sure" if capital or _en_context(norm, words, wi, n, strong_only=False) else ""
+        famous = any(self.famous[h.idx] for h in hits)
+        if n == 1 and lowers[0] in self.common:
+            if all(h.kind == CORE for h in hits):
+                return ""  # "Boston" (Scientific), "research": resolve() only
+            if curated and not (phrase[0][0][:1].isupper() and not shouting):
+                # "the Latin alphabet", "fails to match": a word unless capitalised or traded
+                return "sure" if _en_context(norm, words, wi, n, strong_only=False) else ""
+        if curated:
+            return "sure"
         if n == 1:
             w = lowers[0]
-            if len(w) <= 2 and not curated:
-                return False
-            if w in self.common and not curated:
-                return (capital and pop >= 0.5) or (
-                    pop >= 0.7 and _en_context(norm, words, wi, n, strong_only=True)
-                )
-            return curated or pop >= 0.4 or capital or _zh_context(norm, s, e)
-        if all(w in self.common for w in lowers) and not curated:
-            return pop >= 0.7 or capital
-        return True
+            if len(w) <= 2 or _in_proper_noun(norm, words, wi):
+                return ""  # "Tim Abbott", "Fair Value Gap": part of another name
+            if w in self.common:  # Comcast, Element, Match: a word as well
+                if (capital and famous) or (pop >= 0.5 and _zh_context(norm, s, e)):
+                    return "sure"
+                initial = phrase[0][0][:1].isupper() and not shouting
+                return "unsure" if initial and famous else ""
+            return "sure" if famous else "unsure"
+        if all(w in self.common for w in lowers):
+            return "sure" if famous else "unsure" if capital else ""
+        return "sure"
 
     def _latin_ticker(
         self, norm: str, words: list[tuple[str, int, int]], wi: int, shouting: bool, claim: Any
@@ -776,13 +809,15 @@ class SymbolIndex:
                 weak = _en_context(norm, words, wi, 1, strong_only=False, window=2, zh=False)
                 if not (strong or (weak and not shouting)):
                     return
-            elif shouting and self.pop[i] < 0.7:
+            elif shouting and not self.famous[i]:
                 return
-            claim(s, e, [i], 99.0, "ticker")
+            claim(s, e, [i], 99.0, "ticker", sure=gated or self.famous[i])
             return
-        if low in self.common or len(w) < 3 or self.pop[i] < 0.7:
+        if low in self.common or len(w) < 3 or not self.famous[i]:
             return
-        claim(s, e, [i], 95.0, "ticker (lower case)")
+        rank = self.entries[i].rank
+        sure = self.curated[i] or (rank is not None and rank < 150)
+        claim(s, e, [i], 95.0, "ticker (lower case)", sure=sure)
 
     # ---------------------------------------------------------------- misc
 
@@ -846,6 +881,28 @@ def _share_class(text: str, s: int, e: int) -> bool:
     if after[:1] == "H" and "股" in after[:3]:
         return True
     return after[:1] == "股" and after[1:2] not in ("价", "票", "份", "东", "息")
+
+
+def _in_proper_noun(text: str, words: list[tuple[str, int, int]], wi: int) -> bool:
+    """The word sits in a run of capitalised words that is not itself the match."""
+    w, s, e = words[wi]
+    if not w[:1].isupper() or w.isupper():
+        return False
+    for j in (wi - 1, wi + 1):
+        if 0 <= j < len(words):
+            o, os_, oe = words[j]
+            between = text[min(e, oe) : max(s, os_)]
+            if o[:1].isupper() and between.strip() == "" and not (j < wi and o in ("I", "A")):
+                if j < wi and _sentence_start(text, os_) and o.lower() in _SENTENCE_OPENERS:
+                    continue
+                return True
+    return False
+
+
+_SENTENCE_OPENERS = frozenset(
+    "the a an is are was does do did should would could can will what how why when which "
+    "buy sell and but or so if i my our we you compare about".split()
+)
 
 
 def _sentence_start(text: str, start: int) -> bool:

@@ -113,7 +113,7 @@ _DESCRIPTORS = frozenset(
     """international intl technologies technology systems laboratories labs industries
     enterprises worldwide brands entertainment scientific solutions services resources
     pharmaceuticals pharmaceutical therapeutics communications networks software bancorp
-    bancshares financial motors airlines""".split()
+    bancshares financial""".split()
 )
 
 
