@@ -20,6 +20,9 @@
     │   └── Forbidden          the user blocked the bot or the chat is gone
     ├── SignatureError         a webhook's signature or secret did not verify
     └── RunCancelled           /stop ended a run
+
+`ict` is pure (no imports of ours), so its `ICTInputError` stops at the tools boundary,
+where it becomes `InvalidArguments` or `DataUnavailable`.
 """
 
 from __future__ import annotations
