@@ -267,6 +267,9 @@ class SymbolIndex:
         self.curated_keys: set[str] = set()
         self.context_words = frozenset(key(w) for w in cur.get("context", []))
         self.cn_common = frozenset(cur.get("cn_common_names", []))
+        self.collocations = {
+            k: frozenset(v) for k, v in cur.get("collocations", {}).items() if k != "_doc"
+        }
         self.codes: dict[tuple[str, str], int] = {}
         self.exact: dict[str, list[_Hit]] = {}
         self.phon: dict[str, dict[int, _Hit]] = {}
@@ -759,6 +762,10 @@ class SymbolIndex:
             w = phrase[0][0]
             if w.isupper() and (w in self.not_tickers or len(w) <= 4):
                 return ""  # an acronym (ESG, TTM, API), not a company name
+        if n == 1 and k in self.collocations:
+            near = {x[0].lower() for x in words[max(0, wi - 1) : wi + 2]} - {lowers[0]}
+            if near & self.collocations[k]:
+                return ""  # "target price", "price target", "apple pie"
         if k in self.context_words:
             return "sure" if capital or _en_context(norm, words, wi, n, strong_only=False) else ""
         famous = any(self.famous[h.idx] for h in hits)
