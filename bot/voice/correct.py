@@ -48,7 +48,7 @@ _COORDINATORS = frozenset({"and", "or", "vs", "versus", "with", "plus", "&"})
 
 
 @lru_cache(maxsize=1)
-def _common_words() -> frozenset[str]:
+def common_words() -> frozenset[str]:
     """Ordinary English words (the symbols directory's list, most frequent ~28k)."""
     from importlib import resources
 
@@ -120,7 +120,7 @@ def _coordinated(text: str, s: int, e: int, taken: list[tuple[int, int]]) -> boo
 
 def _sound_alikes(text: str, taken: list[tuple[int, int]], hints: Hints,
                   directory: SymbolDirectory) -> list[Match]:
-    common = _common_words()
+    common = common_words()
     words = [(m.group(0), m.start(), m.end()) for m in _WORD.finditer(text)]
     free = [w for w in words if not any(s < w[2] and w[1] < e for s, e in taken)]
     spoken = {name.lower(): code for code, name in hints.names.items()}

@@ -60,6 +60,17 @@ _MESSAGES: dict[str, dict[str, str]] = {
               "more slowly, or type your question.",
         "zh": "抱歉，没听清这条语音{heard}。请放慢语速再说一次，或直接输入问题。",
     },
+    "unclear_en_only": {
+        "en": "Sorry, I couldn't make out that voice note{heard}. My speech model understands "
+              "English only: if you spoke another language, please type your question instead "
+              "(text works in any language); otherwise say it again a little more slowly.",
+        "zh": "抱歉，没听清这条语音{heard}。语音识别目前只支持英语："
+              "如果您说的是中文，请直接输入文字提问（文字支持中文）；否则请放慢语速再说一次。",
+    },
+    "fetch_failed": {
+        "en": "I couldn't download that voice note from the chat. Please send it again.",
+        "zh": "无法从聊天中下载这条语音，请重新发送。",
+    },
     "language": {
         "en": "That voice note doesn't sound like English, and my speech model understands "
               "English only. Please type your question (any language works in text), or ask "
@@ -124,9 +135,27 @@ class AudioSilent(AudioError):
 
 
 class SpeechUnclear(AudioError):
-    """The recogniser heard nothing usable, or was not confident (``heard``: what it guessed)."""
+    """The recogniser heard nothing usable, or was not confident (``heard``: what it guessed).
+
+    With ``english_only`` the reply also says the model understands English only, which is
+    what a note in another language sounds like to such a model: low-confidence English.
+    """
 
     key = "unclear"
+
+    def __init__(self, detail: str = "", *, heard: str = "", english_only: bool = False) -> None:
+        super().__init__(detail or "speech not understood")
+        self.heard = heard
+        self.english_only = english_only
+
+    def message(self, lang: str = "en") -> str:
+        heard = self.heard.strip()
+        if len(heard) > 80:
+            heard = heard[:77].rstrip() + "..."
+        if heard:
+            heard = f"（听起来像“{heard}”）" if lang == "zh" else f' (it sounded like "{heard}")'
+        return message_for("unclear_en_only" if self.english_only else "unclear", lang,
+                           heard=heard)
 
 
 class SpeechNotEnglish(AudioError):
@@ -139,6 +168,12 @@ class TranscriptionUnavailable(AudioError):
     """The backend failed (model missing, API down); not the user's fault."""
 
     key = "unavailable"
+
+
+class FetchFailed(AudioError):
+    """The platform would not hand over the file."""
+
+    key = "fetch_failed"
 
 
 class NoVoiceNote(AudioError):
