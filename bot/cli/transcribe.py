@@ -1,0 +1,74 @@
+"""`bullpen transcribe FILE [--json]`: a voice note through the same pipeline the chats use."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    """Add the ``transcribe`` subcommand to the ``bullpen`` parser's subparsers."""
+    p = sub.add_parser("transcribe", help="transcribe a voice note and correct stock names")
+    p.add_argument("file", help="OGG/Opus, AMR, M4A, MP3, WAV or WebM")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=handler)
+
+
+async def _run(data: bytes, filename: str) -> Any:
+    from bot.settings import load_settings
+    from bot.voice.pipeline import VoicePipeline
+
+    pipeline = VoicePipeline.from_settings(load_settings())
+    try:
+        await pipeline.warm_up()
+        return await pipeline.transcribe(data, filename=filename)
+    finally:
+        await pipeline.aclose()
+
+
+def handler(args: argparse.Namespace) -> int:
+    """Print the transcript; exit 0, 1 when the note is unusable, 2 when the file is missing."""
+    from bot.voice.decode import AudioError
+    from core.errors import ConfigError
+
+    path = Path(args.file)
+    if not path.is_file():
+        print(f"bullpen: no such file: {path}", file=sys.stderr)
+        return 2
+    try:
+        t = asyncio.run(_run(path.read_bytes(), path.name))
+    except AudioError as exc:
+        if args.json:
+            print(json.dumps({"error": type(exc).__name__, "message": exc.message("en"),
+                              "detail": str(exc)}, ensure_ascii=False, indent=2))
+        else:
+            print(f"bullpen: {exc.message('en')} ({exc})", file=sys.stderr)
+        return 1
+    except ConfigError as exc:
+        print(f"bullpen: {exc}", file=sys.stderr)
+        return 2
+    symbols = [{"code": m.code, "symbol": m.symbol, "name": m.name, "market": m.market,
+                "score": m.score, "span": list(m.span) if m.span else None, "why": m.why}
+               for m in t.symbols]
+    if args.json:
+        print(json.dumps({"text": t.text, "language": t.language,
+                          "duration_s": round(t.duration_s, 3),
+                          "elapsed_s": round(t.elapsed_s, 3), "query": t.query,
+                          "symbols": symbols, "source": t.source},
+                         ensure_ascii=False, indent=2))
+        return 0
+    print(f"text:       {t.text}")
+    print(f"language:   {t.language}")
+    print(f"duration_s: {t.duration_s:.2f}")
+    print(f"elapsed_s:  {t.elapsed_s:.2f}")
+    print(f"query:      {t.query}")
+    print("symbols:" + ("" if symbols else "    none"))
+    for s in symbols:
+        span = f"{s['span'][0]}:{s['span'][1]}" if s["span"] else "-"
+        print(f"  {s['symbol']:<11} {s['name']:<28} {s['market']:<3} {s['score']:6.2f} "
+              f"@{span}  {s['why']}")
+    return 0
