@@ -121,3 +121,13 @@ def test_default_directory_is_built_once_and_cached(tmp_path: object) -> None:
     first = default_directory()
     assert default_directory() is first
     assert len(first) >= 15000
+
+
+def test_trusted_rows_equal_validated_entries(directory: SymbolDirectory) -> None:
+    from tools.symbols.model import SymbolEntry
+
+    for e in directory.entries[:20] + directory.entries[-20:]:
+        fast = SymbolEntry.trusted(e.model_dump())
+        assert fast == e and fast.model_dump() == e.model_dump() and fast.symbol == e.symbol
+    partial = SymbolEntry.trusted({"code": "X", "market": "us", "name": "X Corp"})
+    assert partial.aliases == [] and partial.primary

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from importlib import metadata
 from pathlib import Path
 
-from tools.symbols.index import SymbolIndex, build_index
+from tools.symbols.index import SymbolIndex, build_index, paused_gc
 from tools.symbols.model import Market, Match, SymbolEntry
 
 __all__ = ["Match", "SymbolDirectory", "SymbolEntry", "default_directory"]
@@ -112,7 +112,8 @@ def _load_cached(cache_dir: Path) -> list[SymbolEntry] | None:
     try:
         with path.open("rb") as fh:
             rows = pickle.load(fh)
-        return [SymbolEntry.model_construct(**row) for row in rows]
+        with paused_gc():
+            return [SymbolEntry.trusted(row) for row in rows]
     except Exception as exc:  # stale or corrupt cache: rebuild
         log.warning("ignoring symbols cache %s: %s", path, exc)
         return None

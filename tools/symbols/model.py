@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -46,6 +46,25 @@ class SymbolEntry(BaseModel):
     def symbol(self) -> str:
         """Conventional written form, e.g. ``600519.SH``."""
         return display_symbol(self.code, self.market, self.exchange)
+
+    @classmethod
+    def trusted(cls, data: dict[str, Any]) -> SymbolEntry:
+        """Wrap a complete, already valid row (our own table) without validation.
+
+        Four times cheaper than ``model_construct`` (it matters when 16k rows load at start);
+        falls back to it when the row does not carry exactly the model's fields.
+        """
+        if data.keys() != _FIELDS:
+            return cls.model_construct(**data)
+        obj = cls.__new__(cls)
+        object.__setattr__(obj, "__dict__", data)
+        object.__setattr__(obj, "__pydantic_fields_set__", set(_FIELDS))
+        object.__setattr__(obj, "__pydantic_extra__", None)
+        object.__setattr__(obj, "__pydantic_private__", None)
+        return obj
+
+
+_FIELDS = frozenset(SymbolEntry.model_fields)
 
 
 class Match(BaseModel):

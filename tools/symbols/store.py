@@ -90,7 +90,7 @@ async def load_entries(pool: asyncpg.Pool | asyncpg.Connection) -> list[SymbolEn
             data = dict(row)
             data["aliases"] = list(data["aliases"] or [])
             data["indices"] = list(data["indices"] or [])
-            out.append(SymbolEntry.model_construct(**data))
+            out.append(SymbolEntry.trusted(data))
     return out
 
 
