@@ -26,7 +26,8 @@ class BudgetExhausted(BullpenError):
 
 @dataclass(frozen=True)
 class Level:
-    """One step of the degradation ladder (each keeps the cuts of the ones before)."""
+    """One step of the degradation ladder (each keeps the cuts of the ones before); every step
+    also shortens the answers it allows, so each one costs fewer tokens than the last."""
 
     index: int
     name: str
@@ -41,8 +42,8 @@ class Level:
 LEVELS: tuple[Level, ...] = (
     Level(0, "full", None, 1500, 30_000, False, 3, 900),
     Level(1, "shorter context", 1, 500, 10_000, False, 3, 600),
-    Level(2, "cheaper profiles", 1, 500, 10_000, True, 1, 600),
-    Level(3, "no tool rounds", 1, 300, 6_000, True, 0, 450),
+    Level(2, "cheaper profiles", 1, 500, 8_000, True, 1, 500),
+    Level(3, "no tool rounds", 1, 300, 6_000, True, 0, 400),
 )
 TOOL_RESULT_EST = 1_500  # expected tokens a tool round adds to a prompt
 MESSAGE_OVERHEAD = 4

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import random
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from typing import Any
@@ -99,7 +99,7 @@ class _End:
 
 
 async def _drive(work: Callable[[Emit], Awaitable[DebateOutcome]]
-                 ) -> AsyncIterator[Event | _End]:
+                 ) -> AsyncGenerator[Event | _End]:
     """Run `work` as an owned task and yield the events it emits as they come."""
     queue: asyncio.Queue[Event | None] = asyncio.Queue()
 
@@ -162,14 +162,16 @@ class DebateMode:
     async def run(self, turn: Any) -> AsyncIterator[Event]:
         request = parse_request(turn.text, turn.options)
         outcome: DebateOutcome | None = None
+        stream = _drive(lambda emit: self.produce(
+            request, lang=turn.lang, emit=emit, on_usage=turn.recorder.usage,
+            user_id=turn.user_id, conversation_id=turn.conversation_id))
         try:
-            async for item in _drive(lambda emit: self.produce(
-                    request, lang=turn.lang, emit=emit, on_usage=turn.recorder.usage,
-                    user_id=turn.user_id, conversation_id=turn.conversation_id)):
-                if isinstance(item, _End):
-                    outcome = item.value
-                else:
-                    yield item
+            async with contextlib.aclosing(stream):  # closing the run cancels the debate
+                async for item in stream:
+                    if isinstance(item, _End):
+                        outcome = item.value
+                    else:
+                        yield item
         except UnknownSymbol as exc:
             hint = (" Did you mean: " + ", ".join(exc.suggestions) + "?") if exc.suggestions else ""
             yield Failed(error=f"I don't know the security {exc.query!r}.{hint} "

@@ -281,14 +281,17 @@ def run_bull_bear(evidence: Evidence, *, question: str, lang: str, today: date
     neg = sorted((f for f in every if f.score < 0), key=lambda f: f.score)
     rebuttals = []
     for a in openings:
-        theirs = (neg if a.side == "bull" else pos)[:1]
-        ours = (pos if a.side == "bull" else neg)[:1]
-        if theirs and ours:
-            text = (f"The other side's strongest point, {theirs[0].label} {theirs[0].display}, "
-                    f"weighs {abs(theirs[0].score):.2f}; ours, {ours[0].label} "
-                    f"{ours[0].display}, weighs {abs(ours[0].score):.2f}.")
+        group = groups[a.analyst[-1]]
+        mine = sorted((f for f in group if (f.score > 0) == (a.side == "bull") and f.score),
+                      key=lambda f: -abs(f.score))[:1]
+        theirs = sorted((f for f in group if (f.score > 0) != (a.side == "bull") and f.score),
+                        key=lambda f: -abs(f.score))[:1]
+        if theirs and mine:
+            text = (f"The other side's strongest point here, {theirs[0].label} "
+                    f"{theirs[0].display}, weighs {abs(theirs[0].score):.2f}; ours, "
+                    f"{mine[0].label} {mine[0].display}, weighs {abs(mine[0].score):.2f}.")
         else:
-            text = "Nothing to rebut." if not theirs else "No data point to answer with."
+            text = "Nothing to rebut here." if not theirs else "No data point to answer with."
         rebuttals.append(a.model_copy(update={"phase": "rebuttal", "text": text,
                                               "key_points": []}))
     agg = score_of(every)
@@ -305,7 +308,7 @@ def run_bull_bear(evidence: Evidence, *, question: str, lang: str, today: date
         strongest_opposing_data_point=(f"{against[0].label} {against[0].display}"
                                        if against else ""),
         time_horizon="6-12 months")
-    summary = (f"**{evidence.title}** — {hyp.hypothesis}\n\n**Verdict:** {verdict.verdict} "
+    summary = (f"**{hyp.hypothesis}**\n\n**Verdict:** {verdict.verdict} "
                f"({action}, {conf}/10), scored from data by fixed rules.")
     return BullBearOutput(
         ticker=evidence.symbol.code, date=today.strftime("%Y%m%d"), question=question,

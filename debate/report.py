@@ -173,12 +173,13 @@ def render_pdf(artifact: DebateArtifact, chart_png: bytes | None = None) -> byte
     def heading(text: str, size: int = 13) -> None:
         pdf.ln(2)
         pdf.set_font("cjk", "B", size)
-        pdf.multi_cell(0, size * 0.55, text, new_x="LMARGIN", new_y="NEXT")
+        pdf.multi_cell(0, size * 0.55, text, align="L", new_x="LMARGIN", new_y="NEXT")
         pdf.set_font("cjk", "", 10)
 
     def para(text: str, size: int = 10) -> None:
         pdf.set_font("cjk", "", size)
-        pdf.multi_cell(0, 5.2, text.replace("**", ""), new_x="LMARGIN", new_y="NEXT")
+        pdf.multi_cell(0, 5.2, text.replace("**", ""), align="L", new_x="LMARGIN",
+                       new_y="NEXT")
 
     def table(rows: Sequence[Sequence[str]], widths: Sequence[int]) -> None:
         pdf.set_font("cjk", "", 9)

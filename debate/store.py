@@ -58,7 +58,7 @@ class DebateReportStore:
         value = await self._pool.fetchval(
             "INSERT INTO debate_reports (ticker, panel, question_key, question, lang, offline,"
             " artifact, markdown, pdf, user_id, conversation_id)"
-            " VALUES ($1,$2,$3,$4,$5,$6,$7::jsonb,$8,$9,$10,$11) RETURNING id",
+            " VALUES ($1,$2,$3,$4,$5,$6,$7::text::jsonb,$8,$9,$10,$11) RETURNING id",
             m.ticker, m.panel, question_key(m.question), m.question, m.lang, m.offline,
             artifact.model_dump_json(), markdown, pdf, user_id, conversation_id)
         return int(value)
