@@ -170,6 +170,7 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
+@lru_cache(maxsize=1)
 def _load_common_words() -> tuple[frozenset[str], frozenset[str]]:
     """(very common, common) English words from ``common_en.txt`` (most frequent first)."""
     text = resources.files("tools.symbols").joinpath("common_en.txt").read_text("utf-8")

@@ -47,8 +47,13 @@ def is_cjk_char(ch: str) -> bool:
     return _CJK.match(ch) is not None
 
 
+_ASCII_DROP = {c: None for c in range(128) if not chr(c).isalnum()}
+
+
 def key(text: str) -> str:
     """Match key: lower-case letters, digits and ideographs only ("AT&T Inc." -> "attinc")."""
+    if text.isascii():
+        return text.lower().translate(_ASCII_DROP)
     return _NON_KEY.sub("", text.lower())
 
 
