@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import unicodedata
 from functools import lru_cache
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 _CTRL = {c: None for c in range(32) if c not in (9, 10, 13)} | {127: None}
 _SPACE = re.compile(r"\s+")
@@ -59,25 +62,32 @@ def key(text: str) -> str:
 
 @lru_cache(maxsize=2)
 def _opencc(config: str) -> Any:
-    from opencc_purepy import OpenCC
-
+    try:
+        from opencc_purepy import OpenCC
+    except ImportError:  # dependency missing: traditional forms are simply not recognised
+        log.warning("opencc-purepy is not installed; traditional Chinese is not converted")
+        return None
     return OpenCC(config)
+
+
+def _convert(text: str, config: str) -> str:
+    if not has_cjk(text):
+        return text
+    converter = _opencc(config)
+    if converter is None:
+        return text
+    out: str = converter.convert(text)
+    return out
 
 
 def to_simplified(text: str) -> str:
     """Traditional -> simplified Chinese (no-op without ideographs)."""
-    if not has_cjk(text):
-        return text
-    out: str = _opencc("t2s").convert(text)
-    return out
+    return _convert(text, "t2s")
 
 
 def to_traditional(text: str) -> str:
     """Simplified -> traditional Chinese (no-op without ideographs)."""
-    if not has_cjk(text):
-        return text
-    out: str = _opencc("s2t").convert(text)
-    return out
+    return _convert(text, "s2t")
 
 
 def cn_base_name(name: str) -> str:
@@ -133,10 +143,19 @@ def core_company_name(short: str) -> str:
 
 def phonetic(text: str) -> str:
     """A sound key for English words (metaphone of the letters, spaces removed)."""
-    import jellyfish
-
     letters = _NOT_LETTER.sub("", text.lower())
-    if not letters:
+    metaphone = _metaphone()
+    if not letters or metaphone is None:
         return ""
-    out: str = jellyfish.metaphone(letters)
+    out: str = metaphone(letters)
     return out.replace(" ", "")
+
+
+@lru_cache(maxsize=1)
+def _metaphone() -> Any:
+    try:
+        import jellyfish
+    except ImportError:  # dependency missing: no sound-alike pass
+        log.warning("jellyfish is not installed; phonetic matching is off")
+        return None
+    return jellyfish.metaphone
