@@ -20,6 +20,7 @@ TOOL_MODULES: tuple[str, ...] = (
     "tools.screener",
     "tools.funds",
     "tools.research",
+    "tools.ict_tool",
 )
 
 
