@@ -99,7 +99,7 @@ async def _run(repeat: int) -> dict[str, Any]:
     await _debate("bull_bear", 0.0, registry)
     out: dict[str, Any] = {"bench": "debate", "llm_latency_s": LATENCY_S, "repeat": repeat,
                            "target_ratio": TARGET_RATIO,
-                           "peer": "the same debate with sequential analysts (one model call at a time)"}
+                           "peer": "the same debate, sequential analysts (one call at a time)"}
     ok = True
     last: Any = None
     for panel in ("experts", "bull_bear"):
