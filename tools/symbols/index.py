@@ -1,16 +1,19 @@
 """The in-memory symbols index: exact lookups first, then bounded fuzzy and phonetic passes.
 
-Resolution tiers (score before the small popularity tie-break):
+Resolution tiers (raw score; a popularity bonus of up to 2 points for exact tiers, 6 for fuzzy
+and 14 for phonetic breaks ties, and codes get none):
 
-====================================  =====
-exact code / ticker form              100
-exact name, base name, traditional    98-99
-curated alias, US short name          97
-pinyin (full)                         95
-initials                              90
-phonetic key (English names)          86
-fuzzy (rapidfuzz over candidates)     <= 94
-====================================  =====
+=========================================  ========
+exact code / ticker form                   100
+exact name, traditional, base name         98-99
+English name, curated alias, US short name 97-97.5
+US name without descriptors ("honeywell")  96
+pinyin (full); US name words in any order  95
+same-sound Chinese characters (IME typo)   93
+initials                                   90
+fuzzy (rapidfuzz over candidates)          <= 94
+phonetic key (metaphone of English names)  <= 80
+=========================================  ========
 
 The fuzzy passes never scan the whole directory: an n-gram inverted index (bigrams for Latin
 keys, single characters for Chinese) picks at most ``_FUZZY_POOL`` candidate keys with numpy,
@@ -99,7 +102,12 @@ _X_SPELLED = re.compile(r"(?<![A-Za-z])(?:[A-Z] ){2,4}[A-Z](?![A-Za-z])")
 _X_WORD = re.compile(
     r"(?<![A-Za-z0-9_])[A-Za-z][A-Za-z0-9]*(?:[.\-&'’][A-Za-z0-9]+)*(?![A-Za-z0-9_])"
 )
-_X_URL = re.compile(r"(?:https?://|www\.)\S+|\S+@\S+\.\w+|(?:\w+/){2,}\w*", re.I)
+_X_URL = re.compile(
+    r"(?:https?://|www\.)\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+    r"|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.(?:com|org|net|io|cn|dev|gov|edu|html?)\b\S*"
+    r"|(?<![\w/])(?:~|\.{1,2})?/[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]*)+",
+    re.I,
+)
 _X_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaffA-Za-z0-9*]+")
 _SENTENCE_END = re.compile(r"[.!?。！？;；\n]")
 
@@ -683,11 +691,12 @@ class SymbolIndex:
                         continue
                     if piece in self.cn_common and not _named_as_stock(norm, base + end):
                         continue
-                    if piece in self.context_words and not _zh_context(norm, base + i, base + end):
-                        continue
+                    sure = piece not in self.context_words or _zh_context(
+                        norm, base + i, base + end
+                    )  # 苹果 alone is fruit; 苹果、英伟达 is a list of companies
                     best = max(h.score for h in hits)
                     top = [h for h in hits if h.score == best]
-                    claim(base + i, base + end, [h.idx for h in top], best, top[0].why)
+                    claim(base + i, base + end, [h.idx for h in top], best, top[0].why, sure=sure)
                     step = n
                     break
                 i += step
