@@ -198,7 +198,7 @@ def _rewrite(text: str, found: list[Match], directory: SymbolDirectory,
         entry = directory.get(m.code, m.market)
         name = (hints.names.get(m.code) if hints is not None and not chinese else None) or (
             display_name(entry, chinese=chinese) if entry is not None else m.name)
-        label = name if name.upper() == m.symbol.upper() else f"{name} ({m.symbol})"
+        label = name if name == m.symbol else f"{name} ({m.symbol})"
         pad = " " if e < len(out) and out[e].isalnum() else ""
         out = out[:s] + label + pad + out[e:]
     out = re.sub(r"[ \t]{2,}", " ", out)
