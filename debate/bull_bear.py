@@ -206,6 +206,9 @@ class BullBearPanel:
         tools = self.e.tools
         calls: list[PlannedCall] = []
         items: list[DataItem] = []
+        if len(plan) > MAX_PLAN_CALLS:
+            self.notes.append(f"the data plan listed {len(plan)} calls; the first "
+                              f"{MAX_PLAN_CALLS} ran")
         for call in plan[:MAX_PLAN_CALLS]:
             if tools is None or call.tool not in tools:
                 items.append(DataItem(tool=call.tool, args=call.args, ok=False,

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 import pandas as pd
+from pydantic import BaseModel
 
 from core.errors import BullpenError, DataUnavailable
 from core.tools import ToolRegistry
@@ -24,6 +25,7 @@ BarsLoader = Callable[[str], Awaitable[pd.DataFrame]]
 HISTORY_BARS = 520  # two years of daily bars: 12-month returns plus MA200
 RECENT_BARS = 20
 BENCHMARKS = {"cn": "000300", "us": "^GSPC"}
+FINANCIALS_ARGS: dict[str, object] = {"periods": 8}
 CURRENCIES = {"cn": "CNY", "hk": "HKD", "us": "USD"}
 
 
@@ -101,13 +103,14 @@ async def gather_evidence(symbol: ResolvedSymbol, *, bars_loader: BarsLoader = d
     bench_code = BENCHMARKS.get(symbol.market) if symbol.code != BENCHMARKS.get(
         symbol.market) else None
 
-    async def no_bars() -> None:
+    async def nothing() -> None:
         return None
 
-    bars, bench = await asyncio.gather(
+    bars, bench, report = await asyncio.gather(
         _bars_or_note(bars_loader, symbol.code, notes, "price history"),
         _bars_or_note(bars_loader, bench_code, notes, f"benchmark {bench_code}")
-        if bench_code else no_bars())
+        if bench_code else nothing(),
+        _financials(symbol, registry, notes))
     catalog = SourceCatalog()
     ids: list[str] = []
     price = PriceMetrics()
@@ -131,27 +134,25 @@ async def gather_evidence(symbol: ResolvedSymbol, *, bars_loader: BarsLoader = d
         month = bars.iloc[-RECENT_BARS:]
         ids.append(catalog.add(ChartSource(ticker=symbol.code, start_date=str(
             month.index[0].date()), end_date=price.as_of)))
-    fund = await _fundamentals(symbol, registry, price.close, catalog, ids, notes)
+    fund = fundamentals_from(report, price.close) if report is not None else None
+    if fund is not None:
+        ids.append(catalog.add(DataRef(tool="get_financials", ref=canonical_args(
+            FINANCIALS_ARGS | {"symbol": symbol.code}), title=f"get_financials {symbol.code} "
+            f"({fund.period})")))
     return Evidence(symbol=symbol, bars=bars, price=price, fundamentals=fund, catalog=catalog,
                     context_ids=ids, notes=notes, data_label=label, offline_data=offline)
 
 
-async def _fundamentals(symbol: ResolvedSymbol, registry: ToolRegistry | None,
-                        close: float | None, catalog: SourceCatalog, ids: list[str],
-                        notes: list[str]) -> Fundamentals | None:
+async def _financials(symbol: ResolvedSymbol, registry: ToolRegistry | None,
+                      notes: list[str]) -> BaseModel | None:
+    """The `get_financials` result when the registry has the tool and it answers."""
     if registry is None or "get_financials" not in registry or symbol.kind != "stock":
         return None
-    args = {"symbol": symbol.code, "periods": 8}
-    outcome = await registry.call("get_financials", args)
+    outcome = await registry.call("get_financials", FINANCIALS_ARGS | {"symbol": symbol.code})
     if not outcome.ok:
         notes.append(f"financials unavailable: {outcome.content.removeprefix('Error: ')[:200]}")
         return None
-    fund = fundamentals_from(outcome.result, close)
-    if fund is None:
-        return None
-    ids.append(catalog.add(DataRef(tool="get_financials", ref=canonical_args(args),
-                                   title=f"get_financials {symbol.code} ({fund.period})")))
-    return fund
+    return outcome.result
 
 
 def require_data(evidence: Evidence) -> None:

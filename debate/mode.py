@@ -222,7 +222,7 @@ class DebateMode:
         """Resolve, reuse or debate, render the report and store it. Raises UnknownSymbol,
         InputError, BudgetTooSmall or DataUnavailable for inputs it cannot debate."""
         sink: Emit = emit or (lambda _e: None)
-        symbol = self.resolve(request)
+        symbol = await asyncio.to_thread(self.resolve, request)  # a cold directory takes s
         panel = request.panel or self.panel
         offline = self._llm is None
         if self.store is not None and not request.fresh:

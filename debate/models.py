@@ -208,7 +208,8 @@ class Hypothesis(BaseModel):
     hypothesis: str = Field(min_length=1, description="a testable H0")
     question_type: Literal["single_stock", "comparison", "sector", "general"] = "single_stock"
     entities: list[Entity] = Field(default_factory=list)
-    data_plan: list[PlannedCall] = Field(default_factory=list, max_length=20)
+    data_plan: list[PlannedCall] = Field(default_factory=list,
+                                         description="at most 20 calls; the code cuts the rest")
     pro_framing: str = ""
     con_framing: str = ""
     verdict_options: list[str] = Field(min_length=3, max_length=3)
