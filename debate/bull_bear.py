@@ -14,7 +14,6 @@ import difflib
 import json
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import date
 
 from core.errors import LLMError
@@ -23,7 +22,7 @@ from core.tools import ToolRegistry
 from core.types import ChatMessage
 from debate import prompts
 from debate.budget import LEVELS, TOOL_RESULT_EST, BudgetExhausted, Level, estimate_tokens
-from debate.engine import Engine
+from debate.engine import Engine, PanelResult
 from debate.evidence import Evidence
 from debate.experts import BudgetTooSmall
 from debate.grounding import canonical_args, source_for_tool
@@ -97,15 +96,6 @@ def match_option(verdict: str, options: list[str]) -> str | None:
             return opt
     close = difflib.get_close_matches(verdict, options, n=1, cutoff=0.6)
     return close[0] if close else None
-
-
-@dataclass
-class BullBearResult:
-    output: BullBearOutput
-    level: Level
-    phases: int
-    degradations: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
 
 
 class BullBearPanel:
@@ -359,7 +349,7 @@ class BullBearPanel:
             return self._code_summary(hyp, verdict)
         return resp.content.strip() or self._code_summary(hyp, verdict)
 
-    async def run(self) -> BullBearResult:
+    async def run(self) -> PanelResult[BullBearOutput]:
         self.precheck()
         hyp = await self._hypothesis()
         items, data_ids, collected = await self._collect(hyp.data_plan)
@@ -405,8 +395,9 @@ class BullBearPanel:
             rebuttals=rebuttals, judge_order=order, verdict=verdict, summary=summary,
             conclusion=conclusion)
         phases = 4 + (1 if rebut else 0) + (1 if llm_summary else 0)
-        return BullBearResult(output=output, level=level, phases=phases,
-                              degradations=self.degradations, notes=self.notes)
+        return PanelResult(output=output, level=level, rounds_planned=2 if rebut else 1,
+                           stop_reason=f"{phases} phases", degradations=self.degradations,
+                           notes=self.notes)
 
     def _ids(self, arg: Argument) -> list[str]:
         return [sid for s in arg.sources if (sid := self.catalog.id_for(s))]

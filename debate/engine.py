@@ -114,6 +114,18 @@ def parse_reply[T: BaseModel](text: str, model: type[T]) -> tuple[T | None, str]
 
 
 @dataclass
+class PanelResult[O: BaseModel]:
+    """What a panel hands back: its output and how the budget shaped the run."""
+
+    output: O
+    level: Level
+    rounds_planned: int
+    stop_reason: str
+    degradations: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
 class TurnResult[T: BaseModel]:
     value: T | None = None
     error: str = ""

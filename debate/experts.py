@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from datetime import date
 
 from core.errors import InputError
@@ -16,7 +15,7 @@ from core.events import Status, TextDelta
 from core.types import ChatMessage
 from debate import prompts
 from debate.budget import LEVELS, TOOL_RESULT_EST, Level, choose, estimate_tokens
-from debate.engine import Engine
+from debate.engine import Engine, PanelResult
 from debate.evidence import Evidence
 from debate.grounding import SourceCatalog
 from debate.models import (
@@ -79,16 +78,6 @@ def progress_line(rnd: int, name: str, turn: ExpertTurn) -> str:
     extra = (f" ({len(turn.dropped_sources)} invented source(s) dropped)"
              if turn.dropped_sources else "")
     return f"{head}: {turn.action} {turn.confidence:.2f}{extra}"
-
-
-@dataclass
-class ExpertsResult:
-    output: TickerDebateOutput
-    rounds_planned: int
-    stop_reason: str
-    level: Level
-    degradations: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
 
 
 class ExpertsPanel:
@@ -305,7 +294,7 @@ class ExpertsPanel:
         return Conclusion(text=text, action=action, confidence=support(last, action),
                           consensus=agreed is not None)
 
-    async def run(self) -> ExpertsResult:
+    async def run(self) -> PanelResult[TickerDebateOutput]:
         """All rounds, the moderator's decisions and the conclusion."""
         level, planned = self.plan()
         floor = self._moderator_cost(planned, level)
@@ -353,6 +342,6 @@ class ExpertsPanel:
         output = TickerDebateOutput(ticker=self.ev.symbol.code,
                                     date=self.today.strftime("%Y%m%d"), rounds=rounds,
                                     conclusion=conclusion)
-        return ExpertsResult(output=output, rounds_planned=planned, stop_reason=stop,
+        return PanelResult(output=output, rounds_planned=planned, stop_reason=stop,
                              level=level, degradations=self.degradations, notes=self.notes)
 

@@ -26,10 +26,16 @@ from core.types import ChatMessage, OutgoingFile, Usage
 from debate import offline as offline_panel
 from debate.budget import Budget
 from debate.bull_bear import BullBearPanel
-from debate.engine import Emit, Engine, Limits, Profiles, UsageSink, debate_tools
+from debate.engine import Emit, Engine, Limits, PanelResult, Profiles, UsageSink, debate_tools
 from debate.evidence import BarsLoader, Evidence, default_bars, gather_evidence, require_data
 from debate.experts import BudgetTooSmall, ExpertsPanel, progress_line
-from debate.models import DebateArtifact, DebateMeta, Panel
+from debate.models import (
+    BullBearOutput,
+    DebateArtifact,
+    DebateMeta,
+    Panel,
+    TickerDebateOutput,
+)
 from debate.report import render_chart, render_markdown, render_pdf, summary_markdown
 from debate.store import DebateReportStore, StoredReport
 from tools.symbol_lookup import ResolvedSymbol, resolve_symbol
@@ -306,21 +312,20 @@ class DebateMode:
                         limits=limits, budget=budget, emit=sink, on_usage=record)
         meta = self._meta(evidence, panel, question, lang)
         today = self._today()
+        res: PanelResult[TickerDebateOutput] | PanelResult[BullBearOutput]
         if panel == "experts":
             res = await ExpertsPanel(engine=engine, evidence=evidence, question=question,
                                      lang=lang, today=today).run()
-            meta.rounds_planned, meta.rounds_run = res.rounds_planned, len(res.output.rounds)
-            meta.stop_reason, meta.degradation_level = res.stop_reason, res.level.index
-            meta.degradations, meta.notes = res.degradations, meta.notes + res.notes
             artifact = DebateArtifact(meta=meta, metrics=evidence.metrics(), experts=res.output)
+            meta.rounds_run = len(res.output.rounds)
         else:
-            bb = await BullBearPanel(engine=engine, evidence=evidence, question=question,
-                                     lang=lang, today=today, rng=self._rng).run()
-            meta.rounds_planned = meta.rounds_run = 2 if bb.output.rebuttals else 1
-            meta.stop_reason = f"{bb.phases} phases"
-            meta.degradation_level = bb.level.index
-            meta.degradations, meta.notes = bb.degradations, meta.notes + bb.notes
-            artifact = DebateArtifact(meta=meta, metrics=evidence.metrics(), bull_bear=bb.output)
+            res = await BullBearPanel(engine=engine, evidence=evidence, question=question,
+                                      lang=lang, today=today, rng=self._rng).run()
+            artifact = DebateArtifact(meta=meta, metrics=evidence.metrics(), bull_bear=res.output)
+            meta.rounds_run = res.rounds_planned
+        meta.rounds_planned, meta.stop_reason = res.rounds_planned, res.stop_reason
+        meta.degradation_level = res.level.index
+        meta.degradations, meta.notes = res.degradations, meta.notes + res.notes
         meta.usage, meta.tokens_used = budget.per_seat(), budget.used
         return artifact
 

@@ -40,6 +40,11 @@ def _dropped(artifact: DebateArtifact) -> list[str]:
     return out
 
 
+def body(turn: ExpertTurn | Argument) -> str:
+    """What a turn said, or why it said nothing."""
+    return turn.text if not turn.failed else f"(turn failed: {turn.error})"
+
+
 def title_of(artifact: DebateArtifact) -> str:
     m = artifact.meta
     return f"{m.name} ({m.ticker})" if m.name else m.ticker
@@ -74,8 +79,7 @@ def render_markdown(artifact: DebateArtifact) -> str:
                 status = "failed" if t.failed else t.action
                 out.append(f"| {name} | {status} | {_conf(t.confidence)} | {len(t.sources)} |")
             for name, t in turns.items():
-                body = t.text if not t.failed else f"(turn failed: {t.error})"
-                out += ["", f"**{name.capitalize()}** — {body}"]
+                out += ["", f"**{name.capitalize()}** — {body(t)}"]
     if artifact.bull_bear:
         bb = artifact.bull_bear
         h = bb.hypothesis
@@ -90,8 +94,7 @@ def render_markdown(artifact: DebateArtifact) -> str:
             if args:
                 out += ["", f"## {phase}"]
                 for a in args:
-                    body = a.text if not a.failed else f"(turn failed: {a.error})"
-                    out += ["", f"**{a.analyst} ({a.side}, {a.profile})** — {body}"]
+                    out += ["", f"**{a.analyst} ({a.side}, {a.profile})** — {body(a)}"]
         if bb.verdict:
             v = bb.verdict
             out += ["", "## Verdict", "", "| | |", "|---|---|",
@@ -215,8 +218,7 @@ def render_pdf(artifact: DebateArtifact, chart_png: bytes | None = None) -> byte
                 (n, "failed" if t.failed else t.action, f"{t.confidence:.2f}",
                  str(len(t.sources))) for n, t in turns.items()], (30, 20, 20, 20))
             for n, t in turns.items():
-                para(f"{n.capitalize()}: " + (t.text if not t.failed else
-                                               f"(turn failed: {t.error})"))
+                para(f"{n.capitalize()}: {body(t)}")
                 pdf.ln(1)
     if artifact.bull_bear:
         bb = artifact.bull_bear
@@ -227,8 +229,7 @@ def render_pdf(artifact: DebateArtifact, chart_png: bytes | None = None) -> byte
             if args:
                 heading(phase)
                 for a in args:
-                    para(f"{a.analyst} ({a.side}): " + (a.text if not a.failed else
-                                                         f"(turn failed: {a.error})"))
+                    para(f"{a.analyst} ({a.side}): {body(a)}")
                     pdf.ln(1)
         if bb.verdict:
             v = bb.verdict
