@@ -1,17 +1,21 @@
-"""`bullpen ict`: the ICT analysis of an OHLCV CSV (or, once wired, a symbol).
+"""`bullpen ict`: the ICT analysis of a symbol (through the data layer) or of an OHLCV CSV.
 
-    bullpen ict --csv bars.csv --interval 1h            human summary
-    bullpen ict --csv bars.csv --interval 1h --json     the full analysis as JSON
-    bullpen ict --csv bars.csv --interval 15m --plan --chart out.png
+    bullpen ict NVDA --interval 1d                      human summary
+    bullpen ict EURUSD --interval 1h --json --plan      the full analysis and a plan as JSON
+    bullpen ict BTC-USD --interval 15m --stack --chart out.png
+    bullpen ict --csv bars.csv --interval 1h --json
 
+A SYMBOL is read like the chat reads it (offline: the snapshot of real historical prices, labelled
+with its date); each timeframe is built from the source interval of the timeframe table.
 The CSV needs columns open, high, low, close, volume (any case) and a timestamp column (named
 timestamp/time/datetime/date/ts, or the first column). Naive timestamps are read in `--tz`.
-Exit codes: 0 ok, 2 unusable input.
+Exit codes: 0 ok, 2 unusable input or no data.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 from pathlib import Path
@@ -29,13 +33,18 @@ def register(sub: Any) -> None:
     """Add the `ict` subcommand to an argparse subparsers object."""
     p = sub.add_parser("ict", help="ICT / smart-money analysis of a symbol or an OHLCV CSV",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("symbol", nargs="?", help="symbol to analyse (not wired yet: use --csv)")
+    p.add_argument("symbol", nargs="?", help="symbol to analyse, e.g. NVDA, EURUSD, BTC-USD")
     p.add_argument("--csv", type=Path, help="OHLCV CSV file")
     p.add_argument("--interval", default="1h", help="bar interval: 1m 5m 15m 30m 1h 4h 1d 1w 1mo")
     p.add_argument("--session", choices=["NY", "LDN"], default="NY")
     p.add_argument("--tz", default="UTC", help="timezone of naive CSV timestamps (default UTC)")
     p.add_argument("--time-column", help="name of the timestamp column")
-    p.add_argument("--lookback", type=int, help="analyse only the last N bars")
+    p.add_argument("--lookback", type=int, help="analyse only the last N bars (a symbol: "
+                   "default from the timeframe table)")
+    p.add_argument("--stack", action="store_true",
+                   help="a symbol: add the Daily/4H/15m/5m/1m bias stack")
+    p.add_argument("--include-current-bar", action="store_true",
+                   help="a symbol: keep the still-forming last bar")
     p.add_argument("--fvg-mode", choices=["very_aggressive", "aggressive", "defensive",
                                           "very_defensive"])
     p.add_argument("--refinement", choices=["defensive", "aggressive"],
@@ -74,20 +83,74 @@ def read_csv(path: Path, *, tz: str = "UTC", time_column: str | None = None) -> 
     return raw
 
 
-def handler(args: argparse.Namespace) -> int:
-    if args.csv is None:
-        if args.symbol:
-            print("symbol lookup not wired yet", file=sys.stderr)
-        else:
-            print("bullpen ict: give a SYMBOL or --csv FILE", file=sys.stderr)
-        return 2
-    options: dict[str, Any] = {"symbol": args.symbol or args.csv.stem}
-    if args.lookback is not None:
-        options["lookback_bars"] = args.lookback
+def _tuning(args: argparse.Namespace) -> dict[str, Any]:
+    options: dict[str, Any] = {}
     if args.fvg_mode:
         options["fvg_mode"] = args.fvg_mode
     if args.refinement:
         options["ob_refinement"] = args.refinement
+    return options
+
+
+def symbol_handler(args: argparse.Namespace) -> int:
+    """`bullpen ict SYMBOL`: bars from the data layer, as the chat tool reads them."""
+    from core.errors import BullpenError
+    from tools.ict_tool import run_ict
+
+    try:
+        run = asyncio.run(run_ict(args.symbol, args.interval, lookback=args.lookback,
+                                  session=args.session, stack=args.stack,
+                                  include_current_bar=args.include_current_bar,
+                                  options=_tuning(args)))
+    except BullpenError as exc:
+        print(f"bullpen ict: {exc}", file=sys.stderr)
+        return 2
+    proposal = run.proposal() if args.plan else None
+    if args.chart is not None:
+        from tools.ict_chart import render_ict_chart
+
+        label = f"{run.name} ({run.symbol})" if run.name else run.symbol
+        args.chart.write_bytes(render_ict_chart(run.frame.bars, run.analysis,
+                                                title=f"{label} · {run.timeframe.key} · ICT"))
+    stack = run.stack
+    if args.json:
+        out: dict[str, Any] = {"analysis": run.analysis.to_dict(),
+                               "source": run.source.model_dump(mode="json"),
+                               "source_interval": run.frame.source_interval, "notes": run.notes}
+        if stack is not None:
+            out["stack"] = stack.stack.to_dict()
+            out["stack_missing"] = stack.missing
+        if proposal is not None:
+            out["plan"] = proposal.to_dict()
+        print(json.dumps(out, ensure_ascii=False))
+        return 0
+    print(summary(run.analysis))
+    if stack is not None:
+        s = stack.stack
+        print(f"Bias stack: {s.bias}, grade {s.grade} ({s.score}/100), {s.status}"
+              + (f": {s.wait_reason}" if s.wait_reason else ""))
+        for iv, why in stack.missing.items():
+            print(f"  {iv}: left out ({why})")
+    if proposal is not None:
+        print(plan_summary(proposal))
+    for note in run.notes:
+        if note not in run.analysis.meta.warnings:
+            print(f"Note: {note}")
+    print(f"Source: {run.source.label()}" + (f" ({run.source.note})" if run.source.note else ""))
+    if args.chart is not None:
+        print(f"chart: {args.chart}")
+    return 0
+
+
+def handler(args: argparse.Namespace) -> int:
+    if args.csv is None:
+        if args.symbol:
+            return symbol_handler(args)
+        print("bullpen ict: give a SYMBOL or --csv FILE", file=sys.stderr)
+        return 2
+    options: dict[str, Any] = {"symbol": args.symbol or args.csv.stem, **_tuning(args)}
+    if args.lookback is not None:
+        options["lookback_bars"] = args.lookback
     try:
         bars = read_csv(args.csv, tz=args.tz, time_column=args.time_column)
         analysis = ict.analyze(bars, interval=args.interval, session=args.session,
