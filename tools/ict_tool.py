@@ -455,7 +455,7 @@ async def chart_file(run: ICTRun) -> OutgoingFile:
 async def ict_analyze(
     symbol: str,
     interval: str = "1h",
-    lookback: Annotated[int | None, Field(ge=50, le=5000)] = None,
+    lookback: Annotated[int | None, Field(ge=5, le=5000)] = None,
     session: Literal["NY", "LDN"] = "NY",
     include_current_bar: bool = False,
     stack: bool = False,
@@ -469,7 +469,7 @@ async def ict_analyze(
     Args:
         symbol: code, ticker or name, e.g. "NVDA", "EURUSD", "BTC-USD", "600519".
         interval: bar size: 1m, 5m, 15m, 30m, 1h, 4h, 1d, 1w, 1mo.
-        lookback: bars to analyse (50-5000); default from the timeframe table.
+        lookback: bars to analyse (5-5000); default from the timeframe table.
         session: kill-zone template: NY or LDN.
         include_current_bar: keep the still-forming last bar (may be incomplete).
         stack: add the Daily/4H/15m/5m/1m bias stack (grade, checklist, wait reason).
