@@ -100,8 +100,7 @@ class AudioError(InputError):
 
     def message(self, lang: str = "en") -> str:
         """The friendly reply, in ``lang`` (``en`` or ``zh``; English otherwise)."""
-        table = _MESSAGES[self.key]
-        return table.get(lang, table["en"]).format(**self.params)
+        return message_for(self.key, lang, **self.params)
 
 
 class AudioEmpty(AudioError):
