@@ -28,10 +28,9 @@ import unicodedata
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from rapidfuzz import fuzz
@@ -151,8 +150,7 @@ _FIN_ZH = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class _Hit:
+class _Hit(NamedTuple):
     idx: int
     score: float
     label: str  # what matched; ``why`` adds the rule name
