@@ -113,7 +113,8 @@ class VoicePipeline:
         backend = make_backend(
             get("whisper_backend", "faster-whisper"), model=get("whisper_model", None),
             api_base_url=get("whisper_api_base_url", None),
-            api_key=get("whisper_api_key", None), workers=int(get("voice_workers", 1)))
+            api_key=get("whisper_api_key", None), workers=int(get("voice_workers", 1)),
+            beam_size=int(get("whisper_beam_size", 5)))
         kwargs: dict[str, Any] = {
             "backend": backend,
             "max_seconds": float(get("voice_max_seconds", DEFAULT_MAX_SECONDS)),
