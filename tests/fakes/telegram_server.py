@@ -159,9 +159,11 @@ class FakeMessage:
 class FakeTelegram:
     """The server. `async with FakeTelegram() as tg:` then point the SDK at `tg.base_url`."""
 
-    def __init__(self, *, token: str = DEFAULT_TOKEN, username: str = "bullpen_test_bot",
-                 host: str = "127.0.0.1", port: int = 0, control: bool = False) -> None:
+    def __init__(self, *, token: str = DEFAULT_TOKEN, more_tokens: tuple[str, ...] = (),
+                 username: str = "bullpen_test_bot", host: str = "127.0.0.1", port: int = 0,
+                 control: bool = False) -> None:
         self.token = token
+        self.tokens = {token, *more_tokens}  # bots on this server: one update queue each
         self.username = username
         self.host = host
         self.port = port
@@ -176,14 +178,14 @@ class FakeTelegram:
         self.commands: list[dict[str, str]] = []
         self.answered: list[dict[str, Any]] = []
         self.webhook: dict[str, Any] = {}
-        self.pushed_at: dict[tuple[int, int], float] = {}  # (chat, message id) -> push time
-        self._updates: list[dict[str, Any]] = []
+        self._queues: dict[str, list[dict[str, Any]]] = {t: [] for t in self.tokens}
         self._update_ids = itertools.count(1)
         self._message_ids = itertools.count(1000)
         self._file_ids = itertools.count(1)
         self._changed = asyncio.Event()  # replaced (after being set) on every change
         self._runner: web.AppRunner | None = None
         self._closing = False
+        self.load: Load | None = None
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -200,10 +202,7 @@ class FakeTelegram:
         app.router.add_route("*", "/bot{token}/{method}", self._api)
         app.router.add_get("/file/bot{token}/{path:.+}", self._download)
         if self.control:
-            app.router.add_post("/_fake/push", self._control_push)
-            app.router.add_post("/_fake/wait", self._control_wait)
-            app.router.add_get("/_fake/timeline", self._control_timeline)
-            app.router.add_post("/_fake/reset", self._control_reset)
+            app.router.add_post("/_fake/load", self._control_load)
         self._runner = web.AppRunner(app, handle_signals=False)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
@@ -242,13 +241,10 @@ class FakeTelegram:
         """The file expired on the server: getFile still answers, the download 404s."""
         self.lost.add(self.files[file_id][0])
 
-    def push(self, update: dict[str, Any]) -> dict[str, Any]:
+    def push(self, update: dict[str, Any], *, token: str | None = None) -> dict[str, Any]:
         """Queue an update for getUpdates (an `update_id` is assigned when missing)."""
         update.setdefault("update_id", next(self._update_ids))
-        msg = update.get("message") or update.get("edited_message")
-        if msg is not None:
-            self.pushed_at.setdefault((msg["chat"]["id"], msg["message_id"]), time.monotonic())
-        self._updates.append(update)
+        self._queues[token or self.token].append(update)
         self._notify()
         return update
 
@@ -374,7 +370,7 @@ class FakeTelegram:
         return params, files
 
     async def _api(self, request: web.Request) -> web.Response:
-        if request.match_info["token"] != self.token:
+        if request.match_info["token"] not in self.tokens:
             return web.json_response({"ok": False, "error_code": 401,
                                       "description": "Unauthorized"}, status=401)
         method = request.match_info["method"]
@@ -383,6 +379,7 @@ class FakeTelegram:
             return web.json_response({"ok": False, "error_code": 404,
                                       "description": "Not Found"}, status=404)
         params, files = await self._params(request)
+        params["__token__"] = request.match_info["token"]
         call = Call(method, params, time.monotonic())
         if method != "getUpdates":
             self.calls.append(call)
@@ -413,7 +410,7 @@ class FakeTelegram:
             raise blocked()
 
     async def _download(self, request: web.Request) -> web.Response:
-        if request.match_info["token"] != self.token:
+        if request.match_info["token"] not in self.tokens:
             return web.Response(status=401, text="Unauthorized")
         path = request.match_info["path"]
         for stored_path, data in self.files.values():
@@ -429,17 +426,18 @@ class FakeTelegram:
                 "supports_inline_queries": False}
 
     async def _m_getUpdates(self, p: dict[str, Any], f: dict[str, Any]) -> list[dict[str, Any]]:
+        queue = self._queues[p["__token__"]]
         offset = int(p.get("offset") or 0)
         if offset:
-            self._updates = [u for u in self._updates if u["update_id"] >= offset]
+            queue[:] = [u for u in queue if u["update_id"] >= offset]
         limit = int(p.get("limit") or 100)
         timeout = float(p.get("timeout") or 0)
-        if not self._updates and timeout > 0:
+        if not queue and timeout > 0:
             try:
-                await self.wait_for(lambda: bool(self._updates) or self._closing, timeout)
+                await self.wait_for(lambda: bool(queue) or self._closing, timeout)
             except TimeoutError:
                 pass
-        return self._updates[:limit]
+        return queue[:limit]
 
     async def _m_setWebhook(self, p: dict[str, Any], f: dict[str, Any]) -> bool:
         self.webhook = {"url": p.get("url", ""), "secret_token": p.get("secret_token"),
@@ -449,12 +447,12 @@ class FakeTelegram:
     async def _m_deleteWebhook(self, p: dict[str, Any], f: dict[str, Any]) -> bool:
         self.webhook = {}
         if str(p.get("drop_pending_updates", "")).lower() == "true":
-            self._updates.clear()
+            self._queues[p["__token__"]].clear()
         return True
 
     async def _m_getWebhookInfo(self, p: dict[str, Any], f: dict[str, Any]) -> dict[str, Any]:
         return {"url": self.webhook.get("url", ""), "has_custom_certificate": False,
-                "pending_update_count": len(self._updates)}
+                "pending_update_count": len(self._queues[p["__token__"]])}
 
     async def _m_setMyCommands(self, p: dict[str, Any], f: dict[str, Any]) -> bool:
         commands = p.get("commands") or []
@@ -519,6 +517,7 @@ class FakeTelegram:
                         raw=str(p["text"]), parse_mode=p.get("parse_mode"), entities=entities,
                         reply_markup=p.get("reply_markup"), history=[shown],
                         sent_at=time.monotonic())
+        self._observe("sendMessage", chat_id, shown)
         return self._store(m)
 
     async def _m_editMessageText(self, p: dict[str, Any], f: dict[str, Any]) -> dict[str, Any]:
@@ -533,6 +532,7 @@ class FakeTelegram:
         m.text, m.raw, m.parse_mode = shown, str(p["text"]), p.get("parse_mode")
         m.entities, m.reply_markup = entities, markup
         m.history.append(shown)
+        self._observe("editMessageText", chat_id, shown)
         return self._result(m)
 
     async def _send_file(self, p: dict[str, Any], f: dict[str, Any], kind: str) -> dict[str, Any]:
@@ -565,50 +565,93 @@ class FakeTelegram:
         return {"file_id": file_id, "file_unique_id": f"u{file_id}", "file_size": len(data),
                 "file_path": path}
 
-    # --- control endpoints (script mode) ---------------------------------------------------
+    # --- load for the gateway bench (script mode) -------------------------------------------
 
-    async def _control_push(self, request: web.Request) -> web.Response:
-        """Body: {"chats": [ids], "text": "..."} -> one message per chat, pushed at once."""
-        body = await request.json()
-        for chat_id in body["chats"]:
-            self.push(self.message(int(chat_id), body["text"]))
-        return web.json_response({"ok": True})
-
-    async def _control_wait(self, request: web.Request) -> web.Response:
-        """Body: {"chats": [...], "text": "...", "timeout": s}: until each chat shows `text`."""
-        body = await request.json()
-        chats = [int(c) for c in body["chats"]]
-        want = body["text"]
-        done = False
+    async def run_load(self, *, chats: list[int], per_chat: int, text: str, expect: str,
+                       token: str | None = None, rate: float | None = None,
+                       within_s: float = 120.0) -> Load:
+        """Each chat asks `text` `per_chat` times; an answer is complete when its chat shows
+        `expect`. Closed loop (rate None): a chat asks again when answered. Paced: questions go
+        out round-robin at `rate` per second (a chat still waiting asks when answered).
+        Timings are taken on this server's clock as the calls arrive."""
+        load = Load(text=text, expect=expect, token=token or self.token,
+                    total=len(chats) * per_chat, closed=rate is None,
+                    remaining=dict.fromkeys(chats, per_chat), waiting=dict.fromkeys(chats, 0))
+        self.load = load
         try:
-            await self.wait_for(lambda: all(
-                (t := self.texts(c)) and t[-1] == want for c in chats), body.get("timeout", 60))
-            done = True
+            async with asyncio.timeout(within_s):
+                if rate is None:
+                    for chat in chats:
+                        self._ask(chat)
+                else:
+                    start = time.monotonic()
+                    for k in range(load.total):
+                        await asyncio.sleep(max(0.0, start + k / rate - time.monotonic()))
+                        chat = chats[k % len(chats)]
+                        if chat in load.current:
+                            load.waiting[chat] += 1
+                        else:
+                            self._ask(chat)
+                await load.done.wait()
         except TimeoutError:
             pass
-        return web.json_response({"ok": done})
+        finally:
+            self.load = None
+        return load
 
-    async def _control_timeline(self, request: web.Request) -> web.Response:
-        """Per pushed message: push time, first edit and the time its chat showed the final."""
-        rows = []
-        for (chat_id, mid), t0 in self.pushed_at.items():
-            ops = [c for c in self.calls if c.params.get("chat_id") == chat_id and c.t >= t0
-                   and c.method in ("sendMessage", "editMessageText")]
-            edits = [c.t for c in ops if c.method == "editMessageText"]
-            rows.append({"chat": chat_id, "message_id": mid, "pushed": t0,
-                         "first_edit": edits[0] if edits else None,
-                         "final": ops[-1].t if ops else None})
-        return web.json_response({"rows": rows})
+    def _ask(self, chat: int) -> None:
+        load = self.load
+        assert load is not None
+        load.remaining[chat] -= 1
+        load.current[chat] = {"chat": chat, "pushed": time.monotonic(),
+                              "first_edit": None, "final": None}
+        self.push(self.message(chat, load.text), token=load.token)
 
-    async def _control_reset(self, request: web.Request) -> web.Response:
-        self.calls.clear()
-        self.chats.clear()
-        self.pushed_at.clear()
-        return web.json_response({"ok": True})
+    def _observe(self, method: str, chat: int, shown: str) -> None:
+        load = self.load
+        row = load.current.get(chat) if load is not None else None
+        if load is None or row is None:
+            return
+        now = time.monotonic()
+        if method == "editMessageText" and row["first_edit"] is None:
+            row["first_edit"] = now
+        if shown != load.expect:
+            return
+        row["final"] = now
+        load.rows.append(row)
+        del load.current[chat]
+        if load.closed and load.remaining[chat] > 0:
+            self._ask(chat)
+        elif not load.closed and load.waiting[chat] > 0:
+            load.waiting[chat] -= 1
+            self._ask(chat)
+        if len(load.rows) == load.total:
+            load.done.set()
+
+    async def _control_load(self, request: web.Request) -> web.Response:
+        """Body: the keyword arguments of `run_load`; answers the timings."""
+        body = await request.json()
+        load = await self.run_load(**body)
+        return web.json_response({"complete": load.done.is_set(), "rows": load.rows})
 
 
-async def _serve(port: int, token: str) -> None:
-    async with FakeTelegram(port=port, token=token, control=True) as fake:
+@dataclass
+class Load:
+    text: str
+    expect: str
+    token: str
+    total: int
+    closed: bool
+    remaining: dict[int, int]
+    waiting: dict[int, int]
+    current: dict[int, dict[str, Any]] = field(default_factory=dict)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+async def _serve(port: int, tokens: list[str]) -> None:
+    async with FakeTelegram(port=port, token=tokens[0], more_tokens=tuple(tokens[1:]),
+                            control=True) as fake:
         print(fake.port, flush=True)
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(None, _wait_for_stdin_eof)
@@ -621,12 +664,12 @@ def _wait_for_stdin_eof() -> None:
 
 
 def main() -> None:
-    """Serve until stdin closes: `python telegram_server.py [--port N] [--token T]`."""
+    """Serve until stdin closes: `python telegram_server.py [--port N] [--token T ...]`."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, default=0)
-    parser.add_argument("--token", default=DEFAULT_TOKEN)
+    parser.add_argument("--token", action="append", default=[])
     args = parser.parse_args()
-    asyncio.run(_serve(args.port, args.token))
+    asyncio.run(_serve(args.port, args.token or [DEFAULT_TOKEN]))
 
 
 if __name__ == "__main__":
