@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import random
 import re
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from typing import Any
+
+import asyncpg
 
 from core.errors import DataUnavailable, InputError, UnknownSymbol
 from core.events import Done, Event, Failed, File, Status, TextDelta
@@ -39,6 +42,8 @@ from debate.models import (
 from debate.report import render_chart, render_markdown, render_pdf, summary_markdown
 from debate.store import DebateReportStore, StoredReport
 from tools.symbol_lookup import ResolvedSymbol, resolve_symbol
+
+log = logging.getLogger(__name__)
 
 DEFAULT_BUDGET_TOKENS = 200_000
 _FRESH = re.compile(r"(?:^|\s)(?:--fresh|fresh|重新|最新报告)(?=\s|$)", re.IGNORECASE)
@@ -209,18 +214,30 @@ class DebateMode:
 
     # --- the work -------------------------------------------------------------------------
 
-    def resolve(self, request: DebateRequest) -> ResolvedSymbol:
-        """The security a request names; UnknownSymbol (with suggestions) when none."""
-        if not request.symbol:
+    def resolve(self, request: DebateRequest) -> tuple[ResolvedSymbol, str]:
+        """The security a request names and the question left around it; UnknownSymbol
+        (with suggestions) when none. A leading plain word ("Is NVDA a buy?") is not taken
+        for a ticker: the sentence is searched for a security first."""
+        head = request.symbol
+        if not head:
             raise InputError("Name a security to debate, e.g. /debate 600519 or /debate NVDA "
                              "is it a buy?")
-        try:
-            return resolve_symbol(request.symbol)
-        except UnknownSymbol as first:
-            for code in self._find(f"{request.symbol} {request.question}"):
-                with contextlib.suppress(UnknownSymbol):
-                    return resolve_symbol(code)
-            raise first from None
+        coded = (head.isupper() or head[:1].isdigit() or not head.isascii()
+                 or head.startswith(("$", "^")) or any(c in head for c in ".-"))
+        first: UnknownSymbol | None = None
+        if coded:
+            try:
+                return resolve_symbol(head), request.question
+            except UnknownSymbol as exc:
+                first = exc
+        sentence = f"{head} {request.question}".strip()
+        for code in self._find(sentence):
+            with contextlib.suppress(UnknownSymbol):
+                found = resolve_symbol(code)
+                return found, "" if sentence.upper() == found.code else sentence
+        if first is not None:
+            raise first
+        return resolve_symbol(head), request.question
 
     async def produce(self, request: DebateRequest, *, lang: str = "en",
                       emit: Emit | None = None, on_usage: UsageSink | None = None,
@@ -228,13 +245,19 @@ class DebateMode:
         """Resolve, reuse or debate, render the report and store it. Raises UnknownSymbol,
         InputError, BudgetTooSmall or DataUnavailable for inputs it cannot debate."""
         sink: Emit = emit or (lambda _e: None)
-        symbol = await asyncio.to_thread(self.resolve, request)  # a cold directory takes s
+        # a cold symbols directory takes seconds to build: keep it off the event loop
+        symbol, question = await asyncio.to_thread(self.resolve, request)
+        request = replace(request, question=question)
         panel = request.panel or self.panel
         offline = self._llm is None
         if self.store is not None and not request.fresh:
-            found = await self.store.find_recent(ticker=symbol.code, panel=panel,
-                                                 question=request.question, lang=lang,
-                                                 offline=offline)
+            try:
+                found = await self.store.find_recent(ticker=symbol.code, panel=panel,
+                                                     question=request.question, lang=lang,
+                                                     offline=offline)
+            except (asyncpg.PostgresError, OSError, ValueError) as exc:
+                log.warning("debate report lookup failed, debating afresh: %s", exc)
+                found = None
             if found is not None:
                 return self._reused(found, sink)
         sink(Status(text=f"Gathering data for {symbol.name or symbol.code}..."))
@@ -252,8 +275,11 @@ class DebateMode:
         markdown = render_markdown(artifact)
         pdf = await asyncio.to_thread(self._pdf, artifact, evidence) if self._make_pdf else None
         if self.store is not None:
-            await self.store.save(artifact, markdown=markdown, pdf=pdf, user_id=user_id,
-                                  conversation_id=conversation_id)
+            try:
+                await self.store.save(artifact, markdown=markdown, pdf=pdf, user_id=user_id,
+                                      conversation_id=conversation_id)
+            except (asyncpg.PostgresError, OSError) as exc:  # the answer still goes out
+                log.warning("debate report not stored: %s", exc)
         return DebateOutcome(artifact=artifact, markdown=markdown, pdf=pdf)
 
     def _reused(self, found: StoredReport, sink: Emit) -> DebateOutcome:

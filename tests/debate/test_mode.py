@@ -25,6 +25,15 @@ def test_parse_request_flags_and_options():
     assert question_key(" Is it  a BUY？") == question_key("is it a buy?")
 
 
+def test_a_plain_leading_word_is_not_taken_for_a_ticker():
+    mode = DebateMode(llm=None, registry=None)
+    cases = {"Is NVDA a buy?": ("NVDA", "Is NVDA a buy?"), "茅台会涨吗": ("600519", "茅台会涨吗"),
+             "600519 会涨吗": ("600519", "会涨吗"), "nvda": ("NVDA", "")}
+    for text, (code, question) in cases.items():
+        symbol, asked = mode.resolve(parse_request(text))
+        assert (symbol.code, asked) == (code, question), text
+
+
 async def test_unknown_ticker_fails_with_suggestions(registry):
     mode = make_mode(None, registry)
     events, rec = await run_mode(mode, "茅苔台子 值得买吗")
