@@ -7,9 +7,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.gateway import Gateway
+from bot.ict_answer import ict_answer
 from bot.offline import OfflineAnalyst
+from bot.plan_mode import PlanMode
 from bot.settings import Settings
 from bot.symbols_bridge import find_symbols
+from bot.voice.pipeline import VoicePipeline
 from core.agent import AgentRunner, FastMode, NormalMode
 from core.agent.runner import RunLimits
 from core.llm import LLMRouter
@@ -31,6 +34,7 @@ class App:
     runner: AgentRunner
     gateway: Gateway
     llm: LLMRouter | None
+    voice: VoicePipeline
     adapters: list[Adapter] = field(default_factory=list)
 
     @property
@@ -53,9 +57,10 @@ class App:
         modes = build_modes(settings, registry, llm)
         runner = AgentRunner(store=store, modes=modes, summarizer=llm,
                              limits=RunLimits(max_input_chars=settings.max_input_chars))
-        gateway = Gateway(store=store, runner=runner)
+        voice = VoicePipeline.from_settings(settings)
+        gateway = Gateway(store=store, runner=runner, preprocess=voice.preprocess)
         return cls(settings=settings, db=db, store=store, registry=registry, runner=runner,
-                   gateway=gateway, llm=llm)
+                   gateway=gateway, llm=llm, voice=voice)
 
     async def start_adapters(self, adapters: list[Adapter]) -> None:
         for adapter in adapters:
@@ -69,6 +74,7 @@ class App:
             except Exception:
                 log.exception("adapter %s did not close cleanly", adapter.name)
         await self.gateway.aclose()
+        await self.voice.aclose()
         if self.llm is not None:
             await self.llm.aclose()
         await self.db.aclose()
@@ -97,10 +103,12 @@ def build_llm(settings: Settings) -> LLMRouter | None:
 def build_modes(settings: Settings, registry: ToolRegistry,
                 llm: LLMRouter | None) -> dict[str, Mode]:
     if llm is None:
-        offline = OfflineAnalyst(registry=registry, find_symbols=find_symbols)
-        return {"normal": offline, "fast": offline, "debate": offline}
+        offline = OfflineAnalyst(registry=registry, find_symbols=find_symbols,
+                                 ict_answer=ict_answer)
+        return {"normal": offline, "fast": offline, "debate": offline, "plan": offline}
     return {
         "normal": NormalMode(llm=llm, registry=registry, plan=settings.llm_plan),
         "fast": FastMode(llm=llm),
         "debate": NormalMode(llm=llm, registry=registry, plan=settings.llm_plan),
+        "plan": PlanMode(llm=llm, registry=registry, find_symbols=find_symbols),
     }

@@ -99,7 +99,7 @@ def as_question(cmd: Command) -> Question | None:
                         options={"intent": "ict", "symbol": sym, "interval": tf})
     if cmd.name == "plan" and cmd.args:
         sym, _, tf = cmd.args.partition(" ")
-        tf = tf.strip() or "1h"
+        tf = tf.strip() or "1d"
         return Question(f"Trade plan for {sym} on the {tf} chart", mode="plan",
                         options={"intent": "plan", "plan": "1", "symbol": sym, "interval": tf})
     if cmd.name == "chart" and cmd.args:

@@ -7,7 +7,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel
 
@@ -71,6 +71,11 @@ def detect_period(text: str) -> str | None:
 SymbolFinder = Callable[[str], list[str]]
 
 
+class ICTAnswer(Protocol):
+    def __call__(self, symbol: str, interval: str, plan: bool, *,
+                 lang: str = "en") -> Awaitable[tuple[str, list[OutgoingFile]]]: ...
+
+
 @dataclass
 class _Step:
     tool: str
@@ -86,8 +91,7 @@ class OfflineAnalyst:
     name = "offline"
 
     def __init__(self, *, registry: ToolRegistry, find_symbols: SymbolFinder,
-                 ict_answer: Callable[[str, str, bool], Awaitable[tuple[str, list[OutgoingFile]]]]
-                 | None = None) -> None:
+                 ict_answer: ICTAnswer | None = None) -> None:
         self._registry = registry
         self._find = find_symbols
         self._ict = ict_answer
@@ -116,7 +120,8 @@ class OfflineAnalyst:
             yield ToolStarted(call_id="ict", name="ict_analyze", label=f"ICT analysis of "
                               f"{symbols[0]} ({interval})")
             try:
-                body, files = await self._ict(symbols[0], interval, intent == "plan")
+                body, files = await self._ict(symbols[0], interval, intent == "plan",
+                                              lang=lang)
             except BullpenError as exc:
                 body, files = fmt.tool_error(exc, lang), []
             yield ToolFinished(call_id="ict", name="ict_analyze", ok=bool(files))

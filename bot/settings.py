@@ -40,6 +40,20 @@ class Settings(BaseSettings):
     tavily_api_key: SecretStr | None = Field(None, validation_alias=_env("TAVILY_API_KEY"))
 
 
+    # voice notes
+    whisper_backend: Literal["faster-whisper", "openai-whisper", "api"] = Field(
+        "faster-whisper", validation_alias=_env("BULLPEN_WHISPER_BACKEND"))
+    whisper_model: str | None = Field(None, validation_alias=_env("BULLPEN_WHISPER_MODEL"))
+    whisper_api_base_url: str | None = Field(
+        None, validation_alias=_env("BULLPEN_WHISPER_API_BASE_URL"))
+    whisper_api_key: SecretStr | None = Field(None,
+                                              validation_alias=_env("BULLPEN_WHISPER_API_KEY"))
+    whisper_beam_size: int = Field(5, validation_alias=_env("BULLPEN_WHISPER_BEAM_SIZE"))
+    voice_max_seconds: float = Field(300.0, validation_alias=_env("BULLPEN_VOICE_MAX_SECONDS"))
+    voice_max_bytes: int = Field(20 * 1024 * 1024,
+                                 validation_alias=_env("BULLPEN_VOICE_MAX_BYTES"))
+    voice_workers: int = Field(1, validation_alias=_env("BULLPEN_VOICE_WORKERS"))
+
     # Telegram (starts when the token is set)
     telegram_bot_token: SecretStr | None = Field(None, validation_alias=_env("TELEGRAM_BOT_TOKEN"))
     telegram_api_base_url: str | None = Field(None,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from bot.cli import runtime
 
-FEATURE_MODULES = ("bot.cli.ict", "bot.cli.symbols")
+FEATURE_MODULES = ("bot.cli.ict", "bot.cli.symbols", "bot.cli.transcribe", "bot.cli.debate")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -69,9 +69,7 @@ def test_bad_csv_is_exit_code_two(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "bullpen ict:" in capsys.readouterr().err
 
 
-def test_symbol_is_not_wired_yet(capsys: pytest.CaptureFixture[str]) -> None:
-    assert _run(["ict", "NVDA", "--interval", "1d"]) == 2
-    assert "symbol lookup not wired yet" in capsys.readouterr().err
+def test_neither_symbol_nor_csv_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert _run(["ict"]) == 2
 
 
