@@ -243,8 +243,16 @@ class TelegramAdapter:
     # --- lifecycle -------------------------------------------------------------------------
 
     async def start(self, on_message: MessageHandler) -> None:
-        """Check the token (getMe), register the command menu, then poll or serve the webhook."""
+        """Check the token (getMe), register the command menu, then poll or serve the webhook.
+        On failure everything started so far is stopped again."""
         self._on_message = on_message
+        try:
+            await self._start()
+        except BaseException:
+            await self.aclose()
+            raise
+
+    async def _start(self) -> None:
         try:
             await self._app.initialize()
         except tg.InvalidToken:
@@ -257,11 +265,14 @@ class TelegramAdapter:
         await self._app.start()
         if self._webhook_url:
             await self._start_webhook(self._webhook_url)
-        else:
-            assert self._app.updater is not None
+            return
+        assert self._app.updater is not None
+        try:
             await self._app.updater.start_polling(
                 poll_interval=0.0, timeout=timedelta(seconds=self._poll_timeout_s),
                 allowed_updates=ALLOWED_UPDATES, error_callback=self._on_poll_error)
+        except tg.TelegramError as exc:
+            raise self._error("deleteWebhook", exc) from None
 
     async def aclose(self) -> None:
         """Stop taking updates, finish the ones in hand, close the HTTP clients."""

@@ -53,21 +53,23 @@ class _Side:
     paced: list[dict[str, Any]] = field(default_factory=list)
 
 
-def run(*, platform: str = "telegram", chats: int = 100, repeat: int = 1) -> dict[str, Any]:
+def run(*, platform: str = "telegram", chats: int = 100, repeat: int = 1,
+        database_url: str | None = None) -> dict[str, Any]:
     """Both bots run side by side on one fake server process; their loads alternate, `repeat`
-    rounds of (closed loop, paced), after one warm-up message per chat. Returns the JSON dict."""
+    rounds of (closed loop, paced), after one warm-up message per chat. Returns the JSON dict.
+    Without `database_url`, an embedded Postgres runs in a temp dir."""
     if platform != "telegram":
         raise ValueError(f"gateway bench: no platform {platform!r} yet (telegram)")
     if not FAKE.exists():
         raise FileNotFoundError(f"gateway bench needs the source checkout's {FAKE}")
-    return asyncio.run(_run(chats=chats, rounds=max(1, repeat)))
+    return asyncio.run(_run(chats=chats, rounds=max(1, repeat), database_url=database_url))
 
 
-async def _run(*, chats: int, rounds: int) -> dict[str, Any]:
+async def _run(*, chats: int, rounds: int, database_url: str | None) -> dict[str, Any]:
     peer = _Side(PEER_TOKEN, list(range(1_000_000, 1_000_000 + chats)), QUESTION)
     ours = _Side(OUR_TOKEN, list(range(2_000_000, 2_000_000 + chats)), ANSWER)
     async with _fake_server() as base, aiohttp.ClientSession(base) as control, \
-            _echo_bot(base), _our_app(base) as app:
+            _echo_bot(base), _our_app(base, database_url) as app:
         for side in (peer, ours):
             await _load(control, side, 1)  # warm-up: users, conversations, connections
         for _ in range(rounds):
@@ -194,7 +196,7 @@ async def _echo_bot(base: str) -> AsyncIterator[None]:
 
 
 @asynccontextmanager
-async def _our_app(base: str) -> AsyncIterator[Any]:
+async def _our_app(base: str, database_url: str | None) -> AsyncIterator[Any]:
     """The real App (embedded Postgres in a temp dir) with the agent on the scripted LLM at zero
     latency, and the real Telegram adapter polling the fake at the production edit interval."""
     from adapters.telegram import TelegramAdapter
@@ -206,7 +208,7 @@ async def _our_app(base: str) -> AsyncIterator[Any]:
     from core.testing import ScriptedLLM, text
 
     with tempfile.TemporaryDirectory(prefix="bullpen-bench-") as tmp:
-        settings = load_settings(data_dir=Path(tmp), database_url=None, llm_plan=False,
+        settings = load_settings(data_dir=Path(tmp), database_url=database_url, llm_plan=False,
                                  telegram_bot_token=None)
         app = await App.create(settings)
         try:
@@ -214,7 +216,8 @@ async def _our_app(base: str) -> AsyncIterator[Any]:
             modes = build_modes(settings, app.registry, llm)  # type: ignore[arg-type]
             app.runner = AgentRunner(store=app.store, modes=modes, summarizer=llm,
                                      limits=RunLimits(max_input_chars=settings.max_input_chars))
-            app.gateway = Gateway(store=app.store, runner=app.runner)
+            app.gateway = Gateway(store=app.store, runner=app.runner,
+                                  preprocess=app.voice.preprocess)
             await app.start_adapters([TelegramAdapter(
                 token=OUR_TOKEN, base_url=f"{base}/bot", base_file_url=f"{base}/file/bot",
                 commands=COMMANDS)])

@@ -8,6 +8,7 @@ import asyncio
 import copy
 import io
 import re
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -37,6 +38,7 @@ from tests.fakes.telegram_server import (
     rate_limited,
 )
 
+AUDIO = Path(__file__).resolve().parents[1] / "fixtures" / "audio"
 CHAT = 1001
 GROUP = -100777
 WORKING = "⏳ Working on it…"
@@ -313,7 +315,7 @@ async def test_a_50000_character_message_gets_a_clear_refusal_and_nothing_sticks
     assert len(payload["text"]) <= 2000
 
 
-async def test_a_sticker_and_an_unsupported_file_get_a_polite_answer(telegram_app, tg):
+async def test_a_sticker_and_an_unsupported_file_get_a_polite_refusal(telegram_app, tg):
     sticker = {"file_id": "STK1", "file_unique_id": "s1", "type": "regular", "width": 512,
                "height": 512, "is_animated": False, "is_video": False}
     exe = {"file_id": "DOC1", "file_unique_id": "d1", "file_name": "setup.exe",
@@ -322,8 +324,12 @@ async def test_a_sticker_and_an_unsupported_file_get_a_polite_answer(telegram_ap
         tg.push(tg.message(CHAT, sticker=sticker))
         tg.push(tg.message(CHAT, document=exe))
         await tg.wait_for(lambda: len(tg.texts(CHAT)) == 2)
+        tg.push(tg.message(CHAT, "/help"))  # nothing is stuck
+        await tg.wait_for(lambda: len(tg.texts(CHAT)) == 3)
         await app.gateway.idle()
-    assert "(sticker)" in tg.texts(CHAT)[0] and "(document)" in tg.texts(CHAT)[1]
+    refusals = tg.texts(CHAT)[:2]  # no text: the voice pipeline says what it can read
+    assert all(t.startswith("I can read text and voice notes") for t in refusals)
+    assert not tg.calls_of("getFile")  # nothing was downloaded
 
 
 async def test_an_edited_message_is_recorded_but_not_answered_again(telegram_app, tg):
@@ -478,3 +484,49 @@ async def test_a_rejected_token_is_a_config_error_that_does_not_show_it(tg):
         await adapter.start(on_message)
     await adapter.aclose()
     assert "not-the-right-token" not in str(err.value)
+
+
+async def test_a_failed_start_stops_what_it_started_and_names_no_secret(tg):
+    tg.fail("deleteWebhook", ApiError(500, "Internal Server Error"))
+    adapter = telegram_adapter(tg)
+
+    async def on_message(message: IncomingMessage) -> None:
+        return None
+
+    with pytest.raises(PlatformError) as failed:
+        await adapter.start(on_message)
+    assert tg.token not in str(failed.value)
+    left = [t.get_name() for t in asyncio.all_tasks() if not t.done()
+            and t.get_name().startswith(("Application", "Updater"))]
+    assert not left  # the Application it had started is stopped again
+    unreachable = TelegramAdapter(token=tg.token, base_url="http://127.0.0.1:9/bot")
+    with pytest.raises(PlatformError) as refused:
+        await unreachable.start(on_message)
+    assert tg.token not in str(refused.value) and "getMe" in str(refused.value)
+
+
+def test_the_gateway_bench_runs_both_bots_and_persists_every_message(pg_dsn):
+    from bot.benches import gateway
+
+    # shape only: timings are not asserted (rule 11); this test's database, not an embedded one
+    result = gateway.run(chats=2, repeat=1, database_url=pg_dsn)
+    assert result["ours"]["messages"] == result["peer_result"]["messages"] == 6
+    assert result["persisted"] == {"inbound_events": 12, "messages": 24}
+    assert result["ours"]["paced"]["messages"] == 4
+    assert {"throughput_ratio", "within_target", "peer"} <= result.keys()
+
+
+async def test_a_voice_note_is_downloaded_through_the_adapter_and_answered(telegram_app, tg):
+    ogg = (AUDIO / "latest_nvda_aapl.ogg").read_bytes()  # "What's the latest on Nvidia and Apple?"
+    fid = tg.add_file(ogg, "voice/file_1.oga")
+    async with FakeOpenAI(default=Turn(text="Both rose.")) as llm:
+        async with telegram_app(llm=llm) as (app, _):
+            tg.push(tg.message(CHAT, voice={"file_id": fid, "file_unique_id": "v1",
+                                            "duration": 3, "mime_type": "audio/ogg",
+                                            "file_size": len(ogg)}))
+            await tg.wait_for(lambda: "Both rose." in tg.texts(CHAT), within_s=60)
+            await app.gateway.idle()
+    heard, answer = tg.texts(CHAT)
+    assert heard.startswith("Heard:") and answer == "Both rose."
+    [question] = user_texts(llm)  # transcribed by the bundled Whisper, names corrected
+    assert "NVDA" in question and "AAPL" in question
