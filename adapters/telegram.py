@@ -313,6 +313,8 @@ class TelegramAdapter:
 
     async def _start_webhook(self, url: str) -> None:
         path = urlsplit(url).path or "/"
+        if self._webhook_secret is None:
+            log.warning("telegram webhook: the secret token check is OFF (webhook_insecure)")
         server = web.Application(client_max_size=1024 * 1024)
         server.router.add_post(path, self._webhook)
         runner = web.AppRunner(server, handle_signals=False, access_log=None)
