@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from bot.gateway import Gateway
 from bot.ict_answer import ict_answer
@@ -19,6 +20,7 @@ from core.llm import LLMRouter
 from core.ports import Adapter, Mode
 from core.store import Database, Store, migrate
 from core.tools import ToolRegistry
+from debate.mode import DebateMode
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +56,7 @@ class App:
         store = Store(db, files_dir=settings.files_dir)
         registry = build_tools(settings, db)
         llm = build_llm(settings)
-        modes = build_modes(settings, registry, llm)
+        modes = build_modes(settings, registry, llm, pool=db.pool)
         runner = AgentRunner(store=store, modes=modes, summarizer=llm,
                              limits=RunLimits(max_input_chars=settings.max_input_chars))
         voice = VoicePipeline.from_settings(settings)
@@ -100,15 +102,18 @@ def build_llm(settings: Settings) -> LLMRouter | None:
     return LLMRouter(default=default, roles=settings.role_profiles())
 
 
-def build_modes(settings: Settings, registry: ToolRegistry,
-                llm: LLMRouter | None) -> dict[str, Mode]:
+def build_modes(settings: Settings, registry: ToolRegistry, llm: LLMRouter | None, *,
+                pool: Any = None) -> dict[str, Mode]:
+    """With no LLM the offline analyst answers and the debate runs deterministic experts."""
+    debate = DebateMode(llm=llm, registry=registry, pool=pool,
+                        budget_tokens=settings.debate_token_budget, find_symbols=find_symbols)
     if llm is None:
         offline = OfflineAnalyst(registry=registry, find_symbols=find_symbols,
                                  ict_answer=ict_answer)
-        return {"normal": offline, "fast": offline, "debate": offline, "plan": offline}
+        return {"normal": offline, "fast": offline, "debate": debate, "plan": offline}
     return {
         "normal": NormalMode(llm=llm, registry=registry, plan=settings.llm_plan),
         "fast": FastMode(llm=llm),
-        "debate": NormalMode(llm=llm, registry=registry, plan=settings.llm_plan),
+        "debate": debate,
         "plan": PlanMode(llm=llm, registry=registry, find_symbols=find_symbols),
     }

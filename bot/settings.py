@@ -34,6 +34,8 @@ class Settings(BaseSettings):
     llm_max_retries: int = Field(2, validation_alias=_env("BULLPEN_LLM_MAX_RETRIES"))
     llm_plan: bool = Field(True, validation_alias=_env("BULLPEN_LLM_PLANNING"))
 
+    debate_token_budget: int | None = Field(
+        200_000, validation_alias=_env("BULLPEN_DEBATE_TOKEN_BUDGET"))
     max_input_chars: int = Field(20_000, validation_alias=_env("BULLPEN_MAX_INPUT_CHARS"))
     data_timeout_s: float = Field(15.0, validation_alias=_env("BULLPEN_DATA_TIMEOUT_S"))
     sec_user_agent: str | None = Field(None, validation_alias=_env("SEC_USER_AGENT"))

@@ -57,15 +57,18 @@ def support(rnd: DebateRound, action: Action) -> float:
 
 
 def plurality(rnd: DebateRound) -> Action:
-    """Confidence-weighted plurality of the final positions; ties go to HOLD."""
+    """Confidence-weighted plurality of the final positions. Ties go to HOLD, and so does an
+    even split by head count (2 BUY vs 2 SELL is no conclusion, whatever the weights)."""
     weights: dict[Action, float] = {}
+    counts: dict[Action, int] = {}
     for t in rnd.turns().values():
         if not t.failed:
             weights[t.action] = weights.get(t.action, 0.0) + t.confidence
+            counts[t.action] = counts.get(t.action, 0) + 1
     if not weights:
         return "HOLD"
     top = sorted(weights.items(), key=lambda kv: -kv[1])
-    if len(top) > 1 and top[0][1] == top[1][1]:
+    if len(top) > 1 and (top[0][1] == top[1][1] or counts[top[0][0]] == counts[top[1][0]]):
         return "HOLD"
     return top[0][0]
 
