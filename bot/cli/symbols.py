@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 import time
@@ -31,6 +32,8 @@ def register(sub: Any) -> None:
     f = ss.add_parser("refresh", help="rebuild the directory from the installed packages")
     f.add_argument("--live", action="store_true", help="also merge live akshare/SEC lists")
     f.add_argument("--json", action="store_true", help="print counts as JSON")
+    f.add_argument("--no-db", action="store_true",
+                   help="only rebuild in memory; leave the stocknames table alone")
     f.set_defaults(func=refresh_cmd)
 
 
@@ -79,13 +82,37 @@ def refresh_entries(*, live: bool = False) -> tuple[list[SymbolEntry], float]:
     return directory.entries, time.perf_counter() - start
 
 
+async def _save_to_db(entries: list[SymbolEntry]) -> int:
+    """Replace the `stocknames` table (embedded Postgres unless DATABASE_URL is set)."""
+    from bot.app import MIGRATIONS
+    from bot.cli.runtime import CLIError, settings
+    from core.errors import StoreError
+    from core.store import Database, migrate
+    from tools.symbols.store import save_entries
+
+    s = settings()
+    dsn = s.database_url.get_secret_value() if s.database_url else None
+    try:
+        db = await Database.open(dsn=dsn, data_dir=s.data_dir)
+    except StoreError as exc:
+        raise CLIError(str(exc)) from None
+    try:
+        await migrate(db.pool, MIGRATIONS)
+        return await save_entries(db.pool, entries)
+    finally:
+        await db.aclose()
+
+
 def refresh_cmd(args: argparse.Namespace) -> int:
     """Rebuild from the packages and report the counts."""
     entries, seconds = refresh_entries(live=args.live)
     counts: dict[str, int] = {}
     for e in entries:
         counts[e.market] = counts.get(e.market, 0) + 1
-    report = {"entries": len(entries), "by_market": counts, "seconds": round(seconds, 3)}
+    report: dict[str, Any] = {"entries": len(entries), "by_market": counts,
+                              "seconds": round(seconds, 3)}
+    if not args.no_db:
+        report["saved_rows"] = asyncio.run(_save_to_db(entries))
     if args.json:
         print(json.dumps(report, ensure_ascii=False))
     else:

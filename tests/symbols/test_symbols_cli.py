@@ -65,3 +65,26 @@ def test_pickle_cache_round_trip(directory: SymbolDirectory, tmp_path: Path) -> 
     assert loaded[0].model_dump() == directory.entries[0].model_dump()
     (next(tmp_path.glob("symbols-*.pickle"))).write_bytes(b"not a pickle")
     assert symbols._load_cached(tmp_path) is None
+
+
+def test_refresh_rebuilds_and_saves_to_postgres(pg_server, tmp_path, monkeypatch, capsys):
+    import asyncio
+
+    import asyncpg
+
+    from bot.cli import main
+
+    monkeypatch.setenv("DATABASE_URL", pg_server)
+    monkeypatch.setenv("BULLPEN_DATA_DIR", str(tmp_path))
+    assert main(["symbols", "refresh", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["saved_rows"] == report["entries"] >= 15_000
+
+    async def count() -> int:
+        conn = await asyncpg.connect(pg_server)
+        try:
+            return int(await conn.fetchval("SELECT count(*) FROM stocknames"))
+        finally:
+            await conn.close()
+
+    assert asyncio.run(count()) == report["entries"]
