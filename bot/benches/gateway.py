@@ -178,7 +178,9 @@ async def _echo_bot(base: str) -> AsyncIterator[None]:
         await placeholder.edit_text(message.text)
 
     app = (ApplicationBuilder().token(PEER_TOKEN).base_url(f"{base}/bot")
-           .base_file_url(f"{base}/file/bot").concurrent_updates(True).job_queue(None).build())
+           .base_file_url(f"{base}/file/bot").concurrent_updates(True).job_queue(None)
+           .get_updates_connection_pool_size(2)  # else its last getUpdates on stop times out
+           .build())
     app.add_handler(MessageHandler(filters.TEXT, echo))
     await app.initialize()
     await app.start()
