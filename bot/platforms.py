@@ -3,6 +3,7 @@ settings are read here, never inside an adapter."""
 
 from __future__ import annotations
 
+from bot.commands import COMMANDS
 from bot.settings import Settings
 from core.errors import ConfigError
 from core.ports import Adapter
@@ -26,8 +27,10 @@ def build_adapters(settings: Settings, platforms: list[str]) -> list[Adapter]:
                 webhook_url=settings.telegram_webhook_url,
                 webhook_secret=settings.telegram_webhook_secret.get_secret_value()
                 if settings.telegram_webhook_secret else None,
+                webhook_insecure=settings.telegram_webhook_insecure,
                 webhook_listen=settings.telegram_webhook_listen,
                 webhook_port=settings.telegram_webhook_port,
+                commands=list(COMMANDS),
             ))
         else:
             raise ConfigError(f"no adapter for platform {name!r}")

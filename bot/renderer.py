@@ -69,9 +69,9 @@ class Renderer:
     # --- lifecycle -------------------------------------------------------------------------
 
     async def start(self) -> None:
-        with contextlib.suppress(PlatformError):
-            await self._adapter.typing(self._chat)
-        if not self._caps.can_edit:
+        if not self._caps.can_edit:  # elsewhere the placeholder itself shows we are working
+            with contextlib.suppress(PlatformError):
+                await self._adapter.typing(self._chat)
             return
         try:
             self._placeholder = await self._adapter.send(
@@ -186,6 +186,9 @@ class Renderer:
             except Forbidden:
                 self._gone = True
                 return False
+            except PlatformError as exc:  # e.g. the placeholder was deleted
+                log.warning("final text not delivered this way: %s", exc)
+                return False
         return False
 
     async def deliver_final(self, md: str, *, plain: bool = False) -> None:
@@ -205,7 +208,14 @@ class Renderer:
                 async def edit(reply: Reply, ref: MessageRef = ref) -> None:
                     await self._adapter.edit(ref, reply)
 
-                ok = await self._with_retries(edit, piece, plain) and ok
+                edited = await self._with_retries(edit, piece, plain)
+                if not edited and not self._gone:  # send it anew rather than lose it
+                    async def resend(reply: Reply) -> None:
+                        ref = await self._adapter.send(self._chat, reply)
+                        self.result.message_ids.append(ref.message_id)
+
+                    edited = await self._with_retries(resend, piece, plain)
+                ok = edited and ok
             else:
                 async def send(reply: Reply) -> None:
                     ref = await self._adapter.send(self._chat, reply)

@@ -34,6 +34,11 @@ async def _init_connection(conn: asyncpg.Connection) -> None:
                               schema="pg_catalog")
 
 
+async def _keep_session(conn: asyncpg.Connection) -> None:
+    """Pool release without asyncpg's reset query (a round trip per release): asyncpg still
+    rolls back open transactions, and the store keeps no other session state."""
+
+
 class Database:
     """Owns the pool (and the embedded server handle, when there is one)."""
 
@@ -62,7 +67,7 @@ class Database:
         try:
             pool = await asyncio.wait_for(
                 asyncpg.create_pool(dsn, min_size=min_size, max_size=max_size,
-                                    init=_init_connection),
+                                    init=_init_connection, reset=_keep_session),
                 timeout=connect_timeout_s,
             )
         except (OSError, TimeoutError, asyncpg.PostgresError,

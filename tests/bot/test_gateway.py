@@ -6,11 +6,9 @@ import asyncio
 import re
 from pathlib import Path
 
-from bot.app import build_modes
 from bot.gateway import Gateway
 from bot.renderer import Renderer
-from bot.settings import load_settings
-from core.agent import AgentRunner
+from core.agent import AgentRunner, NormalMode
 from core.errors import FormattingRejected, RateLimited
 from core.events import Done, TextDelta
 from core.store import Store
@@ -28,8 +26,8 @@ def msg(body: str, mid: str, uid: str = "u1", chat: ChatRef = CHAT) -> IncomingM
 
 def gateway(pg_db, tmp_path: Path, llm: ScriptedLLM) -> tuple[Gateway, Store]:
     store = Store(pg_db, files_dir=tmp_path)
-    settings = load_settings(llm_base_url="http://unused", llm_model="m", llm_plan=False)
-    runner = AgentRunner(store=store, modes=build_modes(settings, ToolRegistry(), llm))  # type: ignore[arg-type]
+    runner = AgentRunner(store=store, modes={
+        "normal": NormalMode(llm=llm, registry=ToolRegistry(), plan=False)})
     return Gateway(store=store, runner=runner), store
 
 
@@ -110,3 +108,15 @@ async def test_renderer_waits_out_429_and_falls_back_to_plain_text():
     assert shown[0].startswith("Bold answer.")  # plain after the markup was rejected
     joined = " ".join(shown)
     assert all(f"word{i}" in joined for i in range(30))
+
+
+async def test_final_text_is_sent_anew_when_the_placeholder_is_gone():
+    from core.errors import PlatformError
+
+    chat = RecordingAdapter()
+    chat.faults["edit"] = [PlatformError("message to edit not found")]
+    r = Renderer(chat, CHAT)
+    await r.start()
+    await r.on_event(Done(text="the answer"))
+    assert r.result.delivered
+    assert chat.visible_text(CHAT)[-1] == "the answer"
