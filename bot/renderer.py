@@ -68,15 +68,22 @@ class Renderer:
 
     # --- lifecycle -------------------------------------------------------------------------
 
+    async def _typing(self) -> None:
+        with contextlib.suppress(PlatformError):
+            await self._adapter.typing(self._chat)
+
     async def start(self) -> None:
-        if not self._caps.can_edit:  # elsewhere the placeholder itself shows we are working
-            with contextlib.suppress(PlatformError):
-                await self._adapter.typing(self._chat)
+        if not self._caps.can_edit:
+            await self._typing()
             return
         try:
-            self._placeholder = await self._adapter.send(
-                self._chat, Reply(text=t("working", self._lang), markup="plain"))
-            self.result.message_ids.append(self._placeholder.message_id)
+            # the typing action and the placeholder go out together, not one after the other
+            _, placeholder = await asyncio.gather(
+                self._typing(),
+                self._adapter.send(self._chat, Reply(text=t("working", self._lang),
+                                                     markup="plain")))
+            self._placeholder = placeholder
+            self.result.message_ids.append(placeholder.message_id)
             self._next_edit = self._clock() + self._interval
         except Forbidden:
             self._gone = True
