@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import warnings
 from datetime import date
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import pandas as pd
 from pydantic import BaseModel, Field
@@ -17,9 +17,15 @@ from tools.market import source_from
 from tools.models import DataSource, price_decimals, rnd, tool
 from tools.symbol_lookup import resolve_symbol
 
-with warnings.catch_warnings():  # pandas-ta 0.4 trips pandas 3 deprecation warnings on import
-    warnings.simplefilter("ignore")
-    import pandas_ta as ta
+
+def _pandas_ta() -> Any:
+    """pandas-ta on first use: it pulls numba (~60 MB, 0.3 s), which idle processes don't need.
+    pandas-ta 0.4 trips pandas 3 deprecation warnings on import, hence the filter."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import pandas_ta
+
+    return pandas_ta
 
 IndicatorName = Literal["rsi", "macd", "bbands", "kdj", "atr", "obv", "sma", "ema"]
 ALL_INDICATORS: tuple[IndicatorName, ...] = ("rsi", "macd", "bbands", "kdj", "atr", "obv")
@@ -59,6 +65,7 @@ def compute_indicators(
 ) -> tuple[list[str], list[Indicator]]:
     """Indicators over OHLCV bars (pure). Standard parameters: RSI 14, MACD 12/26/9,
     Bollinger 20/2, KDJ 9/3, ATR 14, SMA/EMA 20."""
+    ta = _pandas_ta()
     h, lo, c, v = df["high"], df["low"], df["close"], df["volume"]
     d = price_decimals(float(c.iloc[-1]))
     tail = df.index[-history:]
@@ -89,7 +96,7 @@ def compute_indicators(
             out.append(pack("MACD(12,26,9)", {"macd": macd, "signal": signal, "hist": hist},
                             sig, d + 1))
         elif ind == "bbands":
-            b = ta.bbands(c, length=20, std=2.0)  # type: ignore[arg-type]
+            b = ta.bbands(c, length=20, std=2.0)
             lower, mid, upper = b.iloc[:, 0], b.iloc[:, 1], b.iloc[:, 2]
             pct_b = (c - lower) / (upper - lower)
             last_b = float(pct_b.iloc[-1])
