@@ -1,0 +1,488 @@
+"""WeChat official accounts and WeCom apps, translated (wechatpy 1.8).
+
+Callbacks arrive on a small aiohttp server: authenticated first (403 for a forged, stale or
+replayed signature, 400 for malformed XML, nothing processed either way), acknowledged at once
+with "success" (WeChat waits 5 s, then retries the same MsgId three times), and handed to the
+core from a task the adapter owns, one chat's messages in order. A MsgId already taken is
+acknowledged and dropped, so retries that arrive while the first delivery is still being
+answered never reach the core twice.
+
+WeChat cannot edit, so replies go out as they are final: through the customer-service message
+API (official accounts) or the app message API (WeCom), text split at WeChat's byte limit,
+images uploaded as temporary media. When WeChat refuses because the user's 48-hour window has
+closed or its message quota is used up (45015, 45047), the reply is kept in order and delivered
+before anything else when that user next writes. Kept replies live in memory (bounded per user).
+
+wechatpy is synchronous: its calls run in a thread pool the adapter owns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import itertools
+import logging
+from collections import OrderedDict, deque
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from aiohttp import web
+
+from adapters.wechat.callbacks import CallbackVerifier, Kind, Rejected, parse_xml
+from adapters.wechat.clients import (
+    OFFICIAL_API,
+    WECOM_API,
+    OfficialClient,
+    WeComAppClient,
+    WindowClosed,
+    is_bad_credentials,
+    map_error,
+)
+from core.errors import ConfigError, Forbidden, InputError, PlatformError, RateLimited
+from core.ports import MessageHandler
+from core.types import (
+    Attachment,
+    Capabilities,
+    ChatRef,
+    IncomingMessage,
+    MessageRef,
+    OutgoingFile,
+    Reply,
+    Sender,
+)
+
+log = logging.getLogger(__name__)
+
+MAX_TEXT_BYTES = 2048  # a customer-service / app text message, UTF-8
+MAX_IMAGE_BYTES = 10 * 1024 * 1024
+MAX_FILE_BYTES = 20 * 1024 * 1024  # WeCom files
+MAX_BODY_BYTES = 256 * 1024
+SEEN_MESSAGES = 20_000
+_AUDIO_MIME = {"amr": "audio/amr", "speex": "audio/speex", "mp3": "audio/mpeg"}
+_SEPARATORS = ("\n\n", "\n", "。", ". ", "！", "？", "! ", "? ", "；", "; ", "，", ", ", " ")
+
+
+@dataclass
+class CallbackStats:
+    """What the callback endpoint did with the requests it got."""
+
+    accepted: int = 0  # authentic messages handed to the core
+    duplicates: int = 0  # authentic retries of a MsgId already taken
+    rejected: int = 0  # forged, stale or replayed: 403
+    malformed: int = 0  # 400
+    ignored: int = 0  # authentic events and other things that are not for the core
+
+
+@dataclass
+class _Out:
+    """One outgoing message: text, or a file to upload."""
+
+    text: str = ""
+    file: OutgoingFile | None = None
+
+
+class _Lanes:
+    """A FIFO lock per key, forgotten when nobody holds or waits for it."""
+
+    def __init__(self) -> None:
+        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
+
+    @contextlib.asynccontextmanager
+    async def hold(self, key: str) -> AsyncIterator[None]:
+        lock, users = self._locks.get(key, (asyncio.Lock(), 0))
+        self._locks[key] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._locks[key]
+            if users == 1:
+                del self._locks[key]
+            else:
+                self._locks[key] = (lock, users - 1)
+
+
+class WeChatAdapter:
+    """An official account (`kind="official"`) or a WeCom app (`kind="wecom"`, `app_id` is the
+    corp id, `agent_id` the app) behind the `core.ports.Adapter` protocol.
+
+    Safe mode when `encoding_aes_key` is set (WeCom always). `api_base_url` points wechatpy at
+    another host (tests: the loopback fake). `port=0` binds any free port (see `port` after
+    `start`). `max_clock_skew_s` bounds callback timestamps; `max_pending` bounds the replies
+    kept per user while WeChat refuses them.
+    """
+
+    def __init__(self, *, kind: Kind = "official", token: str, app_id: str, app_secret: str,
+                 encoding_aes_key: str | None = None, agent_id: int | None = None,
+                 api_base_url: str | None = None, listen: str = "127.0.0.1", port: int = 8080,
+                 path: str = "/wechat", max_message_length: int = 2048,
+                 max_message_bytes: int = MAX_TEXT_BYTES, max_clock_skew_s: float = 300.0,
+                 max_pending: int = 50, http_workers: int = 8, timeout_s: float = 10.0) -> None:
+        if kind not in ("official", "wecom"):
+            raise ConfigError(f"WeChat adapter kind must be official or wecom, not {kind!r}")
+        if not app_id or not app_secret:
+            raise ConfigError("WeChat needs the app id (WeCom: corp id) and its secret")
+        if kind == "wecom" and agent_id is None:
+            raise ConfigError("WeCom needs the app's agent id")
+        self.kind: Kind = kind
+        self.name = "wecom" if kind == "wecom" else "wechat"
+        self.capabilities = Capabilities(
+            max_message_length=max_message_length, can_edit=False, min_edit_interval_s=0.0,
+            supports_images=True, supports_documents=kind == "wecom", supports_voice=True,
+            supports_buttons=False, markup="plain")
+        self._verifier = CallbackVerifier(kind=kind, token=token, receiver_id=app_id,
+                                          encoding_aes_key=encoding_aes_key,
+                                          max_skew_s=max_clock_skew_s)
+        self._agent_id = agent_id
+        self._max_bytes = max_message_bytes
+        self._max_pending = max_pending
+        self._listen = listen
+        self._path = path
+        self.port = port  # the bound port once started
+        self.stats = CallbackStats()
+        self._client: OfficialClient | WeComAppClient = (
+            WeComAppClient(app_id, app_secret, base_url=api_base_url or WECOM_API,
+                           timeout_s=timeout_s, pool=http_workers) if kind == "wecom" else
+            OfficialClient(app_id, app_secret, base_url=api_base_url or OFFICIAL_API,
+                           timeout_s=timeout_s, pool=http_workers))
+        self._pool = ThreadPoolExecutor(max_workers=http_workers,
+                                        thread_name_prefix=f"{self.name}-http")
+        self._on_message: MessageHandler | None = None
+        self._runner: web.AppRunner | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._seen: OrderedDict[tuple[str, str], None] = OrderedDict()
+        self._inbound = _Lanes()
+        self._outbound = _Lanes()
+        self._pending: dict[str, deque[_Out]] = {}
+        self._ids = itertools.count(1)
+        self._closed = False
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    async def start(self, on_message: MessageHandler) -> None:
+        """Check the credentials (fetch an access token), then serve the callback URL.
+        On failure everything started so far is stopped again."""
+        self._on_message = on_message
+        try:
+            try:
+                await self._run(self._client.fetch_access_token)
+            except Exception as exc:
+                if is_bad_credentials(exc):
+                    raise ConfigError(f"{self.name}: WeChat refused the app credentials "
+                                      f"({map_error('token', exc)})") from None
+                raise map_error(f"{self.name} token", exc) from None
+            await self._serve()
+        except BaseException:
+            await self.aclose()
+            raise
+
+    async def _serve(self) -> None:
+        server = web.Application(client_max_size=MAX_BODY_BYTES)
+        server.router.add_get(self._path, self._verify_url)
+        server.router.add_post(self._path, self._callback)
+        runner = web.AppRunner(server, handle_signals=False, access_log=None)
+        await runner.setup()
+        self._runner = runner
+        try:
+            site = web.TCPSite(runner, self._listen, self.port)
+            await site.start()
+        except OSError as exc:
+            raise PlatformError(f"{self.name}: cannot listen on {self._listen}:{self.port}: "
+                                f"{exc.strerror}") from None
+        self.port = int(runner.addresses[0][1])
+        mode = "safe" if self._verifier.safe_mode else "plain"
+        log.info("%s callbacks on %s:%s%s (%s mode)", self.name, self._listen, self.port,
+                 self._path, mode)
+
+    async def aclose(self) -> None:
+        """Stop taking callbacks, cancel the deliveries in hand, release the HTTP threads."""
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        if not self._closed:
+            self._closed = True
+            await asyncio.to_thread(self._pool.shutdown, wait=True, cancel_futures=True)
+            self._client.close()
+        kept = sum(len(q) for q in self._pending.values())
+        if kept:
+            log.warning("%s: %d kept replies were not delivered before shutdown", self.name, kept)
+
+    # --- callbacks in ----------------------------------------------------------------------
+
+    async def _verify_url(self, request: web.Request) -> web.Response:
+        try:
+            echo = self._verifier.verify_url(request.query)
+        except Rejected as exc:
+            self._count_refusal(exc, request)
+            return web.Response(status=exc.status)
+        return web.Response(text=echo)
+
+    async def _callback(self, request: web.Request) -> web.Response:
+        """One callback: authenticate, parse, take it, answer "success" at once."""
+        try:
+            body = await request.read()
+            message = self._parse(self._verifier.open(request.query, body))
+        except Rejected as exc:
+            self._count_refusal(exc, request)
+            return web.Response(status=exc.status)
+        self._take(message)
+        return web.Response(text="success")
+
+    def _count_refusal(self, exc: Rejected, request: web.Request) -> None:
+        if exc.status == 400:
+            self.stats.malformed += 1
+        else:
+            self.stats.rejected += 1
+        log.info("%s callback refused (%d): %s, from %s", self.name, exc.status, exc,
+                 request.remote)
+
+    def _parse(self, xml: bytes) -> Any:
+        parse_xml(xml)  # refuses DTDs and anything that is not an <xml> element
+        try:
+            if self.kind == "wecom":
+                from wechatpy.enterprise import parse_message
+            else:
+                from wechatpy import parse_message
+            message = parse_message(xml)
+        except Exception:
+            raise Rejected(400, "unparseable message") from None
+        if message is None or not message.source:
+            raise Rejected(400, "message without a sender")
+        return message
+
+    def _take(self, message: Any) -> None:
+        """Hand an authentic message to the core once per MsgId; flush kept replies first."""
+        user = str(message.source)
+        incoming = self.translate(message)
+        if incoming is not None:
+            key = (user, incoming.message_id)
+            if key in self._seen:
+                self.stats.duplicates += 1
+                return
+            self._seen[key] = None
+            if len(self._seen) > SEEN_MESSAGES:
+                self._seen.popitem(last=False)
+            self.stats.accepted += 1
+        else:
+            self.stats.ignored += 1
+            if user not in self._pending:
+                return  # an event with nothing to deliver
+        task = asyncio.create_task(self._dispatch(user, incoming), name=f"{self.name}:{user}")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _dispatch(self, user: str, incoming: IncomingMessage | None) -> None:
+        try:
+            async with self._inbound.hold(user):
+                await self._flush_pending(user)
+                if incoming is not None and self._on_message is not None:
+                    await self._on_message(incoming)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("%s message %s failed", self.name,
+                          incoming.message_id if incoming else "-")
+
+    def translate(self, message: Any) -> IncomingMessage | None:
+        """A wechatpy message as an `IncomingMessage`; None for events and foreign agents."""
+        kind = getattr(message, "type", "unknown")
+        if kind == "event" or getattr(message, "event", None):
+            return None
+        agent = getattr(message, "agent", None)
+        if self.kind == "wecom" and agent and self._agent_id and int(agent) != self._agent_id:
+            log.info("wecom message for agent %s ignored (this app is %s)", agent,
+                     self._agent_id)
+            return None
+        msg_id = str(message.id or "")
+        if not msg_id:
+            return None
+        text, attachments = "", []
+        if kind == "text":
+            text = str(message.content or "")
+        elif kind == "voice":
+            fmt = str(message.format or "amr").lower()
+            attachments.append(Attachment(
+                kind="voice", file_id=str(message.media_id or ""),
+                filename=f"{message.media_id}.{fmt}", mime_type=_AUDIO_MIME.get(fmt, "audio/amr"),
+                recognition=(str(message.recognition).strip() or None)
+                if message.recognition else None))
+        elif kind == "image":
+            attachments.append(Attachment(kind="image", file_id=str(message.media_id or ""),
+                                          mime_type="image/jpeg"))
+        elif kind in ("video", "shortvideo"):
+            attachments.append(Attachment(kind="video", file_id=str(message.media_id or "")))
+        else:  # location, link, file, unknown: the gateway says what it can read
+            attachments.append(Attachment(kind="other"))
+        if not text.strip() and not attachments:
+            return None
+        user = str(message.source)
+        created = int(message.time or 0)
+        return IncomingMessage(
+            platform=self.name, chat=ChatRef(platform=self.name, chat_id=user),
+            sender=Sender(platform_uid=user), message_id=msg_id, text=text,
+            attachments=attachments,
+            received_at=datetime.fromtimestamp(created, UTC) if created else datetime.now(UTC))
+
+    # --- operations out --------------------------------------------------------------------
+
+    async def send(self, chat: ChatRef, reply: Reply) -> MessageRef:
+        """Text, in pieces of at most `max_message_bytes`; kept when WeChat can't deliver now."""
+        ref: MessageRef | None = None
+        for piece in split_bytes(reply.text, self._max_bytes):
+            ref = await self._deliver(chat, _Out(text=piece))
+        assert ref is not None
+        return ref
+
+    async def edit(self, ref: MessageRef, reply: Reply) -> None:
+        raise PlatformError(f"{self.name}: messages cannot be edited")
+
+    async def send_file(self, chat: ChatRef, file: OutgoingFile) -> MessageRef:
+        """Images (and WeCom documents) uploaded as temporary media, then sent; the caption
+        follows as text."""
+        if file.kind == "document" and self.kind != "wecom":
+            raise PlatformError(f"{self.name}: official accounts cannot send documents")
+        limit = MAX_IMAGE_BYTES if file.kind == "image" else MAX_FILE_BYTES
+        if len(file.data) > limit:
+            raise InputError(f"{file.filename} is larger than WeChat's {limit >> 20} MB")
+        ref = await self._deliver(chat, _Out(file=file))
+        if file.caption:
+            ref = await self.send(chat, Reply(text=file.caption, markup="plain"))
+        return ref
+
+    async def typing(self, chat: ChatRef) -> None:
+        """Nothing: the typing indicator is a separate call per answer that WeChat clears after
+        15 s, and the answer follows within seconds."""
+        return None
+
+    async def fetch_attachment(self, message: IncomingMessage, index: int) -> bytes:
+        """The temporary media (a voice note's AMR, an image) by its media id."""
+        try:
+            attachment = message.attachments[index]
+        except IndexError:
+            raise InputError(f"message has no attachment #{index}") from None
+        if not attachment.file_id:
+            raise InputError("attachment has no media id")
+        client = self._client
+        if isinstance(client, WeComAppClient):  # wechatpy's WeCom download hard-codes the host
+            got = await self._call("media/get", client.get, "media/get",
+                                   params={"media_id": attachment.file_id})
+        else:
+            got = await self._call("media/get", client.media.download, attachment.file_id)
+        content = getattr(got, "content", None)
+        if not isinstance(content, bytes):
+            raise PlatformError(f"{self.name} media/get: no media in the answer")
+        return content
+
+    # --- delivery --------------------------------------------------------------------------
+
+    async def _deliver(self, chat: ChatRef, out: _Out) -> MessageRef:
+        user = chat.chat_id
+        async with self._outbound.hold(user):
+            if user not in self._pending:
+                try:
+                    return MessageRef(chat=chat, message_id=await self._push(user, out))
+                except WindowClosed as exc:
+                    log.info("%s: reply kept for the user's next message: %s", self.name, exc)
+            self._keep(user, out)
+            return MessageRef(chat=chat, message_id=f"kept-{next(self._ids)}")
+
+    def _keep(self, user: str, out: _Out) -> None:
+        queue = self._pending.setdefault(user, deque())
+        if len(queue) >= self._max_pending:
+            queue.popleft()
+            log.warning("%s: too many kept replies for one user; the oldest is dropped",
+                        self.name)
+        queue.append(out)
+
+    async def _flush_pending(self, user: str) -> None:
+        """Deliver the kept replies in order, now that the user wrote again."""
+        async with self._outbound.hold(user):
+            queue = self._pending.get(user)
+            while queue:
+                try:
+                    await self._push(user, queue[0])
+                except (WindowClosed, RateLimited) as exc:
+                    log.info("%s: kept replies wait longer: %s", self.name, exc)
+                    return
+                except Forbidden as exc:
+                    log.info("%s: kept replies dropped, user gone: %s", self.name, exc)
+                    queue.clear()
+                except PlatformError as exc:
+                    log.warning("%s: a kept reply was refused and dropped: %s", self.name, exc)
+                    queue.popleft()
+                else:
+                    queue.popleft()
+            self._pending.pop(user, None)
+
+    async def _push(self, user: str, out: _Out) -> str:
+        """One message to WeChat; the platform's message id when it gives one."""
+        client = self._client
+        wecom = isinstance(client, WeComAppClient)
+        api = "message/send" if wecom else "message/custom/send"
+        if out.file is None:
+            if wecom:
+                got = await self._call(api, client.message.send_text, self._agent_id, user,
+                                       out.text)
+            else:
+                got = await self._call(api, client.message.send_text, user, out.text)
+        else:
+            media_type = "image" if out.file.kind == "image" else "file"
+            upload = await self._call("media/upload", client.media.upload, media_type,
+                                      (out.file.filename, out.file.data, out.file.mime_type))
+            media_id = upload.get("media_id") if isinstance(upload, dict) else None
+            if not media_id:
+                raise PlatformError(f"{self.name} media/upload: no media id in the answer")
+            if wecom:
+                send = client.message.send_image if media_type == "image" \
+                    else client.message.send_file
+                got = await self._call(api, send, self._agent_id, user, media_id)
+            else:
+                got = await self._call(api, client.message.send_image, user, media_id)
+        if wecom and isinstance(got, dict) and got.get("invaliduser"):
+            raise Forbidden(f"{self.name} {api}: the user is not in the app's visible range")
+        msg_id = got.get("msgid") if isinstance(got, dict) else None
+        return str(msg_id or f"sent-{next(self._ids)}")
+
+    async def _call(self, api: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """A wechatpy call in the adapter's threads, its failures as `core.errors` types."""
+        if self._closed:
+            raise PlatformError(f"{self.name} {api}: the adapter is closed")
+        try:
+            return await self._run(fn, *args, **kwargs)
+        except Exception as exc:
+            raise map_error(f"{self.name} {api}", exc) from None
+
+    async def _run(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._pool, functools.partial(fn, *args, **kwargs))
+
+
+def split_bytes(text: str, limit: int) -> list[str]:
+    """Pieces of at most `limit` UTF-8 bytes, cut at paragraph, line, sentence, then word
+    boundaries when one lies in the last two thirds; whitespace at the cuts is dropped."""
+    parts: list[str] = []
+    rest = text
+    while len(rest.encode("utf-8")) > limit:
+        fit = len(rest.encode("utf-8")[:limit].decode("utf-8", "ignore"))
+        window = rest[:fit]
+        cut = fit
+        for sep in _SEPARATORS:
+            idx = window.rfind(sep)
+            if idx >= fit // 3:
+                cut = idx + len(sep)
+                break
+        parts.append(rest[:cut].rstrip())
+        rest = rest[cut:].lstrip()
+    if rest.strip() or not parts:
+        parts.append(rest)
+    return [p for p in parts if p] or [text]

@@ -1,0 +1,130 @@
+"""wechatpy clients pointed at a configurable API base, and WeChat errors as `core.errors`.
+
+wechatpy builds every API URL from `API_BASE_URL` but hard-codes the token endpoints (and
+WeCom's media download), so the subclasses fetch tokens from the base URL too. One refresh at
+a time: threads that waited for it reuse the new token instead of fetching again.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import requests
+from requests.adapters import HTTPAdapter
+from wechatpy import WeChatClient
+from wechatpy.enterprise import WeChatClient as WeComClient
+from wechatpy.exceptions import WeChatClientException
+
+from core.errors import Forbidden, PlatformError, RateLimited
+
+OFFICIAL_API = "https://api.weixin.qq.com/cgi-bin/"
+WECOM_API = "https://qyapi.weixin.qq.com/cgi-bin/"
+
+WINDOW_CLOSED = {45015, 45047}  # outside the 48-hour window / its message quota used up
+RATE_LIMITED = {-1, 45009, 45011, 45033}  # busy, daily quota, per-minute, per-user frequency
+GONE = {40003, 43004, 43019, 60111, 81013}  # bad or unsubscribed user, blacklisted, not visible
+BAD_CREDENTIALS = {40001, 40013, 40091, 40125, 40164, 41002, 41004, 60020, 40056}
+RATE_LIMIT_RETRY_S = 2.0
+
+
+class WindowClosed(PlatformError):
+    """The user can't be messaged now (48-hour window closed or quota used): keep the reply."""
+
+
+class _TokenOnBase:
+    """Mixin: the token endpoint on `API_BASE_URL`, one refresh at a time."""
+
+    API_BASE_URL: str
+    session: Any
+    access_token_key: str
+    expires_at: int | None
+    _http: requests.Session
+    _token_path = ""
+
+    def _setup(self, base_url: str, pool: int) -> None:
+        self.API_BASE_URL = base_url if base_url.endswith("/") else base_url + "/"
+        self._token_lock = threading.Lock()
+        adapter = HTTPAdapter(pool_connections=1, pool_maxsize=pool)
+        self._http.mount("http://", adapter)
+        self._http.mount("https://", adapter)
+
+    _fetch_access_token: Callable[..., dict[str, Any]]  # wechatpy's, via the MRO
+
+    def _token_params(self) -> dict[str, str]:
+        raise NotImplementedError
+
+    def fetch_access_token(self) -> dict[str, Any]:
+        seen = self.session.get(self.access_token_key)
+        with self._token_lock:
+            now = self.session.get(self.access_token_key)
+            if now and now != seen and (self.expires_at or 0) - time.time() > 60:
+                return {"access_token": now}  # refreshed while this thread waited
+            return self._fetch_access_token(url=self.API_BASE_URL + self._token_path,
+                                            params=self._token_params())
+
+    def close(self) -> None:
+        self._http.close()
+
+
+class OfficialClient(_TokenOnBase, WeChatClient):  # type: ignore[misc]
+    """An official account's API client (customer-service messages, media)."""
+
+    _token_path = "token"
+
+    def __init__(self, app_id: str, secret: str, *, base_url: str = OFFICIAL_API,
+                 timeout_s: float = 10.0, pool: int = 8) -> None:
+        super().__init__(app_id, secret, timeout=timeout_s)
+        self._setup(base_url, pool)
+
+    def _token_params(self) -> dict[str, str]:
+        return {"grant_type": "client_credential", "appid": self.appid, "secret": self.secret}
+
+
+class WeComAppClient(_TokenOnBase, WeComClient):  # type: ignore[misc]
+    """A WeCom app's API client (app messages, media)."""
+
+    _token_path = "gettoken"
+
+    def __init__(self, corp_id: str, secret: str, *, base_url: str = WECOM_API,
+                 timeout_s: float = 10.0, pool: int = 8) -> None:
+        super().__init__(corp_id, secret, timeout=timeout_s)
+        self._setup(base_url, pool)
+
+    def _token_params(self) -> dict[str, str]:
+        return {"corpid": self.corp_id, "corpsecret": self.secret}
+
+
+def is_bad_credentials(exc: Exception) -> bool:
+    """WeChat refused the app id, secret or agent id (a configuration error)."""
+    return isinstance(exc, WeChatClientException) and exc.errcode in BAD_CREDENTIALS
+
+
+def map_error(where: str, exc: Exception) -> PlatformError:
+    """The `core.errors` type for a failed call; the text never holds a token or secret."""
+    if isinstance(exc, WeChatClientException):
+        code = exc.errcode
+        if code is None:
+            status = getattr(exc.response, "status_code", "?")
+            return PlatformError(f"{where}: HTTP {status}")
+        text = f"{where}: errcode {code} ({_errmsg(exc)})"
+        if code in WINDOW_CLOSED:
+            return WindowClosed(text)
+        if code in RATE_LIMITED:
+            return RateLimited(text, retry_after=RATE_LIMIT_RETRY_S)
+        if code in GONE:
+            return Forbidden(text)
+        return PlatformError(text)
+    if isinstance(exc, requests.RequestException):  # its text holds the URL, hence the token
+        return PlatformError(f"{where}: network error ({type(exc).__name__})")
+    return PlatformError(f"{where}: {type(exc).__name__}")
+
+
+def _errmsg(exc: WeChatClientException) -> str:
+    """WeChat's message without its request id hint (`hint: [...]`, `rid: ...`)."""
+    text = str(exc.errmsg or "")
+    for marker in (" hint:", " rid:", ", hint:"):
+        text = text.split(marker, 1)[0]
+    return text.strip()[:200]

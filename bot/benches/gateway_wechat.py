@@ -1,0 +1,245 @@
+"""`bullpen bench gateway --platform wechat`: messages per second and latency through the real
+WeChat adapter and App, against a bare wechatpy echo server on the same fake, plus the forged
+callbacks that reached the core (must be 0).
+
+The fake WeChat (`tests/fakes/wechat_server.py`, so the bench runs from a source checkout)
+runs in its own process and drives a closed loop: each of `chats` users sends a question as a
+signed callback, and sends the next one when the answer has arrived, `MESSAGES_PER_CHAT *
+repeat` times. On its own clock it times the callback's HTTP answer (`ack_ms`: WeChat gives up
+after 5 s), the first message the user sees (`first_edit_ms`: WeChat cannot edit, so this is the
+first delivered message) and the one that completes the answer (`final_ms`).
+
+Ours: `App.create` on an embedded Postgres in a temp dir (every message persisted), the agent
+on the scripted LLM at zero latency, the adapter in plain mode acknowledging at once and
+answering through the customer-service API (one more HTTP call per answer, made by wechatpy in
+a thread). The peer: wechatpy's `check_signature` + `parse_message` + `create_reply` on aiohttp,
+echoing in the callback's own answer (a passive reply: no API call at all), measured in the same
+run. Then, per user of a sample, a forged, a stale and a replayed callback go to ours.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import tempfile
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+
+from bot.benches.gateway import _latency, _pct
+
+TARGET_RATIO = 0.5  # the peer answers inside the callback; ours makes one more HTTP call
+TARGET_P99_ACK_MS = 1000.0  # well inside WeChat's 5 s
+MESSAGES_PER_CHAT = 3
+PACED_RATE = 20.0
+PACED_PER_CHAT = 2
+FORGED_USERS = 10
+TOKEN = "bullpen-callback-token"  # the fake's defaults (tests/fakes/wechat_server.py)
+APP_ID = "wx5f1a2b3c4d5e6f70"
+APP_SECRET = "fake-app-secret-0123456789abcdef"
+QUESTION = "What is NVDA's latest close?"
+ANSWER = ("NVDA closed at 181.02 in the last session of the snapshot; the 20-day average is "
+          "176.40 and volume was in line with the month.")
+FAKE = Path(__file__).resolve().parents[2] / "tests" / "fakes" / "wechat_server.py"
+PEER = ("bare wechatpy 1.8 echo server on aiohttp against the same fake: check_signature, "
+        "parse_message, create_reply as the callback's passive reply")
+
+
+@dataclass
+class _Side:
+    url: str
+    chats: list[str]
+    expect: str
+    closed: list[list[dict[str, Any]]] = field(default_factory=list)
+    paced: list[dict[str, Any]] = field(default_factory=list)
+
+
+def run(*, chats: int = 100, repeat: int = 1, platform: str = "wechat",
+        database_url: str | None = None) -> dict[str, Any]:
+    """Both servers on one fake process, their loads alternating, `repeat` rounds of (closed
+    loop, paced) after one warm-up message per chat. Returns the JSON dict. Without
+    `database_url`, an embedded Postgres runs in a temp dir."""
+    if platform != "wechat":
+        raise ValueError(f"wechat gateway bench: not for platform {platform!r}")
+    if not FAKE.exists():
+        raise FileNotFoundError(f"gateway bench needs the source checkout's {FAKE}")
+    return asyncio.run(_run(chats=chats, rounds=max(1, repeat), database_url=database_url))
+
+
+async def _run(*, chats: int, rounds: int, database_url: str | None) -> dict[str, Any]:
+    async with _fake_server() as base, aiohttp.ClientSession(base) as control, \
+            _echo_server() as peer_url, _our_app(base, database_url) as (app, ours_url):
+        peer = _Side(peer_url, [_openid(1_000_000 + i) for i in range(chats)], QUESTION)
+        ours = _Side(ours_url, [_openid(2_000_000 + i) for i in range(chats)], ANSWER)
+        for side in (peer, ours):
+            await _load(control, side, 1)  # warm-up: users, conversations, connections
+        for _ in range(rounds):
+            for side in (peer, ours):
+                side.closed.append(await _load(control, side, MESSAGES_PER_CHAT))
+            for side in (peer, ours):
+                side.paced += await _load(control, side, PACED_PER_CHAT, rate=PACED_RATE)
+        users = ours.chats[:FORGED_USERS]
+        async with control.post("/_fake/forge", json={"url": ours_url, "users": users}) as resp:
+            statuses: list[int] = (await resp.json())["statuses"]
+        await app.gateway.idle()
+        pool = app.db.pool
+        persisted = {
+            "inbound_events": int(await pool.fetchval("SELECT count(*) FROM inbound_events")),
+            "messages": int(await pool.fetchval("SELECT count(*) FROM messages")),
+        }
+        reached = int(await pool.fetchval(
+            "SELECT count(*) FROM inbound_events WHERE payload::text LIKE '%FORGED%'"))
+    mine, theirs = _summary(ours), _summary(peer)
+    ratio = mine["messages_per_s"] / theirs["messages_per_s"] if theirs["messages_per_s"] else 0.0
+    p99_ack = mine["paced"]["ack_ms"]["p99"]
+    return {
+        "bench": "gateway",
+        "platform": "wechat",
+        "chats": chats,
+        "rounds": rounds,
+        "ours": mine,
+        "persisted": persisted,
+        "peer": PEER,
+        "peer_result": theirs,
+        "throughput_ratio": round(ratio, 3),
+        "target_ratio": TARGET_RATIO,
+        "target_p99_ack_ms": TARGET_P99_ACK_MS,
+        "within_target": ratio >= TARGET_RATIO and p99_ack < TARGET_P99_ACK_MS and reached == 0,
+        "rejected_forged": {"sent": len(statuses),
+                            "rejected": sum(s in (401, 403) for s in statuses),
+                            "reached_core": reached},
+        "cpus": os.cpu_count(),
+    }
+
+
+def _openid(n: int) -> str:
+    return f"oBullpen{n:020d}"
+
+
+@asynccontextmanager
+async def _fake_server() -> AsyncIterator[str]:
+    """The fake WeChat in a child process; yields its base URL. Stops when stdin closes."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, str(FAKE), stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        port = int((await asyncio.wait_for(proc.stdout.readline(), 30)).decode().strip())
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.stdin.close()
+        try:
+            await asyncio.wait_for(proc.wait(), 10)
+        except TimeoutError:
+            proc.kill()
+            await proc.wait()
+
+
+async def _load(control: aiohttp.ClientSession, side: _Side, per_chat: int,
+                rate: float | None = None) -> list[dict[str, Any]]:
+    body = {"url": side.url, "chats": side.chats, "per_chat": per_chat, "text": QUESTION,
+            "expect": side.expect, "rate": rate, "within_s": 300}
+    async with control.post("/_fake/load", json=body,
+                            timeout=aiohttp.ClientTimeout(total=330)) as resp:
+        result = json.loads(await resp.text())
+    if not result["complete"]:
+        raise RuntimeError(f"wechat gateway bench: only {len(result['rows'])} of "
+                           f"{len(side.chats) * per_chat} answers arrived "
+                           f"({result['failures']} callbacks refused)")
+    rows: list[dict[str, Any]] = result["rows"]
+    return rows
+
+
+def _acks(rows: list[dict[str, Any]]) -> dict[str, float]:
+    acks = [(r["ack"] - r["pushed"]) * 1000 for r in rows if r["ack"]]
+    return {"p50": _pct(acks, 0.5), "p99": _pct(acks, 0.99)}
+
+
+def _summary(side: _Side) -> dict[str, Any]:
+    """Throughput over the closed-loop rounds; latency both paced and at saturation."""
+    spans = [max(r["final"] for r in rows) - min(r["pushed"] for r in rows)
+             for rows in side.closed]
+    messages = sum(len(rows) for rows in side.closed)
+    saturated = [r for rows in side.closed for r in rows]
+    return {
+        "messages": messages,
+        "seconds": round(sum(spans), 3),
+        "messages_per_s": round(messages / sum(spans), 1),
+        "paced": {"questions_per_s": PACED_RATE, "messages": len(side.paced),
+                  "ack_ms": _acks(side.paced), **_latency(side.paced)},
+        "saturated": {"ack_ms": _acks(saturated), **_latency(saturated)},
+    }
+
+
+# --- the peer --------------------------------------------------------------------------------
+
+
+@asynccontextmanager
+async def _echo_server() -> AsyncIterator[str]:
+    """A bare wechatpy echo server (plain mode, passive replies); yields its callback URL."""
+    from wechatpy import create_reply, parse_message
+    from wechatpy.exceptions import InvalidSignatureException
+    from wechatpy.utils import check_signature
+
+    async def callback(request: web.Request) -> web.Response:
+        q = request.query
+        try:
+            check_signature(TOKEN, q.get("signature", ""), q.get("timestamp", ""),
+                            q.get("nonce", ""))
+        except InvalidSignatureException:
+            return web.Response(status=403)
+        message = parse_message(await request.read())
+        if message.type != "text":
+            return web.Response(text="success")
+        return web.Response(text=create_reply(message.content, message).render(),
+                            content_type="application/xml")
+
+    server = web.Application()
+    server.router.add_post("/wechat", callback)
+    runner = web.AppRunner(server, handle_signals=False, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    try:
+        yield f"http://127.0.0.1:{runner.addresses[0][1]}/wechat"
+    finally:
+        await runner.cleanup()
+
+
+# --- ours ------------------------------------------------------------------------------------
+
+
+@asynccontextmanager
+async def _our_app(base: str, database_url: str | None) -> AsyncIterator[tuple[Any, str]]:
+    """The real App (embedded Postgres in a temp dir) with the agent on the scripted LLM at zero
+    latency, and the real WeChat adapter taking the fake's callbacks; yields it and its URL."""
+    from adapters.wechat import WeChatAdapter
+    from bot.app import App, build_modes
+    from bot.gateway import Gateway
+    from bot.settings import load_settings
+    from core.agent.runner import AgentRunner, RunLimits
+    from core.testing import ScriptedLLM, text
+
+    with tempfile.TemporaryDirectory(prefix="bullpen-bench-") as tmp:
+        settings = load_settings(data_dir=Path(tmp), database_url=database_url, llm_plan=False,
+                                 telegram_bot_token=None)
+        app = await App.create(settings)
+        try:
+            llm = ScriptedLLM(default=text(ANSWER))
+            modes = build_modes(settings, app.registry, llm)  # type: ignore[arg-type]
+            app.runner = AgentRunner(store=app.store, modes=modes, summarizer=llm,
+                                     limits=RunLimits(max_input_chars=settings.max_input_chars))
+            app.gateway = Gateway(store=app.store, runner=app.runner,
+                                  preprocess=app.voice.preprocess)
+            adapter = WeChatAdapter(token=TOKEN, app_id=APP_ID, app_secret=APP_SECRET,
+                                    api_base_url=f"{base}/cgi-bin/", port=0)
+            await app.start_adapters([adapter])
+            yield app, f"http://127.0.0.1:{adapter.port}/wechat"
+        finally:
+            await app.aclose()

@@ -1,0 +1,353 @@
+"""The WeChat adapter (official accounts and WeCom) through real wechatpy against the loopback
+WeChat fake, with the real App (gateway, renderer, Postgres) and the real `openai` client
+against the local OpenAI-compatible fake, or the offline analyst."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+
+from adapters.wechat import WeChatAdapter, split_bytes
+from bot.app import App
+from bot.settings import load_settings
+from core.errors import ConfigError, Forbidden, InputError, PlatformError, RateLimited
+from core.types import ChatRef, IncomingMessage, OutgoingFile, Reply
+from tests.fakes.openai_server import FakeOpenAI, Turn
+from tests.fakes.wechat_server import AES_KEY, FakeWeChat, openid, render_xml
+
+AMR = Path(__file__).resolve().parents[1] / "fixtures" / "audio" / "zh_moutai.amr"
+USER = openid(1)
+AppFactory = Callable[..., Any]
+Bare = tuple[WeChatAdapter, list[IncomingMessage]]
+OTHER = openid(2)
+
+
+def wechat_adapter(fake: FakeWeChat, **kwargs: Any) -> WeChatAdapter:
+    """The adapter for the fake's app, on any free port."""
+    if fake.kind == "wecom":
+        kwargs.setdefault("agent_id", fake.agent_id)
+    kind: Literal["official", "wecom"] = "wecom" if fake.kind == "wecom" else "official"
+    return WeChatAdapter(kind=kind, token=fake.token, app_id=fake.app_id,
+                         app_secret=fake.app_secret, encoding_aes_key=fake.aes_key,
+                         api_base_url=fake.api_base_url, port=0, **kwargs)
+
+
+@pytest.fixture
+async def wx() -> AsyncIterator[FakeWeChat]:
+    async with FakeWeChat() as fake:
+        yield fake
+
+
+@pytest.fixture
+def wechat_app(pg_dsn: str, tmp_path: Path) -> Callable[..., Any]:
+    """`async with wechat_app(fake, llm=...) as (app, adapter)`: the App on this test's database
+    with the WeChat adapter started and the fake's callbacks pointed at it."""
+
+    @asynccontextmanager
+    async def factory(fake: FakeWeChat, *, llm: FakeOpenAI | None = None,
+                      **adapter: Any) -> AsyncIterator[tuple[App, WeChatAdapter]]:
+        overrides: dict[str, Any] = {}
+        if llm is not None:
+            overrides.update(llm_base_url=llm.base_url, llm_model="fake-model", llm_plan=False)
+        settings = load_settings(database_url=pg_dsn, data_dir=tmp_path / "data", **overrides)
+        app = await App.create(settings)
+        try:
+            await app.start_adapters([wechat_adapter(fake, **adapter)])
+            started = app.adapters[0]
+            assert isinstance(started, WeChatAdapter)
+            fake.callback_url = f"http://127.0.0.1:{started.port}/wechat"
+            yield app, started
+        finally:
+            await app.aclose()
+
+    return factory
+
+
+@pytest.fixture
+async def bare(wx: FakeWeChat) -> AsyncIterator[tuple[WeChatAdapter, list[IncomingMessage]]]:
+    """The adapter alone (no App): messages are collected as they are translated."""
+    adapter = wechat_adapter(wx)
+    got: list[IncomingMessage] = []
+
+    async def on_message(message: IncomingMessage) -> None:
+        got.append(message)
+
+    await adapter.start(on_message)
+    wx.callback_url = f"http://127.0.0.1:{adapter.port}/wechat"
+    try:
+        yield adapter, got
+    finally:
+        await adapter.aclose()
+
+
+async def inbound_count(app: App) -> int:
+    return int(await app.db.pool.fetchval("SELECT count(*) FROM inbound_events"))
+
+
+def asked(llm: FakeOpenAI) -> list[str]:
+    """What the model was asked, in order (the last user message of each request)."""
+    return [[m for m in r["messages"] if m["role"] == "user"][-1]["content"]
+            for r in llm.requests]
+
+
+def squash(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+# --- the must-show paths -----------------------------------------------------------------------
+
+
+async def test_a_question_is_acked_at_once_and_answered_through_customer_service(
+        wechat_app: AppFactory, wx: FakeWeChat) -> None:
+    answer = "NVDA closed higher on the day per the snapshot; volume was about average."
+    async with FakeOpenAI([Turn(text=answer, latency_s=0.5)]) as llm:
+        async with wechat_app(wx, llm=llm) as (app, _):
+            ack = await wx.post(wx.text(USER, "How did NVDA do today?"))
+            assert (ack.status, ack.text) == (200, "success")
+            assert wx.texts(USER) == []  # acknowledged before the answer exists
+            await wx.wait_for(lambda: wx.texts(USER) == [answer])
+            await app.gateway.idle()
+            stored = await app.db.pool.fetchval(
+                "SELECT content FROM messages WHERE role = 'assistant' ORDER BY id DESC LIMIT 1")
+    assert stored == answer and asked(llm) == ["How did NVDA do today?"]
+    [send] = wx.calls_of("message/custom/send")
+    assert send.body == {"touser": USER, "msgtype": "text", "text": {"content": answer}}
+    assert wx.tokens_issued == 1  # from the fake's base URL, fetched once
+
+
+async def test_a_long_answer_arrives_split_at_the_byte_limit_and_complete(
+        wechat_app: AppFactory, wx: FakeWeChat) -> None:
+    english = [f"Paragraph {i}: " + " ".join(f"w{i}x{j}" for j in range(110)) for i in range(4)]
+    chinese = [f"第{i}段：" + "贵州茅台的估值与现金流需要结合行业周期来看。" * 12 for i in range(3)]
+    answer = "\n\n".join(english + chinese)
+    assert len(answer) < 2 * 2048 < len(answer.encode("utf-8"))
+    async with FakeOpenAI([Turn(text=answer, chunk=800)]) as llm:
+        async with wechat_app(wx, llm=llm) as (app, _):
+            await wx.post(wx.text(USER, "a long answer please"))
+            await wx.wait_for(lambda: any(chinese[-1][-20:] in t for t in wx.texts(USER)))
+            await app.gateway.idle()
+    texts = wx.texts(USER)
+    assert 3 <= len(texts) <= 5  # within the five messages one user message allows
+    assert all(len(t.encode("utf-8")) <= 2048 for t in texts)
+    assert squash("".join(texts)) == squash(answer)
+
+
+async def test_a_chart_is_uploaded_as_media_and_sent(
+        wechat_app: AppFactory, wx: FakeWeChat) -> None:
+    async with wechat_app(wx) as (app, _):  # the offline analyst draws from the snapshot
+        await wx.post(wx.text(USER, "/chart NVDA 6mo"))
+        await wx.wait_for(lambda: any(s.kind == "image" for s in wx.sent_to(USER)),
+                          within_s=30)
+        await app.gateway.idle()
+    image = next(s for s in wx.sent_to(USER) if s.kind == "image")
+    assert image.data.startswith(b"\x89PNG") and image.filename.endswith(".png")
+    [upload] = wx.calls_of("media/upload")
+    assert upload.query["type"] == "image"
+    assert "NVDA" in " ".join(wx.texts(USER))  # and the text that goes with it
+
+
+async def test_safe_mode_end_to_end(wechat_app: AppFactory) -> None:
+    async with FakeWeChat(encoding_aes_key=AES_KEY) as wx, \
+            FakeOpenAI(default=Turn(text="Encrypted both ways.")) as llm, \
+            wechat_app(wx, llm=llm) as (app, _):
+        assert (await wx.verify_url("echo-42")).text == "echo-42"
+        delivered = await wx.post(wx.text(USER, "安全模式下的问题"))
+        assert b"<Encrypt>" in delivered.body and "安全".encode() not in delivered.body
+        await wx.wait_for(lambda: wx.texts(USER) == ["Encrypted both ways."])
+        forged = await wx.post(wx.text(USER, "forged"), forge=True)
+        wx.aes_key = None  # a plain callback while safe mode is on
+        plain = await wx.post(wx.text(USER, "plain"))
+        await app.gateway.idle()
+        assert (forged.status, plain.status) == (403, 403)
+        assert await inbound_count(app) == 1
+    assert asked(llm) == ["安全模式下的问题"]
+
+
+async def test_a_retry_storm_of_one_msgid_runs_once(wechat_app: AppFactory, wx: FakeWeChat) -> None:
+    async with FakeOpenAI(default=Turn(text="Answered once.", latency_s=1.0)) as llm:
+        async with wechat_app(wx, llm=llm) as (app, adapter):
+            storm = await wx.storm(wx.text(USER, "What about AAPL?"), retries=3, spacing_s=0.2)
+            assert [(d.status, d.text) for d in storm] == [(200, "success")] * 4
+            await wx.wait_for(lambda: wx.texts(USER) == ["Answered once."])
+            await app.gateway.idle()
+            await wx.settle(0.3)
+            assert await inbound_count(app) == 1
+            assert (adapter.stats.accepted, adapter.stats.duplicates) == (1, 3)
+    assert len(llm.requests) == 1 and wx.texts(USER) == ["Answered once."]
+
+
+async def test_forged_stale_and_replayed_callbacks_never_reach_the_core(
+        wechat_app: AppFactory, wx: FakeWeChat) -> None:
+    async with FakeOpenAI(default=Turn(text="should not run")) as llm:
+        async with wechat_app(wx, llm=llm) as (app, adapter):
+            statuses = await wx.forge(url=wx.callback_url, users=[USER, OTHER])
+            assert statuses == [403] * 6  # forged, stale, replayed; for each user
+            no_signature = await wx.post_raw({}, render_xml(wx.text(USER, "hi")).encode())
+            assert no_signature.status == 403
+            assert (await wx.verify_url(forge=True)).status == 403
+            await app.gateway.idle()
+            assert await inbound_count(app) == 0
+            assert adapter.stats.rejected == 8 and adapter.stats.accepted == 0
+    assert not llm.requests and not wx.calls_of("message/custom/send")
+
+
+async def test_malformed_xml_gets_400_and_nothing_is_processed(bare: Bare, wx: FakeWeChat) -> None:
+    adapter, got = bare
+    bodies = [b"<xml><MsgType>text</MsgType", b"not xml at all", b"<notxml/>",
+              b'<!DOCTYPE xml [<!ENTITY e "x">]><xml><Content>&e;</Content></xml>',
+              render_xml({"MsgType": "text", "Content": "no sender"}).encode()]
+    for body in bodies:
+        query, _ = wx.sign_query("")
+        assert (await wx.post_raw(query, body)).status == 400
+    assert got == [] and adapter.stats.malformed == len(bodies)
+
+
+async def test_a_voice_message_with_recognition_is_answered_from_its_text(
+        wechat_app: AppFactory, wx: FakeWeChat) -> None:
+    media = wx.add_media(b"#!AMR\nnot-downloaded")
+    async with FakeOpenAI(default=Turn(text="Both rose.")) as llm:
+        async with wechat_app(wx, llm=llm) as (app, _):
+            await wx.post(wx.voice(USER, media, recognition="What's the latest on Nvidia?"))
+            await wx.wait_for(lambda: "Both rose." in wx.texts(USER), within_s=30)
+            await app.gateway.idle()
+    heard, answer = wx.texts(USER)
+    assert heard.startswith("Heard: What's the latest on Nvidia?") and "NVDA" in heard
+    assert answer == "Both rose." and "NVDA" in asked(llm)[0]
+    assert not wx.calls_of("media/get")  # WeChat's transcript: nothing downloaded
+
+
+async def test_a_closed_window_keeps_the_answer_for_the_next_message(
+        wechat_app: AppFactory, wx: FakeWeChat) -> None:
+    script = [Turn(text="The kept answer.", latency_s=0.5), Turn(text="The second answer.")]
+    async with FakeOpenAI(script) as llm:
+        async with wechat_app(wx, llm=llm) as (app, _):
+            await wx.post(wx.text(USER, "first question"))
+            wx.close_window(USER)  # the answer comes after the 48 hours
+            await wx.wait_for(lambda: bool(wx.calls_of("message/custom/send")))
+            await app.gateway.idle()
+            await wx.settle(0.2)
+            assert wx.texts(USER) == []
+            [refused] = wx.calls_of("message/custom/send")
+            await wx.post(wx.text(USER, "anyone there?"))
+            await wx.wait_for(lambda: len(wx.texts(USER)) == 2)
+            await app.gateway.idle()
+    assert wx.texts(USER) == ["The kept answer.", "The second answer."]
+    assert refused.body is not None and refused.body["text"]["content"] == "The kept answer."
+
+
+async def test_wecom_app_message_flow(wechat_app: AppFactory) -> None:
+    async with FakeWeChat(kind="wecom", encoding_aes_key=AES_KEY) as wx, \
+            FakeOpenAI(default=Turn(text="From the WeCom app.")) as llm, \
+            wechat_app(wx, llm=llm) as (app, adapter):
+        assert (await wx.verify_url("wecom-echo")).text == "wecom-echo"
+        assert (await wx.verify_url(forge=True)).status == 403
+        await wx.post(wx.text("zhangsan", "/mode fast"))
+        await wx.wait_for(lambda: any("fast" in t for t in wx.texts("zhangsan")))
+        await wx.post(wx.text("zhangsan", "NVDA?"))
+        await wx.wait_for(lambda: "From the WeCom app." in wx.texts("zhangsan"))
+        await app.gateway.idle()
+        user = await app.store.accounts.user_for("wecom", "zhangsan")
+        chat = ChatRef(platform="wecom", chat_id="zhangsan")
+        assert (await app.store.conversations.active(chat, user)).mode == "fast"
+        ref = await adapter.send_file(chat, OutgoingFile(
+            kind="document", filename="report.pdf", data=b"%PDF-1.7", caption="NVDA report"))
+        wx.invisible.add("lisi")
+        with pytest.raises(Forbidden):
+            await adapter.send(ChatRef(platform="wecom", chat_id="lisi"), Reply(text="x"))
+    sends = wx.calls_of("message/send")
+    assert all(c.body is not None and c.body["agentid"] == wx.agent_id for c in sends)
+    assert [s.kind for s in wx.sent_to("zhangsan")][-2:] == ["file", "text"]
+    assert ref.message_id.startswith("wecom-msg-")
+    assert adapter.capabilities.supports_documents
+
+
+# --- the adapter alone -------------------------------------------------------------------------
+
+
+async def test_platform_refusals_map_to_core_errors_and_quota_refusals_are_kept(
+        bare: Bare, wx: FakeWeChat) -> None:
+    adapter, _ = bare
+    chat = ChatRef(platform="wechat", chat_id=USER)
+    await wx.post(wx.event(USER, "subscribe"))  # opens the window; not for the core
+    wx.fail("message/custom/send", 45009, "reach max api daily quota limit")
+    with pytest.raises(RateLimited) as limited:
+        await adapter.send(chat, Reply(text="x"))
+    wx.fail("message/custom/send", 43004, "require subscribe")
+    with pytest.raises(Forbidden):
+        await adapter.send(chat, Reply(text="x"))
+    wx.fail("message/custom/send", 40008, "invalid message type")
+    with pytest.raises(PlatformError) as other:
+        await adapter.send(chat, Reply(text="x"))
+    with pytest.raises(PlatformError):
+        await adapter.edit(await adapter.send(chat, Reply(text="one")), Reply(text="two"))
+    wx.quota = 2
+    for text in ("two", "three", "four"):  # the quota is used up after "two"
+        await adapter.send(chat, Reply(text=text))
+    assert wx.texts(USER) == ["one", "two"]
+    await wx.post(wx.text(USER, "next"))
+    await wx.wait_for(lambda: len(wx.texts(USER)) == 4)
+    assert wx.texts(USER) == ["one", "two", "three", "four"]
+    for exc in (limited.value, other.value):
+        assert wx.app_secret not in str(exc) and "access_token" not in str(exc)
+    assert limited.value.retry_after > 0
+
+
+async def test_voice_media_downloads_and_tokens_refresh_on_the_base_url(
+        bare: Bare, wx: FakeWeChat) -> None:
+    adapter, got = bare
+    amr = AMR.read_bytes()
+    media = wx.add_media(amr)
+    await wx.post(wx.voice(USER, media))
+    await wx.post(wx.voice(USER, "MEDIA_GONE"))
+    await wx.wait_for(lambda: len(got) == 2)
+    voice = got[0].attachments[0]
+    assert (voice.kind, voice.file_id, voice.mime_type, voice.recognition) == (
+        "voice", media, "audio/amr", None)
+    wx.expire_tokens()
+    assert await adapter.fetch_attachment(got[0], 0) == amr
+    assert wx.tokens_issued == 2  # 42001: wechatpy fetched a new one from the fake
+    with pytest.raises(PlatformError) as missing:
+        await adapter.fetch_attachment(got[1], 0)
+    assert "40007" in str(missing.value) and "access_token" not in str(missing.value)
+    with pytest.raises(InputError):
+        await adapter.fetch_attachment(got[0], 3)
+
+
+async def test_bad_credentials_are_a_config_error_that_names_no_secret(wx: FakeWeChat) -> None:
+    adapter = WeChatAdapter(token=wx.token, app_id=wx.app_id, app_secret="wrong-secret-123",
+                            api_base_url=wx.api_base_url, port=0)
+
+    async def on_message(message: IncomingMessage) -> None:
+        return None
+
+    with pytest.raises(ConfigError) as err:
+        await adapter.start(on_message)
+    assert "wrong-secret" not in str(err.value) and "40125" in str(err.value)
+    with pytest.raises(ConfigError):
+        WeChatAdapter(kind="wecom", token="t", app_id="c", app_secret="s", agent_id=1)
+    with pytest.raises(ConfigError):
+        WeChatAdapter(token="t", app_id="a", app_secret="s", encoding_aes_key="short")
+
+
+def test_split_bytes_keeps_every_character_within_the_limit() -> None:
+    text = "。".join("平安银行今日成交活跃" for _ in range(300)) + " tail"
+    pieces = split_bytes(text, 2048)
+    assert len(pieces) > 1 and all(len(p.encode("utf-8")) <= 2048 for p in pieces)
+    assert "".join(pieces) == text
+    assert split_bytes("short", 2048) == ["short"]
+
+
+def test_the_gateway_bench_runs_both_servers_and_rejects_every_forgery(pg_dsn: str) -> None:
+    from bot.benches import gateway_wechat
+
+    # shape only: timings are not asserted (rule 11); this test's database
+    result = gateway_wechat.run(chats=2, repeat=1, database_url=pg_dsn)
+    assert result["ours"]["messages"] == result["peer_result"]["messages"] == 6
+    assert result["rejected_forged"]["reached_core"] == 0
+    assert result["rejected_forged"]["rejected"] == result["rejected_forged"]["sent"] > 0
+    assert {"throughput_ratio", "within_target", "peer"} <= result.keys()
