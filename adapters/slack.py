@@ -202,20 +202,24 @@ class SlackAdapter:
         self._session = aiohttp.ClientSession(
             timeout=aiohttp.ClientTimeout(total=self._timeout_s))
         self._client.session = self._session
-        try:
-            me = await self._client.auth_test()
-        except SlackApiError as exc:
-            if _code(exc) in _BAD_AUTH:
-                raise ConfigError("Slack rejected the bot token (SLACK_BOT_TOKEN)") from None
-            raise self._error("auth.test", exc) from None
-        except (SlackClientError, aiohttp.ClientError, TimeoutError) as exc:
-            raise self._error("auth.test", exc) from None
+        me = await self._checked("auth.test", "SLACK_BOT_TOKEN", self._client.auth_test())
         self.bot_user_id = str(me.get("user_id") or "")
         self.bot_id = str(me.get("bot_id") or "")
         if self._app_token:
             await self._start_socket(self._app_token)
         else:
             await self._start_http()
+
+    async def _checked(self, method: str, setting: str, operation: Awaitable[Any]) -> Any:
+        """A start-up call: a rejected token is a `ConfigError` naming the setting."""
+        try:
+            return await operation
+        except SlackApiError as exc:
+            if _code(exc) in _BAD_AUTH:
+                raise ConfigError(f"Slack rejected the token in {setting}") from None
+            raise self._error(method, exc) from None
+        except (SlackClientError, aiohttp.ClientError, TimeoutError) as exc:
+            raise self._error(method, exc) from None
 
     async def aclose(self) -> None:
         """Stop taking events, let the ones in hand reach the gateway, close the connections."""
@@ -284,15 +288,9 @@ class SlackAdapter:
         handler = AsyncSocketModeHandler(self._app, app_token=app_token,
                                          web_client=self._client)
         self._socket = handler
-        try:
-            # the SDK's connect() retries forever: ask for the URL here so a bad token fails
-            handler.client.wss_uri = await handler.client.issue_new_wss_url()
-        except SlackApiError as exc:
-            if _code(exc) in _BAD_AUTH:
-                raise ConfigError("Slack rejected the app token (SLACK_APP_TOKEN)") from None
-            raise self._error("apps.connections.open", exc) from None
-        except (SlackClientError, aiohttp.ClientError, TimeoutError) as exc:
-            raise self._error("apps.connections.open", exc) from None
+        # the SDK's connect() retries forever: ask for the URL here so a bad token fails
+        handler.client.wss_uri = await self._checked(
+            "apps.connections.open", "SLACK_APP_TOKEN", handler.client.issue_new_wss_url())
         await handler.connect_async()  # type: ignore[no-untyped-call]
 
     @staticmethod

@@ -382,7 +382,7 @@ async def test_platform_refusals_map_to_the_core_error_types(bare, slack):
     await adapter.typing(chat)  # no typing indicator for bots: nothing is called
 
 
-async def test_files_other_than_the_first_call_retry_their_own_429s(bare, slack):
+async def test_a_429_on_an_upload_step_is_waited_out_by_the_sdk_itself(bare, slack):
     adapter, _, _ = bare
     chat = ChatRef(platform="slack", chat_id=DM, thread_id="1700000000.000100")
     slack.fail("files.getUploadURLExternal", rate_limited(1))

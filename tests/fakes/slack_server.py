@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import hashlib
 import hmac
 import itertools
@@ -76,14 +75,6 @@ def sign(secret: str, timestamp: int | str, body: str) -> str:
     """Slack's v0 request signature."""
     base = f"v0:{timestamp}:{body}".encode()
     return "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
-
-
-@dataclass
-class Fault:
-    method: str
-    error: ApiError
-    times: int = 1
-    when: Callable[[dict[str, Any]], bool] | None = None
 
 
 @dataclass
@@ -144,7 +135,7 @@ class FakeSlack:
         self.calls: list[Call] = []
         self.channels: dict[str, dict[str, FakeMessage]] = {}
         self.files: dict[str, FakeFile] = {}
-        self.faults: list[Fault] = []
+        self.faults: list[Any] = []  # the Telegram fake's `Fault`s, holding `ApiError`s
         self.delays: list[tuple[str, float, Callable[[dict[str, Any]], bool] | None]] = []
         self.kicked: set[str] = set()  # channels the bot is not in
         self.downloads: list[dict[str, str]] = []
@@ -202,15 +193,10 @@ class FakeSlack:
 
     # --- test controls ---------------------------------------------------------------------
 
-    def fail(self, method: str, error: ApiError, *, times: int = 1,
-             when: Callable[[dict[str, Any]], bool] | None = None) -> None:
-        """The next `times` calls of `method` (matching `when`) get `error`."""
-        self.faults.append(Fault(method, error, times, when))
-
-    def delay(self, method: str, seconds: float, *,
-              when: Callable[[dict[str, Any]], bool] | None = None) -> None:
-        """Calls of `method` (matching `when`) answer after `seconds`."""
-        self.delays.append((method, seconds, when))
+    # the next `times` calls of a method (matching `when`) get an `ApiError`; calls of a method
+    # (matching `when`) answer after some seconds: as on the Telegram fake
+    fail = FakeTelegram.fail
+    delay = FakeTelegram.delay
 
     def kick(self, channel: str) -> None:
         """The bot was removed from the channel: posting there gets `not_in_channel`."""
@@ -362,12 +348,9 @@ class FakeSlack:
             channel is None or channel in (c.params.get("channel"),
                                            c.params.get("channel_id")))]
 
-    async def wait_for(self, predicate: Callable[[], bool], within_s: float = 10.0) -> None:
-        """Wait until `predicate()` holds (checked after every call, and every 50 ms)."""
-        async with asyncio.timeout(within_s):
-            while not predicate():
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._changed.wait(), 0.05)
+    # wait until a predicate holds (checked after every call, and every 50 ms)
+    wait_for = FakeTelegram.wait_for
+    _notify = FakeTelegram._notify
 
     async def settle(self, quiet_s: float = 0.3, within_s: float = 10.0) -> None:
         """Wait until no API call has come for `quiet_s` seconds."""
@@ -378,10 +361,6 @@ class FakeSlack:
                 if wait <= 0:
                     return
                 await asyncio.sleep(wait)
-
-    def _notify(self) -> None:
-        changed, self._changed = self._changed, asyncio.Event()
-        changed.set()
 
     # --- Web API ---------------------------------------------------------------------------
 
