@@ -278,7 +278,7 @@ class FakeDiscord:
         r.add_get("/attachments/{path:.+}", self._download)
         if self.control:
             r.add_post("/_fake/load", self._control_load)
-            r.add_post("/_fake/deliver", self._control_deliver)
+            r.add_post("/_fake/forge", self._control_forge)
         self._runner = web.AppRunner(app, handle_signals=False, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
@@ -810,14 +810,31 @@ class FakeDiscord:
         load = await self.run_load(**await request.json())
         return _json({"complete": load.done.is_set(), "rows": load.rows})
 
-    async def _control_deliver(self, request: web.Request) -> web.Response:
-        """Body: {url, channel_id, name, text, forge, token}: an HTTP interaction, delivered."""
+    async def _control_forge(self, request: web.Request) -> web.Response:
+        """Body: {url, count, token}. Sends the endpoint `count` each of: a signature by another
+        key, a rightly signed 10-minute-old timestamp, a body changed after signing, and a
+        replay of a signed interaction delivered just before. Answers the statuses, the ids
+        of the forged interactions and of the replayed ones (each delivered once for real)."""
         body = await request.json()
-        event = self.interaction(int(body["channel_id"]), body["name"], body.get("text"),
-                                 token=body.get("token"))
-        status, answer = await self.deliver_interaction(body["url"], event,
-                                                        forge=bool(body.get("forge")))
-        return _json({"status": status, "answer": answer, "id": event.data["id"]})
+        url, token = body["url"], body.get("token")
+        statuses: list[int] = []
+        forged: list[str] = []
+        replayed: list[str] = []
+        channels = itertools.count(3_000_000)
+        for _ in range(int(body.get("count", 10))):
+            for kind in ("key", "stale", "tampered", "replay"):
+                event = self.interaction(next(channels), "help", token=token)
+                raw = json.dumps(event.data).encode()
+                stamp = str(int(time.time()) - 600) if kind == "stale" else None
+                headers = self.sign(raw, timestamp=stamp, forge=kind == "key", token=token)
+                if kind == "tampered":
+                    raw = raw.replace(b'"help"', b'"usage"')
+                elif kind == "replay":
+                    await self.deliver_interaction(url, event, headers=headers, body=raw)
+                status, _ = await self.deliver_interaction(url, event, headers=headers, body=raw)
+                statuses.append(status)
+                (replayed if kind == "replay" else forged).append(f"i:{event.data['id']}")
+        return _json({"statuses": statuses, "message_ids": forged, "replayed_ids": replayed})
 
 
 class _Load:
