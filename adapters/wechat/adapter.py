@@ -232,10 +232,14 @@ class WeChatAdapter:
         try:
             body = await request.read()
             message = self._parse(self._verifier.open(request.query, body))
+            try:
+                incoming = self.translate(message)
+            except (TypeError, ValueError):  # e.g. a MsgId or CreateTime that is no number
+                raise Rejected(400, "malformed message fields") from None
         except Rejected as exc:
             self._count_refusal(exc, request)
             return web.Response(status=exc.status)
-        self._take(message)
+        self._take(str(message.source), incoming)
         return web.Response(text="success")
 
     def _count_refusal(self, exc: Rejected, request: web.Request) -> None:
@@ -260,10 +264,8 @@ class WeChatAdapter:
             raise Rejected(400, "message without a sender")
         return message
 
-    def _take(self, message: Any) -> None:
+    def _take(self, user: str, incoming: IncomingMessage | None) -> None:
         """Hand an authentic message to the core once per MsgId; flush kept replies first."""
-        user = str(message.source)
-        incoming = self.translate(message)
         if incoming is not None:
             key = (user, incoming.message_id)
             if key in self._seen:
@@ -353,7 +355,8 @@ class WeChatAdapter:
             raise PlatformError(f"{self.name}: official accounts cannot send documents")
         limit = MAX_IMAGE_BYTES if file.kind == "image" else MAX_FILE_BYTES
         if len(file.data) > limit:
-            raise InputError(f"{file.filename} is larger than WeChat's {limit >> 20} MB")
+            raise PlatformError(f"{self.name}: {file.filename} is larger than WeChat's "
+                                f"{limit >> 20} MB")
         ref = await self._deliver(chat, _Out(file=file))
         if file.caption:
             ref = await self.send(chat, Reply(text=file.caption, markup="plain"))

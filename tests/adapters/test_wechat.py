@@ -200,7 +200,8 @@ async def test_malformed_xml_gets_400_and_nothing_is_processed(bare: Bare, wx: F
     adapter, got = bare
     bodies = [b"<xml><MsgType>text</MsgType", b"not xml at all", b"<notxml/>",
               b'<!DOCTYPE xml [<!ENTITY e "x">]><xml><Content>&e;</Content></xml>',
-              render_xml({"MsgType": "text", "Content": "no sender"}).encode()]
+              render_xml({"MsgType": "text", "Content": "no sender"}).encode(),
+              render_xml({**wx.text(USER, "x"), "MsgId": "not-a-number"}).encode()]
     for body in bodies:
         query, _ = wx.sign_query("")
         assert (await wx.post_raw(query, body)).status == 400
@@ -350,4 +351,5 @@ def test_the_gateway_bench_runs_both_servers_and_rejects_every_forgery(pg_dsn: s
     assert result["ours"]["messages"] == result["peer_result"]["messages"] == 6
     assert result["rejected_forged"]["reached_core"] == 0
     assert result["rejected_forged"]["rejected"] == result["rejected_forged"]["sent"] > 0
-    assert {"throughput_ratio", "within_target", "peer"} <= result.keys()
+    assert result["adapter_only"]["messages"] == 6 and result["persisted"]["inbound_events"] == 12
+    assert {"throughput_ratio", "adapter_only_ratio", "within_target", "peer"} <= result.keys()
