@@ -38,6 +38,17 @@ import aiohttp
 from aiohttp import web
 from nacl.signing import SigningKey
 
+try:
+    from tests.fakes.telegram_server import Call, FakeTelegram, Fault, Load, _wait_for_stdin_eof
+except ImportError:  # run as a script (the bench): this folder is on the path
+    from telegram_server import (  # type: ignore[no-redef]
+        Call,
+        FakeTelegram,
+        Fault,
+        Load,
+        _wait_for_stdin_eof,
+    )
+
 DISCORD_EPOCH_MS = 1_420_070_400_000
 DEFAULT_TOKEN = "ODAwMDAwMDAwMDAwMDAwMDAx.FAKE-discord.test-token_0123456789abcdef"
 FIRST_BOT_ID = 800_000_000_000_000_001
@@ -110,21 +121,6 @@ def server_error() -> ApiError:
 
 def _too_long() -> ApiError:
     return ApiError(400, 50035, "Invalid Form Body\nIn content: Must be 2000 or fewer in length.")
-
-
-@dataclass
-class Fault:
-    op: str
-    error: ApiError
-    times: int = 1
-    when: Callable[[Params], bool] | None = None
-
-
-@dataclass
-class Call:
-    op: str
-    params: Params
-    t: float
 
 
 @dataclass
@@ -231,7 +227,8 @@ class FakeDiscord:
         self._ids = itertools.count(1)
         self._changed = asyncio.Event()
         self._runner: web.AppRunner | None = None
-        self.load: _Load | None = None
+        self.load: Load | None = None
+        self._pushes: set[asyncio.Task[Any]] = set()
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -287,6 +284,9 @@ class FakeDiscord:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        for task in list(self._pushes):
+            task.cancel()
+        await asyncio.gather(*self._pushes, return_exceptions=True)
         for bot in self.bots.values():
             for session in list(bot.sessions):
                 await session.ws.close(code=1001)
@@ -295,16 +295,11 @@ class FakeDiscord:
 
     # --- test controls ---------------------------------------------------------------------
 
-    def fail(self, op: str, error: ApiError, *, times: int = 1,
-             when: Callable[[Params], bool] | None = None) -> None:
-        """The next `times` calls of `op` (send, edit, typing, commands, callback, followup,
-        webhook_edit, get_me, ...) matching `when` get `error`."""
-        self.faults.append(Fault(op, error, times, when))
-
-    def delay(self, op: str, seconds: float, *,
-              when: Callable[[Params], bool] | None = None) -> None:
-        """Calls of `op` (matching `when`) answer after `seconds`."""
-        self.delays.append((op, seconds, when))
+    # the next `times` calls of an operation (send, edit, typing, commands, callback, followup,
+    # webhook_edit, get_me, ...) matching `when` get an `ApiError`; calls of an operation
+    # (matching `when`) answer after some seconds: as on the Telegram fake
+    fail: Callable[..., None] = FakeTelegram.fail
+    delay: Callable[..., None] = FakeTelegram.delay
 
     def block(self, channel_id: int) -> None:
         """The user blocked the bot (or left): sends to the channel get 403 50007."""
@@ -450,29 +445,14 @@ class FakeDiscord:
         return self.channels.get(channel_id, {}).get(message_id)
 
     def calls_of(self, op: str, channel_id: int | None = None) -> list[Call]:
-        return [c for c in self.calls if c.op == op
+        return [c for c in self.calls if c.method == op
                 and (channel_id is None or c.params.get("channel_id") == channel_id)]
 
-    async def wait_for(self, predicate: Callable[[], bool], within_s: float = 10.0) -> None:
-        """Wait until `predicate()` holds (checked after every API call, and every 50 ms)."""
-        async with asyncio.timeout(within_s):
-            while not predicate():
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._changed.wait(), 0.05)
-
-    async def settle(self, quiet_s: float = 0.3, within_s: float = 10.0) -> None:
-        """Wait until no API call has come for `quiet_s` seconds."""
-        async with asyncio.timeout(within_s):
-            while True:
-                last = max((c.t for c in self.calls), default=0.0)
-                wait = last + quiet_s - time.monotonic()
-                if wait <= 0:
-                    return
-                await asyncio.sleep(wait)
-
-    def _notify(self) -> None:
-        changed, self._changed = self._changed, asyncio.Event()
-        changed.set()
+    # wait until a predicate holds (checked after every call, and every 50 ms); until no call
+    # has come for a while: as on the Telegram fake
+    wait_for: Callable[..., Awaitable[None]] = FakeTelegram.wait_for
+    settle: Callable[..., Awaitable[None]] = FakeTelegram.settle
+    _notify: Callable[..., None] = FakeTelegram._notify
 
     # --- gateway ---------------------------------------------------------------------------
 
@@ -612,7 +592,8 @@ class FakeDiscord:
 
     def _inject(self, op: str, params: Params) -> None:
         for fault in self.faults:
-            if fault.op == op and fault.times > 0 and (fault.when is None or fault.when(params)):
+            if fault.method == op and fault.times > 0 and (
+                    fault.when is None or fault.when(params)):
                 fault.times -= 1
                 if fault.times == 0:
                     self.faults.remove(fault)
@@ -790,21 +771,24 @@ class FakeDiscord:
 
     def _observe(self, m: FakeMessage, *, first: bool) -> None:
         if self.load is not None:
-            self.load.observe(m.channel_id, m.content, first=first)
+            FakeTelegram._observe(self, "sendMessage" if first else  # type: ignore[arg-type]
+                                  "editMessageText", m.channel_id, m.content)
 
-    async def run_load(self, *, chats: list[int], per_chat: int, text: str, expect: str,
-                       token: str | None = None, rate: float | None = None,
-                       within_s: float = 120.0) -> _Load:
-        """The same load as the Telegram fake's: each DM channel asks `text` `per_chat` times;
-        an answer is complete when the channel shows `expect`. Closed loop (rate None), or
-        paced at `rate` questions per second over all chats."""
-        load = _Load(self, token or self.token, text, expect, per_chat, chats, rate is None)
-        self.load = load
-        try:
-            await load.run(rate, within_s)
-        finally:
-            self.load = None
-        return load
+    async def run_load(self, **kwargs: Any) -> Load:
+        """The Telegram fake's closed-loop / paced load, its chats as DM channels of the bot
+        whose `token` is given, the questions pushed on that bot's gateway connection."""
+        return await FakeTelegram.run_load(self, **kwargs)  # type: ignore[arg-type]
+
+    def _ask(self, chat: int) -> None:
+        load = self.load
+        assert load is not None
+        load.remaining[chat] -= 1
+        load.current[chat] = {"chat": chat, "pushed": time.monotonic(),
+                              "first_edit": None, "final": None}
+        task = asyncio.create_task(self.push(self.message(chat, load.text, token=load.token),
+                                             token=load.token))
+        self._pushes.add(task)
+        task.add_done_callback(self._pushes.discard)
 
     async def _control_load(self, request: web.Request) -> web.Response:
         load = await self.run_load(**await request.json())
@@ -837,85 +821,11 @@ class FakeDiscord:
         return _json({"statuses": statuses, "message_ids": forged, "replayed_ids": replayed})
 
 
-class _Load:
-    """One bench load on a fake: who asked when, and when the first edit and the answer came
-    (on this server's clock)."""
-
-    def __init__(self, fake: FakeDiscord, token: str, text: str, expect: str, per_chat: int,
-                 chats: list[int], closed: bool) -> None:
-        self.fake = fake
-        self.token = token
-        self.text = text
-        self.expect = expect
-        self.chats = chats
-        self.closed = closed
-        self.left = dict.fromkeys(chats, per_chat)
-        self.queued = dict.fromkeys(chats, 0)
-        self.total = per_chat * len(chats)
-        self.open: dict[int, dict[str, Any]] = {}
-        self.rows: list[dict[str, Any]] = []
-        self.done = asyncio.Event()
-        self._sends: list[asyncio.Task[Any]] = []
-
-    async def run(self, rate: float | None, within_s: float) -> None:
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(within_s):
-                if rate is None:
-                    for chat in self.chats:
-                        self.ask(chat)
-                else:
-                    start = time.monotonic()
-                    for k in range(self.total):
-                        await asyncio.sleep(max(0.0, start + k / rate - time.monotonic()))
-                        chat = self.chats[k % len(self.chats)]
-                        if chat in self.open:
-                            self.queued[chat] += 1
-                        else:
-                            self.ask(chat)
-                await self.done.wait()
-        for task in self._sends:
-            task.cancel()
-        await asyncio.gather(*self._sends, return_exceptions=True)
-
-    def ask(self, chat: int) -> None:
-        self.left[chat] -= 1
-        self.open[chat] = {"chat": chat, "pushed": time.monotonic(), "first_edit": None,
-                           "final": None}
-        event = self.fake.message(chat, self.text, token=self.token)
-        self._sends = [t for t in self._sends if not t.done()]
-        self._sends.append(asyncio.create_task(self.fake.push(event, token=self.token)))
-
-    def observe(self, chat: int, content: str, *, first: bool) -> None:
-        row = self.open.get(chat)
-        if row is None:
-            return
-        now = time.monotonic()
-        if not first and row["first_edit"] is None:
-            row["first_edit"] = now
-        if content != self.expect:
-            return
-        row["final"] = now
-        self.rows.append(self.open.pop(chat))
-        if self.closed and self.left[chat] > 0:
-            self.ask(chat)
-        elif not self.closed and self.queued[chat] > 0:
-            self.queued[chat] -= 1
-            self.ask(chat)
-        if len(self.rows) == self.total:
-            self.done.set()
-
-
 async def _serve(port: int, tokens: list[str]) -> None:
     async with FakeDiscord(port=port, token=tokens[0], more_tokens=tuple(tokens[1:]),
                            control=True) as fake:
         print(fake.port, flush=True)
         await asyncio.get_running_loop().run_in_executor(None, _wait_for_stdin_eof)
-
-
-def _wait_for_stdin_eof() -> None:
-    import sys
-
-    sys.stdin.read()
 
 
 def main() -> None:
