@@ -37,6 +37,11 @@ import aiohttp
 from aiohttp import web
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
+try:
+    from tests.fakes.telegram_server import _wait_for_stdin_eof
+except ImportError:  # run as a script (the bench): this folder is on the path
+    from telegram_server import _wait_for_stdin_eof  # type: ignore[no-redef]
+
 TOKEN = "bullpen-callback-token"
 APP_ID = "wx5f1a2b3c4d5e6f70"
 APP_SECRET = "fake-app-secret-0123456789abcdef"
@@ -201,6 +206,10 @@ class FakeWeChat:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._changed.wait(), 0.05)
 
+    def _notify(self) -> None:
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
     async def settle(self, quiet_s: float = 0.3, within_s: float = 10.0) -> None:
         """Wait until no API call has come for `quiet_s` seconds."""
         async with asyncio.timeout(within_s):
@@ -210,10 +219,6 @@ class FakeWeChat:
                 if wait <= 0:
                     return
                 await asyncio.sleep(wait)
-
-    def _notify(self) -> None:
-        changed, self._changed = self._changed, asyncio.Event()
-        changed.set()
 
     # --- callbacks: messages ---------------------------------------------------------------
 
@@ -564,20 +569,22 @@ class FakeWeChat:
         if len(load.rows) == load.total:
             load.done.set()
 
-    async def forge(self, *, url: str, users: list[str]) -> list[int]:
+    async def forge(self, *, url: str, users: list[str]) -> dict[str, list[Any]]:
         """Per user: a forged signature, a stale one, and a captured query replayed with
-        another body. Answers the HTTP statuses."""
+        another body. Answers the HTTP statuses and the forged messages' MsgIds."""
         statuses: list[int] = []
+        ids: list[str] = []
         for user in users:
-            forged = await self.post(self.text(user, "FORGED: transfer everything"), forge=True,
-                                     url=url)
-            stale = await self.post(self.text(user, "FORGED: stale"),
-                                    timestamp=int(time.time()) - 3600, url=url)
+            messages = [self.text(user, f"FORGED: {what}")
+                        for what in ("transfer everything", "stale", "replayed")]
+            ids += [str(m["MsgId"]) for m in messages]
+            forged = await self.post(messages[0], forge=True, url=url)
+            stale = await self.post(messages[1], timestamp=int(time.time()) - 3600, url=url)
             captured = await self.post(self.event(user, "VIEW"), url=url)
-            _, body = self.sign_query(render_xml(self.text(user, "FORGED: replayed")))
+            _, body = self.sign_query(render_xml(messages[2]))
             replayed = await self.post_raw(captured.query, body, url=url)
             statuses += [forged.status, stale.status, replayed.status]
-        return statuses
+        return {"statuses": statuses, "message_ids": ids}
 
     async def _control_load(self, request: web.Request) -> web.Response:
         load = await self.run_load(**await request.json())
@@ -585,7 +592,7 @@ class FakeWeChat:
                                   "failures": load.failures})
 
     async def _control_forge(self, request: web.Request) -> web.Response:
-        return web.json_response({"statuses": await self.forge(**await request.json())})
+        return web.json_response(await self.forge(**await request.json()))
 
 
 _HANDLERS = {
@@ -653,12 +660,6 @@ async def _serve(port: int) -> None:
         print(fake.port, flush=True)
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(None, _wait_for_stdin_eof)
-
-
-def _wait_for_stdin_eof() -> None:
-    import sys
-
-    sys.stdin.read()
 
 
 def main() -> None:
