@@ -33,6 +33,7 @@ from tests.fakes.discord_server import (
 )
 from tests.fakes.openai_server import FakeOpenAI, Turn
 
+AUDIO = Path(__file__).resolve().parents[1] / "fixtures" / "audio"
 DM = 5001  # a DM channel; its user is DM + 1
 GUILD = GUILD_CHANNEL_ID
 WORKING = "⏳ Working on it…"
@@ -438,3 +439,18 @@ def test_the_gateway_bench_runs_both_bots_and_no_forged_interaction_gets_in(
     assert result["ours"]["messages"] == result["peer_result"]["messages"] == 6
     assert result["rejected_forged"] == 0 and result["forged_statuses"] == {"401": 40}
     assert {"throughput_ratio", "within_target", "peer"} <= result.keys()
+
+
+async def test_a_voice_message_is_downloaded_through_the_adapter_and_answered(
+        discord_app: AppFactory, dc: FakeDiscord) -> None:
+    ogg = (AUDIO / "latest_nvda_aapl.ogg").read_bytes()  # "What's the latest on Nvidia and Apple?"
+    async with FakeOpenAI(default=Turn(text="Both rose.")) as llm:
+        async with discord_app(llm=llm) as (app, _):
+            await dc.push(dc.voice_message(DM, ogg, duration_s=3.0))
+            await dc.wait_for(lambda: "Both rose." in dc.texts(DM), within_s=60)
+            await app.gateway.idle()
+    heard, answer = dc.texts(DM)
+    assert heard.startswith("Heard:") and answer == "Both rose."
+    [question] = user_texts(llm)  # transcribed by the bundled Whisper, names corrected
+    assert "NVDA" in question and "AAPL" in question
+    assert dc.calls_of("download")
