@@ -7,6 +7,8 @@ a time: threads that waited for it reuse the new token instead of fetching again
 
 from __future__ import annotations
 
+import logging
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -28,6 +30,24 @@ RATE_LIMITED = {-1, 45009, 45011, 45033}  # busy, daily quota, per-minute, per-u
 GONE = {40003, 43004, 43019, 60111, 81013}  # bad or unsubscribed user, blacklisted, not visible
 BAD_CREDENTIALS = {40001, 40013, 40091, 40125, 40164, 41002, 41004, 60020, 40056}
 RATE_LIMIT_RETRY_S = 2.0
+
+
+class _RedactQuery(logging.Filter):
+    """urllib3 logs request URLs at DEBUG, and wechatpy puts the secret and token in them."""
+
+    _PARAM = re.compile(r"((?:access_token|secret|corpsecret)=)[^&\s\"']+")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        msg = record.getMessage()
+        clean = self._PARAM.sub(r"\1***", msg)
+        if clean != msg:
+            record.msg, record.args = clean, None
+        return True
+
+
+_URLLIB3 = logging.getLogger("urllib3.connectionpool")
+if not any(isinstance(f, _RedactQuery) for f in _URLLIB3.filters):
+    _URLLIB3.addFilter(_RedactQuery())
 
 
 class WindowClosed(PlatformError):

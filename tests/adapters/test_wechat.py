@@ -4,6 +4,7 @@ against the local OpenAI-compatible fake, or the offline analyst."""
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -319,7 +320,9 @@ async def test_voice_media_downloads_and_tokens_refresh_on_the_base_url(
         await adapter.fetch_attachment(got[0], 3)
 
 
-async def test_bad_credentials_are_a_config_error_that_names_no_secret(wx: FakeWeChat) -> None:
+async def test_bad_credentials_are_a_config_error_that_names_no_secret(
+        wx: FakeWeChat, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)  # urllib3 logs every URL, query string included
     adapter = WeChatAdapter(token=wx.token, app_id=wx.app_id, app_secret="wrong-secret-123",
                             api_base_url=wx.api_base_url, port=0)
 
@@ -329,6 +332,7 @@ async def test_bad_credentials_are_a_config_error_that_names_no_secret(wx: FakeW
     with pytest.raises(ConfigError) as err:
         await adapter.start(on_message)
     assert "wrong-secret" not in str(err.value) and "40125" in str(err.value)
+    assert "/cgi-bin/token" in caplog.text and "wrong-secret" not in caplog.text
     with pytest.raises(ConfigError):
         WeChatAdapter(kind="wecom", token="t", app_id="c", app_secret="s", agent_id=1)
     with pytest.raises(ConfigError):
