@@ -111,9 +111,11 @@ def build_modes(settings: Settings, registry: ToolRegistry, llm: LLMRouter | Non
         offline = OfflineAnalyst(registry=registry, find_symbols=find_symbols,
                                  ict_answer=ict_answer)
         return {"normal": offline, "fast": offline, "debate": debate, "plan": offline}
-    return {
+    modes: dict[str, Mode] = {
         "normal": NormalMode(llm=llm, registry=registry, plan=settings.llm_plan),
         "fast": FastMode(llm=llm),
         "debate": debate,
-        "plan": PlanMode(llm=llm, registry=registry, find_symbols=find_symbols),
     }
+    if "ict_analyze" in registry:  # plan mode stands on the ICT tool; without it, normal mode
+        modes["plan"] = PlanMode(llm=llm, registry=registry, find_symbols=find_symbols)
+    return modes
