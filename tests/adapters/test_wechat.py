@@ -170,15 +170,22 @@ async def test_safe_mode_end_to_end(wechat_app: AppFactory) -> None:
 
 
 async def test_a_retry_storm_of_one_msgid_runs_once(wechat_app: AppFactory, wx: FakeWeChat) -> None:
+    question = wx.text(USER, "What about AAPL?")
     async with FakeOpenAI(default=Turn(text="Answered once.", latency_s=1.0)) as llm:
         async with wechat_app(wx, llm=llm) as (app, adapter):
-            storm = await wx.storm(wx.text(USER, "What about AAPL?"), retries=3, spacing_s=0.2)
+            storm = await wx.storm(question, retries=3, spacing_s=0.2)
             assert [(d.status, d.text) for d in storm] == [(200, "success")] * 4
             await wx.wait_for(lambda: wx.texts(USER) == ["Answered once."])
             await app.gateway.idle()
             await wx.settle(0.3)
             assert await inbound_count(app) == 1
             assert (adapter.stats.accepted, adapter.stats.duplicates) == (1, 3)
+        async with wechat_app(wx, llm=llm) as (app, adapter):  # a late retry, after a restart
+            assert (await wx.post(question)).text == "success"
+            assert adapter.stats.accepted == 1  # new to this adapter: on to the gateway
+            await wx.settle(0.3)
+            await app.gateway.idle()
+            assert await inbound_count(app) == 1  # the gateway's inbound log catches it
     assert len(llm.requests) == 1 and wx.texts(USER) == ["Answered once."]
 
 
