@@ -58,8 +58,16 @@ def run(*, platform: str = "telegram", chats: int = 100, repeat: int = 1,
     """Both bots run side by side on one fake server process; their loads alternate, `repeat`
     rounds of (closed loop, paced), after one warm-up message per chat. Returns the JSON dict.
     Without `database_url`, an embedded Postgres runs in a temp dir."""
+    if platform in ("discord", "slack", "wechat"):
+        import importlib
+
+        module = importlib.import_module(f"bot.benches.gateway_{platform}")
+        result: dict[str, Any] = module.run(chats=chats, repeat=repeat,
+                                            database_url=database_url)
+        return result
     if platform != "telegram":
-        raise ValueError(f"gateway bench: no platform {platform!r} yet (telegram)")
+        raise ValueError(f"gateway bench: no platform {platform!r} "
+                         "(telegram, discord, slack, wechat)")
     if not FAKE.exists():
         raise FileNotFoundError(f"gateway bench needs the source checkout's {FAKE}")
     return asyncio.run(_run(chats=chats, rounds=max(1, repeat), database_url=database_url))
