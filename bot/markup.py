@@ -43,10 +43,22 @@ def to_plain(md: str) -> str:
     return text
 
 
+def _slack_escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def to_slack_mrkdwn(md: str) -> str:
-    text = _LINK.sub(lambda m: f"<{m.group(2)}|{m.group(1)}>", md)
+    """Markdown -> Slack mrkdwn; `&<>` escaped everywhere but in the links it builds."""
+    links: list[str] = []
+
+    def keep(m: re.Match[str]) -> str:
+        links.append(f"<{m.group(2)}|{_slack_escape(m.group(1))}>")
+        return f"\x00{len(links) - 1}\x00"
+
+    text = _slack_escape(_LINK.sub(keep, md))
     text = _HEADING.sub(lambda m: f"*{m.group(1)}*", text)
-    return _BOLD.sub(lambda m: f"*{m.group(1) or m.group(2)}*", text)
+    text = _BOLD.sub(lambda m: f"*{m.group(1) or m.group(2)}*", text)
+    return re.sub(r"\x00(\d+)\x00", lambda m: links[int(m.group(1))], text)
 
 
 def convert(md: str, markup: Markup) -> str:

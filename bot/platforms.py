@@ -3,10 +3,16 @@ settings are read here, never inside an adapter."""
 
 from __future__ import annotations
 
+from pydantic import SecretStr
+
 from bot.commands import COMMANDS
 from bot.settings import Settings
 from core.errors import ConfigError
 from core.ports import Adapter
+
+
+def _secret(value: SecretStr | None) -> str | None:
+    return value.get_secret_value() if value is not None else None
 
 
 def build_adapters(settings: Settings, platforms: list[str]) -> list[Adapter]:
@@ -30,6 +36,24 @@ def build_adapters(settings: Settings, platforms: list[str]) -> list[Adapter]:
                 webhook_insecure=settings.telegram_webhook_insecure,
                 webhook_listen=settings.telegram_webhook_listen,
                 webhook_port=settings.telegram_webhook_port,
+                commands=list(COMMANDS),
+            ))
+        elif name == "slack":
+            from adapters.slack import SlackAdapter
+
+            assert settings.slack_bot_token is not None
+            if not (settings.slack_signing_secret or settings.slack_app_token):
+                raise ConfigError("SLACK_BOT_TOKEN needs SLACK_SIGNING_SECRET (HTTP events) "
+                                  "or SLACK_APP_TOKEN (Socket Mode)")
+            adapters.append(SlackAdapter(
+                bot_token=settings.slack_bot_token.get_secret_value(),
+                signing_secret=_secret(settings.slack_signing_secret),
+                app_token=_secret(settings.slack_app_token),
+                api_base_url=settings.slack_api_base_url,
+                events_listen=settings.slack_events_listen,
+                events_port=settings.slack_events_port,
+                events_path=settings.slack_events_path,
+                commands_name=settings.slack_command,
                 commands=list(COMMANDS),
             ))
         else:

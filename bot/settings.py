@@ -72,6 +72,18 @@ class Settings(BaseSettings):
     telegram_webhook_insecure: bool = Field(False,
                                             validation_alias=_env("TELEGRAM_WEBHOOK_INSECURE"))
 
+    # Slack (starts when the bot token is set; HTTP events need the signing secret, Socket
+    # Mode the app token)
+    slack_bot_token: SecretStr | None = Field(None, validation_alias=_env("SLACK_BOT_TOKEN"))
+    slack_signing_secret: SecretStr | None = Field(
+        None, validation_alias=_env("SLACK_SIGNING_SECRET"))
+    slack_app_token: SecretStr | None = Field(None, validation_alias=_env("SLACK_APP_TOKEN"))
+    slack_api_base_url: str | None = Field(None, validation_alias=_env("SLACK_API_BASE_URL"))
+    slack_events_listen: str = Field("127.0.0.1", validation_alias=_env("SLACK_EVENTS_LISTEN"))
+    slack_events_port: int = Field(3000, validation_alias=_env("SLACK_EVENTS_PORT"))
+    slack_events_path: str = Field("/slack/events", validation_alias=_env("SLACK_EVENTS_PATH"))
+    slack_command: str = Field("/bullpen", validation_alias=_env("SLACK_COMMAND"))
+
     @property
     def llm_configured(self) -> bool:
         return bool(self.llm_base_url and self.llm_model)
@@ -115,7 +127,12 @@ class Settings(BaseSettings):
 
     def platforms_configured(self) -> list[str]:
         """Platforms whose credentials are set (each adapter starts only then)."""
-        return ["telegram"] if self.telegram_bot_token else []
+        found = []
+        if self.telegram_bot_token:
+            found.append("telegram")
+        if self.slack_bot_token:
+            found.append("slack")
+        return found
 
 
 def load_settings(**overrides: object) -> Settings:
