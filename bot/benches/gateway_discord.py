@@ -13,13 +13,17 @@ Ours: `App.create` on an embedded Postgres in a temp dir (every message persiste
 on the scripted LLM at zero latency, the production edit interval (1 s), the gateway plus the
 HTTP interactions endpoint with its signature check on. The peer: a `discord.Client` with the
 same intents whose `on_message` sends a placeholder and edits it to the echo (the least a
-progressively edited reply takes), in the same process and run.
+progressively edited reply takes), in the same process and run. Between the two,
+`adapter_only`: our adapter without the App doing what the peer does, so the adapter's own
+cost is seen apart from the core's (a push gateway leaves the peer nothing to wait for: the
+full path's ratio is bound by the core persisting every message, about ten queries each).
 
 Then the fake sends our interactions endpoint 10 each of: a signature by another key, a rightly
 signed 10-minute-old timestamp, a body changed after signing, and a replay of an interaction it
 has just delivered for real. `rejected_forged` counts those that reached the core (the
 gateway's handler or the inbound table): it must be 0.
-Targets: at least 0.7 of the peer's throughput, p99 to first edit under 300 ms, no forgery in.
+Targets: at least 0.7 of the peer's throughput (the full path; `adapter_only` is held to the
+same), p99 to first edit under 300 ms, no forgery in.
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ from bot.benches.gateway import (
 FAKE = Path(__file__).resolve().parents[2] / "tests" / "fakes" / "discord_server.py"
 OUR_TOKEN = "ODAwMDAwMDAwMDAwMDAwMDAx.BENCH-ours.token_0123456789abcdefghij"
 PEER_TOKEN = "ODAwMDAwMDAwMDAwMDAwMDAy.BENCH-peer.token_0123456789abcdefghij"
+BARE_TOKEN = "ODAwMDAwMDAwMDAwMDAwMDAz.BENCH-bare.token_0123456789abcdefghij"
 FORGED_PER_KIND = 10
 PEER = ("bare discord.py 2.7 echo bot on the same fake (gateway, the same intents, its own "
         "event task per message): send a placeholder, then edit it to the echo")
@@ -72,15 +77,18 @@ def run(*, chats: int = 100, repeat: int = 1, database_url: str | None = None,
 async def _run(*, chats: int, rounds: int, database_url: str | None) -> dict[str, Any]:
     peer = _Side(PEER_TOKEN, list(range(1_000_000, 1_000_000 + chats)), QUESTION)
     ours = _Side(OUR_TOKEN, list(range(2_000_000, 2_000_000 + chats)), ANSWER)
+    bare = _Side(BARE_TOKEN, list(range(3_000_000, 3_000_000 + chats)), QUESTION)
+    sides = (peer, bare, ours)
     seen: Counter[str] = Counter()  # message ids handed to our gateway
     async with _fake_process() as base, aiohttp.ClientSession(base) as control, \
-            _our_app(base, database_url, seen) as (app, our_url), _echo_bot(base):
-        for side in (peer, ours):
+            _our_app(base, database_url, seen) as (app, our_url), _echo_adapter(base), \
+            _echo_bot(base):
+        for side in sides:
             await _load(control, side, 1)  # warm-up: users, conversations, connections
         for _ in range(rounds):
-            for side in (peer, ours):
+            for side in sides:
                 side.closed.append(await _load(control, side, MESSAGES_PER_CHAT))
-            for side in (peer, ours):
+            for side in sides:
                 side.paced += await _load(control, side, PACED_PER_CHAT, rate=PACED_RATE)
         async with control.post("/_fake/forge", json={"url": our_url, "token": OUR_TOKEN,
                                                       "count": FORGED_PER_KIND}) as resp:
@@ -98,8 +106,10 @@ async def _run(*, chats: int, rounds: int, database_url: str | None) -> dict[str
     handed = sum(seen[i] for i in forged["message_ids"]) + sum(
         max(0, seen[i] - 1) for i in forged["replayed_ids"])  # each once for real
     reached = max(stored, handed)
-    mine, theirs = _summary(ours), _summary(peer)
+    mine, theirs, adapter_only = _summary(ours), _summary(peer), _summary(bare)
     ratio = mine["messages_per_s"] / theirs["messages_per_s"] if theirs["messages_per_s"] else 0.0
+    adapter_ratio = adapter_only["messages_per_s"] / theirs["messages_per_s"] \
+        if theirs["messages_per_s"] else 0.0
     p99 = mine["paced"]["first_edit_ms"]["p99"]
     return {
         "bench": "gateway",
@@ -111,6 +121,8 @@ async def _run(*, chats: int, rounds: int, database_url: str | None) -> dict[str
         "peer": PEER,
         "peer_result": theirs,
         "throughput_ratio": round(ratio, 3),
+        "adapter_only": adapter_only,
+        "adapter_only_ratio": round(adapter_ratio, 3),
         "target_ratio": TARGET_RATIO,
         "target_p99_first_edit_ms": TARGET_P99_FIRST_EDIT_MS,
         "forged_sent": len(forged["statuses"]),
@@ -126,7 +138,8 @@ async def _run(*, chats: int, rounds: int, database_url: str | None) -> dict[str
 async def _fake_process() -> AsyncIterator[str]:
     """The fake Discord in a child process with both bots; yields its root URL."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, str(FAKE), "--token", OUR_TOKEN, "--token", PEER_TOKEN,
+        sys.executable, str(FAKE), "--token", OUR_TOKEN, "--token", PEER_TOKEN, "--token",
+        BARE_TOKEN,
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
     assert proc.stdin is not None and proc.stdout is not None
     try:
@@ -175,6 +188,26 @@ async def _echo_bot(base: str) -> AsyncIterator[None]:
             await bot.close()
             gateway.cancel()
             await asyncio.gather(gateway, return_exceptions=True)
+
+
+@asynccontextmanager
+async def _echo_adapter(base: str) -> AsyncIterator[None]:
+    """Our adapter alone (no App), doing what the peer does: a placeholder, edited to the echo."""
+    from adapters.discord import DiscordAdapter
+    from core.types import IncomingMessage, Reply
+
+    adapter = DiscordAdapter(token=BARE_TOKEN, api_base_url=f"{base}/api/v10",
+                             gateway_url=base.replace("http", "ws", 1) + "/gateway")
+
+    async def echo(message: IncomingMessage) -> None:
+        placeholder = await adapter.send(message.chat, Reply(text="…"))
+        await adapter.edit(placeholder, Reply(text=message.text))
+
+    await adapter.start(echo)
+    try:
+        yield
+    finally:
+        await adapter.aclose()
 
 
 # --- ours ------------------------------------------------------------------------------------

@@ -437,6 +437,8 @@ def test_the_gateway_bench_runs_both_bots_and_no_forged_interaction_gets_in(
     # shape only: timings are not asserted (rule 11); this test's database
     result = gateway_discord.run(chats=2, repeat=1, database_url=pg_dsn)
     assert result["ours"]["messages"] == result["peer_result"]["messages"] == 6
+    # 12 questions, and the 10 interactions delivered for real before their replays
+    assert result["adapter_only"]["messages"] == 6 and result["persisted"]["inbound_events"] == 22
     assert result["rejected_forged"] == 0 and result["forged_statuses"] == {"401": 40}
     assert {"throughput_ratio", "within_target", "peer"} <= result.keys()
 
