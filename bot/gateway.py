@@ -97,9 +97,9 @@ class Gateway:
             return
         if msg.is_edit or (msg.chat.is_group and not msg.addressed):
             return  # edits are not re-answered; group chatter is not for us
-        user_id = await self._store.accounts.user_for(
+        user_id, chosen = await self._store.accounts.user_and_lang(
             msg.platform, msg.sender.platform_uid, msg.sender.display_name)
-        lang = await self._store.accounts.get_lang(user_id) or detect_lang(msg.text)
+        lang = chosen or detect_lang(msg.text)
         text = msg.text
         if msg.callback_data:
             text = "/" + msg.callback_data.replace(":", " ", 1)

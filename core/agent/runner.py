@@ -45,7 +45,6 @@ class _StoreRecorder:
         self.usages.append(usage)
         await self._store.usage.record(usage, user_id=self._user,
                                        conversation_id=self._conv.id)
-        await self._store.conversations.add_tokens(self._conv.id, usage.total_tokens)
 
 
 def sanitize_history(messages: list[ChatMessage]) -> list[ChatMessage]:
@@ -119,14 +118,16 @@ class AgentRunner:
         runner = self._modes.get(mode_name) or self._modes["normal"]
         async with self.lock_for(conversation.id):
             conv = await self._store.conversations.get(conversation.id)
-            await self._maybe_summarize(conv)
-            conv = await self._store.conversations.get(conversation.id)
+            if await self._maybe_summarize(conv):
+                conv = await self._store.conversations.get(conversation.id)
             history = await self._store.conversations.messages(
                 conv.id, after_id=conv.summary_up_to, limit=self._limits.history_limit)
             await self._store.conversations.add_message(
                 conv.id, ChatMessage(role="user", content=text),
                 platform_message_id=platform_message_id)
-            await self._store.conversations.set_title(conv.id, text.strip().splitlines()[0])
+            if not conv.title:
+                await self._store.conversations.set_title(conv.id,
+                                                          text.strip().splitlines()[0])
             recorder = _StoreRecorder(self._store, conv, user_id)
             turn = Turn(text=text, history=sanitize_history([m.message for m in history]),
                         recorder=recorder, conversation_id=conv.id, user_id=user_id,
@@ -155,21 +156,22 @@ class AgentRunner:
                 log.warning("run failed: %s", exc)
                 yield Failed(error=str(exc), kind="error")
 
-    async def _maybe_summarize(self, conv: Conversation) -> None:
+    async def _maybe_summarize(self, conv: Conversation) -> bool:
+        """Summarise older messages past the threshold; True when a summary was written."""
         if self._summarizer is None:
-            return
+            return False
         total = await self._store.conversations.count_messages(
             conv.id, after_id=conv.summary_up_to)
         if total <= self._limits.summarize_threshold:
-            return
+            return False
         recent = await self._store.conversations.messages(
             conv.id, limit=self._limits.history_limit)
         if not recent:
-            return
+            return False
         older = await self._store.conversations.messages(
             conv.id, after_id=conv.summary_up_to, before_id=recent[0].id)
         if not older:
-            return
+            return False
         transcript = "\n".join(f"{m.message.role}: {m.message.content[:2000]}"
                                for m in older if m.message.content)
         prompt = [ChatMessage(role="system", content=prompts.SUMMARIZE)]
@@ -180,7 +182,8 @@ class AgentRunner:
             resp = await self._summarizer.complete(prompt, role="summarizer", max_tokens=600)
         except LLMError as exc:  # a failed summary must not block the answer
             log.warning("summary skipped: %s", exc)
-            return
+            return False
         await self._store.usage.record(resp.usage, user_id=conv.user_id,
                                        conversation_id=conv.id)
         await self._store.conversations.set_summary(conv.id, resp.content, older[-1].id)
+        return True

@@ -54,6 +54,17 @@ class AccountsRepo:
                         " WHERE platform=$1 AND platform_uid=$2", platform, platform_uid)
             return UUID(str(got))
 
+    async def user_and_lang(self, platform: str, platform_uid: str,
+                            display_name: str = "") -> tuple[UUID, str | None]:
+        """The user behind an account and the language they chose, in one round trip when the
+        account is known (the hot path of every message)."""
+        row = await self._pool.fetchrow(
+            "SELECT pa.user_id, u.lang FROM platform_accounts pa JOIN users u ON u.id = pa.user_id"
+            " WHERE pa.platform=$1 AND pa.platform_uid=$2", platform, platform_uid)
+        if row:
+            return UUID(str(row["user_id"])), row["lang"]
+        return await self.user_for(platform, platform_uid, display_name), None
+
     async def accounts_of(self, user_id: UUID) -> list[Account]:
         rows = await self._pool.fetch(
             "SELECT user_id, platform, platform_uid, display_name FROM platform_accounts"

@@ -28,9 +28,13 @@ class UsageRepo:
 
     async def record(self, usage: Usage, *, user_id: UUID | None,
                      conversation_id: UUID | None) -> None:
+        """One row per call; the conversation's token count moves in the same round trip."""
         await self._pool.execute(
-            "INSERT INTO usage (user_id, conversation_id, provider, model, role, prompt_tokens,"
-            " completion_tokens, cost_usd, latency_ms) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9)",
+            "WITH u AS (INSERT INTO usage (user_id, conversation_id, provider, model, role,"
+            " prompt_tokens, completion_tokens, cost_usd, latency_ms)"
+            " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9) RETURNING conversation_id)"
+            " UPDATE conversations SET token_used = token_used + $6 + $7, updated_at = now()"
+            " WHERE id = (SELECT conversation_id FROM u)",
             user_id, conversation_id, usage.provider, usage.model, usage.role,
             usage.prompt_tokens, usage.completion_tokens, usage.cost_usd,
             int(usage.latency_s * 1000))
