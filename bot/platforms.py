@@ -38,6 +38,24 @@ def build_adapters(settings: Settings, platforms: list[str]) -> list[Adapter]:
                 webhook_port=settings.telegram_webhook_port,
                 commands=list(COMMANDS),
             ))
+        elif name == "discord":
+            from adapters.discord import DiscordAdapter
+
+            assert settings.discord_bot_token is not None
+            adapters.append(DiscordAdapter(
+                token=settings.discord_bot_token.get_secret_value(),
+                application_id=settings.discord_application_id,
+                api_base_url=settings.discord_api_base_url,
+                gateway_url=settings.discord_gateway_url,
+                public_key=settings.discord_public_key,
+                interactions_listen=settings.discord_interactions_listen,
+                interactions_port=settings.discord_interactions_port,
+                interactions_path=settings.discord_interactions_path,
+                interactions_insecure=settings.discord_interactions_insecure,
+                gateway=settings.discord_gateway,
+                message_content_intent=settings.discord_message_content_intent,
+                commands=list(COMMANDS),
+            ))
         elif name == "slack":
             from adapters.slack import SlackAdapter
 

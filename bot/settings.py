@@ -84,6 +84,27 @@ class Settings(BaseSettings):
     slack_events_path: str = Field("/slack/events", validation_alias=_env("SLACK_EVENTS_PATH"))
     slack_command: str = Field("/bullpen", validation_alias=_env("SLACK_COMMAND"))
 
+    # Discord (starts when the token is set; HTTP interactions need the public key)
+    discord_bot_token: SecretStr | None = Field(None, validation_alias=_env("DISCORD_BOT_TOKEN"))
+    discord_application_id: int | None = Field(
+        None, validation_alias=_env("DISCORD_APPLICATION_ID"))
+    discord_public_key: str | None = Field(None, validation_alias=_env("DISCORD_PUBLIC_KEY"))
+    discord_api_base_url: str | None = Field(  # including /api/v10
+        None, validation_alias=_env("DISCORD_API_BASE_URL"))
+    discord_gateway_url: str | None = Field(None, validation_alias=_env("DISCORD_GATEWAY_URL"))
+    discord_interactions_listen: str = Field(
+        "127.0.0.1", validation_alias=_env("DISCORD_INTERACTIONS_LISTEN"))
+    discord_interactions_port: int | None = Field(
+        None, validation_alias=_env("DISCORD_INTERACTIONS_PORT"))
+    discord_interactions_path: str = Field(
+        "/interactions", validation_alias=_env("DISCORD_INTERACTIONS_PATH"))
+    # Turning the Ed25519 check off must be explicit (house rule 9).
+    discord_interactions_insecure: bool = Field(
+        False, validation_alias=_env("DISCORD_INTERACTIONS_INSECURE"))
+    discord_gateway: bool = Field(True, validation_alias=_env("DISCORD_GATEWAY"))
+    discord_message_content_intent: bool = Field(
+        False, validation_alias=_env("DISCORD_MESSAGE_CONTENT_INTENT"))
+
     @property
     def llm_configured(self) -> bool:
         return bool(self.llm_base_url and self.llm_model)
@@ -130,6 +151,8 @@ class Settings(BaseSettings):
         found = []
         if self.telegram_bot_token:
             found.append("telegram")
+        if self.discord_bot_token:
+            found.append("discord")
         if self.slack_bot_token:
             found.append("slack")
         return found
