@@ -31,6 +31,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from aiohttp import web
+from wechatpy.messages import UnknownMessage
 
 from adapters.wechat.callbacks import CallbackVerifier, Kind, Rejected, parse_xml
 from adapters.wechat.clients import (
@@ -113,7 +114,8 @@ class WeChatAdapter:
     Safe mode when `encoding_aes_key` is set (WeCom always). `api_base_url` points wechatpy at
     another host (tests: the loopback fake). `port=0` binds any free port (see `port` after
     `start`). `max_clock_skew_s` bounds callback timestamps; `max_pending` bounds the replies
-    kept per user while WeChat refuses them.
+    kept per user while WeChat refuses them. `proxy_url` is the only proxy used (environment
+    proxy variables are not read).
     """
 
     def __init__(self, *, kind: Kind = "official", token: str, app_id: str, app_secret: str,
@@ -121,7 +123,8 @@ class WeChatAdapter:
                  api_base_url: str | None = None, listen: str = "127.0.0.1", port: int = 8080,
                  path: str = "/wechat", max_message_length: int = 2048,
                  max_message_bytes: int = MAX_TEXT_BYTES, max_clock_skew_s: float = 300.0,
-                 max_pending: int = 50, http_workers: int = 8, timeout_s: float = 10.0) -> None:
+                 max_pending: int = 50, http_workers: int = 8, timeout_s: float = 10.0,
+                 proxy_url: str | None = None) -> None:
         if kind not in ("official", "wecom"):
             raise ConfigError(f"WeChat adapter kind must be official or wecom, not {kind!r}")
         if not app_id or not app_secret:
@@ -144,11 +147,11 @@ class WeChatAdapter:
         self._path = path
         self.port = port  # the bound port once started
         self.stats = CallbackStats()
-        self._client: OfficialClient | WeComAppClient = (
-            WeComAppClient(app_id, app_secret, base_url=api_base_url or WECOM_API,
-                           timeout_s=timeout_s, pool=http_workers) if kind == "wecom" else
-            OfficialClient(app_id, app_secret, base_url=api_base_url or OFFICIAL_API,
-                           timeout_s=timeout_s, pool=http_workers))
+        client = WeComAppClient if kind == "wecom" else OfficialClient
+        self._client: OfficialClient | WeComAppClient = client(
+            app_id, app_secret, base_url=api_base_url or (
+                WECOM_API if kind == "wecom" else OFFICIAL_API),
+            timeout_s=timeout_s, pool=http_workers, proxy_url=proxy_url)
         self._pool = ThreadPoolExecutor(max_workers=http_workers,
                                         thread_name_prefix=f"{self.name}-http")
         self._on_message: MessageHandler | None = None
@@ -160,6 +163,14 @@ class WeChatAdapter:
         self._pending: dict[str, deque[_Out]] = {}
         self._ids = itertools.count(1)
         self._closed = False
+        if kind == "wecom":
+            from wechatpy.enterprise import parse_message
+            from wechatpy.enterprise.messages import MESSAGE_TYPES
+        else:
+            from wechatpy import parse_message
+            from wechatpy.messages import MESSAGE_TYPES
+        self._parse_message = parse_message
+        self._message_types: dict[str, Any] = MESSAGE_TYPES
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -251,13 +262,14 @@ class WeChatAdapter:
                  request.remote)
 
     def _parse(self, xml: bytes) -> Any:
-        parse_xml(xml)  # refuses DTDs and anything that is not an <xml> element
+        """The wechatpy message for the XML (events through wechatpy's own parser)."""
+        root = parse_xml(xml)  # refuses DTDs and anything that is not an <xml> element
+        msg_type = str(root.get("MsgType") or "").lower()
         try:
-            if self.kind == "wecom":
-                from wechatpy.enterprise import parse_message
-            else:
-                from wechatpy import parse_message
-            message = parse_message(xml)
+            if msg_type == "event":
+                message = self._parse_message(xml)
+            else:  # what parse_message does for messages, without parsing the XML again
+                message = self._message_types.get(msg_type, UnknownMessage)(root)
         except Exception:
             raise Rejected(400, "unparseable message") from None
         if message is None or not message.source:

@@ -64,12 +64,17 @@ class _TokenOnBase:
     _http: requests.Session
     _token_path = ""
 
-    def _setup(self, base_url: str, pool: int) -> None:
+    def _setup(self, base_url: str, pool: int, proxy_url: str | None) -> None:
         self.API_BASE_URL = base_url if base_url.endswith("/") else base_url + "/"
         self._token_lock = threading.Lock()
         adapter = HTTPAdapter(pool_connections=1, pool_maxsize=pool)
         self._http.mount("http://", adapter)
         self._http.mount("https://", adapter)
+        # trust_env reads the proxy variables and stats ~/.netrc on every request (a third of
+        # the adapter's CPU per message): the proxy is explicit instead
+        self._http.trust_env = False
+        if proxy_url:
+            self._http.proxies = {"http": proxy_url, "https": proxy_url}
 
     _fetch_access_token: Callable[..., dict[str, Any]]  # wechatpy's, via the MRO
 
@@ -95,9 +100,9 @@ class OfficialClient(_TokenOnBase, WeChatClient):  # type: ignore[misc]
     _token_path = "token"
 
     def __init__(self, app_id: str, secret: str, *, base_url: str = OFFICIAL_API,
-                 timeout_s: float = 10.0, pool: int = 8) -> None:
+                 timeout_s: float = 10.0, pool: int = 8, proxy_url: str | None = None) -> None:
         super().__init__(app_id, secret, timeout=timeout_s)
-        self._setup(base_url, pool)
+        self._setup(base_url, pool, proxy_url)
 
     def _token_params(self) -> dict[str, str]:
         return {"grant_type": "client_credential", "appid": self.appid, "secret": self.secret}
@@ -109,9 +114,9 @@ class WeComAppClient(_TokenOnBase, WeComClient):  # type: ignore[misc]
     _token_path = "gettoken"
 
     def __init__(self, corp_id: str, secret: str, *, base_url: str = WECOM_API,
-                 timeout_s: float = 10.0, pool: int = 8) -> None:
+                 timeout_s: float = 10.0, pool: int = 8, proxy_url: str | None = None) -> None:
         super().__init__(corp_id, secret, timeout=timeout_s)
-        self._setup(base_url, pool)
+        self._setup(base_url, pool, proxy_url)
 
     def _token_params(self) -> dict[str, str]:
         return {"corpid": self.corp_id, "corpsecret": self.secret}
