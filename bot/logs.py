@@ -7,7 +7,8 @@ import logging
 import re
 import sys
 
-_SECRET = re.compile(r"(bot\d+:[A-Za-z0-9_-]{20,}|sk-[A-Za-z0-9_-]{10,}|xox[abp]-[A-Za-z0-9-]+)")
+_SECRET = re.compile(r"(bot\d+:[A-Za-z0-9_-]{20,}|sk-[A-Za-z0-9_-]{10,}|xox[abp]-[A-Za-z0-9-]+"
+                     r"|(?:access_token|secret|corpsecret)=[^&\s]+)")
 
 
 class _Redact(logging.Filter):

@@ -74,6 +74,35 @@ def build_adapters(settings: Settings, platforms: list[str]) -> list[Adapter]:
                 commands_name=settings.slack_command,
                 commands=list(COMMANDS),
             ))
+        elif name == "wechat":
+            from adapters.wechat import WeChatAdapter
+
+            assert settings.wechat_token is not None and settings.wechat_app_secret is not None
+            adapters.append(WeChatAdapter(
+                kind="official",
+                token=settings.wechat_token.get_secret_value(),
+                app_id=settings.wechat_app_id or "",
+                app_secret=settings.wechat_app_secret.get_secret_value(),
+                encoding_aes_key=_secret(settings.wechat_encoding_aes_key),
+                api_base_url=settings.wechat_api_base_url, proxy_url=settings.wechat_proxy_url,
+                listen=settings.wechat_listen, port=settings.wechat_port,
+                path=settings.wechat_path,
+            ))
+        elif name == "wecom":
+            from adapters.wechat import WeChatAdapter
+
+            assert settings.wecom_token is not None and settings.wecom_secret is not None
+            adapters.append(WeChatAdapter(
+                kind="wecom",
+                token=settings.wecom_token.get_secret_value(),
+                app_id=settings.wecom_corp_id or "",
+                app_secret=settings.wecom_secret.get_secret_value(),
+                agent_id=settings.wecom_agent_id,
+                encoding_aes_key=_secret(settings.wecom_encoding_aes_key),
+                api_base_url=settings.wecom_api_base_url, proxy_url=settings.wecom_proxy_url,
+                listen=settings.wecom_listen, port=settings.wecom_port,
+                path=settings.wecom_path,
+            ))
         else:
             raise ConfigError(f"no adapter for platform {name!r}")
     return adapters

@@ -105,6 +105,31 @@ class Settings(BaseSettings):
     discord_message_content_intent: bool = Field(
         False, validation_alias=_env("DISCORD_MESSAGE_CONTENT_INTENT"))
 
+    # WeChat official account (starts when token, app id and secret are set)
+    wechat_token: SecretStr | None = Field(None, validation_alias=_env("WECHAT_TOKEN"))
+    wechat_app_id: str | None = Field(None, validation_alias=_env("WECHAT_APP_ID"))
+    wechat_app_secret: SecretStr | None = Field(None, validation_alias=_env("WECHAT_APP_SECRET"))
+    wechat_encoding_aes_key: SecretStr | None = Field(
+        None, validation_alias=_env("WECHAT_ENCODING_AES_KEY"))  # set: safe (encrypted) mode
+    wechat_api_base_url: str | None = Field(None, validation_alias=_env("WECHAT_API_BASE_URL"))
+    wechat_listen: str = Field("127.0.0.1", validation_alias=_env("WECHAT_LISTEN"))
+    wechat_port: int = Field(8080, validation_alias=_env("WECHAT_PORT"))
+    wechat_path: str = Field("/wechat", validation_alias=_env("WECHAT_PATH"))
+    wechat_proxy_url: str | None = Field(None, validation_alias=_env("WECHAT_PROXY_URL"))
+
+    # WeCom (starts when corp id, agent id, secret, token and AES key are set)
+    wecom_corp_id: str | None = Field(None, validation_alias=_env("WECOM_CORP_ID"))
+    wecom_agent_id: int | None = Field(None, validation_alias=_env("WECOM_AGENT_ID"))
+    wecom_secret: SecretStr | None = Field(None, validation_alias=_env("WECOM_SECRET"))
+    wecom_token: SecretStr | None = Field(None, validation_alias=_env("WECOM_TOKEN"))
+    wecom_encoding_aes_key: SecretStr | None = Field(
+        None, validation_alias=_env("WECOM_ENCODING_AES_KEY"))
+    wecom_api_base_url: str | None = Field(None, validation_alias=_env("WECOM_API_BASE_URL"))
+    wecom_listen: str = Field("127.0.0.1", validation_alias=_env("WECOM_LISTEN"))
+    wecom_port: int = Field(8081, validation_alias=_env("WECOM_PORT"))
+    wecom_path: str = Field("/wecom", validation_alias=_env("WECOM_PATH"))
+    wecom_proxy_url: str | None = Field(None, validation_alias=_env("WECOM_PROXY_URL"))
+
     @property
     def llm_configured(self) -> bool:
         return bool(self.llm_base_url and self.llm_model)
@@ -155,6 +180,11 @@ class Settings(BaseSettings):
             found.append("discord")
         if self.slack_bot_token:
             found.append("slack")
+        if self.wechat_token and self.wechat_app_id and self.wechat_app_secret:
+            found.append("wechat")
+        if (self.wecom_corp_id and self.wecom_agent_id is not None and self.wecom_secret
+                and self.wecom_token and self.wecom_encoding_aes_key):
+            found.append("wecom")
         return found
 
 
