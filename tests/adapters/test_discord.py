@@ -24,6 +24,14 @@ from bot.commands import COMMANDS
 from bot.settings import load_settings
 from core.errors import ConfigError, Forbidden, InputError, PlatformError, RateLimited
 from core.types import ChatRef, IncomingMessage, OutgoingFile, Reply
+from tests.adapters.conftest import (
+    AUDIO,
+    WORKING,
+    discord_adapter,
+    inbound_count,
+    shows,
+    user_texts,
+)
 from tests.fakes.discord_server import (
     GUILD_CHANNEL_ID,
     FakeDiscord,
@@ -33,25 +41,10 @@ from tests.fakes.discord_server import (
 )
 from tests.fakes.openai_server import FakeOpenAI, Turn
 
-AUDIO = Path(__file__).resolve().parents[1] / "fixtures" / "audio"
 DM = 5001  # a DM channel; its user is DM + 1
 GUILD = GUILD_CHANNEL_ID
-WORKING = "⏳ Working on it…"
 Bare = tuple[DiscordAdapter, list[IncomingMessage]]
 AppFactory = Callable[..., Any]
-
-
-def user_texts(llm: FakeOpenAI) -> list[str]:
-    return [[m for m in r["messages"] if m["role"] == "user"][-1]["content"]
-            for r in llm.requests]
-
-
-async def inbound_count(app: App) -> int:
-    return int(await app.db.pool.fetchval("SELECT count(*) FROM inbound_events"))
-
-
-def shows(dc: FakeDiscord, channel: int, needle: str) -> bool:
-    return any(needle in t for t in dc.texts(channel))
 
 
 @pytest.fixture(autouse=True)
@@ -68,15 +61,6 @@ def _endpoints_restored() -> Iterator[None]:
 async def dc() -> AsyncIterator[FakeDiscord]:
     async with FakeDiscord() as fake:
         yield fake
-
-
-def discord_adapter(fake: FakeDiscord, **kwargs: Any) -> DiscordAdapter:
-    """The adapter pointed at the fake; edits as often as events come unless told otherwise."""
-    kwargs.setdefault("min_edit_interval_s", 0.0)
-    kwargs.setdefault("commands", COMMANDS)
-    kwargs.setdefault("public_key", fake.public_key)
-    return DiscordAdapter(token=fake.token, api_base_url=fake.api_base_url,
-                          gateway_url=fake.gateway_url, **kwargs)
 
 
 @pytest.fixture

@@ -17,7 +17,6 @@ import pytest
 
 from adapters.slack import SlackAdapter
 from bot.app import App
-from bot.commands import COMMANDS
 from bot.settings import load_settings
 from core.errors import (
     ConfigError,
@@ -28,28 +27,24 @@ from core.errors import (
     RateLimited,
 )
 from core.types import Button, ChatRef, IncomingMessage, OutgoingFile, Reply
+from tests.adapters.conftest import (
+    WORKING,
+    inbound_count,
+    shows,
+    slack_adapter,
+    user_texts,
+)
 from tests.fakes.openai_server import FakeOpenAI, Turn
 from tests.fakes.slack_server import BOT_USER, ApiError, FakeSlack, rate_limited, sign
 
 DM = "D0ALICE"
 CHANNEL = "C0MARKETS"
-WORKING = "⏳ Working on it…"
 
 
 @pytest.fixture
 async def slack() -> AsyncIterator[FakeSlack]:
     async with FakeSlack() as fake:
         yield fake
-
-
-def slack_adapter(fake: FakeSlack, **kwargs: Any) -> SlackAdapter:
-    """The adapter on the fake: HTTP events on a free port, edits as often as events come."""
-    kwargs.setdefault("min_edit_interval_s", 0.0)
-    kwargs.setdefault("commands", COMMANDS)
-    kwargs.setdefault("events_port", 0)
-    if "app_token" not in kwargs:
-        kwargs.setdefault("signing_secret", fake.signing_secret)
-    return SlackAdapter(bot_token=fake.token, api_base_url=fake.base_url, **kwargs)
 
 
 @pytest.fixture
@@ -77,19 +72,6 @@ def slack_app(pg_dsn: str, tmp_path: Path, slack: FakeSlack) -> Callable[..., An
             await app.aclose()
 
     return factory
-
-
-def user_texts(llm: FakeOpenAI) -> list[str]:
-    return [[m for m in r["messages"] if m["role"] == "user"][-1]["content"]
-            for r in llm.requests]
-
-
-async def inbound_count(app: App) -> int:
-    return int(await app.db.pool.fetchval("SELECT count(*) FROM inbound_events"))
-
-
-def shows(slack: FakeSlack, channel: str, needle: str) -> bool:
-    return any(needle in t for t in slack.texts(channel))
 
 
 async def post_ok(slack: FakeSlack, url: str | None, body: dict[str, Any], **kw: Any) -> None:

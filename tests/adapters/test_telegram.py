@@ -8,7 +8,6 @@ import asyncio
 import copy
 import io
 import re
-from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -28,7 +27,14 @@ from core.errors import (
     RateLimited,
 )
 from core.types import Button, ChatRef, IncomingMessage, OutgoingFile, Reply
-from tests.adapters.conftest import telegram_adapter
+from tests.adapters.conftest import (
+    AUDIO,
+    WORKING,
+    inbound_count,
+    shows,
+    telegram_adapter,
+    user_texts,
+)
 from tests.fakes.openai_server import FakeOpenAI, Turn
 from tests.fakes.telegram_server import (
     ApiError,
@@ -38,24 +44,8 @@ from tests.fakes.telegram_server import (
     rate_limited,
 )
 
-AUDIO = Path(__file__).resolve().parents[1] / "fixtures" / "audio"
 CHAT = 1001
 GROUP = -100777
-WORKING = "⏳ Working on it…"
-
-
-def user_texts(llm: FakeOpenAI) -> list[str]:
-    """What the model was asked, in order (the last user message of each request)."""
-    return [[m for m in r["messages"] if m["role"] == "user"][-1]["content"]
-            for r in llm.requests]
-
-
-async def inbound_count(app: Any) -> int:
-    return int(await app.db.pool.fetchval("SELECT count(*) FROM inbound_events"))
-
-
-def shows(tg: FakeTelegram, chat: int, needle: str) -> bool:
-    return any(needle in t for t in tg.texts(chat))
 
 
 # --- the must-show paths -----------------------------------------------------------------------

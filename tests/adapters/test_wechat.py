@@ -9,7 +9,7 @@ import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pytest
 
@@ -18,24 +18,16 @@ from bot.app import App
 from bot.settings import load_settings
 from core.errors import ConfigError, Forbidden, InputError, PlatformError, RateLimited
 from core.types import ChatRef, IncomingMessage, OutgoingFile, Reply
+from tests.adapters.conftest import AUDIO, inbound_count, wechat_adapter
+from tests.adapters.conftest import user_texts as asked
 from tests.fakes.openai_server import FakeOpenAI, Turn
 from tests.fakes.wechat_server import AES_KEY, FakeWeChat, openid, render_xml
 
-AMR = Path(__file__).resolve().parents[1] / "fixtures" / "audio" / "zh_moutai.amr"
+AMR = AUDIO / "zh_moutai.amr"
 USER = openid(1)
 AppFactory = Callable[..., Any]
 Bare = tuple[WeChatAdapter, list[IncomingMessage]]
 OTHER = openid(2)
-
-
-def wechat_adapter(fake: FakeWeChat, **kwargs: Any) -> WeChatAdapter:
-    """The adapter for the fake's app, on any free port."""
-    if fake.kind == "wecom":
-        kwargs.setdefault("agent_id", fake.agent_id)
-    kind: Literal["official", "wecom"] = "wecom" if fake.kind == "wecom" else "official"
-    return WeChatAdapter(kind=kind, token=fake.token, app_id=fake.app_id,
-                         app_secret=fake.app_secret, encoding_aes_key=fake.aes_key,
-                         api_base_url=fake.api_base_url, port=0, **kwargs)
 
 
 @pytest.fixture
@@ -84,16 +76,6 @@ async def bare(wx: FakeWeChat) -> AsyncIterator[tuple[WeChatAdapter, list[Incomi
         yield adapter, got
     finally:
         await adapter.aclose()
-
-
-async def inbound_count(app: App) -> int:
-    return int(await app.db.pool.fetchval("SELECT count(*) FROM inbound_events"))
-
-
-def asked(llm: FakeOpenAI) -> list[str]:
-    """What the model was asked, in order (the last user message of each request)."""
-    return [[m for m in r["messages"] if m["role"] == "user"][-1]["content"]
-            for r in llm.requests]
 
 
 def squash(text: str) -> str:
