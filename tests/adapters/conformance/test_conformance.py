@@ -1,0 +1,253 @@
+"""One conformance suite, run unchanged against every platform (`harness` is parametrised over
+Telegram, Discord, Slack and WeChat): the real SDK against the platform's loopback fake, the
+real App (gateway, renderer, Postgres), and the real `openai` client against the scripted
+OpenAI-compatible fake or the offline analyst. A new platform is added by giving it a harness
+and passing this file.
+
+Where a platform lacks a capability (WeChat cannot edit; official accounts cannot send
+documents) the test asserts the behaviour defined for that case instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import pytest
+
+from core.errors import PlatformError
+from core.types import MessageRef, Reply
+from tests.adapters.conformance.conftest import PlatformHarness
+from tests.adapters.conftest import AUDIO, WORKING, user_texts
+from tests.fakes.openai_server import FakeOpenAI, Turn
+
+USER = 1
+
+
+def squash(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def paragraphs_over(length: int) -> list[str]:
+    """Plain paragraphs (no Markdown, nothing to escape) of about 500 characters, together
+    longer than `length`; the last one ends with a word no other paragraph has."""
+    out: list[str] = []
+    while sum(len(p) + 2 for p in out) <= length:
+        i = len(out)
+        out.append(f"Paragraph {i}: " + " ".join(f"w{i}x{j}" for j in range(60)))
+    out[-1] += " closingword"
+    return out
+
+
+# --- questions and commands ------------------------------------------------------------------
+
+
+async def test_a_question_gets_the_core_answer_once(harness: PlatformHarness) -> None:
+    question = "How did NVDA do today?"
+    answer = "NVDA closed higher on the day per the snapshot; volume was about average."
+    async with FakeOpenAI([Turn(text=answer, chunk=9)]) as llm:
+        async with harness.running(llm=llm) as app:
+            await harness.send_text(USER, question)
+            await harness.wait_for(lambda: harness.final_text(USER) == answer)
+            await harness.idle()
+            stored = await app.db.pool.fetchval(
+                "SELECT content FROM messages WHERE role = 'assistant' ORDER BY id DESC LIMIT 1")
+            assert await harness.inbound_count() == 1
+    assert harness.visible_messages(USER) == [answer] and stored == answer
+    assert user_texts(llm) == [question]
+    assert len(harness.outgoing("send", USER)) == 1  # a placeholder edited in place, or the answer
+    if harness.caps.can_edit:
+        assert len(harness.outgoing("edit", USER)) >= 1
+
+
+async def test_help_as_the_platforms_own_command_lists_the_commands(
+        harness: PlatformHarness) -> None:
+    async with harness.running():
+        await harness.send_command(USER, "/help")
+        await harness.wait_for(lambda: harness.shows(USER, "/mode"))
+        await harness.idle()
+    [help_text] = harness.visible_messages(USER)
+    assert all(c in help_text for c in ("/debate", "/chart", "/link", "/lang"))
+
+
+async def test_mode_switch_is_persisted_across_a_restart(harness: PlatformHarness) -> None:
+    async with harness.running():
+        await harness.send_command(USER, "/mode debate")
+        await harness.wait_for(lambda: harness.shows(USER, "Mode set to"))
+        await harness.idle()
+    async with harness.running() as app:  # the same database: a restart
+        await harness.send_command(USER, "/mode")
+        await harness.wait_for(lambda: harness.shows(USER, "Current mode"))
+        await harness.idle()
+        user = await app.store.accounts.user_for(harness.name, harness.uid(USER))
+        conversation = await app.store.conversations.active(harness.chat(USER), user)
+    assert conversation.mode == "debate"
+    assert re.search(r"Current mode: \W*debate\b", harness.final_text(USER))
+    assert re.search(r"Mode set to \W*debate\b", harness.visible_messages(USER)[0])
+
+
+# --- files -----------------------------------------------------------------------------------
+
+
+async def test_a_chart_request_sends_an_image_and_its_text(harness: PlatformHarness) -> None:
+    async with harness.running():  # the offline analyst draws from the snapshot
+        await harness.send_command(USER, "/chart NVDA 6mo")
+        await harness.wait_for(lambda: harness.sent_files(USER), within_s=30)
+        await harness.wait_for(lambda: harness.shows(USER, "NVDA"))
+        await harness.idle()
+    [image] = harness.sent_files(USER)
+    assert image.kind == "image" and image.filename.endswith(".png")
+    assert image.data.startswith(b"\x89PNG")
+    assert WORKING not in harness.visible_messages(USER)  # the text replaced the placeholder
+
+
+async def test_a_debate_report_arrives_as_a_pdf_where_documents_are_supported(
+        harness: PlatformHarness) -> None:
+    async with harness.running():  # offline: deterministic experts, a PDF report
+        await harness.send_command(USER, "/debate NVDA")
+        await harness.wait_for(lambda: harness.shows(USER, "Conclusion"), within_s=60)
+        if harness.caps.supports_documents:
+            await harness.wait_for(lambda: harness.sent_files(USER), within_s=30)
+        await harness.idle()
+        await harness.settle()
+    files = harness.sent_files(USER)
+    if harness.caps.supports_documents:
+        [report] = files
+        assert report.kind == "document" and report.filename.endswith(".pdf")
+        assert report.data.startswith(b"%PDF")
+    else:  # defined: the report is left out, the conclusion still arrives in text
+        assert files == []
+    [answer] = [t for t in harness.visible_messages(USER) if "Conclusion" in t]
+    assert "NVDA" in answer and re.search(r"Conclusion: \W*(BUY|HOLD|SELL)\b", answer)
+
+
+# --- length and rate limits ------------------------------------------------------------------
+
+
+async def test_a_long_answer_is_split_at_the_platforms_limit_and_complete(
+        harness: PlatformHarness) -> None:
+    async with FakeOpenAI(default=Turn(text="")) as llm:
+        async with harness.running(llm=llm):
+            paragraphs = paragraphs_over(int(2.5 * harness.caps.max_message_length))
+            answer = "\n\n".join(paragraphs)
+            llm.script = [Turn(text=answer, chunk=1500)]
+            await harness.send_text(USER, "a long answer please")
+            await harness.wait_for(lambda: harness.shows(USER, "closingword"))
+            await harness.idle()
+    texts = harness.visible_messages(USER)
+    assert len(texts) >= 3 and all(harness.fits(t) for t in texts)
+    assert squash(" ".join(texts)) == squash(answer)
+    assert all(any(p in t for t in texts) for p in paragraphs)  # split between paragraphs
+
+
+async def test_a_429_on_a_send_is_waited_out_and_everything_arrives_in_order(
+        harness: PlatformHarness) -> None:
+    async with FakeOpenAI(default=Turn(text="")) as llm:
+        async with harness.running(llm=llm):
+            paragraphs = paragraphs_over(int(1.2 * harness.caps.max_message_length))
+            answer = "\n\n".join(paragraphs)
+            llm.script = [Turn(text=answer, chunk=1500)]
+            harness.inject_429("send", containing="closingword")  # the answer's last piece
+            await harness.send_text(USER, "a two-part answer please")
+            await harness.wait_for(
+                lambda: harness.shows(USER, "closingword") and not harness.faults_left(),
+                within_s=15)
+            await harness.idle()
+    texts = harness.visible_messages(USER)
+    assert squash(" ".join(texts)) == squash(answer)  # in order, nothing twice
+    tries = [c for c in harness.outgoing("send", USER) if "closingword" in c.text]
+    assert len(tries) == 2 and tries[1].t - tries[0].t >= 0.9  # refused, then after the wait
+
+
+async def test_a_429_on_the_first_message_still_gets_the_whole_answer_through(
+        harness: PlatformHarness) -> None:
+    answer = "\n\n".join(paragraphs_over(1500))
+    async with FakeOpenAI([Turn(text=answer, chunk=500)]) as llm:
+        async with harness.running(llm=llm):
+            harness.inject_429("send", containing="")  # the placeholder, where there is one
+            await harness.send_text(USER, "question")
+            await harness.wait_for(
+                lambda: harness.shows(USER, "closingword") and not harness.faults_left(),
+                within_s=15)
+            await harness.idle()
+            await harness.settle()
+    texts = harness.visible_messages(USER)
+    assert WORKING not in texts and squash(" ".join(texts)) == squash(answer)
+
+
+async def test_a_429_on_the_final_edit_is_waited_out_and_the_final_text_arrives(
+        harness: PlatformHarness) -> None:
+    answer = "**Final** answer after a rate limit."
+    final = harness.rendered(answer)  # previews show the Markdown as typed: not this
+    async with FakeOpenAI([Turn(text=answer, chunk=8)]) as llm:
+        async with harness.running(llm=llm):
+            if harness.caps.can_edit:
+                harness.inject_429("edit", final=answer)
+            else:  # defined: the adapter refuses edits and the renderer never asks for one
+                with pytest.raises(PlatformError):
+                    await harness.adapter.edit(
+                        MessageRef(chat=harness.chat(USER), message_id="1"), Reply(text="x"))
+            await harness.send_text(USER, "question")
+            await harness.wait_for(lambda: harness.final_text(USER) == final
+                                   and not harness.faults_left(), within_s=15)
+            await harness.idle()
+    assert harness.visible_messages(USER) == [final]
+    if not harness.caps.can_edit:
+        assert [c.text for c in harness.outgoing("send", USER)] == [final]
+        return
+    tries = [c for c in harness.outgoing("edit", USER) if c.text == final]
+    assert len(tries) == 2 and tries[1].t - tries[0].t >= 0.9  # refused, then after the wait
+
+
+# --- bad input -------------------------------------------------------------------------------
+
+
+async def test_the_same_message_delivered_again_runs_once(harness: PlatformHarness) -> None:
+    async with FakeOpenAI(default=Turn(text="Answered once.", latency_s=0.3)) as llm:
+        async with harness.running(llm=llm):
+            await harness.deliver_duplicate(USER, "What about AAPL?")
+            await harness.wait_for(lambda: harness.final_text(USER) == "Answered once.")
+            await harness.idle()
+            await harness.settle(0.3)
+            assert await harness.inbound_count() == 1
+    assert len(llm.requests) == 1
+    assert harness.visible_messages(USER) == ["Answered once."]
+    assert len(harness.outgoing("send", USER)) == 1
+
+
+async def test_forged_deliveries_are_refused_and_nothing_reaches_the_core(
+        harness: PlatformHarness) -> None:
+    async with FakeOpenAI(default=Turn(text="Signed and answered.")) as llm:
+        async with harness.running(llm=llm, signed=True):
+            statuses = await harness.send_forged(USER, "FORGED: sell everything")
+            assert len(statuses) >= 3 and set(statuses) <= {401, 403}
+            await asyncio.sleep(0.3)
+            await harness.idle()
+            assert await harness.inbound_count() == 0
+            assert not llm.requests and not harness.visible_messages(USER)
+            assert not harness.outgoing("send", USER)
+            # the same ingress takes a genuine message: the refusals were the checks at work
+            await harness.send_signed(USER, "a real question")
+            await harness.wait_for(lambda: harness.final_text(USER) == "Signed and answered.")
+            await harness.idle()
+            assert await harness.inbound_count() == 1
+    assert user_texts(llm) == ["a real question"]
+
+
+# --- voice -----------------------------------------------------------------------------------
+
+
+async def test_a_voice_note_is_heard_then_answered(harness: PlatformHarness) -> None:
+    # "What's the latest on Nvidia and Apple?", in the format the platform's clients record
+    note = AUDIO / f"latest_nvda_aapl.{harness.voice_format}"
+    async with FakeOpenAI(default=Turn(text="Both rose.")) as llm:
+        async with harness.running(llm=llm):
+            await harness.send_voice(USER, note)
+            await harness.wait_for(lambda: harness.final_text(USER) == "Both rose.",
+                                   within_s=60)
+            await harness.idle()
+    heard, answer = harness.visible_messages(USER)
+    assert heard.startswith("Heard:") and "NVDA" in heard and "AAPL" in heard
+    assert answer == "Both rose."
+    [question] = user_texts(llm)  # transcribed by the bundled Whisper, names corrected
+    assert "NVDA" in question and "AAPL" in question
