@@ -128,7 +128,7 @@ class PlatformHarness(Protocol):
 
     def inject_429(self, on: On, *, containing: str | None = None,
                    final: str | None = None) -> None:
-        """The platform refuses one call with its rate-limit answer (about 1 s to wait):
+        """The platform refuses one call with its rate-limit answer (a second or two to wait):
         `on="send"`, the first message whose text contains `containing`; `on="edit"`, the edit
         that carries the final rendering of the Markdown `final` (not a progress preview)."""
         ...
@@ -236,20 +236,71 @@ class BaseHarness:
         assert self._caps is not None, "never started"
         return self._caps
 
-    # --- what the chat shows ---------------------------------------------------------------
+    # --- what a platform's harness declares ------------------------------------------------
 
-    def final_text(self, user: int) -> str:
-        texts = self.visible_messages(user)  # type: ignore[attr-defined]
-        return texts[-1] if texts else ""
+    SEND = ""  # the fake's name for the call that sends a message
+    EDIT = ""  # ... and for the one that edits it ("" where the platform cannot edit)
 
-    def shows(self, user: int, needle: str) -> bool:
-        return any(needle in t for t in self.visible_messages(user))  # type: ignore[attr-defined]
+    def _key(self, user: int) -> Any:
+        """The user's direct chat as the fake names it."""
+        raise NotImplementedError
 
-    def fits(self, text: str) -> bool:
-        return len(text) <= self.caps.max_message_length
+    def uid(self, user: int) -> str:
+        raise NotImplementedError
+
+    def rendered(self, md: str) -> str:
+        raise NotImplementedError
+
+    def _text_of(self, params: dict[str, Any]) -> str:
+        """A send or edit call's text as the chat shows it."""
+        raise NotImplementedError
+
+    def _refuse(self, method: str, when: Callable[[dict[str, Any]], bool]) -> None:
+        """The fake answers the next `method` call matching `when` with its 429."""
+        raise NotImplementedError
+
+    def _calls(self, method: str, user: int) -> list[tuple[float, dict[str, Any]]]:
+        return [(c.t, c.params) for c in self.fake.calls_of(method, self._key(user))]
+
+    # --- rate limits -----------------------------------------------------------------------
+
+    def inject_429(self, on: On, *, containing: str | None = None,
+                   final: str | None = None) -> None:
+        if on == "send":
+            assert containing is not None
+            self._refuse(self.SEND, lambda p: containing in self._text_of(p))
+            return
+        if not self.EDIT:
+            raise ValueError(f"{self.name} cannot edit: there is no edit to refuse")
+        assert final is not None
+        shown = self.rendered(final)  # progress previews show the Markdown as typed: not this
+        self._refuse(self.EDIT, lambda p: self._text_of(p) == shown)
 
     def faults_left(self) -> int:
         return sum(f.times for f in self.fake.faults)
+
+    # --- what the chat shows ---------------------------------------------------------------
+
+    def chat(self, user: int) -> ChatRef:
+        return ChatRef(platform=self.name, chat_id=str(self._key(user)))
+
+    def visible_messages(self, user: int) -> list[str]:
+        return list(self.fake.texts(self._key(user)))
+
+    def final_text(self, user: int) -> str:
+        texts = self.visible_messages(user)
+        return texts[-1] if texts else ""
+
+    def shows(self, user: int, needle: str) -> bool:
+        return any(needle in t for t in self.visible_messages(user))
+
+    def outgoing(self, on: On, user: int) -> list[Outgoing]:
+        method = self.SEND if on == "send" else self.EDIT
+        return [Outgoing(t, self._text_of(params))
+                for t, params in (self._calls(method, user) if method else [])]
+
+    def fits(self, text: str) -> bool:
+        return len(text) <= self.caps.max_message_length
 
     # --- waiting ---------------------------------------------------------------------------
 
@@ -302,14 +353,13 @@ class TelegramHarness(BaseHarness):
         super().detach()
         self._hook = None
 
-    def _chat_id(self, user: int) -> int:
-        return 1000 + user
+    SEND, EDIT = "sendMessage", "editMessageText"
 
-    def chat(self, user: int) -> ChatRef:
-        return ChatRef(platform=self.name, chat_id=str(self._chat_id(user)))
+    def _key(self, user: int) -> int:
+        return 1000 + user  # a private chat: its id is the user's
 
     def uid(self, user: int) -> str:
-        return str(self._chat_id(user))
+        return str(self._key(user))
 
     async def _deliver(self, update: dict[str, Any], *,
                        secret: str | None = SECRET) -> int:
@@ -324,7 +374,7 @@ class TelegramHarness(BaseHarness):
             return resp.status
 
     async def send_text(self, user: int, text: str) -> None:
-        assert await self._deliver(self.fake.message(self._chat_id(user), text)) == 200
+        assert await self._deliver(self.fake.message(self._key(user), text)) == 200
 
     async def send_command(self, user: int, command: str) -> None:
         await self.send_text(user, command)  # the fake marks it with a bot_command entity
@@ -334,16 +384,16 @@ class TelegramHarness(BaseHarness):
         file_id = self.fake.add_file(data, f"voice/{fixture.name}")
         voice = {"file_id": file_id, "file_unique_id": f"u{file_id}", "duration": 3,
                  "mime_type": "audio/ogg", "file_size": len(data)}
-        assert await self._deliver(self.fake.message(self._chat_id(user), voice=voice)) == 200
+        assert await self._deliver(self.fake.message(self._key(user), voice=voice)) == 200
 
     async def deliver_duplicate(self, user: int, text: str) -> None:
-        update = self.fake.message(self._chat_id(user), text)
+        update = self.fake.message(self._key(user), text)
         await self._deliver(update)  # the update gets its update_id here ...
         await self._deliver(copy.deepcopy(update))  # ... and comes again with it
 
     async def send_forged(self, user: int, text: str) -> list[int]:
         assert self._hook is not None, "start with signed=True"
-        update = self.fake.message(self._chat_id(user), text)
+        update = self.fake.message(self._key(user), text)
         return [await self._deliver(copy.deepcopy(update), secret=secret)
                 for secret in ("not-the-secret", self.SECRET[:-1], self.SECRET.upper(), None)]
 
@@ -351,41 +401,23 @@ class TelegramHarness(BaseHarness):
         assert self._hook is not None, "start with signed=True"
         await self.send_text(user, text)
 
-    def inject_429(self, on: On, *, containing: str | None = None,
-                   final: str | None = None) -> None:
-        if on == "send":
-            assert containing is not None
-            self.fake.fail("sendMessage", telegram_429(1),
-                           when=lambda p: containing in str(p.get("text") or ""))
-        else:
-            assert final
-            html = to_telegram_html(final.strip())
-            self.fake.fail("editMessageText", telegram_429(1),
-                           when=lambda p: p.get("parse_mode") == "HTML" and p.get("text") == html)
+    def _refuse(self, method: str, when: Callable[[dict[str, Any]], bool]) -> None:
+        self.fake.fail(method, telegram_429(1), when=when)
 
-    def visible_messages(self, user: int) -> list[str]:
-        return self.fake.texts(self._chat_id(user))
+    def _text_of(self, params: dict[str, Any]) -> str:
+        text = str(params.get("text") or "")
+        try:
+            return parse_text(text, params.get("parse_mode"))[0]
+        except TelegramApiError:  # HTML Telegram refuses: shown as sent, in the end
+            return text
 
     def sent_files(self, user: int) -> list[SentFile]:
         return [SentFile("image" if m.kind == "photo" else "document", m.filename, m.data)
-                for m in self.fake.bot_messages(self._chat_id(user))
+                for m in self.fake.bot_messages(self._key(user))
                 if m.kind in ("photo", "document")]
-
-    def outgoing(self, on: On, user: int) -> list[Outgoing]:
-        method = "sendMessage" if on == "send" else "editMessageText"
-        return [Outgoing(c.t, _shown(str(c.params.get("text") or ""), c.params.get("parse_mode")))
-                for c in self.fake.calls_of(method, self._chat_id(user))]
 
     def rendered(self, md: str) -> str:
         return parse_text(to_telegram_html(md.strip()), "HTML")[0]
-
-
-def _shown(text: str, parse_mode: str | None) -> str:
-    """Telegram's text as the chat shows it (as sent when Telegram would refuse it)."""
-    try:
-        return parse_text(text, parse_mode)[0]
-    except TelegramApiError:
-        return text
 
 
 # --- Discord ---------------------------------------------------------------------------------
@@ -418,34 +450,33 @@ class DiscordHarness(BaseHarness):
         # discord.py's REST base and gateway URL are process-global: the adapter gives them back
         assert (Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY) == self._endpoints
 
-    def _channel(self, user: int) -> int:
+    SEND, EDIT = "send", "edit"
+
+    def _key(self, user: int) -> int:
         return 5000 + 10 * user  # a DM channel; the fake's user in it is channel + 1
 
-    def chat(self, user: int) -> ChatRef:
-        return ChatRef(platform=self.name, chat_id=str(self._channel(user)))
-
     def uid(self, user: int) -> str:
-        return str(self._channel(user) + 1)
+        return str(self._key(user) + 1)
 
     async def send_text(self, user: int, text: str) -> None:
-        await self.fake.push(self.fake.message(self._channel(user), text))
+        await self.fake.push(self.fake.message(self._key(user), text))
 
     async def send_command(self, user: int, command: str) -> None:
         name, args = _command(command)
-        await self.fake.push(self.fake.interaction(self._channel(user), name, args or None))
+        await self.fake.push(self.fake.interaction(self._key(user), name, args or None))
 
     async def send_voice(self, user: int, fixture: Path) -> None:
         data = await asyncio.to_thread(fixture.read_bytes)
-        await self.fake.push(self.fake.voice_message(self._channel(user), data, duration_s=3.0))
+        await self.fake.push(self.fake.voice_message(self._key(user), data, duration_s=3.0))
 
     async def deliver_duplicate(self, user: int, text: str) -> None:
-        event = self.fake.message(self._channel(user), text)
+        event = self.fake.message(self._key(user), text)
         await self.fake.push(event)
         await self.fake.push(event)  # the same message id again
 
     async def send_forged(self, user: int, text: str) -> list[int]:
         assert self._url is not None, "start with signed=True"
-        event = self.fake.interaction(self._channel(user), "fast", text)
+        event = self.fake.interaction(self._key(user), "fast", text)
         body = json.dumps(event.data).encode()
         good = self.fake.sign(body)
         attempts = [
@@ -464,31 +495,19 @@ class DiscordHarness(BaseHarness):
 
     async def send_signed(self, user: int, text: str) -> None:
         assert self._url is not None, "start with signed=True"
-        event = self.fake.interaction(self._channel(user), "fast", text)
+        event = self.fake.interaction(self._key(user), "fast", text)
         status, answer = await self.fake.deliver_interaction(self._url, event)
         assert (status, answer) == (200, {"type": 5})
 
-    def inject_429(self, on: On, *, containing: str | None = None,
-                   final: str | None = None) -> None:
-        if on == "send":
-            assert containing is not None
-            self.fake.fail("send", discord_429(1.0),
-                           when=lambda p: containing in str(p.get("content") or ""))
-        else:
-            assert final
-            self.fake.fail("edit", discord_429(1.0),
-                           when=lambda p: p.get("content") == final.strip())
+    def _refuse(self, method: str, when: Callable[[dict[str, Any]], bool]) -> None:
+        self.fake.fail(method, discord_429(1.0), when=when)
 
-    def visible_messages(self, user: int) -> list[str]:
-        return self.fake.texts(self._channel(user))
+    def _text_of(self, params: dict[str, Any]) -> str:
+        return str(params.get("content") or "")
 
     def sent_files(self, user: int) -> list[SentFile]:
         return [SentFile(_file_kind(f.filename), f.filename, f.data)
-                for m in self.fake.bot_messages(self._channel(user)) for f in m.files]
-
-    def outgoing(self, on: On, user: int) -> list[Outgoing]:
-        return [Outgoing(c.t, str(c.params.get("content") or ""))
-                for c in self.fake.calls_of(on, self._channel(user))]
+                for m in self.fake.bot_messages(self._key(user)) for f in m.files]
 
     def rendered(self, md: str) -> str:
         return md.strip()  # Discord's own Markdown, as it is
@@ -519,11 +538,10 @@ class SlackHarness(BaseHarness):
         super().detach()
         self._url = None
 
-    def _channel(self, user: int) -> str:
-        return f"D0USER{user:03d}"
+    SEND, EDIT = "chat.postMessage", "chat.update"
 
-    def chat(self, user: int) -> ChatRef:
-        return ChatRef(platform=self.name, chat_id=self._channel(user))
+    def _key(self, user: int) -> str:
+        return f"D0USER{user:03d}"  # a DM
 
     def uid(self, user: int) -> str:
         return f"U0USER{user:03d}"
@@ -534,7 +552,7 @@ class SlackHarness(BaseHarness):
         assert status == 200, text
 
     def _event(self, user: int, text: str, **extra: Any) -> dict[str, Any]:
-        return self.fake.envelope(self.fake.message(self._channel(user), text,
+        return self.fake.envelope(self.fake.message(self._key(user), text,
                                                     user=self.uid(user), **extra))
 
     async def send_text(self, user: int, text: str) -> None:
@@ -542,7 +560,7 @@ class SlackHarness(BaseHarness):
 
     async def send_command(self, user: int, command: str) -> None:
         name, args = _command(command)
-        await self._post(self.fake.command(f"{name} {args}".strip(), channel=self._channel(user),
+        await self._post(self.fake.command(f"{name} {args}".strip(), channel=self._key(user),
                                            user=self.uid(user)), kind="command")
 
     async def send_voice(self, user: int, fixture: Path) -> None:
@@ -565,7 +583,7 @@ class SlackHarness(BaseHarness):
                     {"tamper": True}):
             statuses.append((await self.fake.post(self._url, self._event(user, text),
                                                   **how))[0])
-            command = self.fake.command(f"fast {text}", channel=self._channel(user),
+            command = self.fake.command(f"fast {text}", channel=self._key(user),
                                         user=self.uid(user))
             statuses.append((await self.fake.post(self._url, command, kind="command",
                                                   **how))[0])
@@ -577,28 +595,15 @@ class SlackHarness(BaseHarness):
     async def send_signed(self, user: int, text: str) -> None:
         await self.send_text(user, text)
 
-    def inject_429(self, on: On, *, containing: str | None = None,
-                   final: str | None = None) -> None:
-        if on == "send":
-            assert containing is not None
-            self.fake.fail("chat.postMessage", slack_429(1),
-                           when=lambda p: containing in str(p.get("text") or ""))
-        else:
-            assert final
-            mrkdwn = to_slack_mrkdwn(final.strip())
-            self.fake.fail("chat.update", slack_429(1), when=lambda p: p.get("text") == mrkdwn)
+    def _refuse(self, method: str, when: Callable[[dict[str, Any]], bool]) -> None:
+        self.fake.fail(method, slack_429(1), when=when)
 
-    def visible_messages(self, user: int) -> list[str]:
-        return self.fake.texts(self._channel(user))
+    def _text_of(self, params: dict[str, Any]) -> str:
+        return str(params.get("text") or "")
 
     def sent_files(self, user: int) -> list[SentFile]:
         return [SentFile(_file_kind(f.name), f.name, f.data)
-                for m in self.fake.bot_messages(self._channel(user)) for f in m.files]
-
-    def outgoing(self, on: On, user: int) -> list[Outgoing]:
-        method = "chat.postMessage" if on == "send" else "chat.update"
-        return [Outgoing(c.t, str(c.params.get("text") or ""))
-                for c in self.fake.calls_of(method, self._channel(user))]
+                for m in self.fake.bot_messages(self._key(user)) for f in m.files]
 
     def rendered(self, md: str) -> str:
         return to_slack_mrkdwn(md.strip())
@@ -613,7 +618,7 @@ class WeChatHarness(BaseHarness):
 
     name = "wechat"
     voice_format = "amr"
-    SEND = "message/custom/send"
+    SEND = "message/custom/send"  # and no EDIT
 
     def __init__(self, **kw: Any) -> None:
         super().__init__(**kw)
@@ -626,8 +631,8 @@ class WeChatHarness(BaseHarness):
         super().attach(app, adapter)
         self.fake.callback_url = f"http://127.0.0.1:{getattr(adapter, 'port', 0)}/wechat"
 
-    def chat(self, user: int) -> ChatRef:
-        return ChatRef(platform=self.name, chat_id=openid(user))
+    def _key(self, user: int) -> str:
+        return openid(user)  # the user's openid is the chat
 
     def uid(self, user: int) -> str:
         return openid(user)
@@ -659,27 +664,19 @@ class WeChatHarness(BaseHarness):
     async def send_signed(self, user: int, text: str) -> None:
         await self.send_text(user, text)
 
-    def inject_429(self, on: On, *, containing: str | None = None,
-                   final: str | None = None) -> None:
-        if on == "edit":
-            raise ValueError("WeChat cannot edit: there is no edit to refuse")
-        assert containing is not None
-        self.fake.fail(self.SEND, WECHAT_RATE_LIMITED, "api minute-quota reach limit",
-                       when=lambda b: containing in str((b.get("text") or {}).get("content")))
+    def _refuse(self, method: str, when: Callable[[dict[str, Any]], bool]) -> None:
+        self.fake.fail(method, WECHAT_RATE_LIMITED, "api minute-quota reach limit", when=when)
 
-    def visible_messages(self, user: int) -> list[str]:
-        return self.fake.texts(openid(user))
+    def _text_of(self, params: dict[str, Any]) -> str:
+        return str((params.get("text") or {}).get("content") or "")
+
+    def _calls(self, method: str, user: int) -> list[tuple[float, dict[str, Any]]]:
+        return [(c.t, c.body or {}) for c in self.fake.calls_of(method)
+                if (c.body or {}).get("touser") == openid(user)]
 
     def sent_files(self, user: int) -> list[SentFile]:
         return [SentFile("image" if s.kind == "image" else "document", s.filename, s.data)
                 for s in self.fake.sent_to(openid(user)) if s.kind in ("image", "file")]
-
-    def outgoing(self, on: On, user: int) -> list[Outgoing]:
-        if on == "edit":
-            return []
-        return [Outgoing(c.t, str(((c.body or {}).get("text") or {}).get("content") or ""))
-                for c in self.fake.calls_of(self.SEND)
-                if (c.body or {}).get("touser") == openid(user)]
 
     def rendered(self, md: str) -> str:
         return to_plain(md.strip())

@@ -39,6 +39,15 @@ def paragraphs_over(length: int) -> list[str]:
     return out
 
 
+def script_answer(llm: FakeOpenAI, harness: PlatformHarness, *,
+                  pieces: float) -> tuple[list[str], str]:
+    """The model's next answer: paragraphs together `pieces` times the platform's limit."""
+    paragraphs = paragraphs_over(int(pieces * harness.caps.max_message_length))
+    answer = "\n\n".join(paragraphs)
+    llm.script = [Turn(text=answer, chunk=1500)]
+    return paragraphs, answer
+
+
 # --- questions and commands ------------------------------------------------------------------
 
 
@@ -126,11 +135,9 @@ async def test_a_debate_report_arrives_as_a_pdf_where_documents_are_supported(
 
 async def test_a_long_answer_is_split_at_the_platforms_limit_and_complete(
         harness: PlatformHarness) -> None:
-    async with FakeOpenAI(default=Turn(text="")) as llm:
+    async with FakeOpenAI() as llm:
         async with harness.running(llm=llm):
-            paragraphs = paragraphs_over(int(2.5 * harness.caps.max_message_length))
-            answer = "\n\n".join(paragraphs)
-            llm.script = [Turn(text=answer, chunk=1500)]
+            paragraphs, answer = script_answer(llm, harness, pieces=2.5)
             await harness.send_text(USER, "a long answer please")
             await harness.wait_for(lambda: harness.shows(USER, "closingword"))
             await harness.idle()
@@ -142,11 +149,9 @@ async def test_a_long_answer_is_split_at_the_platforms_limit_and_complete(
 
 async def test_a_429_on_a_send_is_waited_out_and_everything_arrives_in_order(
         harness: PlatformHarness) -> None:
-    async with FakeOpenAI(default=Turn(text="")) as llm:
+    async with FakeOpenAI() as llm:
         async with harness.running(llm=llm):
-            paragraphs = paragraphs_over(int(1.2 * harness.caps.max_message_length))
-            answer = "\n\n".join(paragraphs)
-            llm.script = [Turn(text=answer, chunk=1500)]
+            _, answer = script_answer(llm, harness, pieces=1.2)
             harness.inject_429("send", containing="closingword")  # the answer's last piece
             await harness.send_text(USER, "a two-part answer please")
             await harness.wait_for(
