@@ -14,7 +14,7 @@ from core.agent.turn import Turn
 from core.errors import BullpenError, LLMError, LLMTimeout
 from core.events import Done, Event, Failed, File
 from core.ports import LLMProvider, Mode
-from core.store import Conversation, Store
+from core.store import Conversation, Store, StoredMessage
 from core.types import ChatMessage, Usage
 
 log = logging.getLogger(__name__)
@@ -32,19 +32,35 @@ class RunLimits:
 
 
 class _StoreRecorder:
+    """Keeps what a mode said and spent until the runner writes it, in one round trip, before
+    the run's next event goes out (and when the run ends, fails or is stopped)."""
+
     def __init__(self, store: Store, conversation: Conversation, user_id: UUID | None) -> None:
         self._store = store
         self._conv = conversation
         self._user = user_id
         self.usages: list[Usage] = []
+        self._messages: list[ChatMessage] = []
+        self._pending_usages: list[Usage] = []
 
     async def message(self, message: ChatMessage) -> None:
-        await self._store.conversations.add_message(self._conv.id, message)
+        self._messages.append(message)
 
     async def usage(self, usage: Usage) -> None:
         self.usages.append(usage)
-        await self._store.usage.record(usage, user_id=self._user,
-                                       conversation_id=self._conv.id)
+        self._pending_usages.append(usage)
+
+    @property
+    def pending(self) -> bool:
+        return bool(self._messages or self._pending_usages)
+
+    async def flush(self, *also: ChatMessage) -> None:
+        """Write what is pending (then `also`); a no-op without a round trip when nothing is."""
+        messages, self._messages = [*self._messages, *also], []
+        usages, self._pending_usages = self._pending_usages, []
+        if messages or usages:
+            await self._store.conversations.add_run_records(
+                self._conv.id, user_id=self._user, messages=messages, usages=usages)
 
 
 def sanitize_history(messages: list[ChatMessage]) -> list[ChatMessage]:
@@ -117,23 +133,14 @@ class AgentRunner:
         mode_name = mode or conversation.mode
         runner = self._modes.get(mode_name) or self._modes["normal"]
         async with self.lock_for(conversation.id):
-            conv = await self._store.conversations.get(conversation.id)
-            if await self._maybe_summarize(conv):
-                conv = await self._store.conversations.get(conversation.id)
-            history = await self._store.conversations.messages(
-                conv.id, after_id=conv.summary_up_to, limit=self._limits.history_limit)
-            await self._store.conversations.add_message(
-                conv.id, ChatMessage(role="user", content=text),
-                platform_message_id=platform_message_id)
-            if not conv.title:
-                await self._store.conversations.set_title(conv.id,
-                                                          text.strip().splitlines()[0])
+            conv, history = await self._begin(conversation.id, text, platform_message_id)
             recorder = _StoreRecorder(self._store, conv, user_id)
             turn = Turn(text=text, history=sanitize_history([m.message for m in history]),
                         recorder=recorder, conversation_id=conv.id, user_id=user_id,
                         lang=lang, summary=conv.summary, options=dict(options or {}))
             try:
                 async for event in runner.run(turn):
+                    await recorder.flush()  # stored before it is shown
                     if isinstance(event, File):
                         path = await self._store.files.save(
                             event.file, user_id=user_id, conversation_id=conv.id)
@@ -141,28 +148,56 @@ class AgentRunner:
                     elif isinstance(event, Done):
                         event = event.model_copy(update={"usage": recorder.usages})
                     yield event
+                await recorder.flush()
             except asyncio.CancelledError:
-                await asyncio.shield(self._store.conversations.add_message(
-                    conv.id, ChatMessage(role="assistant", content="[stopped by the user]")))
+                await asyncio.shield(recorder.flush(
+                    ChatMessage(role="assistant", content="[stopped by the user]")))
                 raise
             except LLMTimeout as exc:
                 log.warning("run failed: %s", exc)
+                await recorder.flush()
                 yield Failed(error=f"The model did not answer in time ({exc}). "
                                    "Please try again, or use /mode fast.", kind="timeout")
             except LLMError as exc:
                 log.warning("run failed: %s", exc)
+                await recorder.flush()
                 yield Failed(error=f"The model could not answer: {exc}", kind="llm")
             except BullpenError as exc:
                 log.warning("run failed: %s", exc)
+                await recorder.flush()
                 yield Failed(error=str(exc), kind="error")
+            finally:
+                if recorder.pending:  # an unexpected error, or the consumer closed the run
+                    await asyncio.shield(recorder.flush())
 
-    async def _maybe_summarize(self, conv: Conversation) -> bool:
-        """Summarise older messages past the threshold; True when a summary was written."""
+    async def _begin(self, conversation_id: UUID, text: str,
+                     platform_message_id: str | None) -> tuple[Conversation, list[StoredMessage]]:
+        """Under the lock: the conversation as it is now, its history window, and the user's
+        message stored (one round trip unless a summary is due first)."""
+        limits = self._limits
+        conversations = self._store.conversations
+        title = text.strip().splitlines()[0]
+        start = await conversations.begin_turn(
+            conversation_id, text, title=title, platform_message_id=platform_message_id,
+            history_limit=limits.history_limit,
+            summarize_threshold=limits.summarize_threshold if self._summarizer else None)
+        conv, history = start.conversation, start.history
+        if start.message_id is None:  # past the threshold: summarise, then store the message
+            if await self._summarize(conv):
+                conv = await conversations.get(conversation_id)
+                history = await conversations.messages(
+                    conv.id, after_id=conv.summary_up_to, limit=limits.history_limit)
+            await conversations.add_message(
+                conv.id, ChatMessage(role="user", content=text),
+                platform_message_id=platform_message_id)
+            if not conv.title:
+                await conversations.set_title(conv.id, title)
+        return conv, history
+
+    async def _summarize(self, conv: Conversation) -> bool:
+        """Summarise the messages older than the history window (the caller found more than
+        the threshold past the watermark); True when a summary was written."""
         if self._summarizer is None:
-            return False
-        total = await self._store.conversations.count_messages(
-            conv.id, after_id=conv.summary_up_to)
-        if total <= self._limits.summarize_threshold:
             return False
         recent = await self._store.conversations.messages(
             conv.id, limit=self._limits.history_limit)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from core.store.accounts import AccountsRepo
-from core.store.conversations import Conversation, ConversationsRepo, StoredMessage
+from core.store.conversations import Conversation, ConversationsRepo, StoredMessage, TurnStart
 from core.store.database import Database
 from core.store.files import FilesRepo
 from core.store.inbound import InboundRepo
@@ -28,5 +28,5 @@ class Store:
 
 __all__ = [
     "AccountsRepo", "Conversation", "ConversationsRepo", "Database", "FilesRepo",
-    "InboundRepo", "Store", "StoredMessage", "UsageRepo", "UsageTotals", "migrate",
+    "InboundRepo", "Store", "StoredMessage", "TurnStart", "UsageRepo", "UsageTotals", "migrate",
 ]

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 from uuid import UUID
 
 import asyncpg
 
-from core.types import ChatMessage, ChatRef, ToolCall
+from core.types import ChatMessage, ChatRef, ToolCall, Usage
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,91 @@ class Conversation:
 class StoredMessage:
     id: int
     message: ChatMessage
+
+
+@dataclass(frozen=True)
+class TurnStart:
+    """What `ConversationsRepo.begin_turn` read and wrote in its one round trip."""
+
+    conversation: Conversation
+    history: list[StoredMessage]  # the window after the summary watermark, oldest first
+    unsummarised: int | None  # messages after the watermark, capped at threshold + 1
+    message_id: int | None  # the user message's id; None when a summary is due first
+
+
+# One round trip for the start of a run: the conversation as it is now, the number of messages
+# past the summary watermark (counted only up to threshold + 1, and only with a threshold), the
+# history window, and -- unless a summary is due first -- the user message and the title.
+# Every sub-statement sees the same snapshot, so the history never contains the new message.
+_BEGIN_TURN = """
+WITH c AS (
+    SELECT * FROM conversations WHERE id = $1
+), n AS (
+    SELECT count(*) AS n FROM (
+        SELECT 1 FROM messages
+        WHERE $6::int IS NOT NULL AND conversation_id = $1
+          AND id > (SELECT summary_up_to FROM c)
+        LIMIT $6::int + 1) x
+), h AS (
+    SELECT id, role, content, tool_calls, tool_call_id FROM messages
+    WHERE conversation_id = $1 AND id > (SELECT summary_up_to FROM c)
+    ORDER BY id DESC LIMIT $5
+), ins AS (
+    INSERT INTO messages (conversation_id, role, content, platform_message_id)
+    SELECT $1, 'user', $2, $3 FROM c
+    WHERE $6::int IS NULL OR (SELECT n FROM n) <= $6::int
+    RETURNING id
+), t AS (
+    UPDATE conversations SET title = $4
+    WHERE id = $1 AND title = '' AND EXISTS (SELECT 1 FROM ins)
+)
+SELECT c.*,
+       CASE WHEN $6::int IS NULL THEN NULL ELSE (SELECT n FROM n) END AS unsummarised,
+       (SELECT id FROM ins) AS message_id,
+       (SELECT array_agg(ROW(h.id, h.role, h.content, h.tool_calls::text, h.tool_call_id)
+                         ORDER BY h.id) FROM h) AS history
+FROM c
+"""
+
+# One round trip for what a run said and spent since the last write: its messages in order,
+# its usage rows, and the conversation's token count. Tool calls travel as JSON text.
+_RUN_RECORDS = """
+WITH m AS (
+    INSERT INTO messages (conversation_id, role, content, tool_calls, tool_call_id)
+    SELECT $1, x.role, x.content, x.calls::jsonb, x.call_id
+    FROM unnest($2::text[], $3::text[], $4::text[], $5::text[])
+         WITH ORDINALITY AS x(role, content, calls, call_id, ord)
+    ORDER BY x.ord
+    RETURNING id
+), u AS (
+    INSERT INTO usage (user_id, conversation_id, provider, model, role, prompt_tokens,
+                       completion_tokens, cost_usd, latency_ms)
+    SELECT $6, $1, y.provider, y.model, y.role, y.prompt, y.completion, y.cost, y.latency
+    FROM unnest($7::text[], $8::text[], $9::text[], $10::int[], $11::int[], $12::numeric[],
+                $13::int[]) WITH ORDINALITY AS y(provider, model, role, prompt, completion,
+                                                 cost, latency, ord)
+    ORDER BY y.ord
+    RETURNING prompt_tokens + completion_tokens AS tokens
+)
+UPDATE conversations SET token_used = token_used + (SELECT sum(tokens) FROM u),
+                         updated_at = now()
+WHERE id = $1 AND EXISTS (SELECT 1 FROM u)
+"""
+
+
+def _message(row: Any) -> StoredMessage:
+    """A stored message from a row or an anonymous record (id, role, content, calls, call_id)."""
+    calls = row[3] or []
+    if isinstance(calls, str):
+        calls = json.loads(calls)
+    return StoredMessage(int(row[0]), ChatMessage(
+        role=row[1], content=row[2], tool_calls=[ToolCall(**c) for c in calls],
+        tool_call_id=row[4]))
+
+
+def _calls_json(message: ChatMessage) -> str | None:
+    return json.dumps([c.model_dump() for c in message.tool_calls]) if message.tool_calls \
+        else None
 
 
 def _conv(row: asyncpg.Record) -> Conversation:
@@ -130,12 +217,42 @@ class ConversationsRepo:
             " WHERE conversation_id=$1 AND id > $2 AND ($3::bigint IS NULL OR id < $3)"
             " ORDER BY id DESC LIMIT $4) m ORDER BY id",
             conversation_id, after_id, before_id, limit)
-        out = []
-        for r in rows:
-            calls = r["tool_calls"] or []
-            if isinstance(calls, str):
-                calls = json.loads(calls)
-            out.append(StoredMessage(int(r["id"]), ChatMessage(
-                role=r["role"], content=r["content"],
-                tool_calls=[ToolCall(**c) for c in calls], tool_call_id=r["tool_call_id"])))
-        return out
+        return [_message(r) for r in rows]
+
+    async def begin_turn(
+        self, conversation_id: UUID, text: str, *, title: str,
+        platform_message_id: str | None = None, history_limit: int | None = None,
+        summarize_threshold: int | None = None,
+    ) -> TurnStart:
+        """The start of a run in one round trip: re-read the conversation, read the history
+        window after its summary watermark, and store the user's message (setting the title
+        when the conversation has none).
+
+        With `summarize_threshold`, the messages past the watermark are counted first; when
+        there are more than that, nothing is written (`message_id` is None): the caller
+        summarises, then stores the message itself (`add_message`, `set_title`).
+        """
+        row = await self._pool.fetchrow(
+            _BEGIN_TURN, conversation_id, text, platform_message_id, title[:120],
+            history_limit, summarize_threshold)
+        assert row is not None, f"no conversation {conversation_id}"
+        return TurnStart(
+            conversation=_conv(row), history=[_message(r) for r in row["history"] or ()],
+            unsummarised=row["unsummarised"], message_id=row["message_id"])
+
+    async def add_run_records(
+        self, conversation_id: UUID, *, user_id: UUID | None,
+        messages: Sequence[ChatMessage] = (), usages: Sequence[Usage] = (),
+    ) -> None:
+        """Messages (in order) and usage rows of one conversation in one statement; the
+        conversation's token count moves with the usage, as `UsageRepo.record` does."""
+        if not messages and not usages:
+            return
+        await self._pool.execute(
+            _RUN_RECORDS, conversation_id,
+            [m.role for m in messages], [m.content for m in messages],
+            [_calls_json(m) for m in messages], [m.tool_call_id for m in messages],
+            user_id,
+            [u.provider for u in usages], [u.model for u in usages], [u.role for u in usages],
+            [u.prompt_tokens for u in usages], [u.completion_tokens for u in usages],
+            [u.cost_usd for u in usages], [int(u.latency_s * 1000) for u in usages])
