@@ -29,6 +29,11 @@ log = logging.getLogger(__name__)
 Preprocessor = Callable[[Adapter, IncomingMessage, UUID, str], Awaitable[str | None]]
 
 
+# A command is held until the placeholder of a question sent before it is out, but not for
+# longer than this after that question arrived (it may be queued behind a long run).
+PLACEHOLDER_WAIT_S = 2.0
+
+
 @dataclass
 class _Job:
     adapter: Adapter
@@ -36,6 +41,13 @@ class _Job:
     user_id: UUID
     lang: str
     question: Question
+    # resolved once the answer's placeholder is out (or the job ended without one)
+    started: asyncio.Future[None] | None = None
+    queued_at: float = 0.0
+
+    def shown(self) -> None:
+        if self.started is not None and not self.started.done():
+            self.started.set_result(None)
 
 
 @dataclass
@@ -44,6 +56,7 @@ class _ChatWorker:
     task: asyncio.Task[None] | None = None
     current: asyncio.Task[None] | None = None
     stop_requested: bool = False
+    last: _Job | None = None  # the question queued last (jobs start in order)
 
 
 class Gateway:
@@ -87,18 +100,21 @@ class Gateway:
     async def handle(self, adapter: Adapter, msg: IncomingMessage) -> None:
         if self._closing:
             return
-        new = await self._store.inbound.record(
+        got = await self._store.inbound.record_for_sender(
             platform=msg.platform, chat_id=msg.chat.chat_id, message_id=msg.message_id,
             sender_uid=msg.sender.platform_uid,
             payload={"text": msg.text[:2000], "edit": msg.is_edit,
                      "attachments": [a.kind for a in msg.attachments]})
-        if not new:
+        if not got.new:
             log.info("duplicate delivery %s/%s ignored", msg.platform, msg.message_id)
             return
         if msg.is_edit or (msg.chat.is_group and not msg.addressed):
             return  # edits are not re-answered; group chatter is not for us
-        user_id, chosen = await self._store.accounts.user_and_lang(
-            msg.platform, msg.sender.platform_uid, msg.sender.display_name)
+        if got.user_id is not None:
+            user_id, chosen = got.user_id, got.lang
+        else:  # first sight of this account: create its user
+            user_id, chosen = await self._store.accounts.user_and_lang(
+                msg.platform, msg.sender.platform_uid, msg.sender.display_name)
         lang = chosen or detect_lang(msg.text)
         text = msg.text
         if msg.callback_data:
@@ -115,6 +131,8 @@ class Gateway:
         if cmd is None:
             self._enqueue(adapter, msg, user_id, lang, Question(text=text))
             return
+        if cmd.name != "stop":  # /stop acts at once
+            await self._after_placeholder(msg.chat.key)
         await self._command(adapter, msg, user_id, lang, cmd)
 
     # --- commands --------------------------------------------------------------------------
@@ -204,6 +222,19 @@ class Gateway:
         worker.current.cancel()
         return True
 
+    async def _after_placeholder(self, key: str) -> None:
+        """Replies keep the order of the messages: a command sent after a question waits for
+        that question's placeholder, unless the question has waited for longer than
+        PLACEHOLDER_WAIT_S already (behind a long run) -- the command then goes first."""
+        worker = self._workers.get(key)
+        job = worker.last if worker is not None else None
+        if job is None or job.started is None or job.started.done():
+            return
+        loop = asyncio.get_running_loop()
+        wait_s = job.queued_at + PLACEHOLDER_WAIT_S - loop.time()
+        if wait_s > 0:
+            await asyncio.wait([job.started], timeout=wait_s)
+
     def _enqueue(self, adapter: Adapter, msg: IncomingMessage, user_id: UUID, lang: str,
                  question: Question) -> None:
         key = msg.chat.key
@@ -211,7 +242,12 @@ class Gateway:
         if worker is None:
             worker = _ChatWorker()
             self._workers[key] = worker
-        worker.queue.put_nowait(_Job(adapter, msg, user_id, lang, question))
+        job = _Job(adapter, msg, user_id, lang, question)
+        if question.text:  # not a voice note: transcribing it may take a while
+            loop = asyncio.get_running_loop()
+            job.started, job.queued_at = loop.create_future(), loop.time()
+            worker.last = job
+        worker.queue.put_nowait(job)
         if worker.task is None or worker.task.done():
             worker.task = asyncio.create_task(self._work(key, worker), name=f"chat:{key}")
 
@@ -230,6 +266,7 @@ class Gateway:
                 log.exception("run for %s failed", key)
             finally:
                 worker.current = None
+                job.shown()
         if self._workers.get(key) is worker:
             del self._workers[key]
 
@@ -244,6 +281,7 @@ class Gateway:
         conv = await self._store.conversations.active(msg.chat, job.user_id)
         renderer = Renderer(job.adapter, msg.chat, lang=job.lang)
         await renderer.start()
+        job.shown()
         try:
             async for event in self._runner.run(
                     conversation=conv, user_id=job.user_id, text=text, lang=job.lang,

@@ -8,7 +8,7 @@ from core.store.accounts import AccountsRepo
 from core.store.conversations import Conversation, ConversationsRepo, StoredMessage, TurnStart
 from core.store.database import Database
 from core.store.files import FilesRepo
-from core.store.inbound import InboundRepo
+from core.store.inbound import Inbound, InboundRepo
 from core.store.migrate import migrate
 from core.store.usage import UsageRepo, UsageTotals
 
@@ -27,6 +27,6 @@ class Store:
 
 
 __all__ = [
-    "AccountsRepo", "Conversation", "ConversationsRepo", "Database", "FilesRepo",
+    "AccountsRepo", "Conversation", "ConversationsRepo", "Database", "FilesRepo", "Inbound",
     "InboundRepo", "Store", "StoredMessage", "TurnStart", "UsageRepo", "UsageTotals", "migrate",
 ]

@@ -2,9 +2,36 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
+from uuid import UUID
 
 import asyncpg
+
+
+@dataclass(frozen=True)
+class Inbound:
+    """An update recorded by `InboundRepo.record_for_sender`, with its sender's user when the
+    account is known (None on first sight: create it with `AccountsRepo.user_and_lang`)."""
+
+    new: bool
+    user_id: UUID | None
+    lang: str | None
+
+
+# The dedupe insert and the sender's user and chosen language, in one round trip (the hot path
+# of every message; the read is harmless for duplicates and ignored updates).
+_RECORD_FOR_SENDER = """
+WITH ins AS (
+    INSERT INTO inbound_events (platform, chat_id, message_id, sender_uid, payload)
+    VALUES ($1, $2, $3, $4, $5) ON CONFLICT (platform, chat_id, message_id) DO NOTHING
+    RETURNING id
+)
+SELECT (SELECT id FROM ins) AS id, pa.user_id, u.lang
+FROM (SELECT 1) AS one
+LEFT JOIN platform_accounts pa ON pa.platform = $1 AND pa.platform_uid = $4
+LEFT JOIN users u ON u.id = pa.user_id
+"""
 
 
 class InboundRepo:
@@ -21,6 +48,19 @@ class InboundRepo:
             " VALUES ($1,$2,$3,$4,$5) ON CONFLICT (platform, chat_id, message_id) DO NOTHING"
             " RETURNING id", platform, chat_id, message_id, sender_uid, payload or {})
         return got is not None
+
+    async def record_for_sender(
+        self, *, platform: str, chat_id: str, message_id: str, sender_uid: str = "",
+        payload: dict[str, Any] | None = None,
+    ) -> Inbound:
+        """`record`, and the user behind `sender_uid` on `platform` with their language."""
+        row = await self._pool.fetchrow(
+            _RECORD_FOR_SENDER, platform, chat_id, message_id, sender_uid, payload or {})
+        assert row is not None
+        user = row["user_id"]
+        return Inbound(new=row["id"] is not None,
+                       user_id=UUID(str(user)) if user is not None else None,
+                       lang=row["lang"] if user is not None else None)
 
     async def set_status(self, *, platform: str, chat_id: str, message_id: str,
                          status: str) -> None:
