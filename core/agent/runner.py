@@ -14,7 +14,7 @@ from core.agent.turn import Turn
 from core.errors import BullpenError, LLMError, LLMTimeout
 from core.events import Done, Event, Failed, File
 from core.ports import LLMProvider, Mode
-from core.store import Conversation, Store, StoredMessage
+from core.store import Conversation, Store
 from core.types import ChatMessage, Usage
 
 log = logging.getLogger(__name__)
@@ -135,12 +135,13 @@ class AgentRunner:
         async with self.lock_for(conversation.id):
             conv, history = await self._begin(conversation.id, text, platform_message_id)
             recorder = _StoreRecorder(self._store, conv, user_id)
-            turn = Turn(text=text, history=sanitize_history([m.message for m in history]),
+            turn = Turn(text=text, history=sanitize_history(history),
                         recorder=recorder, conversation_id=conv.id, user_id=user_id,
                         lang=lang, summary=conv.summary, options=dict(options or {}))
             try:
                 async for event in runner.run(turn):
-                    await recorder.flush()  # stored before it is shown
+                    if recorder.pending:  # stored before it is shown
+                        await recorder.flush()
                     if isinstance(event, File):
                         path = await self._store.files.save(
                             event.file, user_id=user_id, conversation_id=conv.id)
@@ -171,7 +172,7 @@ class AgentRunner:
                     await asyncio.shield(recorder.flush())
 
     async def _begin(self, conversation_id: UUID, text: str,
-                     platform_message_id: str | None) -> tuple[Conversation, list[StoredMessage]]:
+                     platform_message_id: str | None) -> tuple[Conversation, list[ChatMessage]]:
         """Under the lock: the conversation as it is now, its history window, and the user's
         message stored (one round trip unless a summary is due first)."""
         limits = self._limits
@@ -185,8 +186,8 @@ class AgentRunner:
         if start.message_id is None:  # past the threshold: summarise, then store the message
             if await self._summarize(conv):
                 conv = await conversations.get(conversation_id)
-                history = await conversations.messages(
-                    conv.id, after_id=conv.summary_up_to, limit=limits.history_limit)
+                history = [m.message for m in await conversations.messages(
+                    conv.id, after_id=conv.summary_up_to, limit=limits.history_limit)]
             await conversations.add_message(
                 conv.id, ChatMessage(role="user", content=text),
                 platform_message_id=platform_message_id)

@@ -37,7 +37,7 @@ class TurnStart:
     """What `ConversationsRepo.begin_turn` read and wrote in its one round trip."""
 
     conversation: Conversation
-    history: list[StoredMessage]  # the window after the summary watermark, oldest first
+    history: list[ChatMessage]  # the window after the summary watermark, oldest first
     unsummarised: int | None  # messages after the watermark, capped at threshold + 1
     message_id: int | None  # the user message's id; None when a summary is due first
 
@@ -102,14 +102,20 @@ WHERE id = $1 AND EXISTS (SELECT 1 FROM u)
 """
 
 
-def _message(row: Any) -> StoredMessage:
-    """A stored message from a row or an anonymous record (id, role, content, calls, call_id)."""
+def _chat_message(row: Any) -> ChatMessage:
+    """A message as stored: (id, role, content, tool calls, tool call id), from a row or an
+    anonymous record. Built without validation: the columns' types and the role's CHECK
+    constraint hold what validation would check; the tool calls are validated."""
     calls = row[3] or []
     if isinstance(calls, str):
         calls = json.loads(calls)
-    return StoredMessage(int(row[0]), ChatMessage(
+    return ChatMessage.model_construct(
         role=row[1], content=row[2], tool_calls=[ToolCall(**c) for c in calls],
-        tool_call_id=row[4]))
+        tool_call_id=row[4])
+
+
+def _message(row: Any) -> StoredMessage:
+    return StoredMessage(int(row[0]), _chat_message(row))
 
 
 def _calls_json(message: ChatMessage) -> str | None:
@@ -237,7 +243,8 @@ class ConversationsRepo:
             history_limit, summarize_threshold)
         assert row is not None, f"no conversation {conversation_id}"
         return TurnStart(
-            conversation=_conv(row), history=[_message(r) for r in row["history"] or ()],
+            conversation=_conv(row),
+            history=[_chat_message(r) for r in row["history"] or ()],
             unsummarised=row["unsummarised"], message_id=row["message_id"])
 
     async def add_run_records(
