@@ -21,7 +21,7 @@ from core.agent.runner import AgentRunner
 from core.errors import PlatformError
 from core.events import Event
 from core.ports import Adapter, MessageHandler
-from core.store import Store
+from core.store import Conversation, Store
 from core.types import MODES, Button, IncomingMessage, Reply
 
 log = logging.getLogger(__name__)
@@ -41,6 +41,10 @@ class _Job:
     user_id: UUID
     lang: str
     question: Question
+    # the chat's active conversation read with the inbound record, valid while `epoch` is
+    # the gateway's (no /mode or /new since)
+    conversation: Conversation | None = None
+    epoch: int = -1
     # resolved once the answer's placeholder is out (or the job ended without one)
     started: asyncio.Future[None] | None = None
     queued_at: float = 0.0
@@ -69,6 +73,8 @@ class Gateway:
         self._on_event = on_event
         self._workers: dict[str, _ChatWorker] = {}
         self._closing = False
+        # moves on every /mode and /new: a conversation read before is then read again
+        self._conv_epoch = 0
 
     def handler_for(self, adapter: Adapter) -> MessageHandler:
         async def on_message(message: IncomingMessage) -> None:
@@ -100,11 +106,13 @@ class Gateway:
     async def handle(self, adapter: Adapter, msg: IncomingMessage) -> None:
         if self._closing:
             return
+        epoch = self._conv_epoch
         got = await self._store.inbound.record_for_sender(
             platform=msg.platform, chat_id=msg.chat.chat_id, message_id=msg.message_id,
             sender_uid=msg.sender.platform_uid,
             payload={"text": msg.text[:2000], "edit": msg.is_edit,
-                     "attachments": [a.kind for a in msg.attachments]})
+                     "attachments": [a.kind for a in msg.attachments]},
+            thread_id=msg.chat.thread_id)
         if not got.new:
             log.info("duplicate delivery %s/%s ignored", msg.platform, msg.message_id)
             return
@@ -125,15 +133,17 @@ class Gateway:
                                                 kind=msg.attachments[0].kind))
                 return
             # voice notes and the like: the preprocessor may turn them into text
-            self._enqueue(adapter, msg, user_id, lang, Question(text=""))
+            self._enqueue(adapter, msg, user_id, lang, Question(text=""),
+                          got.conversation, epoch)
             return
         cmd = commands.parse(text)
         if cmd is None:
-            self._enqueue(adapter, msg, user_id, lang, Question(text=text))
+            self._enqueue(adapter, msg, user_id, lang, Question(text=text),
+                          got.conversation, epoch)
             return
         if cmd.name != "stop":  # /stop acts at once
             await self._after_placeholder(msg.chat.key)
-        await self._command(adapter, msg, user_id, lang, cmd)
+        await self._command(adapter, msg, user_id, lang, cmd, got.conversation, epoch)
 
     # --- commands --------------------------------------------------------------------------
 
@@ -151,10 +161,13 @@ class Gateway:
             log.warning("reply not sent to %s: %s", msg.chat.key, exc)
 
     async def _command(self, adapter: Adapter, msg: IncomingMessage, user_id: UUID, lang: str,
-                       cmd: Command) -> None:
+                       cmd: Command, conversation: Conversation | None = None,
+                       epoch: int = -1) -> None:
         store = self._store
         chat = msg.chat
         name = cmd.name
+        if name in ("mode", "new"):
+            self._conv_epoch += 1  # conversations read before are stale from now on
         if name in ("start", "help") or not cmd.known:
             await self._say(adapter, msg, commands.help_text(lang))
         elif name == "mode":
@@ -210,7 +223,7 @@ class Gateway:
                 await self._say(adapter, msg, t("needs_arg", lang,
                                                 usage=commands.USAGE.get(name, "/help")))
             else:
-                self._enqueue(adapter, msg, user_id, lang, question)
+                self._enqueue(adapter, msg, user_id, lang, question, conversation, epoch)
 
     # --- the queue -------------------------------------------------------------------------
 
@@ -236,13 +249,14 @@ class Gateway:
             await asyncio.wait([job.started], timeout=wait_s)
 
     def _enqueue(self, adapter: Adapter, msg: IncomingMessage, user_id: UUID, lang: str,
-                 question: Question) -> None:
+                 question: Question, conversation: Conversation | None = None,
+                 epoch: int = -1) -> None:
         key = msg.chat.key
         worker = self._workers.get(key)
         if worker is None:
             worker = _ChatWorker()
             self._workers[key] = worker
-        job = _Job(adapter, msg, user_id, lang, question)
+        job = _Job(adapter, msg, user_id, lang, question, conversation, epoch)
         if question.text:  # not a voice note: transcribing it may take a while
             loop = asyncio.get_running_loop()
             job.started, job.queued_at = loop.create_future(), loop.time()
@@ -278,7 +292,9 @@ class Gateway:
             if got is None:
                 return
             text = got
-        conv = await self._store.conversations.active(msg.chat, job.user_id)
+        conv = job.conversation
+        if conv is None or job.epoch != self._conv_epoch:
+            conv = await self._store.conversations.active(msg.chat, job.user_id)
         renderer = Renderer(job.adapter, msg.chat, lang=job.lang)
         await renderer.start()
         job.shown()

@@ -123,7 +123,8 @@ def _calls_json(message: ChatMessage) -> str | None:
         else None
 
 
-def _conv(row: asyncpg.Record) -> Conversation:
+def conversation_from(row: asyncpg.Record) -> Conversation:
+    """A conversation from a row holding the `conversations` columns."""
     return Conversation(
         id=UUID(str(row["id"])), user_id=UUID(str(row["user_id"])) if row["user_id"] else None,
         chat_key=f"{row['platform']}:{row['chat_id']}:{row['thread_id']}", mode=row["mode"],
@@ -149,13 +150,13 @@ class ConversationsRepo:
                 " WHERE is_active DO UPDATE SET updated_at=now() RETURNING *",
                 user_id, chat.platform, chat.chat_id, thread)
         assert row is not None
-        return _conv(row)
+        return conversation_from(row)
 
     async def get(self, conversation_id: UUID) -> Conversation:
         row = await self._pool.fetchrow("SELECT * FROM conversations WHERE id=$1",
                                         conversation_id)
         assert row is not None, f"no conversation {conversation_id}"
-        return _conv(row)
+        return conversation_from(row)
 
     async def start_new(self, chat: ChatRef, user_id: UUID | None) -> Conversation:
         """Retire the chat's conversation; the new one keeps its mode."""
@@ -170,7 +171,7 @@ class ConversationsRepo:
                 " VALUES ($1,$2,$3,$4,$5) RETURNING *",
                 user_id, chat.platform, chat.chat_id, thread, mode or "normal")
         assert row is not None
-        return _conv(row)
+        return conversation_from(row)
 
     async def set_mode(self, conversation_id: UUID, mode: str) -> None:
         await self._pool.execute(
@@ -243,7 +244,7 @@ class ConversationsRepo:
             history_limit, summarize_threshold)
         assert row is not None, f"no conversation {conversation_id}"
         return TurnStart(
-            conversation=_conv(row),
+            conversation=conversation_from(row),
             history=[_chat_message(r) for r in row["history"] or ()],
             unsummarised=row["unsummarised"], message_id=row["message_id"])
 

@@ -8,29 +8,36 @@ from uuid import UUID
 
 import asyncpg
 
+from core.store.conversations import Conversation, conversation_from
+
 
 @dataclass(frozen=True)
 class Inbound:
     """An update recorded by `InboundRepo.record_for_sender`, with its sender's user when the
-    account is known (None on first sight: create it with `AccountsRepo.user_and_lang`)."""
+    account is known (None on first sight: create it with `AccountsRepo.user_and_lang`) and
+    the chat's active conversation as it was read (None when the chat has none yet)."""
 
     new: bool
     user_id: UUID | None
     lang: str | None
+    conversation: Conversation | None = None
 
 
-# The dedupe insert and the sender's user and chosen language, in one round trip (the hot path
-# of every message; the read is harmless for duplicates and ignored updates).
+# The dedupe insert, the sender's user and chosen language, and the chat's active conversation,
+# in one round trip (the hot path of every message; the reads are harmless for duplicates and
+# ignored updates).
 _RECORD_FOR_SENDER = """
 WITH ins AS (
     INSERT INTO inbound_events (platform, chat_id, message_id, sender_uid, payload)
     VALUES ($1, $2, $3, $4, $5) ON CONFLICT (platform, chat_id, message_id) DO NOTHING
     RETURNING id
 )
-SELECT (SELECT id FROM ins) AS id, pa.user_id, u.lang
+SELECT (SELECT id FROM ins) AS inbound_id, pa.user_id AS sender_user_id, u.lang, c.*
 FROM (SELECT 1) AS one
 LEFT JOIN platform_accounts pa ON pa.platform = $1 AND pa.platform_uid = $4
 LEFT JOIN users u ON u.id = pa.user_id
+LEFT JOIN conversations c
+       ON c.platform = $1 AND c.chat_id = $2 AND c.thread_id = $6 AND c.is_active
 """
 
 
@@ -51,16 +58,19 @@ class InboundRepo:
 
     async def record_for_sender(
         self, *, platform: str, chat_id: str, message_id: str, sender_uid: str = "",
-        payload: dict[str, Any] | None = None,
+        payload: dict[str, Any] | None = None, thread_id: str | None = None,
     ) -> Inbound:
-        """`record`, and the user behind `sender_uid` on `platform` with their language."""
+        """`record`, the user behind `sender_uid` on `platform` with their language, and the
+        active conversation of the chat (`chat_id`, `thread_id`)."""
         row = await self._pool.fetchrow(
-            _RECORD_FOR_SENDER, platform, chat_id, message_id, sender_uid, payload or {})
+            _RECORD_FOR_SENDER, platform, chat_id, message_id, sender_uid, payload or {},
+            thread_id or "")
         assert row is not None
-        user = row["user_id"]
-        return Inbound(new=row["id"] is not None,
+        user = row["sender_user_id"]
+        return Inbound(new=row["inbound_id"] is not None,
                        user_id=UUID(str(user)) if user is not None else None,
-                       lang=row["lang"] if user is not None else None)
+                       lang=row["lang"] if user is not None else None,
+                       conversation=conversation_from(row) if row["id"] is not None else None)
 
     async def set_status(self, *, platform: str, chat_id: str, message_id: str,
                          status: str) -> None:
