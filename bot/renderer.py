@@ -63,7 +63,11 @@ class Renderer:
         self._next_edit = 0.0
         self._dirty = False
         self._gone = False
-        self._flusher: asyncio.Task[None] | None = None
+        # progress edits every interval while the answer grows: a timer, and a task only
+        # while an edit is under way (no task per chat sleeping between edits)
+        self._timer: asyncio.TimerHandle | None = None
+        self._flush: asyncio.Task[None] | None = None
+        self._flushing = False
         self.result = RenderResult()
 
     # --- lifecycle -------------------------------------------------------------------------
@@ -90,20 +94,41 @@ class Renderer:
         except PlatformError as exc:
             log.warning("placeholder not sent: %s", exc)
         if self._placeholder is not None and self._interval > 0:
-            self._flusher = asyncio.create_task(self._flush_loop(), name="renderer-flush")
+            self._flushing = True
+            self._arm()
 
     async def aclose(self) -> None:
-        if self._flusher is not None:
-            self._flusher.cancel()
+        self._flushing = False
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._flush is not None:
+            flush, self._flush = self._flush, None
+            flush.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await self._flusher
-            self._flusher = None
+                await flush
 
-    async def _flush_loop(self) -> None:
-        while True:
-            await asyncio.sleep(max(self._interval, 0.05))
-            if self._dirty:
-                await self._progress_edit()
+    def _arm(self) -> None:
+        self._timer = asyncio.get_running_loop().call_later(max(self._interval, 0.05),
+                                                            self._tick)
+
+    def _tick(self) -> None:
+        self._timer = None
+        if not self._flushing:
+            return
+        if not self._dirty:
+            self._arm()
+            return
+        self._flush = asyncio.create_task(self._progress_edit(), name="renderer-flush")
+        self._flush.add_done_callback(self._flushed)
+
+    def _flushed(self, task: asyncio.Task[None]) -> None:
+        """The next interval starts when an edit is done, as in a sleep-then-edit loop; an
+        error stops the edits and is raised by `aclose`, like such a loop's."""
+        if task.cancelled() or task.exception() is not None or not self._flushing:
+            return
+        self._flush = None
+        self._arm()
 
     # --- events ----------------------------------------------------------------------------
 
