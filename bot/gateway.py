@@ -30,9 +30,12 @@ log = logging.getLogger(__name__)
 Preprocessor = Callable[[Adapter, IncomingMessage, UUID, str], Awaitable[str | None]]
 
 
-# A command is held until the placeholder of a question sent before it is out, but not for
-# longer than this after that question arrived (it may be queued behind a long run).
-PLACEHOLDER_WAIT_S = 2.0
+# A command's reply is held until the placeholder of a question sent before it is out, but not
+# for longer than this after that question arrived (it may be queued behind a long run).
+PLACEHOLDER_WAIT_S = 1.0
+# Commands that act on the chat's run or conversation: never held, so that questions waiting in
+# the queue see their effect, as they always have.
+UNHELD_COMMANDS = frozenset({"stop", "mode", "new"})
 
 
 @dataclass
@@ -159,7 +162,7 @@ class Gateway:
             self._enqueue(adapter, msg, user_id, lang, Question(text=text),
                           got.conversation, epoch)
             return
-        if cmd.name != "stop":  # /stop acts at once
+        if cmd.name not in UNHELD_COMMANDS:
             await self._after_placeholder(msg.chat.key)
         await self._command(adapter, msg, user_id, lang, cmd, got.conversation, epoch)
 
@@ -255,8 +258,8 @@ class Gateway:
 
     async def _after_placeholder(self, key: str) -> None:
         """Replies keep the order of the messages: a command sent after a question waits for
-        that question's placeholder, unless the question has waited for longer than
-        PLACEHOLDER_WAIT_S already (behind a long run) -- the command then goes first."""
+        that question's placeholder, unless the question has waited for PLACEHOLDER_WAIT_S
+        already (behind a long run): the command's reply then goes first, as it always did."""
         worker = self._workers.get(key)
         job = worker.last if worker is not None else None
         if job is None or job.started is None or job.started.done():
