@@ -147,6 +147,7 @@ async def _merge_users(conn: asyncpg.Connection, *, keep: UUID, gone: UUID) -> N
                   "link_failures"):
         await conn.execute(f"UPDATE {table} SET user_id=$1 WHERE user_id=$2", keep, gone)
     await conn.execute(
-        "UPDATE users SET preferences = u2.preferences || users.preferences"
+        "UPDATE users SET preferences = u2.preferences || users.preferences,"
+        " lang = coalesce(users.lang, u2.lang)"
         " FROM users u2 WHERE users.id=$1 AND u2.id=$2", keep, gone)
     await conn.execute("DELETE FROM users WHERE id=$1", gone)

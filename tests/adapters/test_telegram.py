@@ -272,7 +272,9 @@ async def test_in_groups_only_messages_addressed_to_the_bot_are_answered(telegra
             await tg.settle(0.2)
             assert await inbound_count(app) == 5  # every message is recorded
     assert user_texts(llm) == ["what about NVDA?", "and AAPL?"]
-    assert "/mode" in tg.texts(GROUP)[2]
+    texts = tg.texts(GROUP)  # the help reply may come before or after the second answer
+    assert texts.count("ok") == 2
+    assert [t for t in texts if "/mode" in t] == [t for t in texts if t != "ok"] != []
 
 
 async def test_a_chats_messages_are_answered_in_order_while_other_chats_go_ahead(

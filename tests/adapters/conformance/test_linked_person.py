@@ -8,8 +8,6 @@ from __future__ import annotations
 import itertools
 import re
 
-import pytest
-
 from tests.adapters.conformance.conftest import BaseHarness, run_app
 from tests.adapters.conftest import user_texts
 from tests.fakes.openai_server import FakeOpenAI, Turn
@@ -89,10 +87,6 @@ async def test_one_person_linked_across_four_platforms_is_one_user_everywhere(
         f"{h.name})" for h in everywhere]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "core/store/accounts.py _merge_users (l. 145-152) merges users.preferences but not "
-    "users.lang, then deletes the redeeming account's user row: a language chosen with /lang "
-    "on the account that redeems a link code is silently dropped"))
 async def test_a_language_chosen_before_linking_is_kept_by_the_linked_person(
         everywhere: list[BaseHarness], pg_dsn, tmp_path) -> None:
     telegram, _, _, wechat = everywhere
