@@ -3,10 +3,13 @@ replies -> the REST API.
 
 The gateway brings DMs and guild messages (answered when they mention the bot or reply to it;
 `addressed` says which) and slash commands. Slash commands are synced from `commands` at start
-(one optional `text` option each) and deferred at once ("is thinking..."); the first reply to
-that chat then fills the deferred response and later edits go through the interaction's webhook
-(15-minute token), so a long run is one progressively edited message. A deferred response that
-no reply has taken shortly after the command was handed on is settled with the command's echo.
+(one optional `text` option each) and deferred at once ("is thinking..."). The first reply or
+file answering that command (`in_reply_to` is the command's message id, `i:<interaction id>`)
+fills the deferred response, and later edits of it go through the interaction's webhook
+(15-minute token), so a long run is one progressively edited message. Everything else, such as
+the continuation pieces and charts of an earlier question in the same channel, or the command's
+own later pieces, goes to the channel. A deferred response that no reply has taken shortly
+after the command was handed on is settled with the command's echo.
 
 With `interactions_port`, an aiohttp endpoint takes HTTP interactions: the Ed25519 signature
 (PyNaCl, `public_key`) and a 5-minute timestamp window are checked before anything else, and a
@@ -121,12 +124,21 @@ def pointed_at(api_base_url: str | None, gateway_url: str | None) -> Iterator[No
 
 @dataclass(eq=False)
 class _Pending:
-    """A deferred slash command waiting for the first reply to its chat."""
+    """A deferred slash command waiting for the first reply that answers it."""
 
     interaction: discord.Interaction[discord.Client]
     text: str
     expires: float
     ack_at: float | None = None
+
+    @property
+    def message_id(self) -> str:
+        """The id its `IncomingMessage` has: replies answering it carry it in `in_reply_to`."""
+        return _interaction_message_id(self.interaction)
+
+
+def _interaction_message_id(interaction: discord.Interaction[discord.Client]) -> str:
+    return f"i:{interaction.id}"
 
 
 class _Turns:
@@ -428,23 +440,28 @@ class DiscordAdapter:
             platform=PLATFORM,
             chat=ChatRef(platform=PLATFORM, chat_id=str(interaction.channel_id),
                          is_group=is_group),
-            sender=_sender(interaction.user), message_id=f"i:{interaction.id}",
+            sender=_sender(interaction.user), message_id=_interaction_message_id(interaction),
             text=" ".join([f"/{name}", *values]).strip(), received_at=interaction.created_at,
             addressed=True)
 
     # --- deferred responses ----------------------------------------------------------------
 
-    def _take_pending(self, chat: ChatRef) -> _Pending | None:
+    def _take_pending(self, chat: ChatRef, in_reply_to: str | None) -> _Pending | None:
+        """The chat's deferred response for the command `in_reply_to` answers, taken out of
+        the chat's list (None when there is none, or its token has run out); a reply to
+        anything else never takes one."""
+        if in_reply_to is None:
+            return None
         queue = self._pending.get(chat.key)
-        found = None
-        now = time.monotonic()
-        while queue and found is None:
-            candidate = queue.pop(0)
-            if candidate.expires > now:
-                found = candidate
-        if queue is not None and not queue:
+        if not queue:
+            return None
+        found = next((p for p in queue if p.message_id == in_reply_to), None)
+        if found is None:
+            return None
+        queue.remove(found)
+        if not queue:
             del self._pending[chat.key]
-        return found
+        return found if found.expires > time.monotonic() else None
 
     def _settle_later(self, pending: _Pending) -> None:
         pending.ack_at = time.monotonic() + ACK_GRACE_S
@@ -498,11 +515,11 @@ class DiscordAdapter:
 
     async def send(self, chat: ChatRef, reply: Reply) -> MessageRef:
         content = _content(reply)
-        pending = self._take_pending(chat)
+        pending = self._take_pending(chat, reply.in_reply_to)
         if pending is not None:
             try:
                 message_id = await self._via_interaction(pending, "send", content=content)
-            except RateLimited:
+            except RateLimited:  # the retry takes it again
                 self._pending.setdefault(chat.key, []).insert(0, pending)
                 raise
             if message_id is not None:
@@ -527,11 +544,15 @@ class DiscordAdapter:
         if len(file.data) > MAX_UPLOAD_BYTES:
             raise PlatformError(f"discord upload: {file.filename} is larger than 10 MB")
         caption = file.caption[:MAX_MESSAGE] or None
-        pending = self._take_pending(chat)
+        pending = self._take_pending(chat, file.in_reply_to)
         if pending is not None:
             upload = discord.File(io.BytesIO(file.data), filename=file.filename)
-            message_id = await self._via_interaction(pending, "upload", content=caption,
-                                                     attachments=[upload])
+            try:
+                message_id = await self._via_interaction(pending, "upload", content=caption,
+                                                         attachments=[upload])
+            except RateLimited:  # the retry takes it again
+                self._pending.setdefault(chat.key, []).insert(0, pending)
+                raise
             if message_id is not None:
                 return MessageRef(chat=chat, message_id=str(message_id))
         upload = discord.File(io.BytesIO(file.data), filename=file.filename)

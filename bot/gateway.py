@@ -175,7 +175,8 @@ class Gateway:
         caps = adapter.capabilities
         body = convert(text, caps.markup) if caps.markup != "plain" else to_plain(text)
         reply = Reply(text=body, markup="markdown" if caps.markup != "plain" else "plain",
-                      buttons=(buttons or []) if caps.supports_buttons else [])
+                      buttons=(buttons or []) if caps.supports_buttons else [],
+                      in_reply_to=msg.message_id)
         try:
             await adapter.send(msg.chat, reply)
         except PlatformError as exc:
@@ -316,7 +317,7 @@ class Gateway:
         conv = job.conversation
         if conv is None or job.epoch != self._conv_epoch:
             conv = await self._store.conversations.active(msg.chat, job.user_id)
-        renderer = Renderer(job.adapter, msg.chat, lang=job.lang)
+        renderer = Renderer(job.adapter, msg.chat, lang=job.lang, in_reply_to=msg.message_id)
         await renderer.start()
         job.shown()
         try:

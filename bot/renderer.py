@@ -45,9 +45,12 @@ class RenderResult:
 class Renderer:
     def __init__(self, adapter: Adapter, chat: ChatRef, *, lang: str = "en",
                  clock: Callable[[], float] = time.monotonic,
-                 min_edit_interval_s: float | None = None) -> None:
+                 min_edit_interval_s: float | None = None,
+                 in_reply_to: str | None = None) -> None:
         self._adapter = adapter
         self._chat = chat
+        # the incoming message answered: every reply and file of the answer carries it
+        self._in_reply_to = in_reply_to
         self._lang = lang
         self._caps = adapter.capabilities
         self._clock = clock
@@ -85,7 +88,8 @@ class Renderer:
             _, placeholder = await asyncio.gather(
                 self._typing(),
                 self._adapter.send(self._chat, Reply(text=t("working", self._lang),
-                                                     markup="plain")))
+                                                     markup="plain",
+                                                     in_reply_to=self._in_reply_to)))
             self._placeholder = placeholder
             self.result.message_ids.append(placeholder.message_id)
             self._next_edit = self._clock() + self._interval
@@ -183,7 +187,8 @@ class Renderer:
         if preview == self._shown:
             return
         try:
-            await self._adapter.edit(self._placeholder, Reply(text=preview, markup="plain"))
+            await self._adapter.edit(self._placeholder, Reply(
+                text=preview, markup="plain", in_reply_to=self._in_reply_to))
             self._shown = preview
             self.result.edits += 1
             self._next_edit = self._clock() + self._interval
@@ -205,7 +210,8 @@ class Renderer:
             text = to_plain(md) if as_plain else convert(md, self._caps.markup)
             if len(text) > self._caps.max_message_length:
                 as_plain, text = True, to_plain(md)
-            reply = Reply(text=text, markup="plain" if as_plain else "markdown")
+            reply = Reply(text=text, markup="plain" if as_plain else "markdown",
+                          in_reply_to=self._in_reply_to)
             try:
                 await op(reply)  # type: ignore[misc]
                 return True
@@ -261,9 +267,12 @@ class Renderer:
                    else self._caps.supports_documents)
         if not kind_ok:
             return
+        file = event.file
+        if file.in_reply_to is None and self._in_reply_to is not None:
+            file = file.model_copy(update={"in_reply_to": self._in_reply_to})
         for _ in range(FINAL_RETRIES):
             try:
-                ref = await self._adapter.send_file(self._chat, event.file)
+                ref = await self._adapter.send_file(self._chat, file)
                 self.result.message_ids.append(ref.message_id)
                 return
             except RateLimited as exc:

@@ -80,6 +80,9 @@ class Reply(BaseModel):
     text: str
     markup: Literal["markdown", "plain"] = "markdown"
     buttons: list[list[Button]] = Field(default_factory=list)
+    # the `IncomingMessage.message_id` this reply answers (None: a push nobody asked for);
+    # adapters that tie a response to a command (Discord's deferred slash commands) match it
+    in_reply_to: str | None = None
 
 
 class OutgoingFile(BaseModel):
@@ -88,6 +91,8 @@ class OutgoingFile(BaseModel):
     data: bytes = Field(repr=False)
     mime_type: str = "application/octet-stream"
     caption: str = ""
+    # the `IncomingMessage.message_id` whose answer this file belongs to (None: a push)
+    in_reply_to: str | None = None
 
 
 class Capabilities(BaseModel):

@@ -280,7 +280,8 @@ class VoicePipeline:
     @staticmethod
     async def _say(adapter: Adapter, msg: IncomingMessage, text: str) -> None:
         try:
-            await adapter.send(msg.chat, Reply(text=text, markup="plain"))
+            await adapter.send(msg.chat, Reply(text=text, markup="plain",
+                                               in_reply_to=msg.message_id))
         except PlatformError as exc:
             log.warning("voice reply not sent to %s: %s", msg.chat.key, exc)
 

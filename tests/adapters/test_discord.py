@@ -210,6 +210,84 @@ async def test_a_deferred_command_no_reply_takes_is_settled_with_its_echo(
     assert stop.via == "interaction" and stop.history == ["`/stop`"]
 
 
+async def test_a_slash_command_during_a_split_answer_gets_its_own_deferred_response(
+        discord_app: AppFactory, dc: FakeDiscord) -> None:
+    """A typed question's answer, split in three and more, is being delivered when /help
+    comes in the same channel: every piece is a channel message, complete and in order, and
+    the help text fills the deferred response. (A question queued behind the long one holds
+    the /help reply, as replies keep the messages' order, while the long answer's pieces go.)"""
+    paragraphs = [f"Paragraph {i}: " + " ".join(f"w{i}x{j}" for j in range(70))
+                  for i in range(12)]
+    answer = "\n\n".join(paragraphs)
+    assert len(answer) > 5000
+    script = [Turn(text=answer, chunk=1500, latency_s=0.5), Turn(text="The short answer.")]
+    async with FakeOpenAI(script) as llm:
+        async with discord_app(llm=llm) as (app, _):
+            await dc.push(dc.message(DM, "a long answer please"))
+            await dc.wait_for(lambda: dc.texts(DM) == [WORKING])
+            await dc.push(dc.message(DM, "and a short one"))
+            await dc.push(dc.interaction(DM, "help"))
+            await dc.wait_for(lambda: shows(dc, DM, "The short answer.")
+                              and shows(dc, DM, paragraphs[-1])
+                              and shows(dc, DM, "financial research"), within_s=15)
+            await app.gateway.idle()
+            await dc.settle(0.2)
+    messages = dc.bot_messages(DM)
+    [response] = [m for m in messages if m.via == "interaction"]
+    assert "financial research" in response.content and "/help" in response.content
+    assert not response.loading and all("Paragraph" not in h for h in response.history)
+    assert all(m.via == "channel" for m in messages if m is not response)
+    pieces = [m.content for m in messages if "Paragraph" in m.content]  # in id order
+    assert len(pieces) >= 3 and all(len(p) <= 2000 for p in pieces)
+    assert re.sub(r"\s+", " ", " ".join(pieces)) == re.sub(r"\s+", " ", answer)
+    assert [m.content for m in messages if m.via == "channel"][-1] == "The short answer."
+    assert not dc.calls_of("followup")
+
+
+async def test_an_earlier_answers_file_does_not_fill_a_later_commands_deferred_response(
+        dc: FakeDiscord) -> None:
+    """The chart of a typed question's answer goes out while /help is being answered: it is a
+    channel message and the help fills the command's deferred response; a file answering a
+    command itself does fill that command's response."""
+    adapter = discord_adapter(dc)
+    png = b"\x89PNG\r\n\x1a\nchart"
+    got: list[IncomingMessage] = []
+
+    async def on_message(message: IncomingMessage) -> None:
+        got.append(message)
+        if message.text == "/help":  # the earlier answer's chart, then this command's reply
+            await adapter.send_file(message.chat, OutgoingFile(
+                kind="image", filename="nvda.png", data=png, mime_type="image/png",
+                caption="NVDA 6mo", in_reply_to=got[0].message_id))
+            await adapter.send(message.chat, Reply(text="the help text",
+                                                   in_reply_to=message.message_id))
+        elif message.text.startswith("/chart"):
+            await adapter.send_file(message.chat, OutgoingFile(
+                kind="image", filename="aapl.png", data=png, mime_type="image/png",
+                caption="AAPL 6mo", in_reply_to=message.message_id))
+
+    await adapter.start(on_message)
+    try:
+        await dc.push(dc.message(DM, "chart NVDA please"))
+        await dc.wait_for(lambda: len(got) == 1)
+        await dc.push(dc.interaction(DM, "help"))
+        await dc.wait_for(lambda: shows(dc, DM, "the help text"))
+        await dc.push(dc.interaction(DM, "chart", "AAPL"))
+        await dc.wait_for(lambda: any(f.filename == "aapl.png" for m in dc.bot_messages(DM)
+                                      for f in m.files))
+        await dc.settle(0.2)
+    finally:
+        await adapter.aclose()
+    # a deferred response is created by the deferral, before anything sent after it
+    help_response, nvda, aapl = dc.bot_messages(DM)
+    assert nvda.via == "channel" and [f.filename for f in nvda.files] == ["nvda.png"]
+    assert help_response.via == "interaction" and help_response.interaction_id is not None
+    assert help_response.content == "the help text" and not help_response.files
+    assert got[1].message_id == f"i:{help_response.interaction_id}"
+    assert aapl.via == "interaction" and [f.filename for f in aapl.files] == ["aapl.png"]
+    assert aapl.content == "AAPL 6mo" and not dc.calls_of("send", DM)[1:]
+
+
 async def test_forged_http_interactions_get_401_and_reach_nothing(
         discord_app: AppFactory, dc: FakeDiscord) -> None:
     async with discord_app(adapter={"interactions_port": 0}) as (app, adapter), \
