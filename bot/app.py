@@ -11,6 +11,7 @@ from bot.gateway import Gateway
 from bot.ict_answer import ict_answer
 from bot.offline import OfflineAnalyst
 from bot.plan_mode import PlanMode
+from bot.platforms import build_adapters
 from bot.settings import Settings
 from bot.symbols_bridge import find_symbols
 from bot.voice.pipeline import VoicePipeline
@@ -63,6 +64,10 @@ class App:
         gateway = Gateway(store=store, runner=runner, preprocess=voice.preprocess)
         return cls(settings=settings, db=db, store=store, registry=registry, runner=runner,
                    gateway=gateway, llm=llm, voice=voice)
+
+    def build_adapters(self, platforms: list[str]) -> list[Adapter]:
+        """The adapters for `platforms`, wired to this app's store (WeChat's kept replies)."""
+        return build_adapters(self.settings, platforms, kept_replies=self.store.kept_replies)
 
     async def start_adapters(self, adapters: list[Adapter]) -> None:
         for adapter in adapters:

@@ -8,14 +8,17 @@ from pydantic import SecretStr
 from bot.commands import COMMANDS
 from bot.settings import Settings
 from core.errors import ConfigError
-from core.ports import Adapter
+from core.ports import Adapter, KeptReplies
 
 
 def _secret(value: SecretStr | None) -> str | None:
     return value.get_secret_value() if value is not None else None
 
 
-def build_adapters(settings: Settings, platforms: list[str]) -> list[Adapter]:
+def build_adapters(settings: Settings, platforms: list[str], *,
+                   kept_replies: KeptReplies | None = None) -> list[Adapter]:
+    """The adapters for `platforms`. `kept_replies` holds what WeChat and WeCom refuse until the
+    user next writes (`App.build_adapters` passes the store's, so they survive a restart)."""
     adapters: list[Adapter] = []
     for name in platforms:
         if name == "telegram":
@@ -86,7 +89,7 @@ def build_adapters(settings: Settings, platforms: list[str]) -> list[Adapter]:
                 encoding_aes_key=_secret(settings.wechat_encoding_aes_key),
                 api_base_url=settings.wechat_api_base_url, proxy_url=settings.wechat_proxy_url,
                 listen=settings.wechat_listen, port=settings.wechat_port,
-                path=settings.wechat_path,
+                path=settings.wechat_path, kept_replies=kept_replies,
             ))
         elif name == "wecom":
             from adapters.wechat import WeChatAdapter
@@ -101,7 +104,7 @@ def build_adapters(settings: Settings, platforms: list[str]) -> list[Adapter]:
                 encoding_aes_key=_secret(settings.wecom_encoding_aes_key),
                 api_base_url=settings.wecom_api_base_url, proxy_url=settings.wecom_proxy_url,
                 listen=settings.wecom_listen, port=settings.wecom_port,
-                path=settings.wecom_path,
+                path=settings.wecom_path, kept_replies=kept_replies,
             ))
         else:
             raise ConfigError(f"no adapter for platform {name!r}")

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
 from core.events import Event
@@ -75,3 +78,88 @@ class Mode(Protocol):
     name: str
 
     def run(self, turn: Any) -> AsyncIterator[Event]: ...
+
+
+@dataclass(frozen=True)
+class KeptReply:
+    """A reply the platform refused for now (WeChat: the user's 48-hour window is closed or its
+    quota used), to deliver when the user next writes: text, or a file (its caption, if any,
+    is kept as a text reply of its own). `id` orders the replies; the store assigns it."""
+
+    text: str = ""
+    file: OutgoingFile | None = None
+    id: int = 0
+
+
+class KeptReplies(Protocol):
+    """Replies kept per (adapter, recipient), oldest first, until delivered.
+
+    `key` names the adapter and its app (``"wechat:<app id>"``), `recipient` the user. Reading
+    is peek-then-remove: a reply leaves only when the adapter `remove`s it (delivered, or
+    definitively refused), so a failure or a crash mid-delivery loses nothing (at worst a reply
+    is delivered twice). `durable` says whether kept replies survive a restart.
+    """
+
+    durable: bool
+
+    async def keep(self, key: str, recipient: str, reply: KeptReply, *, limit: int) -> int:
+        """Append `reply`; drop the oldest beyond `limit` for the recipient. Returns how many
+        were dropped."""
+        ...
+
+    async def peek(self, key: str, recipient: str) -> KeptReply | None:
+        """The oldest kept reply (with its `id`), or None."""
+        ...
+
+    async def remove(self, key: str, recipient: str, reply_id: int) -> None: ...
+
+    async def clear(self, key: str, recipient: str) -> int:
+        """Forget every reply kept for the recipient (the user is gone); how many there were."""
+        ...
+
+    async def recipients(self, key: str) -> set[str]:
+        """Everyone who has replies kept under `key`."""
+        ...
+
+
+class MemoryKeptReplies:
+    """`KeptReplies` in this process's memory: lost on restart (`durable` is False). The
+    default of an adapter given no store, and the twin in `core.testing`."""
+
+    durable = False
+
+    def __init__(self) -> None:
+        self._kept: dict[tuple[str, str], deque[KeptReply]] = {}
+        self._ids = itertools.count(1)
+
+    async def keep(self, key: str, recipient: str, reply: KeptReply, *, limit: int) -> int:
+        if limit < 1:
+            raise ValueError("the limit of kept replies must be at least 1")
+        queue = self._kept.setdefault((key, recipient), deque())
+        queue.append(replace(reply, id=next(self._ids)))
+        dropped = 0
+        while len(queue) > limit:
+            queue.popleft()
+            dropped += 1
+        return dropped
+
+    async def peek(self, key: str, recipient: str) -> KeptReply | None:
+        queue = self._kept.get((key, recipient))
+        return queue[0] if queue else None
+
+    async def remove(self, key: str, recipient: str, reply_id: int) -> None:
+        queue = self._kept.get((key, recipient))
+        if queue is None:
+            return
+        for reply in queue:
+            if reply.id == reply_id:
+                queue.remove(reply)
+                break
+        if not queue:
+            del self._kept[key, recipient]
+
+    async def clear(self, key: str, recipient: str) -> int:
+        return len(self._kept.pop((key, recipient), ()))
+
+    async def recipients(self, key: str) -> set[str]:
+        return {r for (k, r), queue in self._kept.items() if k == key and queue}

@@ -14,7 +14,7 @@ from typing import Any
 
 from core.errors import LLMError, MessageNotModified, RateLimited
 from core.llm.base import Final, StreamItem, TextChunk
-from core.ports import MessageHandler
+from core.ports import KeptReplies, KeptReply, MemoryKeptReplies, MessageHandler
 from core.types import (
     Capabilities,
     ChatMessage,
@@ -27,6 +27,9 @@ from core.types import (
     ToolCall,
     Usage,
 )
+
+# The `KeptReplies` twin is `MemoryKeptReplies`, defined beside the port: adapters may import
+# `core.ports` but not this module, and it is their default when no store is given.
 
 Script = LLMResponse | Exception | Callable[[Sequence[ChatMessage]], LLMResponse]
 
@@ -170,5 +173,5 @@ class RecordingAdapter:
                 if o.kind == "send" and o.chat == chat]
 
 
-__all__ = ["MemoryRecorder", "Op", "RateLimited", "RecordingAdapter", "ScriptedLLM", "calls",
-           "text"]
+__all__ = ["KeptReplies", "KeptReply", "MemoryKeptReplies", "MemoryRecorder", "Op", "RateLimited",
+           "RecordingAdapter", "ScriptedLLM", "calls", "text"]

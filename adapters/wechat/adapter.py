@@ -11,7 +11,10 @@ WeChat cannot edit, so replies go out as they are final: through the customer-se
 API (official accounts) or the app message API (WeCom), text split at WeChat's byte limit,
 images uploaded as temporary media. When WeChat refuses because the user's 48-hour window has
 closed or its message quota is used up (45015, 45047), the reply is kept in order and delivered
-before anything else when that user next writes. Kept replies live in memory (bounded per user).
+before anything else when that user next writes. Kept replies live in a `core.ports.KeptReplies`
+(bounded per user): the bot gives the adapter the Postgres one, so they survive a restart; alone,
+the adapter keeps them in memory. A kept reply leaves the store only once WeChat took it or
+refused it for good; a network failure or a closed window leaves it for the next message.
 
 wechatpy is synchronous: its calls run in a thread pool the adapter owns.
 """
@@ -23,7 +26,7 @@ import contextlib
 import functools
 import itertools
 import logging
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -38,13 +41,21 @@ from adapters.wechat.clients import (
     OFFICIAL_API,
     WECOM_API,
     OfficialClient,
+    Unreachable,
     WeComAppClient,
     WindowClosed,
     is_bad_credentials,
     map_error,
 )
-from core.errors import ConfigError, Forbidden, InputError, PlatformError, RateLimited
-from core.ports import MessageHandler
+from core.errors import (
+    ConfigError,
+    Forbidden,
+    InputError,
+    PlatformError,
+    RateLimited,
+    StoreError,
+)
+from core.ports import KeptReplies, KeptReply, MemoryKeptReplies, MessageHandler
 from core.types import (
     Attachment,
     Capabilities,
@@ -78,14 +89,6 @@ class CallbackStats:
     ignored: int = 0  # authentic events and other things that are not for the core
 
 
-@dataclass
-class _Out:
-    """One outgoing message: text, or a file to upload."""
-
-    text: str = ""
-    file: OutgoingFile | None = None
-
-
 class _Lanes:
     """A FIFO lock per key, forgotten when nobody holds or waits for it."""
 
@@ -114,8 +117,9 @@ class WeChatAdapter:
     Safe mode when `encoding_aes_key` is set (WeCom always). `api_base_url` points wechatpy at
     another host (tests: the loopback fake). `port=0` binds any free port (see `port` after
     `start`). `max_clock_skew_s` bounds callback timestamps; `max_pending` bounds the replies
-    kept per user while WeChat refuses them. `proxy_url` is the only proxy used (environment
-    proxy variables are not read).
+    kept per user while WeChat refuses them, in `kept_replies` (default: in memory, lost on
+    restart); this adapter must be the only one delivering for its app from that store.
+    `proxy_url` is the only proxy used (environment proxy variables are not read).
     """
 
     def __init__(self, *, kind: Kind = "official", token: str, app_id: str, app_secret: str,
@@ -124,7 +128,7 @@ class WeChatAdapter:
                  path: str = "/wechat", max_message_length: int = 2048,
                  max_message_bytes: int = MAX_TEXT_BYTES, max_clock_skew_s: float = 300.0,
                  max_pending: int = 50, http_workers: int = 8, timeout_s: float = 10.0,
-                 proxy_url: str | None = None) -> None:
+                 proxy_url: str | None = None, kept_replies: KeptReplies | None = None) -> None:
         if kind not in ("official", "wecom"):
             raise ConfigError(f"WeChat adapter kind must be official or wecom, not {kind!r}")
         if not app_id or not app_secret:
@@ -142,7 +146,14 @@ class WeChatAdapter:
                                           max_skew_s=max_clock_skew_s)
         self._agent_id = agent_id
         self._max_bytes = max_message_bytes
+        if max_pending < 1:
+            raise ConfigError("WeChat's max_pending (replies kept per user) must be at least 1")
         self._max_pending = max_pending
+        self._kept: KeptReplies = kept_replies if kept_replies is not None \
+            else MemoryKeptReplies()
+        # the store's name for this app's replies: one database may serve several apps
+        self._kept_key = f"wecom:{app_id}:{agent_id}" if kind == "wecom" \
+            else f"wechat:{app_id}"
         self._listen = listen
         self._path = path
         self.port = port  # the bound port once started
@@ -160,7 +171,11 @@ class WeChatAdapter:
         self._seen: OrderedDict[tuple[str, str], None] = OrderedDict()
         self._inbound = _Lanes()
         self._outbound = _Lanes()
-        self._pending: dict[str, deque[_Out]] = {}
+        # users with kept replies (read from the store at start, then kept up to date here:
+        # the hot path asks the store nothing for everyone else), and those whose last flush
+        # stopped on a failure that may pass (network, rate limit): the next send flushes first
+        self._kept_users: set[str] = set()
+        self._flush_on_send: set[str] = set()
         self._ids = itertools.count(1)
         self._closed = False
         if kind == "wecom":
@@ -179,6 +194,10 @@ class WeChatAdapter:
         On failure everything started so far is stopped again."""
         self._on_message = on_message
         try:
+            self._kept_users = await self._kept.recipients(self._kept_key)
+            if self._kept_users:
+                log.info("%s: %d users have kept replies, delivered at their next message",
+                         self.name, len(self._kept_users))
             try:
                 await self._run(self._client.fetch_access_token)
             except Exception as exc:
@@ -224,9 +243,15 @@ class WeChatAdapter:
             self._closed = True
             await asyncio.to_thread(self._pool.shutdown, wait=True, cancel_futures=True)
             self._client.close()
-        kept = sum(len(q) for q in self._pending.values())
-        if kept:
-            log.warning("%s: %d kept replies were not delivered before shutdown", self.name, kept)
+        if self._kept_users:
+            if self._kept.durable:
+                log.warning("%s: %d users have kept replies not delivered yet; they are stored "
+                            "and will be delivered at each user's next message", self.name,
+                            len(self._kept_users))
+            else:
+                log.warning("%s: %d users have kept replies not delivered before shutdown; "
+                            "they were kept in memory only and are lost", self.name,
+                            len(self._kept_users))
 
     # --- callbacks in ----------------------------------------------------------------------
 
@@ -289,7 +314,7 @@ class WeChatAdapter:
             self.stats.accepted += 1
         else:
             self.stats.ignored += 1
-            if user not in self._pending:
+            if user not in self._kept_users:
                 return  # an event with nothing to deliver
         task = asyncio.create_task(self._dispatch(user, incoming), name=f"{self.name}:{user}")
         self._tasks.add(task)
@@ -353,7 +378,7 @@ class WeChatAdapter:
         """Text, in pieces of at most `max_message_bytes`; kept when WeChat can't deliver now."""
         ref: MessageRef | None = None
         for piece in split_bytes(reply.text, self._max_bytes):
-            ref = await self._deliver(chat, _Out(text=piece))
+            ref = await self._deliver(chat, KeptReply(text=piece))
         assert ref is not None
         return ref
 
@@ -369,7 +394,7 @@ class WeChatAdapter:
         if len(file.data) > limit:
             raise PlatformError(f"{self.name}: {file.filename} is larger than WeChat's "
                                 f"{limit >> 20} MB")
-        ref = await self._deliver(chat, _Out(file=file))
+        ref = await self._deliver(chat, KeptReply(file=file))
         if file.caption:
             ref = await self.send(chat, Reply(text=file.caption, markup="plain"))
         return ref
@@ -400,46 +425,63 @@ class WeChatAdapter:
 
     # --- delivery --------------------------------------------------------------------------
 
-    async def _deliver(self, chat: ChatRef, out: _Out) -> MessageRef:
+    async def _deliver(self, chat: ChatRef, out: KeptReply) -> MessageRef:
         user = chat.chat_id
         async with self._outbound.hold(user):
-            if user not in self._pending:
+            if user in self._flush_on_send:
+                await self._flush_locked(user)
+            if user not in self._kept_users:
                 try:
                     return MessageRef(chat=chat, message_id=await self._push(user, out))
                 except WindowClosed as exc:
                     log.info("%s: reply kept for the user's next message: %s", self.name, exc)
-            self._keep(user, out)
+            await self._keep(user, out)
             return MessageRef(chat=chat, message_id=f"kept-{next(self._ids)}")
 
-    def _keep(self, user: str, out: _Out) -> None:
-        queue = self._pending.setdefault(user, deque())
-        if len(queue) >= self._max_pending:
-            queue.popleft()
-            log.warning("%s: too many kept replies for one user; the oldest is dropped",
-                        self.name)
-        queue.append(out)
+    async def _keep(self, user: str, out: KeptReply) -> None:
+        dropped = await self._kept.keep(self._kept_key, user, out, limit=self._max_pending)
+        self._kept_users.add(user)
+        if dropped:
+            log.warning("%s: too many kept replies for one user; the oldest %d dropped",
+                        self.name, dropped)
 
     async def _flush_pending(self, user: str) -> None:
         """Deliver the kept replies in order, now that the user wrote again."""
         async with self._outbound.hold(user):
-            queue = self._pending.get(user)
-            while queue:
+            await self._flush_locked(user)
+
+    async def _flush_locked(self, user: str) -> None:
+        """Deliver `user`'s kept replies, oldest first, each removed from the store only once
+        WeChat took it or refused it for good. Stops, keeping the rest, when WeChat can't take
+        them yet; the caller holds the user's outbound lane."""
+        self._flush_on_send.discard(user)
+        if user not in self._kept_users:
+            return
+        key = self._kept_key
+        try:
+            while (kept := await self._kept.peek(key, user)) is not None:
                 try:
-                    await self._push(user, queue[0])
-                except (WindowClosed, RateLimited) as exc:
+                    await self._push(user, kept)
+                except WindowClosed as exc:
+                    log.info("%s: kept replies wait for the next message: %s", self.name, exc)
+                    return
+                except (Unreachable, RateLimited) as exc:
                     log.info("%s: kept replies wait longer: %s", self.name, exc)
+                    self._flush_on_send.add(user)
                     return
                 except Forbidden as exc:
                     log.info("%s: kept replies dropped, user gone: %s", self.name, exc)
-                    queue.clear()
+                    await self._kept.clear(key, user)
+                    break
                 except PlatformError as exc:
                     log.warning("%s: a kept reply was refused and dropped: %s", self.name, exc)
-                    queue.popleft()
-                else:
-                    queue.popleft()
-            self._pending.pop(user, None)
+                await self._kept.remove(key, user, kept.id)
+        except StoreError as exc:  # the replies stay where they are; new ones queue behind
+            log.warning("%s: kept replies could not be delivered now: %s", self.name, exc)
+            return
+        self._kept_users.discard(user)
 
-    async def _push(self, user: str, out: _Out) -> str:
+    async def _push(self, user: str, out: KeptReply) -> str:
         """One message to WeChat; the platform's message id when it gives one."""
         client = self._client
         wecom = isinstance(client, WeComAppClient)
@@ -471,7 +513,7 @@ class WeChatAdapter:
     async def _call(self, api: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """A wechatpy call in the adapter's threads, its failures as `core.errors` types."""
         if self._closed:
-            raise PlatformError(f"{self.name} {api}: the adapter is closed")
+            raise Unreachable(f"{self.name} {api}: the adapter is closed")
         try:
             return await self._run(fn, *args, **kwargs)
         except Exception as exc:

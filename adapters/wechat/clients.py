@@ -54,6 +54,11 @@ class WindowClosed(PlatformError):
     """The user can't be messaged now (48-hour window closed or quota used): keep the reply."""
 
 
+class Unreachable(PlatformError):
+    """WeChat was not reached, or answered without an errcode (network error, HTTP status):
+    nothing says the message was refused, so a kept reply stays kept."""
+
+
 class _TokenOnBase:
     """Mixin: the token endpoint on `API_BASE_URL`, one refresh at a time."""
 
@@ -133,7 +138,7 @@ def map_error(where: str, exc: Exception) -> PlatformError:
         code = exc.errcode
         if code is None:
             status = getattr(exc.response, "status_code", "?")
-            return PlatformError(f"{where}: HTTP {status}")
+            return Unreachable(f"{where}: HTTP {status}")
         text = f"{where}: errcode {code} ({_errmsg(exc)})"
         if code in WINDOW_CLOSED:
             return WindowClosed(text)
@@ -143,7 +148,7 @@ def map_error(where: str, exc: Exception) -> PlatformError:
             return Forbidden(text)
         return PlatformError(text)
     if isinstance(exc, requests.RequestException):  # its text holds the URL, hence the token
-        return PlatformError(f"{where}: network error ({type(exc).__name__})")
+        return Unreachable(f"{where}: network error ({type(exc).__name__})")
     return PlatformError(f"{where}: {type(exc).__name__}")
 
 

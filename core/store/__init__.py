@@ -9,6 +9,7 @@ from core.store.conversations import Conversation, ConversationsRepo, StoredMess
 from core.store.database import Database
 from core.store.files import FilesRepo
 from core.store.inbound import Inbound, InboundRepo
+from core.store.kept_replies import KeptRepliesRepo
 from core.store.migrate import migrate
 from core.store.usage import UsageRepo, UsageTotals
 
@@ -24,9 +25,11 @@ class Store:
         self.inbound = InboundRepo(db.pool)
         self.files = FilesRepo(db.pool, files_dir=files_dir)
         self.usage = UsageRepo(db.pool)
+        self.kept_replies = KeptRepliesRepo(db.pool)
 
 
 __all__ = [
     "AccountsRepo", "Conversation", "ConversationsRepo", "Database", "FilesRepo", "Inbound",
-    "InboundRepo", "Store", "StoredMessage", "TurnStart", "UsageRepo", "UsageTotals", "migrate",
+    "InboundRepo", "KeptRepliesRepo", "Store", "StoredMessage", "TurnStart", "UsageRepo",
+    "UsageTotals", "migrate",
 ]

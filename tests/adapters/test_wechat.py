@@ -17,6 +17,7 @@ from adapters.wechat import WeChatAdapter, split_bytes
 from bot.app import App
 from bot.settings import load_settings
 from core.errors import ConfigError, Forbidden, InputError, PlatformError, RateLimited
+from core.store import Database, Store
 from core.types import ChatRef, IncomingMessage, OutgoingFile, Reply
 from tests.adapters.conftest import AUDIO, inbound_count, wechat_adapter
 from tests.adapters.conftest import user_texts as asked
@@ -36,10 +37,24 @@ async def wx() -> AsyncIterator[FakeWeChat]:
         yield fake
 
 
+def platform_settings(fake: FakeWeChat) -> dict[str, Any]:
+    """The settings that configure the adapter for the fake's app (official or WeCom)."""
+    if fake.kind == "wecom":
+        return dict(wecom_corp_id=fake.app_id, wecom_agent_id=fake.agent_id,
+                    wecom_secret=fake.app_secret, wecom_token=fake.token,
+                    wecom_encoding_aes_key=fake.aes_key, wecom_api_base_url=fake.api_base_url,
+                    wecom_port=0, wecom_path="/wechat")
+    return dict(wechat_token=fake.token, wechat_app_id=fake.app_id,
+                wechat_app_secret=fake.app_secret, wechat_encoding_aes_key=fake.aes_key,
+                wechat_api_base_url=fake.api_base_url, wechat_port=0)
+
+
 @pytest.fixture
 def wechat_app(pg_dsn: str, tmp_path: Path) -> Callable[..., Any]:
     """`async with wechat_app(fake, llm=...) as (app, adapter)`: the App on this test's database
-    with the WeChat adapter started and the fake's callbacks pointed at it."""
+    (the same one on every call: a restart) with the WeChat adapter built from settings as the
+    bot builds it (`App.build_adapters`: kept replies in Postgres), started, and the fake's
+    callbacks pointed at it. Keyword arguments build the adapter directly instead."""
 
     @asynccontextmanager
     async def factory(fake: FakeWeChat, *, llm: FakeOpenAI | None = None,
@@ -47,10 +62,16 @@ def wechat_app(pg_dsn: str, tmp_path: Path) -> Callable[..., Any]:
         overrides: dict[str, Any] = {}
         if llm is not None:
             overrides.update(llm_base_url=llm.base_url, llm_model="fake-model", llm_plan=False)
-        settings = load_settings(database_url=pg_dsn, data_dir=tmp_path / "data", **overrides)
+        settings = load_settings(database_url=pg_dsn, data_dir=tmp_path / "data",
+                                 **platform_settings(fake), **overrides)
         app = await App.create(settings)
         try:
-            await app.start_adapters([wechat_adapter(fake, **adapter)])
+            if adapter:
+                adapter.setdefault("kept_replies", app.store.kept_replies)
+                built: list[Any] = [wechat_adapter(fake, **adapter)]
+            else:
+                built = app.build_adapters(["wecom" if fake.kind == "wecom" else "wechat"])
+            await app.start_adapters(built)
             started = app.adapters[0]
             assert isinstance(started, WeChatAdapter)
             fake.callback_url = f"http://127.0.0.1:{started.port}/wechat"
@@ -61,10 +82,10 @@ def wechat_app(pg_dsn: str, tmp_path: Path) -> Callable[..., Any]:
     return factory
 
 
-@pytest.fixture
-async def bare(wx: FakeWeChat) -> AsyncIterator[tuple[WeChatAdapter, list[IncomingMessage]]]:
-    """The adapter alone (no App): messages are collected as they are translated."""
-    adapter = wechat_adapter(wx)
+@asynccontextmanager
+async def started_adapter(wx: FakeWeChat, **kwargs: Any) -> AsyncIterator[Bare]:
+    """The adapter alone (no App), started on the fake; messages collected as translated."""
+    adapter = wechat_adapter(wx, **kwargs)
     got: list[IncomingMessage] = []
 
     async def on_message(message: IncomingMessage) -> None:
@@ -76,6 +97,13 @@ async def bare(wx: FakeWeChat) -> AsyncIterator[tuple[WeChatAdapter, list[Incomi
         yield adapter, got
     finally:
         await adapter.aclose()
+
+
+@pytest.fixture
+async def bare(wx: FakeWeChat) -> AsyncIterator[Bare]:
+    """The adapter alone (no App): messages are collected as they are translated."""
+    async with started_adapter(wx) as started:
+        yield started
 
 
 def squash(text: str) -> str:
@@ -229,6 +257,129 @@ async def test_a_closed_window_keeps_the_answer_for_the_next_message(
             await app.gateway.idle()
     assert wx.texts(USER) == ["The kept answer.", "The second answer."]
     assert refused.body is not None and refused.body["text"]["content"] == "The kept answer."
+
+
+async def kept_rows(app: App) -> list[str]:
+    """The kept replies' texts in the database, in delivery order."""
+    rows = await app.db.pool.fetch("SELECT kind, body FROM kept_replies ORDER BY id")
+    return [r["body"] if r["kind"] == "text" else f"<{r['kind']}>" for r in rows]
+
+
+async def test_a_kept_answer_survives_a_restart_and_arrives_before_the_next_one(
+        wechat_app: AppFactory, wx: FakeWeChat, caplog: pytest.LogCaptureFixture) -> None:
+    script = [Turn(text="The kept answer.", latency_s=0.5), Turn(text="The answer after.")]
+    async with FakeOpenAI(script) as llm:
+        async with wechat_app(wx, llm=llm) as (app, _):
+            await wx.post(wx.text(USER, "first question"))
+            wx.close_window(USER)  # the answer comes after the 48 hours
+            await wx.wait_for(lambda: bool(wx.calls_of("message/custom/send")))
+            await app.gateway.idle()
+            assert wx.texts(USER) == [] and await kept_rows(app) == ["The kept answer."]
+        assert "stored and will be delivered at each user's next message" in caplog.text
+        async with wechat_app(wx, llm=llm) as (app, _):  # a new process on the same database
+            await wx.post(wx.text(USER, "anyone there?"))
+            await wx.wait_for(lambda: len(wx.texts(USER)) == 2)
+            await app.gateway.idle()
+            assert await kept_rows(app) == []
+    assert wx.texts(USER) == ["The kept answer.", "The answer after."]
+    assert asked(llm) == ["first question", "anyone there?"]
+
+
+async def test_a_kept_reply_refused_again_stays_kept_and_keeps_its_place(
+        wechat_app: AppFactory, wx: FakeWeChat) -> None:
+    script = [Turn(text="Kept once.", latency_s=0.5), Turn(text="Second."), Turn(text="Third.")]
+    async with FakeOpenAI(script) as llm:
+        async with wechat_app(wx, llm=llm) as (app, _):
+            await wx.post(wx.text(USER, "one"))
+            wx.close_window(USER)
+            await wx.wait_for(lambda: bool(wx.calls_of("message/custom/send")))
+            await app.gateway.idle()
+        async with wechat_app(wx, llm=llm) as (app, _):
+            # the window is still closed when the kept answer is tried again (the user's
+            # message crossed an expiry): it stays, and the new answer is kept behind it
+            wx.fail("message/custom/send", 45015, "response out of time limit")
+            await wx.post(wx.text(USER, "two"))
+            await wx.wait_for(lambda: len(llm.requests) == 2)
+            await app.gateway.idle()
+            await wx.settle(0.2)
+            assert wx.texts(USER) == [] and await kept_rows(app) == ["Kept once.", "Second."]
+            await wx.post(wx.text(USER, "three"))
+            await wx.wait_for(lambda: len(wx.texts(USER)) == 3)
+            await app.gateway.idle()
+            assert await kept_rows(app) == []
+    assert wx.texts(USER) == ["Kept once.", "Second.", "Third."]
+    assert len(wx.calls_of("message/custom/send")) == 5  # refused, refused again, then 3
+
+
+async def test_kept_files_are_stored_with_their_bytes_and_sent_again_after_a_restart(
+        wx: FakeWeChat, pg_db: Database, tmp_path: Path) -> None:
+    repo = Store(pg_db, files_dir=tmp_path).kept_replies
+    chat = ChatRef(platform="wechat", chat_id=USER)
+    png = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8
+    chart = OutgoingFile(kind="image", filename="nvda.png", data=png, mime_type="image/png",
+                         caption="NVDA, six months.")
+    async with started_adapter(wx, kept_replies=repo) as (adapter, _):
+        wx.close_window(USER)
+        assert (await adapter.send(chat, Reply(text="Before the chart."))).message_id \
+            .startswith("kept-")
+        await adapter.send_file(chat, chart)  # behind a kept reply: kept as bytes, caption too
+        await adapter.send(chat, Reply(text="After."))
+    assert wx.sent_to(USER) == [] and len(wx.calls_of("message/custom/send")) == 1
+    assert not wx.calls_of("media/upload")  # nothing tried while replies wait
+    async with started_adapter(wx, kept_replies=repo) as (adapter, got):
+        await wx.post(wx.text(USER, "back"))
+        await wx.wait_for(lambda: len(wx.sent_to(USER)) == 4 and len(got) == 1)
+        assert await repo.recipients("wechat:" + wx.app_id) == set()
+    sent = wx.sent_to(USER)
+    assert [(s.kind, s.text) for s in sent] == [
+        ("text", "Before the chart."), ("image", ""), ("text", "NVDA, six months."),
+        ("text", "After.")]
+    assert sent[1].data == png and len(wx.calls_of("media/upload")) == 1
+
+
+async def test_refused_for_good_drops_one_kept_reply_and_a_gone_user_drops_all(
+        wx: FakeWeChat, pg_db: Database, tmp_path: Path) -> None:
+    repo = Store(pg_db, files_dir=tmp_path).kept_replies
+    chat, other = ChatRef(platform="wechat", chat_id=USER), ChatRef(platform="wechat",
+                                                                    chat_id=OTHER)
+    async with started_adapter(wx, kept_replies=repo) as (adapter, got):
+        for text in ("bad one", "good one"):
+            await adapter.send(chat, Reply(text=text))
+        for text in ("x", "y"):
+            await adapter.send(other, Reply(text=text))
+        wx.fail("message/custom/send", 40008, "invalid message type",
+                when=lambda body: body["text"]["content"] == "bad one")
+        wx.fail("message/custom/send", 43004, "require subscribe",
+                when=lambda body: body["touser"] == OTHER)
+        await wx.post(wx.text(USER, "hi"))
+        await wx.post(wx.text(OTHER, "hi"))
+        await wx.wait_for(lambda: len(got) == 2)
+        assert await repo.recipients("wechat:" + wx.app_id) == set()
+        await adapter.send(other, Reply(text="fresh"))  # nothing kept: straight out
+    assert wx.texts(USER) == ["good one"] and wx.texts(OTHER) == ["fresh"]
+
+
+async def test_a_kept_reply_that_meets_a_passing_failure_goes_out_before_the_next_send(
+        wx: FakeWeChat, pg_db: Database, tmp_path: Path) -> None:
+    repo = Store(pg_db, files_dir=tmp_path).kept_replies
+    chat = ChatRef(platform="wechat", chat_id=USER)
+    async with started_adapter(wx, kept_replies=repo) as (adapter, got):
+        await adapter.send(chat, Reply(text="kept"))  # the user never wrote: window closed
+        wx.fail("message/custom/send", 45009, "reach max api daily quota limit")
+        await wx.post(wx.text(USER, "hi"))
+        await wx.wait_for(lambda: len(got) == 1)
+        assert wx.texts(USER) == [] and await repo.recipients("wechat:" + wx.app_id) == {USER}
+        await adapter.send(chat, Reply(text="the answer"))  # tries the kept one first
+        assert await repo.recipients("wechat:" + wx.app_id) == set()
+    assert wx.texts(USER) == ["kept", "the answer"]
+
+
+async def test_without_a_store_replies_are_kept_in_memory_and_shutdown_says_they_are_lost(
+        wx: FakeWeChat, caplog: pytest.LogCaptureFixture) -> None:
+    async with started_adapter(wx) as (adapter, _):
+        await adapter.send(ChatRef(platform="wechat", chat_id=USER), Reply(text="kept"))
+    assert "kept in memory only and are lost" in caplog.text
+    assert wx.texts(USER) == []
 
 
 async def test_wecom_app_message_flow(wechat_app: AppFactory) -> None:
