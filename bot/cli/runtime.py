@@ -96,9 +96,7 @@ async def _serve(console_only: bool) -> int:
         adapters: list[Any] = []
         console: ConsoleAdapter | None = None
         if platforms:
-            from bot.platforms import build_adapters
-
-            adapters = build_adapters(app.settings, platforms)
+            adapters = app.build_adapters(platforms)  # WeChat's kept replies in Postgres
         else:
             console = ConsoleAdapter(files_dir=app.settings.files_dir, on_eof=stop.set)
             adapters = [console]
