@@ -24,7 +24,7 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 import ict
-from core.context import emit_file, emit_status
+from core.context import current, emit_file, emit_status
 from core.errors import BullpenError, DataUnavailable, InvalidArguments
 from core.types import OutgoingFile
 from ict import BiasStack, Enforcement, ICTAnalysis, ICTInputError, Timeframe, TradePlan
@@ -468,7 +468,8 @@ async def ict_analyze(
 
     Args:
         symbol: code, ticker or name, e.g. "NVDA", "EURUSD", "BTC-USD", "600519".
-        interval: bar size: 1m, 5m, 15m, 30m, 1h, 4h, 1d, 1w, 1mo.
+        interval: bar size: 1m, 5m, 15m, 30m, 1h, 4h, 1d, 1w, 1mo (a timeframe the chat set
+            overrides it, and the lookback, as the result's notes say).
         lookback: bars to analyse (5-5000); default from the timeframe table.
         session: kill-zone template: NY or LDN.
         include_current_bar: keep the still-forming last bar (may be incomplete).
@@ -476,9 +477,15 @@ async def ict_analyze(
         chart: send the annotated chart to the chat as an image.
         plan: add the deterministic trade plan proposed from the analysis.
     """
+    overrides: list[str] = []
+    if chat_interval := current().options.get("interval"):  # the chat's timeframe wins
+        enf = enforced_interval(interval, chat_interval, requested_lookback=lookback)
+        interval, lookback = enf.interval, enf.lookback_bars
+        overrides = [f"timeframe enforced: {n}" for n in enf.notes if "overridden" in n]
     run = await run_ict(symbol, interval, lookback=lookback, session=session,
                         include_current_bar=include_current_bar, stack=stack)
     result = result_of(run, plan=plan)
+    result.notes.extend(overrides)
     if chart:
         emit_status(f"Drawing the ICT chart of {run.symbol}")
         try:

@@ -108,7 +108,7 @@ class NormalMode:
                                  conversation_id=str(turn.conversation_id)
                                  if turn.conversation_id else None,
                                  lang=turn.lang, on_status=statuses.append,
-                                 on_file=files.append)
+                                 on_file=files.append, options=dict(turn.options))
         for call in calls:
             args = _args_dict(call)
             label = (self._registry.get(call.name).render_label(args)

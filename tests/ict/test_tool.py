@@ -16,8 +16,13 @@ import pytest
 import ict
 from bot.cli.ict import register
 from core import context
+from core.agent.normal import NormalMode
+from core.agent.turn import Turn
 from core.errors import DataUnavailable, InvalidArguments, UnknownSymbol
+from core.events import Done
+from core.testing import MemoryRecorder, ScriptedLLM
 from core.tools import MAX_TOOL_RESULT_CHARS
+from core.types import LLMResponse, ToolCall
 from tools import build_registry
 from tools.data import DataConfig, configure
 from tools.data.config import get_config
@@ -71,6 +76,35 @@ def test_enforcement_accepts_keys_and_intervals() -> None:
 
 
 # --- the tool ---------------------------------------------------------------------------------
+
+
+async def test_the_tool_honours_the_interval_the_chat_set_over_the_models() -> None:
+    ctx = context.RunContext(options={"interval": "1h"})
+    token = context.use(ctx)
+    try:
+        result = await ict_analyze("EURUSD", "15m", lookback=1000)
+    finally:
+        context.reset(token)
+    assert (result.timeframe, result.interval, result.lookback_bars) == ("1H", "60min", 336)
+    assert any("timeframe enforced: interval '15m' overridden with '60min'" in n
+               for n in result.notes)
+    plain = await ict_analyze("EURUSD", "1h", lookback=200)  # no chat setting: as asked
+    assert plain.lookback_bars == 200 and not any("enforced" in n for n in plain.notes)
+
+
+async def test_normal_mode_enforces_the_chats_interval_on_the_models_tool_call() -> None:
+    call = ToolCall(id="c1", name="ict_analyze",
+                    arguments='{"symbol": "EURUSD", "interval": "4h", "lookback": 50}')
+    llm = ScriptedLLM([LLMResponse(tool_calls=[call]), LLMResponse(content="Bias explained.")])
+    mode = NormalMode(llm=llm, registry=build_registry(), plan=False)
+    turn = Turn(text="ICT analysis of EURUSD on the 1h chart", history=[],
+                recorder=MemoryRecorder(), options={"intent": "ict", "interval": "1h"})
+    events = [e async for e in mode.run(turn)]
+    assert events[-1] == Done(text="Bias explained.")
+    tool_msg = next(m for m in llm.requests[1]["messages"] if m.role == "tool")
+    result = json.loads(tool_msg.content)
+    assert (result["interval"], result["lookback_bars"]) == ("60min", 336)
+    assert any("'4h' overridden with '60min'" in n for n in result["notes"])
 
 
 async def test_daily_digest_matches_a_direct_analysis() -> None:
