@@ -14,7 +14,7 @@ from core.events import Done, TextDelta
 from core.store import Store
 from core.testing import RecordingAdapter, ScriptedLLM, text
 from core.tools import ToolRegistry
-from core.types import Capabilities, ChatRef, IncomingMessage, Sender
+from core.types import Capabilities, ChatRef, IncomingMessage, MessageRef, Reply, Sender
 
 CHAT = ChatRef(platform="test", chat_id="c1")
 
@@ -120,3 +120,39 @@ async def test_final_text_is_sent_anew_when_the_placeholder_is_gone():
     await r.on_event(Done(text="the answer"))
     assert r.result.delivered
     assert chat.visible_text(CHAT)[-1] == "the answer"
+
+
+class AnswerTracingAdapter(RecordingAdapter):
+    """Records which incoming message each send and edit says it answers."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.answers: list[tuple[str, str, str | None]] = []  # (op, text, in_reply_to)
+
+    async def send(self, chat: ChatRef, reply: Reply) -> MessageRef:
+        self.answers.append(("send", reply.text, reply.in_reply_to))
+        return await super().send(chat, reply)
+
+    async def edit(self, ref: MessageRef, reply: Reply) -> None:
+        self.answers.append(("edit", reply.text, reply.in_reply_to))
+        await super().edit(ref, reply)
+
+
+async def test_every_reply_says_which_message_it_answers(pg_db, tmp_path):
+    long = "A sentence that goes on. " * 40  # over the adapter's limit below: split in pieces
+    gw, _ = gateway(pg_db, tmp_path, ScriptedLLM([text(long), text("short")], chunk=50))
+    chat = AnswerTracingAdapter()
+    chat.capabilities = chat.capabilities.model_copy(update={"max_message_length": 400})
+    await chat.start(gw.handler_for(chat))
+    await chat.deliver(msg("q1", "m1"))
+    await chat.deliver(msg("/help", "m2"))
+    await chat.deliver(msg("q2", "m3"))
+    await gw.idle()
+    by_message: dict[str | None, list[str]] = {}
+    for _, body, answered in chat.answers:
+        by_message.setdefault(answered, []).append(body)
+    assert set(by_message) == {"m1", "m2", "m3"}  # no reply without its question
+    assert any("/mode" in t for t in by_message["m2"])
+    assert by_message["m3"][-1] == "short"
+    pieces = [t for op, t, a in chat.answers if a == "m1" and op == "send"][1:]
+    assert len(pieces) >= 2  # the continuation pieces carry it too
