@@ -29,31 +29,16 @@ same), p99 to first edit under 300 ms, no forgery in.
 from __future__ import annotations
 
 import asyncio
-import os
-import sys
-import tempfile
 from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import aiohttp
 
-from bot.benches.gateway import (
-    ANSWER,
-    MESSAGES_PER_CHAT,
-    PACED_PER_CHAT,
-    PACED_RATE,
-    QUESTION,
-    TARGET_P99_FIRST_EDIT_MS,
-    TARGET_RATIO,
-    _load,
-    _Side,
-    _summary,
-)
+from bot.benches import gateway_common as common
 
-FAKE = Path(__file__).resolve().parents[2] / "tests" / "fakes" / "discord_server.py"
+FAKE = common.FAKES / "discord_server.py"
 OUR_TOKEN = "ODAwMDAwMDAwMDAwMDAwMDAx.BENCH-ours.token_0123456789abcdefghij"
 PEER_TOKEN = "ODAwMDAwMDAwMDAwMDAwMDAy.BENCH-peer.token_0123456789abcdefghij"
 BARE_TOKEN = "ODAwMDAwMDAwMDAwMDAwMDAz.BENCH-bare.token_0123456789abcdefghij"
@@ -69,89 +54,36 @@ def run(*, chats: int = 100, repeat: int = 1, database_url: str | None = None,
     Without `database_url`, an embedded Postgres runs in a temp dir."""
     if platform != "discord":
         raise ValueError(f"gateway_discord bench: platform {platform!r} is not discord")
-    if not FAKE.exists():
-        raise FileNotFoundError(f"gateway bench needs the source checkout's {FAKE}")
-    return asyncio.run(_run(chats=chats, rounds=max(1, repeat), database_url=database_url))
+    return common.run_bench(FAKE, _run, chats=chats, repeat=repeat, database_url=database_url)
 
 
 async def _run(*, chats: int, rounds: int, database_url: str | None) -> dict[str, Any]:
-    peer = _Side(PEER_TOKEN, list(range(1_000_000, 1_000_000 + chats)), QUESTION)
-    ours = _Side(OUR_TOKEN, list(range(2_000_000, 2_000_000 + chats)), ANSWER)
-    bare = _Side(BARE_TOKEN, list(range(3_000_000, 3_000_000 + chats)), QUESTION)
-    sides = (peer, bare, ours)
+    peer = common.Side(PEER_TOKEN, range(1_000_000, 1_000_000 + chats), common.QUESTION)
+    ours = common.Side(OUR_TOKEN, range(2_000_000, 2_000_000 + chats), common.ANSWER)
+    bare = common.Side(BARE_TOKEN, range(3_000_000, 3_000_000 + chats), common.QUESTION)
     seen: Counter[str] = Counter()  # message ids handed to our gateway
-    async with _fake_process() as base, aiohttp.ClientSession(base) as control, \
+    async with common.fake_process(FAKE, "--token", OUR_TOKEN, "--token", PEER_TOKEN,
+                            "--token", BARE_TOKEN) as base, \
+            aiohttp.ClientSession(base) as control, \
             _our_app(base, database_url, seen) as (app, our_url), _echo_adapter(base), \
             _echo_bot(base):
-        for side in sides:
-            await _load(control, side, 1)  # warm-up: users, conversations, connections
-        for _ in range(rounds):
-            for side in sides:
-                side.closed.append(await _load(control, side, MESSAGES_PER_CHAT))
-            for side in sides:
-                side.paced += await _load(control, side, PACED_PER_CHAT, rate=PACED_RATE)
+        await common.drive(control, (peer, bare, ours), rounds)
         async with control.post("/_fake/forge", json={"url": our_url, "token": OUR_TOKEN,
                                                       "count": FORGED_PER_KIND}) as resp:
             forged = await resp.json()
         await asyncio.sleep(0.2)
-        await app.gateway.idle()
-        pool = app.db.pool
-        persisted = {
-            "inbound_events": int(await pool.fetchval("SELECT count(*) FROM inbound_events")),
-            "messages": int(await pool.fetchval("SELECT count(*) FROM messages")),
-        }
-        stored = int(await pool.fetchval(
-            "SELECT count(*) FROM inbound_events WHERE message_id = ANY($1::text[])",
-            forged["message_ids"]))
+        counts = await common.persisted(app)
+        in_store = await common.stored(app.db.pool, forged["message_ids"])
     handed = sum(seen[i] for i in forged["message_ids"]) + sum(
         max(0, seen[i] - 1) for i in forged["replayed_ids"])  # each once for real
-    reached = max(stored, handed)
-    mine, theirs, adapter_only = _summary(ours), _summary(peer), _summary(bare)
-    ratio = mine["messages_per_s"] / theirs["messages_per_s"] if theirs["messages_per_s"] else 0.0
-    adapter_ratio = adapter_only["messages_per_s"] / theirs["messages_per_s"] \
-        if theirs["messages_per_s"] else 0.0
-    p99 = mine["paced"]["first_edit_ms"]["p99"]
-    return {
-        "bench": "gateway",
-        "platform": "discord",
-        "chats": chats,
-        "rounds": rounds,
-        "ours": mine,
-        "persisted": persisted,
-        "peer": PEER,
-        "peer_result": theirs,
-        "throughput_ratio": round(ratio, 3),
-        "adapter_only": adapter_only,
-        "adapter_only_ratio": round(adapter_ratio, 3),
-        "target_ratio": TARGET_RATIO,
-        "target_p99_first_edit_ms": TARGET_P99_FIRST_EDIT_MS,
-        "forged_sent": len(forged["statuses"]),
-        "forged_statuses": dict(Counter(str(s) for s in forged["statuses"])),
-        "rejected_forged": reached,
-        "within_target": ratio >= TARGET_RATIO and p99 < TARGET_P99_FIRST_EDIT_MS
-        and reached == 0,
-        "cpus": os.cpu_count(),
-    }
-
-
-@asynccontextmanager
-async def _fake_process() -> AsyncIterator[str]:
-    """The fake Discord in a child process with both bots; yields its root URL."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, str(FAKE), "--token", OUR_TOKEN, "--token", PEER_TOKEN, "--token",
-        BARE_TOKEN,
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
-    assert proc.stdin is not None and proc.stdout is not None
-    try:
-        line = await asyncio.wait_for(proc.stdout.readline(), 30)
-        yield f"http://127.0.0.1:{int(line)}"
-    finally:
-        proc.stdin.close()  # the fake stops when its stdin closes
-        try:
-            await asyncio.wait_for(proc.wait(), 10)
-        except TimeoutError:
-            proc.kill()
-            await proc.wait()
+    reached = max(in_store, handed)
+    mine, theirs = common.summary(ours), common.summary(peer)
+    return common.report(
+        platform="discord", chats=chats, rounds=rounds, ours=mine, persisted=counts,
+        peer=PEER, peer_result=theirs, adapter_only=common.summary(bare),
+        targets=common.FIRST_EDIT_TARGETS,
+        forged_statuses=forged["statuses"], rejected_forged=reached,
+        within_target=common.meets_first_edit_targets(mine, theirs) and reached == 0)
 
 
 # --- the peer --------------------------------------------------------------------------------
@@ -216,45 +148,20 @@ async def _echo_adapter(base: str) -> AsyncIterator[None]:
 @asynccontextmanager
 async def _our_app(base: str, database_url: str | None,
                    seen: Counter[str]) -> AsyncIterator[tuple[Any, str]]:
-    """The real App with the agent on the scripted LLM at zero latency and the real Discord
-    adapter (gateway, and HTTP interactions with the application's public key) at the
-    production edit interval; `seen` counts the message ids that reach the gateway."""
+    """The real App with the real Discord adapter (gateway, and HTTP interactions with the
+    application's public key) at the production edit interval; `seen` counts the message ids
+    that reach the gateway."""
     from adapters.discord import DiscordAdapter
-    from bot.app import App, build_modes
     from bot.commands import COMMANDS
-    from bot.gateway import Gateway
-    from bot.settings import load_settings
-    from core.agent.runner import AgentRunner, RunLimits
-    from core.testing import ScriptedLLM, text
-    from core.types import IncomingMessage
 
     async with aiohttp.ClientSession() as http, http.get(
             f"{base}/api/v10/oauth2/applications/@me",
             headers={"Authorization": f"Bot {OUR_TOKEN}"}) as resp:
         public_key = (await resp.json())["verify_key"]
-    with tempfile.TemporaryDirectory(prefix="bullpen-bench-") as tmp:
-        settings = load_settings(data_dir=Path(tmp), database_url=database_url, llm_plan=False,
-                                 telegram_bot_token=None)
-        app = await App.create(settings)
-        try:
-            llm = ScriptedLLM(default=text(ANSWER))
-            modes = build_modes(settings, app.registry, llm)  # type: ignore[arg-type]
-            app.runner = AgentRunner(store=app.store, modes=modes, summarizer=llm,
-                                     limits=RunLimits(max_input_chars=settings.max_input_chars))
-            app.gateway = Gateway(store=app.store, runner=app.runner,
-                                  preprocess=app.voice.preprocess)
-            adapter = DiscordAdapter(
-                token=OUR_TOKEN, api_base_url=f"{base}/api/v10",
-                gateway_url=base.replace("http", "ws", 1) + "/gateway", public_key=public_key,
-                interactions_port=0, commands=COMMANDS)
-            handle = app.gateway.handler_for(adapter)
-
-            async def counted(message: IncomingMessage) -> None:
-                seen[message.message_id] += 1
-                await handle(message)
-
-            await adapter.start(counted)
-            app.adapters.append(adapter)
-            yield app, f"http://127.0.0.1:{adapter.interactions_port}/interactions"
-        finally:
-            await app.aclose()
+    async with common.our_app(database_url) as app:
+        adapter = DiscordAdapter(
+            token=OUR_TOKEN, api_base_url=f"{base}/api/v10",
+            gateway_url=base.replace("http", "ws", 1) + "/gateway", public_key=public_key,
+            interactions_port=0, commands=COMMANDS)
+        await common.serve(app, adapter, lambda message_id: seen.update((message_id,)))
+        yield app, f"http://127.0.0.1:{adapter.interactions_port}/interactions"

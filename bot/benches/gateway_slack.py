@@ -24,32 +24,15 @@ Targets: at least 0.7 of the peer's throughput, p99 to first edit under 300 ms, 
 from __future__ import annotations
 
 import asyncio
-import os
-import sys
-import tempfile
-from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import aiohttp
 
-from bot.benches.gateway import (
-    ANSWER,
-    MESSAGES_PER_CHAT,
-    PACED_PER_CHAT,
-    PACED_RATE,
-    QUESTION,
-    TARGET_P99_FIRST_EDIT_MS,
-    TARGET_RATIO,
-    _load,
-    _Side,
-    _summary,
-)
+from bot.benches import gateway_common as common
 
-ROOT = Path(__file__).resolve().parents[2]
-FAKE = ROOT / "tests" / "fakes" / "slack_server.py"
+FAKE = common.FAKES / "slack_server.py"
 OUR_TOKEN = "xoxb-1-BENCH-ours-token-0123456789"
 PEER_TOKEN = "xoxb-2-BENCH-peer-token-0123456789"
 SIGNING_SECRET = "bench-signing-secret-0123456789abcdef"
@@ -66,98 +49,35 @@ def run(*, chats: int = 100, repeat: int = 1, database_url: str | None = None,
     Without `database_url`, an embedded Postgres runs in a temp dir."""
     if platform != "slack":
         raise ValueError(f"gateway_slack bench: platform {platform!r} is not slack")
-    if not FAKE.exists():
-        raise FileNotFoundError(f"gateway bench needs the source checkout's {FAKE}")
-    return asyncio.run(_run(chats=chats, rounds=max(1, repeat), database_url=database_url))
+    return common.run_bench(FAKE, _run, chats=chats, repeat=repeat, database_url=database_url)
 
 
 async def _run(*, chats: int, rounds: int, database_url: str | None) -> dict[str, Any]:
-    peer = _Side("peer", list(range(1_000_000, 1_000_000 + chats)), QUESTION)
-    ours = _Side("ours", list(range(2_000_000, 2_000_000 + chats)), ANSWER)
+    # the fake posts a side's questions to the events URL registered under its name
+    peer = common.Side("peer", range(1_000_000, 1_000_000 + chats), common.QUESTION)
+    ours = common.Side("ours", range(2_000_000, 2_000_000 + chats), common.ANSWER)
     seen: set[str] = set()  # message ids that reached our gateway
-    async with _fake_server() as base, aiohttp.ClientSession(base) as control, \
-            _echo_app(base) as peer_url, _our_app(base, database_url, seen) as (app, our_url):
+    async with common.fake_process(FAKE, "--token", OUR_TOKEN, "--token", PEER_TOKEN,
+                            "--signing-secret", SIGNING_SECRET) as base, \
+            aiohttp.ClientSession(base) as control, _echo_app(base) as peer_url, \
+            _our_app(base, database_url, seen) as (app, our_url):
         for name, url in (("peer", peer_url), ("ours", our_url)):
             async with control.post("/_fake/target", json={"name": name, "url": url}):
                 pass
-        for side in (peer, ours):
-            await _load(control, side, 1)  # warm-up: users, conversations, connections
-        for _ in range(rounds):
-            for side in (peer, ours):
-                side.closed.append(await _load(control, side, MESSAGES_PER_CHAT))
-            for side in (peer, ours):
-                side.paced += await _load(control, side, PACED_PER_CHAT, rate=PACED_RATE)
+        await common.drive(control, (peer, ours), rounds)
         async with control.post("/_fake/forge",
                                 json={"name": "ours", "count": FORGED_PER_KIND}) as resp:
             forged = await resp.json()
         await asyncio.sleep(0.2)
-        await app.gateway.idle()
-        pool = app.db.pool
-        persisted = {
-            "inbound_events": int(await pool.fetchval("SELECT count(*) FROM inbound_events")),
-            "messages": int(await pool.fetchval("SELECT count(*) FROM messages")),
-        }
-        stored = int(await pool.fetchval(
-            "SELECT count(*) FROM inbound_events WHERE message_id = ANY($1::text[])",
-            forged["message_ids"]))
-    reached = max(stored, len(seen & set(forged["message_ids"])))
-    mine, theirs = _summary(ours), _summary(peer)
-    ratio = mine["messages_per_s"] / theirs["messages_per_s"] if theirs["messages_per_s"] else 0.0
-    p99 = mine["paced"]["first_edit_ms"]["p99"]
-    return {
-        "bench": "gateway",
-        "platform": "slack",
-        "chats": chats,
-        "rounds": rounds,
-        "ours": mine,
-        "persisted": persisted,
-        "peer": PEER,
-        "peer_result": theirs,
-        "throughput_ratio": round(ratio, 3),
-        "target_ratio": TARGET_RATIO,
-        "target_p99_first_edit_ms": TARGET_P99_FIRST_EDIT_MS,
-        "forged_sent": len(forged["statuses"]),
-        "forged_statuses": dict(Counter(str(s) for s in forged["statuses"])),
-        "rejected_forged": reached,
-        "within_target": ratio >= TARGET_RATIO and p99 < TARGET_P99_FIRST_EDIT_MS
-        and reached == 0,
-        "cpus": os.cpu_count(),
-    }
-
-
-@asynccontextmanager
-async def _fake_server() -> AsyncIterator[str]:
-    """The fake Slack in a child process; yields its root URL. Stops when stdin closes."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, str(FAKE), "--token", OUR_TOKEN, "--token", PEER_TOKEN,
-        "--signing-secret", SIGNING_SECRET,
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
-    assert proc.stdin is not None and proc.stdout is not None
-    try:
-        port = int((await asyncio.wait_for(proc.stdout.readline(), 30)).decode().strip())
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.stdin.close()
-        try:
-            await asyncio.wait_for(proc.wait(), 10)
-        except TimeoutError:
-            proc.kill()
-            await proc.wait()
-
-
-@asynccontextmanager
-async def _serve(server: Any) -> AsyncIterator[str]:
-    """An aiohttp application on a free loopback port; yields its events URL."""
-    from aiohttp import web
-
-    runner = web.AppRunner(server, handle_signals=False, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    try:
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}/slack/events"
-    finally:
-        await runner.cleanup()
+        counts = await common.persisted(app)
+        in_store = await common.stored(app.db.pool, forged["message_ids"])
+    reached = max(in_store, len(seen & set(forged["message_ids"])))
+    mine, theirs = common.summary(ours), common.summary(peer)
+    return common.report(
+        platform="slack", chats=chats, rounds=rounds, ours=mine, persisted=counts,
+        peer=PEER, peer_result=theirs, targets=common.FIRST_EDIT_TARGETS,
+        forged_statuses=forged["statuses"], rejected_forged=reached,
+        within_target=common.meets_first_edit_targets(mine, theirs) and reached == 0)
 
 
 # --- the peer --------------------------------------------------------------------------------
@@ -178,8 +98,8 @@ async def _echo_app(base: str) -> AsyncIterator[str]:
             await client.chat_update(channel=event["channel"], ts=placeholder["ts"],
                                      text=event["text"])
 
-        async with _serve(app.web_app(path="/slack/events", port=0)) as url:
-            yield url
+        async with common.listen(app.web_app(path="/slack/events", port=0)) as root:
+            yield f"{root}/slack/events"
 
 
 # --- ours ------------------------------------------------------------------------------------
@@ -188,40 +108,13 @@ async def _echo_app(base: str) -> AsyncIterator[str]:
 @asynccontextmanager
 async def _our_app(base: str, database_url: str | None,
                    seen: set[str]) -> AsyncIterator[tuple[Any, str]]:
-    """The real App with the agent on the scripted LLM at zero latency and the real Slack
-    adapter in HTTP events mode at the production edit interval; `seen` collects the message
-    ids that reach the gateway."""
+    """The real App with the real Slack adapter in HTTP events mode at the production edit
+    interval; `seen` collects the message ids that reach the gateway."""
     from adapters.slack import SlackAdapter
-    from bot.app import App, build_modes
     from bot.commands import COMMANDS
-    from bot.gateway import Gateway
-    from bot.settings import load_settings
-    from core.agent.runner import AgentRunner, RunLimits
-    from core.testing import ScriptedLLM, text
-    from core.types import IncomingMessage
 
-    with tempfile.TemporaryDirectory(prefix="bullpen-bench-") as tmp:
-        settings = load_settings(data_dir=Path(tmp), database_url=database_url, llm_plan=False,
-                                 telegram_bot_token=None)
-        app = await App.create(settings)
-        try:
-            llm = ScriptedLLM(default=text(ANSWER))
-            modes = build_modes(settings, app.registry, llm)  # type: ignore[arg-type]
-            app.runner = AgentRunner(store=app.store, modes=modes, summarizer=llm,
-                                     limits=RunLimits(max_input_chars=settings.max_input_chars))
-            app.gateway = Gateway(store=app.store, runner=app.runner,
-                                  preprocess=app.voice.preprocess)
-            adapter = SlackAdapter(bot_token=OUR_TOKEN, signing_secret=SIGNING_SECRET,
-                                   api_base_url=f"{base}/api/", events_port=0,
-                                   commands=COMMANDS)
-            handle = app.gateway.handler_for(adapter)
-
-            async def counted(message: IncomingMessage) -> None:
-                seen.add(message.message_id)
-                await handle(message)
-
-            await adapter.start(counted)
-            app.adapters.append(adapter)
-            yield app, f"http://127.0.0.1:{adapter.events_port}/slack/events"
-        finally:
-            await app.aclose()
+    async with common.our_app(database_url) as app:
+        adapter = SlackAdapter(bot_token=OUR_TOKEN, signing_secret=SIGNING_SECRET,
+                               api_base_url=f"{base}/api/", events_port=0, commands=COMMANDS)
+        await common.serve(app, adapter, seen.add)
+        yield app, f"http://127.0.0.1:{adapter.events_port}/slack/events"

@@ -21,7 +21,6 @@ own process, prints its port, and drives `/_fake/load` for the gateway bench.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import itertools
@@ -39,15 +38,9 @@ from aiohttp import web
 from nacl.signing import SigningKey
 
 try:
-    from tests.fakes.telegram_server import Call, FakeTelegram, Fault, Load, _wait_for_stdin_eof
+    from tests.fakes._common import Call, FakePlatform, Fault, Load, serve_script
 except ImportError:  # run as a script (the bench): this folder is on the path
-    from telegram_server import (  # type: ignore[no-redef]
-        Call,
-        FakeTelegram,
-        Fault,
-        Load,
-        _wait_for_stdin_eof,
-    )
+    from _common import Call, FakePlatform, Fault, Load, serve_script  # type: ignore[no-redef]
 
 DISCORD_EPOCH_MS = 1_420_070_400_000
 DEFAULT_TOKEN = "ODAwMDAwMDAwMDAwMDAwMDAx.FAKE-discord.test-token_0123456789abcdef"
@@ -202,33 +195,26 @@ class _Interaction:
     answered: asyncio.Event = field(default_factory=asyncio.Event)
 
 
-class FakeDiscord:
+class FakeDiscord(FakePlatform):
     """The server. `async with FakeDiscord() as dc:` then hand the adapter `dc.api_base_url`
     and `dc.gateway_url`."""
 
     def __init__(self, *, token: str = DEFAULT_TOKEN, more_tokens: tuple[str, ...] = (),
                  host: str = "127.0.0.1", port: int = 0, control: bool = False,
                  heartbeat_interval_ms: int = 41_250) -> None:
+        super().__init__(host=host, port=port, control=control)
         self.bots = {t: Bot(t, FIRST_BOT_ID + i, "bullpen" if i == 0 else f"bot{i}")
                      for i, t in enumerate((token, *more_tokens))}
         self.token = token
-        self.host = host
-        self.port = port
-        self.control = control
         self.heartbeat_interval_ms = heartbeat_interval_ms
         self.calls: list[Call] = []
         self.channels: dict[int, dict[int, FakeMessage]] = {}
         self.faults: list[Fault] = []
-        self.delays: list[tuple[str, float, Callable[[Params], bool] | None]] = []
         self.blocked: set[int] = set()
         self.files: dict[str, FakeFile] = {}  # CDN path -> file
         self.interactions: dict[str, _Interaction] = {}  # by token
         self.heartbeats = 0
         self._ids = itertools.count(1)
-        self._changed = asyncio.Event()
-        self._runner: web.AppRunner | None = None
-        self.load: Load | None = None
-        self._pushes: set[asyncio.Task[Any]] = set()
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -274,32 +260,20 @@ class FakeDiscord:
                     self._serve("webhook_edit", self._webhook_edit, auth=False))
         r.add_get("/attachments/{path:.+}", self._download)
         if self.control:
-            r.add_post("/_fake/load", self._control_load)
             r.add_post("/_fake/forge", self._control_forge)
-        self._runner = web.AppRunner(app, handle_signals=False, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        await self._listen(app)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        for task in list(self._pushes):
-            task.cancel()
-        await asyncio.gather(*self._pushes, return_exceptions=True)
         for bot in self.bots.values():
             for session in list(bot.sessions):
                 await session.ws.close(code=1001)
-        if self._runner is not None:
-            await self._runner.cleanup()
+        await self._stop_listening()
 
     # --- test controls ---------------------------------------------------------------------
 
-    # the next `times` calls of an operation (send, edit, typing, commands, callback, followup,
-    # webhook_edit, get_me, ...) matching `when` get an `ApiError`; calls of an operation
-    # (matching `when`) answer after some seconds: as on the Telegram fake
-    fail: Callable[..., None] = FakeTelegram.fail
-    delay: Callable[..., None] = FakeTelegram.delay
+    # fail(op, ApiError, times=, when=), delay(op, seconds, when=): as on every fake; the ops
+    # are send, edit, typing, commands, callback, followup, webhook_edit, get_me, ...
 
     def block(self, channel_id: int) -> None:
         """The user blocked the bot (or left): sends to the channel get 403 50007."""
@@ -448,11 +422,7 @@ class FakeDiscord:
         return [c for c in self.calls if c.method == op
                 and (channel_id is None or c.params.get("channel_id") == channel_id)]
 
-    # wait until a predicate holds (checked after every call, and every 50 ms); until no call
-    # has come for a while: as on the Telegram fake
-    wait_for: Callable[..., Awaitable[None]] = FakeTelegram.wait_for
-    settle: Callable[..., Awaitable[None]] = FakeTelegram.settle
-    _notify: Callable[..., None] = FakeTelegram._notify
+    # wait_for(predicate), settle(quiet_s): as on every fake
 
     # --- gateway ---------------------------------------------------------------------------
 
@@ -553,9 +523,7 @@ class FakeDiscord:
             call = Call(op, params, time.monotonic())
             self.calls.append(call)
             try:
-                for name, seconds, when in self.delays:
-                    if name == op and (when is None or when(params)):
-                        await asyncio.sleep(seconds)
+                await self._delay(op, params)
                 self._inject(op, params)
                 result = await handler(bot, params, files)
             except ApiError as exc:
@@ -591,13 +559,7 @@ class FakeDiscord:
         return params, files
 
     def _inject(self, op: str, params: Params) -> None:
-        for fault in self.faults:
-            if fault.method == op and fault.times > 0 and (
-                    fault.when is None or fault.when(params)):
-                fault.times -= 1
-                if fault.times == 0:
-                    self.faults.remove(fault)
-                raise fault.error
+        self._raise_fault(op, params)
         if params.get("channel_id") in self.blocked:
             raise forbidden()
 
@@ -652,7 +614,7 @@ class FakeDiscord:
         content = self._content(p, f, required=True) or ""
         m = self._store(FakeMessage(snowflake(self._ids), p["channel_id"], bot.user_id,
                                     content, [content], f, sent_at=time.monotonic()))
-        self._observe(m, first=True)
+        self._shown(m.channel_id, m.content, edit=False)
         return self._payload(m, bot)
 
     def _update(self, m: FakeMessage, p: Params, f: list[FakeFile]) -> None:
@@ -663,7 +625,7 @@ class FakeDiscord:
             m.loading = False
         if f:
             m.files = f
-        self._observe(m, first=False)
+        self._shown(m.channel_id, m.content, edit=True)
 
     async def _edit(self, bot: Bot | None, p: Params, f: list[FakeFile]) -> Any:
         assert bot is not None
@@ -736,7 +698,7 @@ class FakeDiscord:
         m = self._store(FakeMessage(snowflake(self._ids), record.channel_id,
                                     record.bot.user_id, content, [content], f, via="followup",
                                     interaction_id=record.id, sent_at=time.monotonic()))
-        self._observe(m, first=True)
+        self._shown(m.channel_id, m.content, edit=False)
         return self._payload(m, record.bot)
 
     async def _download(self, request: web.Request) -> web.StreamResponse:
@@ -769,30 +731,10 @@ class FakeDiscord:
 
     # --- load for the gateway bench (script mode) -------------------------------------------
 
-    def _observe(self, m: FakeMessage, *, first: bool) -> None:
-        if self.load is not None:
-            FakeTelegram._observe(self, "sendMessage" if first else  # type: ignore[arg-type]
-                                  "editMessageText", m.channel_id, m.content)
-
-    async def run_load(self, **kwargs: Any) -> Load:
-        """The Telegram fake's closed-loop / paced load, its chats as DM channels of the bot
-        whose `token` is given, the questions pushed on that bot's gateway connection."""
-        return await FakeTelegram.run_load(self, **kwargs)  # type: ignore[arg-type]
-
-    def _ask(self, chat: int) -> None:
-        load = self.load
-        assert load is not None
-        load.remaining[chat] -= 1
-        load.current[chat] = {"chat": chat, "pushed": time.monotonic(),
-                              "first_edit": None, "final": None}
-        task = asyncio.create_task(self.push(self.message(chat, load.text, token=load.token),
-                                             token=load.token))
-        self._pushes.add(task)
-        task.add_done_callback(self._pushes.discard)
-
-    async def _control_load(self, request: web.Request) -> web.Response:
-        load = await self.run_load(**await request.json())
-        return _json({"complete": load.done.is_set(), "rows": load.rows})
+    def _question(self, load: Load, chat: int, row: dict[str, Any]) -> None:
+        """The chat is a DM channel of the bot whose token is `load.to`: push the user's
+        message on that bot's gateway connection."""
+        load.spawn(self.push(self.message(chat, load.text, token=load.to), token=load.to))
 
     async def _control_forge(self, request: web.Request) -> web.Response:
         """Body: {url, count, token}. Sends the endpoint `count` each of: a signature by another
@@ -821,20 +763,11 @@ class FakeDiscord:
         return _json({"statuses": statuses, "message_ids": forged, "replayed_ids": replayed})
 
 
-async def _serve(port: int, tokens: list[str]) -> None:
-    async with FakeDiscord(port=port, token=tokens[0], more_tokens=tuple(tokens[1:]),
-                           control=True) as fake:
-        print(fake.port, flush=True)
-        await asyncio.get_running_loop().run_in_executor(None, _wait_for_stdin_eof)
-
-
 def main() -> None:
     """Serve until stdin closes: `python discord_server.py [--port N] [--token T ...]`."""
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--port", type=int, default=0)
-    parser.add_argument("--token", action="append", default=[])
-    args = parser.parse_args()
-    asyncio.run(_serve(args.port, args.token or [DEFAULT_TOKEN]))
+    serve_script(lambda args: FakeDiscord(
+        port=args.port, token=(args.token or [DEFAULT_TOKEN])[0],
+        more_tokens=tuple(args.token[1:]), control=True))
 
 
 if __name__ == "__main__":

@@ -17,8 +17,6 @@ prints its port, and drives the gateway bench's load through `/_fake/...`.
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import hashlib
 import hmac
 import itertools
@@ -26,7 +24,6 @@ import json
 import sys
 import time
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
@@ -35,13 +32,9 @@ import aiohttp
 from aiohttp import web
 
 try:
-    from tests.fakes.telegram_server import FakeTelegram, Load, _wait_for_stdin_eof
+    from tests.fakes._common import Call, FakePlatform, Fault, Load, serve_script
 except ImportError:  # run as a script (the bench): this folder is on the path
-    from telegram_server import (  # type: ignore[no-redef]
-        FakeTelegram,
-        Load,
-        _wait_for_stdin_eof,
-    )
+    from _common import Call, FakePlatform, Fault, Load, serve_script  # type: ignore[no-redef]
 
 BOT_TOKEN = "xoxb-1111-2222-TESTfakeBotToken0123"
 APP_TOKEN = "xapp-1-A0BULL-3333-TESTfakeAppToken0123"
@@ -75,13 +68,6 @@ def sign(secret: str, timestamp: int | str, body: str) -> str:
     """Slack's v0 request signature."""
     base = f"v0:{timestamp}:{body}".encode()
     return "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
-
-
-@dataclass
-class Call:
-    method: str
-    params: dict[str, Any]
-    t: float
 
 
 @dataclass
@@ -119,24 +105,21 @@ class FakeMessage:
         return len(self.history) - 1
 
 
-class FakeSlack:
+class FakeSlack(FakePlatform):
     """The server. `async with FakeSlack() as slack:` then point the SDK at `slack.base_url`."""
 
     def __init__(self, *, bot_token: str = BOT_TOKEN, more_tokens: tuple[str, ...] = (),
                  app_token: str = APP_TOKEN, signing_secret: str = SIGNING_SECRET,
                  host: str = "127.0.0.1", port: int = 0, control: bool = False) -> None:
+        super().__init__(host=host, port=port, control=control)
         self.token = bot_token
         self.tokens = {bot_token, *more_tokens}
         self.app_token = app_token
         self.signing_secret = signing_secret
-        self.host = host
-        self.port = port
-        self.control = control
         self.calls: list[Call] = []
         self.channels: dict[str, dict[str, FakeMessage]] = {}
         self.files: dict[str, FakeFile] = {}
-        self.faults: list[Any] = []  # the Telegram fake's `Fault`s, holding `ApiError`s
-        self.delays: list[tuple[str, float, Callable[[dict[str, Any]], bool] | None]] = []
+        self.faults: list[Fault] = []  # holding `ApiError`s
         self.kicked: set[str] = set()  # channels the bot is not in
         self.downloads: list[dict[str, str]] = []
         self.sockets: list[web.WebSocketResponse] = []
@@ -145,11 +128,7 @@ class FakeSlack:
         self._ts = itertools.count(1)
         self._ids = itertools.count(1)
         self._epoch = int(time.time())
-        self._changed = asyncio.Event()
-        self._runner: web.AppRunner | None = None
         self._http: aiohttp.ClientSession | None = None
-        self._posts: set[asyncio.Task[None]] = set()
-        self.load: Load | None = None
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -170,33 +149,21 @@ class FakeSlack:
         app.router.add_get("/link/", self._socket)
         if self.control:
             app.router.add_post("/_fake/target", self._control_target)
-            app.router.add_post("/_fake/load", self._control_load)
             app.router.add_post("/_fake/forge", self._control_forge)
-        self._runner = web.AppRunner(app, handle_signals=False, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        await self._listen(app)
         self._http = aiohttp.ClientSession()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        for task in list(self._posts):
-            task.cancel()
-        await asyncio.gather(*self._posts, return_exceptions=True)
         for ws in list(self.sockets):
             await ws.close()
         if self._http is not None:
             await self._http.close()
-        if self._runner is not None:
-            await self._runner.cleanup()
+        await self._stop_listening()
 
     # --- test controls ---------------------------------------------------------------------
 
-    # the next `times` calls of a method (matching `when`) get an `ApiError`; calls of a method
-    # (matching `when`) answer after some seconds: as on the Telegram fake
-    fail = FakeTelegram.fail
-    delay = FakeTelegram.delay
+    # fail(method, ApiError, times=, when=), delay(method, seconds, when=): as on every fake
 
     def kick(self, channel: str) -> None:
         """The bot was removed from the channel: posting there gets `not_in_channel`."""
@@ -348,19 +315,7 @@ class FakeSlack:
             channel is None or channel in (c.params.get("channel"),
                                            c.params.get("channel_id")))]
 
-    # wait until a predicate holds (checked after every call, and every 50 ms)
-    wait_for = FakeTelegram.wait_for
-    _notify = FakeTelegram._notify
-
-    async def settle(self, quiet_s: float = 0.3, within_s: float = 10.0) -> None:
-        """Wait until no API call has come for `quiet_s` seconds."""
-        async with asyncio.timeout(within_s):
-            while True:
-                last = max((c.t for c in self.calls), default=0.0)
-                wait = last + quiet_s - time.monotonic()
-                if wait <= 0:
-                    return
-                await asyncio.sleep(wait)
+    # wait_for(predicate), settle(quiet_s): as on every fake
 
     # --- Web API ---------------------------------------------------------------------------
 
@@ -387,9 +342,7 @@ class FakeSlack:
                     time.monotonic())
         self.calls.append(call)
         try:
-            for name, seconds, when in self.delays:
-                if name == method and (when is None or when(params)):
-                    await asyncio.sleep(seconds)
+            await self._delay(method, params)
             if not token:
                 raise ApiError("not_authed")
             wanted = {self.app_token} if method == "apps.connections.open" else self.tokens
@@ -406,13 +359,7 @@ class FakeSlack:
         return web.json_response({"ok": True, **result})
 
     def _inject(self, method: str, params: dict[str, Any]) -> None:
-        for fault in self.faults:
-            if fault.method == method and fault.times > 0 and (
-                    fault.when is None or fault.when(params)):
-                fault.times -= 1
-                if fault.times == 0:
-                    self.faults.remove(fault)
-                raise fault.error
+        self._raise_fault(method, params)
         channel = params.get("channel") or params.get("channel_id")
         if channel in self.kicked and method != "auth.test":
             raise ApiError("not_in_channel")
@@ -448,7 +395,7 @@ class FakeSlack:
         m = FakeMessage(self.next_ts(), channel, p.get("thread_ts") or None, text=text,
                         blocks=blocks, history=[text], posted_at=time.monotonic())
         self.channels.setdefault(channel, {})[m.ts] = m
-        self._observe("chat.postMessage", channel, text)
+        self._observe(channel, text, edit=False)
         return {"channel": channel, "ts": m.ts, "message": self._json(m)}
 
     async def _m_chat_update(self, p: dict[str, Any]) -> dict[str, Any]:
@@ -461,7 +408,7 @@ class FakeSlack:
         text, blocks = self._text(p)
         m.text, m.blocks = text, blocks if blocks is not None else m.blocks
         m.history.append(text)
-        self._observe("chat.update", channel, text)
+        self._observe(channel, text, edit=True)
         return {"channel": channel, "ts": m.ts, "text": text, "message": self._json(m)}
 
     def _json(self, m: FakeMessage) -> dict[str, Any]:
@@ -569,46 +516,25 @@ class FakeSlack:
 
     # --- load for the gateway bench (script mode) ------------------------------------------
 
-    async def run_load(self, **kwargs: Any) -> Load:
-        """The Telegram fake's closed-loop / paced load, its chats as DM channels `D<n>` and
-        its `token` as the name of the bot (`/_fake/target`) whose events URL gets the
-        questions."""
-        return await FakeTelegram.run_load(self, **kwargs)  # type: ignore[arg-type]
-
-    def _ask(self, chat: int) -> None:
-        load = self.load
-        assert load is not None
-        load.remaining[chat] -= 1
-        load.current[chat] = {"chat": chat, "pushed": time.monotonic(),
-                              "first_edit": None, "final": None}
+    def _question(self, load: Load, chat: int, row: dict[str, Any]) -> None:
+        """The chat is the DM channel `D<chat>`: POST its `message` event to the events URL
+        registered (`/_fake/target`) under the name `load.to`."""
         body = self.envelope(self.message(f"D{chat}", load.text, user=f"U{chat}"))
-        self._spawn(self.post(self.targets[load.token], body))
+        load.spawn(self._post_question(self.targets[load.to], body))
 
-    def _spawn(self, post: Any) -> None:
-        async def run() -> None:
-            status, text = await post
-            if status != 200:  # stdout carries only the port
-                print(f"bot answered {status}: {text[:200]}", file=sys.stderr, flush=True)
+    async def _post_question(self, url: str, body: dict[str, Any]) -> None:
+        status, text = await self.post(url, body)
+        if status != 200:  # stdout carries only the port
+            print(f"bot answered {status}: {text[:200]}", file=sys.stderr, flush=True)
 
-        task = asyncio.create_task(run())
-        self._posts.add(task)
-        task.add_done_callback(self._posts.discard)
-
-    def _observe(self, method: str, channel: str, shown: str) -> None:
-        if self.load is None or not channel.startswith("D") or not channel[1:].isdigit():
-            return
-        as_telegram = "editMessageText" if method == "chat.update" else "sendMessage"
-        FakeTelegram._observe(self, as_telegram, int(channel[1:]), shown)  # type: ignore[arg-type]
+    def _observe(self, channel: str, shown: str, *, edit: bool) -> None:
+        if self.load is not None and channel.startswith("D") and channel[1:].isdigit():
+            self._shown(int(channel[1:]), shown, edit=edit)
 
     async def _control_target(self, request: web.Request) -> web.Response:
         body = await request.json()
         self.targets[body["name"]] = body["url"]
         return web.json_response({"ok": True})
-
-    async def _control_load(self, request: web.Request) -> web.Response:
-        """Body: the keyword arguments of `run_load`; answers the timings."""
-        load = await self.run_load(**(await request.json()))
-        return web.json_response({"complete": load.done.is_set(), "rows": load.rows})
 
     async def _control_forge(self, request: web.Request) -> web.Response:
         """Bad requests to bot `name`: `count` each of a wrong secret, a stale timestamp
@@ -629,23 +555,13 @@ class FakeSlack:
         return web.json_response({"statuses": statuses, "message_ids": ids})
 
 
-async def _serve(port: int, tokens: list[str], secret: str) -> None:
-    async with FakeSlack(port=port, bot_token=tokens[0], more_tokens=tuple(tokens[1:]),
-                         signing_secret=secret, control=True) as fake:
-        print(fake.port, flush=True)
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(None, _wait_for_stdin_eof)
-
-
 def main() -> None:
     """Serve until stdin closes:
     `python slack_server.py [--port N] [--token T ...] [--signing-secret S]`."""
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--port", type=int, default=0)
-    parser.add_argument("--token", action="append", default=[])
-    parser.add_argument("--signing-secret", default=SIGNING_SECRET)
-    args = parser.parse_args()
-    asyncio.run(_serve(args.port, args.token or [BOT_TOKEN], args.signing_secret))
+    serve_script(lambda args: FakeSlack(
+        port=args.port, bot_token=(args.token or [BOT_TOKEN])[0],
+        more_tokens=tuple(args.token[1:]), signing_secret=args.signing_secret, control=True),
+        signing_secret=SIGNING_SECRET)
 
 
 if __name__ == "__main__":

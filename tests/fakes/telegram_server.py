@@ -13,19 +13,20 @@ gateway bench uses this so the server does not share the bot's event loop).
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-import contextlib
 import itertools
 import json
 import re
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from typing import Any
 
 from aiohttp import web
+
+try:
+    from tests.fakes._common import Call, FakePlatform, Fault, Load, serve_script
+except ImportError:  # run as a script (the bench): this folder is on the path
+    from _common import Call, FakePlatform, Fault, Load, serve_script  # type: ignore[no-redef]
 
 BOT_ID = 777000111
 DEFAULT_TOKEN = "777000111:TEST-fake-token-Xyz_0123456789"
@@ -119,21 +120,6 @@ def parse_text(text: str, parse_mode: str | None) -> tuple[str, list[tuple[str, 
 
 
 @dataclass
-class Fault:
-    method: str
-    error: ApiError
-    times: int = 1
-    when: Callable[[dict[str, Any]], bool] | None = None
-
-
-@dataclass
-class Call:
-    method: str
-    params: dict[str, Any]
-    t: float
-
-
-@dataclass
 class FakeMessage:
     """A message the bot sent, as it stands now (`history` holds every version of its text)."""
 
@@ -156,22 +142,19 @@ class FakeMessage:
         return len(self.history) - 1
 
 
-class FakeTelegram:
+class FakeTelegram(FakePlatform):
     """The server. `async with FakeTelegram() as tg:` then point the SDK at `tg.base_url`."""
 
     def __init__(self, *, token: str = DEFAULT_TOKEN, more_tokens: tuple[str, ...] = (),
                  username: str = "bullpen_test_bot", host: str = "127.0.0.1", port: int = 0,
                  control: bool = False) -> None:
+        super().__init__(host=host, port=port, control=control)
         self.token = token
         self.tokens = {token, *more_tokens}  # bots on this server: one update queue each
         self.username = username
-        self.host = host
-        self.port = port
-        self.control = control
-        self.calls: list[Call] = []
+        self.calls: list[Call] = []  # not getUpdates
         self.chats: dict[int, dict[int, FakeMessage]] = {}
         self.faults: list[Fault] = []
-        self.delays: list[tuple[str, float, Callable[[dict[str, Any]], bool] | None]] = []
         self.blocked: set[int] = set()
         self.files: dict[str, tuple[str, bytes]] = {}
         self.lost: set[str] = set()  # file paths whose download 404s
@@ -182,10 +165,7 @@ class FakeTelegram:
         self._update_ids = itertools.count(1)
         self._message_ids = itertools.count(1000)
         self._file_ids = itertools.count(1)
-        self._changed = asyncio.Event()  # replaced (after being set) on every change
-        self._runner: web.AppRunner | None = None
         self._closing = False
-        self.load: Load | None = None
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -201,32 +181,17 @@ class FakeTelegram:
         app = web.Application(client_max_size=60 * 1024 * 1024)
         app.router.add_route("*", "/bot{token}/{method}", self._api)
         app.router.add_get("/file/bot{token}/{path:.+}", self._download)
-        if self.control:
-            app.router.add_post("/_fake/load", self._control_load)
-        self._runner = web.AppRunner(app, handle_signals=False)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        await self._listen(app)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         self._closing = True  # release long polls so shutdown is quick
         self._notify()
-        if self._runner is not None:
-            await self._runner.cleanup()
+        await self._stop_listening()
 
     # --- test controls ---------------------------------------------------------------------
 
-    def fail(self, method: str, error: ApiError, *, times: int = 1,
-             when: Callable[[dict[str, Any]], bool] | None = None) -> None:
-        """The next `times` calls of `method` (matching `when`) get `error`."""
-        self.faults.append(Fault(method, error, times, when))
-
-    def delay(self, method: str, seconds: float, *,
-              when: Callable[[dict[str, Any]], bool] | None = None) -> None:
-        """Calls of `method` (matching `when`) answer after `seconds`."""
-        self.delays.append((method, seconds, when))
+    # fail(method, ApiError, times=, when=), delay(method, seconds, when=): as on every fake
 
     def block(self, chat_id: int) -> None:
         """The user blocked the bot: every send to the chat gets 403."""
@@ -313,26 +278,7 @@ class FakeTelegram:
         return [c for c in self.calls if c.method == method
                 and (chat_id is None or c.params.get("chat_id") == chat_id)]
 
-    async def wait_for(self, predicate: Callable[[], bool], within_s: float = 10.0) -> None:
-        """Wait until `predicate()` holds (checked after every API call, and every 50 ms)."""
-        async with asyncio.timeout(within_s):
-            while not predicate():
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._changed.wait(), 0.05)
-
-    async def settle(self, quiet_s: float = 0.3, within_s: float = 10.0) -> None:
-        """Wait until no API call (other than getUpdates) has come for `quiet_s` seconds."""
-        async with asyncio.timeout(within_s):
-            while True:
-                last = max((c.t for c in self.calls if c.method != "getUpdates"), default=0.0)
-                wait = last + quiet_s - time.monotonic()
-                if wait <= 0:
-                    return
-                await asyncio.sleep(wait)
-
-    def _notify(self) -> None:
-        changed, self._changed = self._changed, asyncio.Event()
-        changed.set()
+    # wait_for(predicate), settle(quiet_s) (getUpdates is not recorded): as on every fake
 
     def _me(self) -> dict[str, Any]:
         return {"id": BOT_ID, "is_bot": True, "first_name": "Bullpen", "username": self.username}
@@ -383,9 +329,7 @@ class FakeTelegram:
         call = Call(method, params, time.monotonic())
         if method != "getUpdates":
             self.calls.append(call)
-        for name, seconds, when in self.delays:
-            if name == method and (when is None or when(params)):
-                await asyncio.sleep(seconds)
+        await self._delay(method, params)
         try:
             self._inject(method, params)
             result = await handler(params, files)
@@ -398,13 +342,7 @@ class FakeTelegram:
         return web.json_response({"ok": True, "result": result})
 
     def _inject(self, method: str, params: dict[str, Any]) -> None:
-        for fault in self.faults:
-            if fault.method == method and fault.times > 0 and (
-                    fault.when is None or fault.when(params)):
-                fault.times -= 1
-                if fault.times == 0:
-                    self.faults.remove(fault)
-                raise fault.error
+        self._raise_fault(method, params)
         chat_id = params.get("chat_id")
         if chat_id in self.blocked and method not in ("getChat", "answerCallbackQuery"):
             raise blocked()
@@ -517,7 +455,7 @@ class FakeTelegram:
                         raw=str(p["text"]), parse_mode=p.get("parse_mode"), entities=entities,
                         reply_markup=p.get("reply_markup"), history=[shown],
                         sent_at=time.monotonic())
-        self._observe("sendMessage", chat_id, shown)
+        self._shown(chat_id, shown, edit=False)
         return self._store(m)
 
     async def _m_editMessageText(self, p: dict[str, Any], f: dict[str, Any]) -> dict[str, Any]:
@@ -532,7 +470,7 @@ class FakeTelegram:
         m.text, m.raw, m.parse_mode = shown, str(p["text"]), p.get("parse_mode")
         m.entities, m.reply_markup = entities, markup
         m.history.append(shown)
-        self._observe("editMessageText", chat_id, shown)
+        self._shown(chat_id, shown, edit=True)
         return self._result(m)
 
     async def _send_file(self, p: dict[str, Any], f: dict[str, Any], kind: str) -> dict[str, Any]:
@@ -567,109 +505,16 @@ class FakeTelegram:
 
     # --- load for the gateway bench (script mode) -------------------------------------------
 
-    async def run_load(self, *, chats: list[int], per_chat: int, text: str, expect: str,
-                       token: str | None = None, rate: float | None = None,
-                       within_s: float = 120.0) -> Load:
-        """Each chat asks `text` `per_chat` times; an answer is complete when its chat shows
-        `expect`. Closed loop (rate None): a chat asks again when answered. Paced: questions go
-        out round-robin at `rate` per second (a chat still waiting asks when answered).
-        Timings are taken on this server's clock as the calls arrive."""
-        load = Load(text=text, expect=expect, token=token or self.token,
-                    total=len(chats) * per_chat, closed=rate is None,
-                    remaining=dict.fromkeys(chats, per_chat), waiting=dict.fromkeys(chats, 0))
-        self.load = load
-        try:
-            async with asyncio.timeout(within_s):
-                if rate is None:
-                    for chat in chats:
-                        self._ask(chat)
-                else:
-                    start = time.monotonic()
-                    for k in range(load.total):
-                        await asyncio.sleep(max(0.0, start + k / rate - time.monotonic()))
-                        chat = chats[k % len(chats)]
-                        if chat in load.current:
-                            load.waiting[chat] += 1
-                        else:
-                            self._ask(chat)
-                await load.done.wait()
-        except TimeoutError:
-            pass
-        finally:
-            self.load = None
-        return load
-
-    def _ask(self, chat: int) -> None:
-        load = self.load
-        assert load is not None
-        load.remaining[chat] -= 1
-        load.current[chat] = {"chat": chat, "pushed": time.monotonic(),
-                              "first_edit": None, "final": None}
-        self.push(self.message(chat, load.text), token=load.token)
-
-    def _observe(self, method: str, chat: int, shown: str) -> None:
-        load = self.load
-        row = load.current.get(chat) if load is not None else None
-        if load is None or row is None:
-            return
-        now = time.monotonic()
-        if method == "editMessageText" and row["first_edit"] is None:
-            row["first_edit"] = now
-        if shown != load.expect:
-            return
-        row["final"] = now
-        load.rows.append(row)
-        del load.current[chat]
-        if load.closed and load.remaining[chat] > 0:
-            self._ask(chat)
-        elif not load.closed and load.waiting[chat] > 0:
-            load.waiting[chat] -= 1
-            self._ask(chat)
-        if len(load.rows) == load.total:
-            load.done.set()
-
-    async def _control_load(self, request: web.Request) -> web.Response:
-        """Body: the keyword arguments of `run_load`; answers the timings."""
-        body = await request.json()
-        load = await self.run_load(**body)
-        return web.json_response({"complete": load.done.is_set(), "rows": load.rows})
-
-
-@dataclass
-class Load:
-    text: str
-    expect: str
-    token: str
-    total: int
-    closed: bool
-    remaining: dict[int, int]
-    waiting: dict[int, int]
-    current: dict[int, dict[str, Any]] = field(default_factory=dict)
-    rows: list[dict[str, Any]] = field(default_factory=list)
-    done: asyncio.Event = field(default_factory=asyncio.Event)
-
-
-async def _serve(port: int, tokens: list[str]) -> None:
-    async with FakeTelegram(port=port, token=tokens[0], more_tokens=tuple(tokens[1:]),
-                            control=True) as fake:
-        print(fake.port, flush=True)
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(None, _wait_for_stdin_eof)
-
-
-def _wait_for_stdin_eof() -> None:
-    import sys
-
-    sys.stdin.read()
+    def _question(self, load: Load, chat: int, row: dict[str, Any]) -> None:
+        """Queue the user's message for getUpdates of the bot whose token is `load.to`."""
+        self.push(self.message(chat, load.text), token=load.to)
 
 
 def main() -> None:
     """Serve until stdin closes: `python telegram_server.py [--port N] [--token T ...]`."""
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--port", type=int, default=0)
-    parser.add_argument("--token", action="append", default=[])
-    args = parser.parse_args()
-    asyncio.run(_serve(args.port, args.token or [DEFAULT_TOKEN]))
+    serve_script(lambda args: FakeTelegram(
+        port=args.port, token=(args.token or [DEFAULT_TOKEN])[0],
+        more_tokens=tuple(args.token[1:]), control=True))
 
 
 if __name__ == "__main__":

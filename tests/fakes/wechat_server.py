@@ -18,10 +18,8 @@ drives the gateway bench's load on `/_fake/load` and `/_fake/forge`.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import base64
-import contextlib
 import hashlib
 import itertools
 import json
@@ -29,7 +27,7 @@ import os
 import struct
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 from xml.etree import ElementTree
 
@@ -38,9 +36,9 @@ from aiohttp import web
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 try:
-    from tests.fakes.telegram_server import _wait_for_stdin_eof
+    from tests.fakes._common import FakePlatform, Fault, Load, serve_script
 except ImportError:  # run as a script (the bench): this folder is on the path
-    from telegram_server import _wait_for_stdin_eof  # type: ignore[no-redef]
+    from _common import FakePlatform, Fault, Load, serve_script  # type: ignore[no-redef]
 
 TOKEN = "bullpen-callback-token"
 APP_ID = "wx5f1a2b3c4d5e6f70"
@@ -58,15 +56,6 @@ MAX_TEXT_BYTES = 2048
 def openid(n: int) -> str:
     """A 28-character openid."""
     return f"oBullpen{n:020d}"
-
-
-@dataclass
-class Fault:
-    api: str
-    errcode: int
-    errmsg: str
-    times: int = 1
-    when: Callable[[dict[str, Any]], bool] | None = None
 
 
 @dataclass
@@ -101,30 +90,27 @@ class Delivery:
     elapsed_s: float
 
 
-class FakeWeChat:
+class FakeWeChat(FakePlatform):
     """`async with FakeWeChat(kind=..., encoding_aes_key=...) as wx:`; point wechatpy at
     `wx.api_base_url`, set `wx.callback_url` to the adapter's URL once it listens."""
 
     def __init__(self, *, kind: str = "official", token: str = TOKEN,
                  encoding_aes_key: str | None = None, host: str = "127.0.0.1", port: int = 0,
                  quota: int = QUOTA, control: bool = False) -> None:
+        super().__init__(host=host, port=port, control=control)
         self.kind = kind
         self.token = token
         self.aes_key = encoding_aes_key
         self.app_id = CORP_ID if kind == "wecom" else APP_ID
         self.app_secret = CORP_SECRET if kind == "wecom" else APP_SECRET
         self.agent_id = AGENT_ID
-        self.host = host
-        self.port = port
         self.quota = quota
-        self.control = control
         self.callback_url = ""
         self.calls: list[Call] = []
         self.sent: list[Sent] = []
         self.media: dict[str, tuple[str, str, bytes, str]] = {}  # id -> type, name, data, mime
         self.deliveries: list[Delivery] = []
-        self.faults: list[Fault] = []
-        self.delays: list[tuple[str, float]] = []
+        self.faults: list[Fault] = []  # holding `ApiError`s
         self.invisible: set[str] = set()  # WeCom users outside the app's visible range
         self.tokens_issued = 0
         self._tokens: dict[str, float] = {}
@@ -133,10 +119,7 @@ class FakeWeChat:
         self._msg_ids = itertools.count(24_000_000_000_000_000)
         self._media_ids = itertools.count(1)
         self._wecom_ids = itertools.count(1)
-        self._changed = asyncio.Event()
-        self._runner: web.AppRunner | None = None
         self._http: aiohttp.ClientSession | None = None
-        self.load: Load | None = None
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -148,13 +131,8 @@ class FakeWeChat:
         app = web.Application(client_max_size=30 * 1024 * 1024)
         app.router.add_route("*", "/cgi-bin/{api:.+}", self._api)
         if self.control:
-            app.router.add_post("/_fake/load", self._control_load)
             app.router.add_post("/_fake/forge", self._control_forge)
-        self._runner = web.AppRunner(app, handle_signals=False, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port)
-        await site.start()
-        self.port = int(self._runner.addresses[0][1])
+        await self._listen(app)
         self._http = aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(limit=512),
             timeout=aiohttp.ClientTimeout(total=30))
@@ -163,18 +141,17 @@ class FakeWeChat:
     async def __aexit__(self, *exc: object) -> None:
         if self._http is not None:
             await self._http.close()
-        if self._runner is not None:
-            await self._runner.cleanup()
+        await self._stop_listening()
 
     # --- test controls ---------------------------------------------------------------------
 
-    def fail(self, api: str, errcode: int, errmsg: str = "", *, times: int = 1,
-             when: Callable[[dict[str, Any]], bool] | None = None) -> None:
+    def fail(self, api: str, errcode: int, errmsg: str = "", *,  # type: ignore[override]
+             times: int = 1, when: Callable[[dict[str, Any]], bool] | None = None) -> None:
         """The next `times` calls of `api` (matching `when` on the JSON body) get `errcode`."""
-        self.faults.append(Fault(api, errcode, errmsg or f"fault {errcode}", times, when))
+        self.faults.append(Fault(api, ApiError(errcode, errmsg or f"fault {errcode}"), times,
+                                 when))
 
-    def delay(self, api: str, seconds: float) -> None:
-        self.delays.append((api, seconds))
+    # delay(api, seconds, when=) (`when` on the JSON body): as on every fake
 
     def close_window(self, user: str) -> None:
         """The user last wrote more than 48 hours ago."""
@@ -199,26 +176,7 @@ class FakeWeChat:
     def calls_of(self, api: str) -> list[Call]:
         return [c for c in self.calls if c.api == api]
 
-    async def wait_for(self, predicate: Callable[[], bool], within_s: float = 10.0) -> None:
-        """Wait until `predicate()` holds (checked after every API call, and every 50 ms)."""
-        async with asyncio.timeout(within_s):
-            while not predicate():
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._changed.wait(), 0.05)
-
-    def _notify(self) -> None:
-        changed, self._changed = self._changed, asyncio.Event()
-        changed.set()
-
-    async def settle(self, quiet_s: float = 0.3, within_s: float = 10.0) -> None:
-        """Wait until no API call has come for `quiet_s` seconds."""
-        async with asyncio.timeout(within_s):
-            while True:
-                last = max((c.t for c in self.calls), default=0.0)
-                wait = last + quiet_s - time.monotonic()
-                if wait <= 0:
-                    return
-                await asyncio.sleep(wait)
+    # wait_for(predicate), settle(quiet_s): as on every fake
 
     # --- callbacks: messages ---------------------------------------------------------------
 
@@ -353,13 +311,11 @@ class FakeWeChat:
         self.calls.append(Call(api, {k: v for k, v in query.items() if k != "access_token"},
                                body, time.monotonic()))
         try:
-            for name, seconds in self.delays:
-                if name == api:
-                    await asyncio.sleep(seconds)
+            await self._delay(api, body or {})
             if api in ("token", "gettoken"):
                 return self._issue_token(api, query)
             self._check_token(query.get("access_token", ""))
-            self._inject(api, body or {})
+            self._raise_fault(api, body or {})
             handler = _HANDLERS.get(api)
             if handler is None:
                 return _error(48001, "api unauthorized")
@@ -368,13 +324,6 @@ class FakeWeChat:
             return _error(exc.errcode, exc.errmsg)
         finally:
             self._notify()
-
-    def _inject(self, api: str, body: dict[str, Any]) -> None:
-        for fault in self.faults:
-            if fault.api == api and fault.times > 0 and (fault.when is None
-                                                         or fault.when(body)):
-                fault.times -= 1
-                raise ApiError(fault.errcode, fault.errmsg)
 
     def _issue_token(self, api: str, query: dict[str, str]) -> web.Response:
         if api == "token":
@@ -388,7 +337,7 @@ class FakeWeChat:
             if query.get("corpsecret") != self.app_secret:
                 return _error(40001, "invalid credential")
         try:
-            self._inject(api, {})
+            self._raise_fault(api, {})
         except ApiError as exc:
             return _error(exc.errcode, exc.errmsg)
         self.tokens_issued += 1
@@ -490,84 +439,25 @@ class FakeWeChat:
 
     # --- load for the gateway bench (script mode) -------------------------------------------
 
-    async def run_load(self, *, url: str, chats: list[str], per_chat: int, text: str,
-                       expect: str, rate: float | None = None,
-                       within_s: float = 120.0) -> Load:
-        """Each chat asks `text` `per_chat` times; an answer is complete when `expect` arrives:
-        in the callback's answer (a passive reply) or as a customer-service message. Closed
-        loop (rate None): a chat asks again when answered. Paced: questions go out round-robin
-        at `rate` per second (a chat still waiting asks when answered)."""
-        load = Load(url=url, text=text, expect=expect, total=len(chats) * per_chat,
-                    closed=rate is None, remaining=dict.fromkeys(chats, per_chat),
-                    waiting=dict.fromkeys(chats, 0))
-        self.load = load
-        try:
-            async with asyncio.timeout(within_s):
-                if rate is None:
-                    for chat in chats:
-                        self._ask(chat)
-                else:
-                    start = time.monotonic()
-                    for k in range(load.total):
-                        await asyncio.sleep(max(0.0, start + k / rate - time.monotonic()))
-                        chat = chats[k % len(chats)]
-                        if chat in load.current:
-                            load.waiting[chat] += 1
-                        else:
-                            self._ask(chat)
-                await load.done.wait()
-        except TimeoutError:
-            pass
-        finally:
-            self.load = None
-            for task in load.tasks:
-                task.cancel()
-            await asyncio.gather(*load.tasks, return_exceptions=True)
-        return load
-
-    def _ask(self, chat: str) -> None:
-        load = self.load
-        assert load is not None
-        load.remaining[chat] -= 1
-        row = {"chat": chat, "pushed": time.monotonic(), "ack": None, "first_edit": None,
-               "final": None}
-        load.current[chat] = row
-        task = asyncio.create_task(self._ask_and_read(load, chat, row))
-        load.tasks.add(task)
-        task.add_done_callback(load.tasks.discard)
+    def _question(self, load: Load, chat: str, row: dict[str, Any]) -> None:
+        """The chat is a user: POST the signed callback to the URL `load.to`; its HTTP answer
+        is timed (`ack`) and may be the answer itself (a passive reply). WeChat cannot edit:
+        the first message the user gets counts as the first edit."""
+        row["ack"] = None
+        load.spawn(self._ask_and_read(load, chat, row))
 
     async def _ask_and_read(self, load: Load, chat: str, row: dict[str, Any]) -> None:
-        delivery = await self.post(self.text(chat, load.text), url=load.url)
+        delivery = await self.post(self.text(chat, load.text), url=load.to)
         row["ack"] = row["pushed"] + delivery.elapsed_s
         if delivery.status != 200:
             load.failures += 1
         elif delivery.text.startswith("<xml>"):  # a passive reply
             content = ElementTree.fromstring(delivery.text).findtext("Content") or ""
-            self._complete(chat, content, time.monotonic())
+            self._shown(chat, content, edit=True)
 
     def _observe(self, user: str, sent: Sent) -> None:
         if self.load is not None and sent.kind == "text":
-            self._complete(user, sent.text, sent.t)
-
-    def _complete(self, chat: str, shown: str, now: float) -> None:
-        load = self.load
-        row = load.current.get(chat) if load is not None else None
-        if load is None or row is None:
-            return
-        if row["first_edit"] is None:
-            row["first_edit"] = now  # the first thing the user sees
-        if shown != load.expect:
-            return
-        row["final"] = now
-        load.rows.append(row)
-        del load.current[chat]
-        if load.closed and load.remaining[chat] > 0:
-            self._ask(chat)
-        elif not load.closed and load.waiting[chat] > 0:
-            load.waiting[chat] -= 1
-            self._ask(chat)
-        if len(load.rows) == load.total:
-            load.done.set()
+            self._shown(user, sent.text, edit=True, at=sent.t)
 
     async def forge(self, *, url: str, users: list[str]) -> dict[str, list[Any]]:
         """Per user: a forged signature, a stale one, and a captured query replayed with
@@ -586,11 +476,6 @@ class FakeWeChat:
             statuses += [forged.status, stale.status, replayed.status]
         return {"statuses": statuses, "message_ids": ids}
 
-    async def _control_load(self, request: web.Request) -> web.Response:
-        load = await self.run_load(**await request.json())
-        return web.json_response({"complete": load.done.is_set(), "rows": load.rows,
-                                  "failures": load.failures})
-
     async def _control_forge(self, request: web.Request) -> web.Response:
         return web.json_response(await self.forge(**await request.json()))
 
@@ -601,22 +486,6 @@ _HANDLERS = {
     "media/upload": FakeWeChat._upload,
     "media/get": FakeWeChat._download,
 }
-
-
-@dataclass
-class Load:
-    url: str
-    text: str
-    expect: str
-    total: int
-    closed: bool
-    remaining: dict[str, int]
-    waiting: dict[str, int]
-    current: dict[str, dict[str, Any]] = field(default_factory=dict)
-    rows: list[dict[str, Any]] = field(default_factory=list)
-    done: asyncio.Event = field(default_factory=asyncio.Event)
-    tasks: set[asyncio.Task[None]] = field(default_factory=set)
-    failures: int = 0
 
 
 class ApiError(Exception):
@@ -655,20 +524,10 @@ def _encrypt(aes_key: str, text: str, receiver: str) -> str:
     return base64.b64encode(encryptor.update(plain) + encryptor.finalize()).decode()
 
 
-async def _serve(port: int) -> None:
-    async with FakeWeChat(port=port, control=True) as fake:
-        print(fake.port, flush=True)
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(None, _wait_for_stdin_eof)
-
-
 def main() -> None:
     """Serve until stdin closes: `python wechat_server.py [--port N]` (an official account,
     plain mode, the default credentials above)."""
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--port", type=int, default=0)
-    args = parser.parse_args()
-    asyncio.run(_serve(args.port))
+    serve_script(lambda args: FakeWeChat(port=args.port, control=True), tokens=False)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,262 @@
+"""What the `bullpen bench gateway --platform ...` benches share: the fake platform in a child
+process, the load it drives (`/_fake/load`: a closed loop for throughput, then a paced round for
+latency, both bots alternating), the summaries of its timings, the App they run ours in, and the
+JSON they print. Each platform's bench (`gateway.py` for Telegram, `gateway_<platform>.py`)
+keeps its fake's arguments, its peer, its adapter and its targets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+TARGET_RATIO = 0.7
+TARGET_P99_FIRST_EDIT_MS = 300.0
+MESSAGES_PER_CHAT = 3  # per round, closed loop (throughput)
+PACED_RATE = 20.0  # questions per second over all chats (latency)
+PACED_PER_CHAT = 2
+QUESTION = "What is NVDA's latest close?"
+ANSWER = ("NVDA closed at 181.02 in the last session of the snapshot; the 20-day average is "
+          "176.40 and volume was in line with the month.")
+FAKES = Path(__file__).resolve().parents[2] / "tests" / "fakes"
+
+
+@dataclass
+class Side:
+    """One bot under load: `to` tells the fake where its questions go (a bot's token, the name
+    a bot's events URL was given, or a callback URL), `expect` is the text that completes an
+    answer; the rows of the closed-loop rounds and of the paced ones."""
+
+    to: str
+    chats: Sequence[int | str]
+    expect: str
+    closed: list[list[dict[str, Any]]] = field(default_factory=list)
+    paced: list[dict[str, Any]] = field(default_factory=list)
+
+
+def run_bench(fake: Path, bench: Callable[..., Coroutine[Any, Any, dict[str, Any]]], *, chats: int,
+              repeat: int, database_url: str | None) -> dict[str, Any]:
+    """Run a platform's `bench(chats=, rounds=, database_url=)`; its fake must be at hand."""
+    if not fake.exists():
+        raise FileNotFoundError(f"gateway bench needs the source checkout's {fake}")
+    return asyncio.run(bench(chats=chats, rounds=max(1, repeat), database_url=database_url))
+
+
+@asynccontextmanager
+async def fake_process(fake: Path, *args: str) -> AsyncIterator[str]:
+    """The fake platform in a child process; yields its root URL. It stops when stdin closes."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, str(fake), *args,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        port = int((await asyncio.wait_for(proc.stdout.readline(), 30)).decode().strip())
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.stdin.close()
+        try:
+            await asyncio.wait_for(proc.wait(), 10)
+        except TimeoutError:
+            proc.kill()
+            await proc.wait()
+
+
+@asynccontextmanager
+async def listen(server: aiohttp.web.Application) -> AsyncIterator[str]:
+    """An aiohttp application (a peer's) on a free loopback port; yields its root URL."""
+    from aiohttp import web
+
+    runner = web.AppRunner(server, handle_signals=False, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    try:
+        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
+    finally:
+        await runner.cleanup()
+
+
+async def load(control: aiohttp.ClientSession, side: Side, per_chat: int,
+               rate: float | None = None) -> list[dict[str, Any]]:
+    """One load of `per_chat` questions per chat (closed loop, or paced at `rate`): its rows."""
+    body = {"to": side.to, "chats": list(side.chats), "per_chat": per_chat, "text": QUESTION,
+            "expect": side.expect, "rate": rate, "within_s": 300}
+    async with control.post("/_fake/load", json=body,
+                            timeout=aiohttp.ClientTimeout(total=330)) as resp:
+        result = json.loads(await resp.text())
+    if not result["complete"]:
+        refused = f" ({result['failures']} refused)" if result.get("failures") else ""
+        raise RuntimeError(f"gateway bench: only {len(result['rows'])} of "
+                           f"{len(side.chats) * per_chat} answers arrived{refused}")
+    rows: list[dict[str, Any]] = result["rows"]
+    return rows
+
+
+async def drive(control: aiohttp.ClientSession, sides: Sequence[Side], rounds: int) -> None:
+    """One warm-up message per chat (users, conversations, connections), then `rounds` rounds
+    of (closed loop, paced), the sides' loads alternating."""
+    for side in sides:
+        await load(control, side, 1)
+    for _ in range(rounds):
+        for side in sides:
+            side.closed.append(await load(control, side, MESSAGES_PER_CHAT))
+        for side in sides:
+            side.paced += await load(control, side, PACED_PER_CHAT, rate=PACED_RATE)
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(q * (len(ordered) - 1) + 0.5))], 1)
+
+
+def latency(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    first = [(r["first_edit"] - r["pushed"]) * 1000 for r in rows if r["first_edit"]]
+    final = [(r["final"] - r["pushed"]) * 1000 for r in rows]
+    return {"first_edit_ms": {"p50": pct(first, 0.5), "p99": pct(first, 0.99)},
+            "final_ms": {"p50": pct(final, 0.5), "p99": pct(final, 0.99)}}
+
+
+def acks(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """The callback's HTTP answer, from the push (rows that have an `ack`)."""
+    times = [(r["ack"] - r["pushed"]) * 1000 for r in rows if r["ack"]]
+    return {"p50": pct(times, 0.5), "p99": pct(times, 0.99)}
+
+
+def summary(side: Side, *, with_acks: bool = False) -> dict[str, Any]:
+    """Throughput over the closed-loop rounds; latency both paced and at saturation (with the
+    callbacks' answers, `ack_ms`, first when `with_acks`)."""
+    spans = [max(r["final"] for r in rows) - min(r["pushed"] for r in rows)
+             for rows in side.closed]
+    messages = sum(len(rows) for rows in side.closed)
+    saturated = [r for rows in side.closed for r in rows]
+    return {
+        "messages": messages,
+        "seconds": round(sum(spans), 3),
+        "messages_per_s": round(messages / sum(spans), 1),
+        "paced": {"questions_per_s": PACED_RATE, "messages": len(side.paced),
+                  **({"ack_ms": acks(side.paced)} if with_acks else {}),
+                  **latency(side.paced)},
+        "saturated": {**({"ack_ms": acks(saturated)} if with_acks else {}),
+                      **latency(saturated)},
+    }
+
+
+def ratio(mine: dict[str, Any], theirs: dict[str, Any]) -> float:
+    """Our throughput over the peer's (0 when the peer's is 0)."""
+    return float(mine["messages_per_s"] / theirs["messages_per_s"]) \
+        if theirs["messages_per_s"] else 0.0
+
+
+FIRST_EDIT_TARGETS = {"target_ratio": TARGET_RATIO,
+                      "target_p99_first_edit_ms": TARGET_P99_FIRST_EDIT_MS}
+
+
+def meets_first_edit_targets(mine: dict[str, Any], theirs: dict[str, Any]) -> bool:
+    """At least TARGET_RATIO of the peer's throughput, p99 to first edit (paced) under
+    TARGET_P99_FIRST_EDIT_MS: the targets of the platforms whose answers are edited."""
+    return ratio(mine, theirs) >= TARGET_RATIO \
+        and mine["paced"]["first_edit_ms"]["p99"] < TARGET_P99_FIRST_EDIT_MS
+
+
+async def persisted(app: Any) -> dict[str, int]:
+    """Once the App's gateway is idle: the inbound events and messages it has stored."""
+    await app.gateway.idle()
+    pool = app.db.pool
+    return {
+        "inbound_events": int(await pool.fetchval("SELECT count(*) FROM inbound_events")),
+        "messages": int(await pool.fetchval("SELECT count(*) FROM messages")),
+    }
+
+
+async def stored(pool: Any, message_ids: list[str]) -> int:
+    """How many of these message ids the inbound table holds."""
+    return int(await pool.fetchval(
+        "SELECT count(*) FROM inbound_events WHERE message_id = ANY($1::text[])", message_ids))
+
+
+def report(*, platform: str, chats: int, rounds: int, ours: dict[str, Any],
+           persisted: dict[str, int], peer: str, peer_result: dict[str, Any],
+           adapter_only: dict[str, Any] | None = None, targets: dict[str, float],
+           forged_statuses: list[int] | None = None, rejected_forged: int = 0,
+           within_target: bool) -> dict[str, Any]:
+    """The JSON a gateway bench prints: ours against the peer (and our adapter alone, when
+    measured), the targets, the forged requests when sent."""
+    out: dict[str, Any] = {
+        "bench": "gateway",
+        "platform": platform,
+        "chats": chats,
+        "rounds": rounds,
+        "ours": ours,
+        "persisted": persisted,
+        "peer": peer,
+        "peer_result": peer_result,
+        "throughput_ratio": round(ratio(ours, peer_result), 3),
+    }
+    if adapter_only is not None:
+        out["adapter_only"] = adapter_only
+        out["adapter_only_ratio"] = round(ratio(adapter_only, peer_result), 3)
+    out.update(targets)
+    if forged_statuses is not None:
+        out["forged_sent"] = len(forged_statuses)
+        out["forged_statuses"] = dict(Counter(str(s) for s in forged_statuses))
+        out["rejected_forged"] = rejected_forged  # forged requests that reached the core
+    out["within_target"] = within_target
+    out["cpus"] = os.cpu_count()
+    return out
+
+
+# --- ours ------------------------------------------------------------------------------------
+
+
+@asynccontextmanager
+async def our_app(database_url: str | None) -> AsyncIterator[Any]:
+    """The real App (embedded Postgres in a temp dir unless `database_url`: every message
+    persisted) with the agent on the scripted LLM at zero latency; no adapter yet (`serve`)."""
+    from bot.app import App, build_modes
+    from bot.gateway import Gateway
+    from bot.settings import load_settings
+    from core.agent.runner import AgentRunner, RunLimits
+    from core.testing import ScriptedLLM, text
+
+    with tempfile.TemporaryDirectory(prefix="bullpen-bench-") as tmp:
+        settings = load_settings(data_dir=Path(tmp), database_url=database_url, llm_plan=False,
+                                 telegram_bot_token=None)
+        app = await App.create(settings)
+        try:
+            llm = ScriptedLLM(default=text(ANSWER))
+            modes = build_modes(settings, app.registry, llm)  # type: ignore[arg-type]
+            app.runner = AgentRunner(store=app.store, modes=modes, summarizer=llm,
+                                     limits=RunLimits(max_input_chars=settings.max_input_chars))
+            app.gateway = Gateway(store=app.store, runner=app.runner,
+                                  preprocess=app.voice.preprocess)
+            yield app
+        finally:
+            await app.aclose()
+
+
+async def serve(app: Any, adapter: Any, seen: Callable[[str], object] | None = None) -> None:
+    """Start `adapter` on the App's gateway (the App closes it); `seen` is told the id of every
+    message the adapter hands to the gateway."""
+    if seen is None:
+        await app.start_adapters([adapter])
+        return
+    from core.types import IncomingMessage
+
+    handle = app.gateway.handler_for(adapter)
+
+    async def counted(message: IncomingMessage) -> None:
+        seen(message.message_id)
+        await handle(message)
+
+    await adapter.start(counted)
+    app.adapters.append(adapter)

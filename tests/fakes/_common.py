@@ -1,0 +1,239 @@
+"""What the platform fakes (Telegram, Discord, Slack, WeChat) share: listening on loopback, the
+recorded calls and waiting on them, injected faults and delays, and in script mode the gateway
+bench's load and serving until stdin closes.
+
+Each fake subclasses `FakePlatform`, keeps its own API, and for the bench says how a question
+reaches its bot (`_question`) and reports what the bot shows (`_shown`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import sys
+import time
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+Predicate = Callable[[dict[str, Any]], bool]
+
+
+@dataclass
+class Call:
+    method: str
+    params: dict[str, Any]
+    t: float
+
+
+@dataclass
+class Fault:
+    method: str
+    error: Exception
+    times: int = 1
+    when: Predicate | None = None
+
+
+@dataclass
+class Load:
+    """A bench load under way: `to` says where the questions go (a bot's token, the name of a
+    bot's events URL, a callback URL); rows of answered questions, timed on the fake's clock."""
+
+    to: str
+    text: str
+    expect: str
+    total: int
+    closed: bool
+    remaining: dict[Any, int]
+    waiting: dict[Any, int]
+    current: dict[Any, dict[str, Any]] = field(default_factory=dict)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+    tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+    failures: int = 0
+
+    def spawn(self, question: Coroutine[Any, Any, Any]) -> None:
+        """Send a question in its own task (cancelled when the load ends)."""
+        task = asyncio.create_task(question)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+
+class FakePlatform:
+    """The base of a fake: `calls` (each with its monotonic time `t`, set when answered),
+    `faults`, `delays`, the server's `port` once listening, and the bench `load` in script
+    mode (`control`: the `/_fake/...` routes)."""
+
+    def __init__(self, *, host: str, port: int, control: bool) -> None:
+        self.host = host
+        self.port = port
+        self.control = control
+        self.calls: list[Any] = []
+        self.faults: list[Any] = []
+        self.delays: list[tuple[str, float, Predicate | None]] = []
+        self.load: Load | None = None
+        self._changed = asyncio.Event()  # replaced (after being set) on every change
+        self._runner: web.AppRunner | None = None
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    async def _listen(self, app: web.Application) -> None:
+        """Serve `app` on `host`:`port` (0: a free one, then `port` says which)."""
+        if self.control:
+            app.router.add_post("/_fake/load", self._control_load)
+        self._runner = web.AppRunner(app, handle_signals=False, access_log=None)
+        await self._runner.setup()
+        await web.TCPSite(self._runner, self.host, self.port).start()
+        self.port = int(self._runner.addresses[0][1])
+
+    async def _stop_listening(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    # --- test controls ---------------------------------------------------------------------
+
+    def fail(self, method: str, error: Exception, *, times: int = 1,
+             when: Predicate | None = None) -> None:
+        """The next `times` calls of `method` (matching `when`) get `error`."""
+        self.faults.append(Fault(method, error, times, when))
+
+    def delay(self, method: str, seconds: float, *, when: Predicate | None = None) -> None:
+        """Calls of `method` (matching `when`) answer after `seconds`."""
+        self.delays.append((method, seconds, when))
+
+    async def _delay(self, method: str, params: dict[str, Any]) -> None:
+        for name, seconds, when in self.delays:
+            if name == method and (when is None or when(params)):
+                await asyncio.sleep(seconds)
+
+    def _raise_fault(self, method: str, params: dict[str, Any]) -> None:
+        """Raise the error of the first fault left for this call, if any."""
+        for fault in self.faults:
+            if fault.method == method and fault.times > 0 and (
+                    fault.when is None or fault.when(params)):
+                fault.times -= 1
+                if fault.times == 0:
+                    self.faults.remove(fault)
+                raise fault.error
+
+    async def wait_for(self, predicate: Callable[[], bool], within_s: float = 10.0) -> None:
+        """Wait until `predicate()` holds (checked after every API call, and every 50 ms)."""
+        async with asyncio.timeout(within_s):
+            while not predicate():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._changed.wait(), 0.05)
+
+    async def settle(self, quiet_s: float = 0.3, within_s: float = 10.0) -> None:
+        """Wait until no API call has come for `quiet_s` seconds."""
+        async with asyncio.timeout(within_s):
+            while True:
+                last = max((c.t for c in self.calls), default=0.0)
+                wait = last + quiet_s - time.monotonic()
+                if wait <= 0:
+                    return
+                await asyncio.sleep(wait)
+
+    def _notify(self) -> None:
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
+    # --- load for the gateway bench (script mode) -------------------------------------------
+
+    async def run_load(self, *, to: str, chats: list[Any], per_chat: int, text: str,
+                       expect: str, rate: float | None = None, within_s: float = 120.0) -> Load:
+        """Each chat asks `text` `per_chat` times; an answer is complete when its chat shows
+        `expect`. Closed loop (rate None): a chat asks again when answered. Paced: questions go
+        out round-robin at `rate` per second (a chat still waiting asks when answered).
+        Timings are taken on this server's clock as the calls arrive."""
+        load = Load(to=to, text=text, expect=expect, total=len(chats) * per_chat,
+                    closed=rate is None, remaining=dict.fromkeys(chats, per_chat),
+                    waiting=dict.fromkeys(chats, 0))
+        self.load = load
+        try:
+            async with asyncio.timeout(within_s):
+                if rate is None:
+                    for chat in chats:
+                        self._ask(chat)
+                else:
+                    start = time.monotonic()
+                    for k in range(load.total):
+                        await asyncio.sleep(max(0.0, start + k / rate - time.monotonic()))
+                        chat = chats[k % len(chats)]
+                        if chat in load.current:
+                            load.waiting[chat] += 1
+                        else:
+                            self._ask(chat)
+                await load.done.wait()
+        except TimeoutError:
+            pass
+        finally:
+            self.load = None
+            for task in load.tasks:
+                task.cancel()
+            await asyncio.gather(*load.tasks, return_exceptions=True)
+        return load
+
+    def _ask(self, chat: Any) -> None:
+        load = self.load
+        assert load is not None
+        load.remaining[chat] -= 1
+        row = {"chat": chat, "pushed": time.monotonic(), "first_edit": None, "final": None}
+        load.current[chat] = row
+        self._question(load, chat, row)
+
+    def _question(self, load: Load, chat: Any, row: dict[str, Any]) -> None:
+        """Send `chat`'s question (`load.text`) to the bot `load.to` names."""
+        raise NotImplementedError
+
+    def _shown(self, chat: Any, shown: str, *, edit: bool, at: float | None = None) -> None:
+        """The bot showed `shown` in `chat` (`edit`: by changing a message it had sent), at
+        `at` (default: now): times the first edit, and the answer once it shows `expect`."""
+        load = self.load
+        row = load.current.get(chat) if load is not None else None
+        if load is None or row is None:
+            return
+        now = time.monotonic() if at is None else at
+        if edit and row["first_edit"] is None:
+            row["first_edit"] = now
+        if shown != load.expect:
+            return
+        row["final"] = now
+        load.rows.append(row)
+        del load.current[chat]
+        if load.closed and load.remaining[chat] > 0:
+            self._ask(chat)
+        elif not load.closed and load.waiting[chat] > 0:
+            load.waiting[chat] -= 1
+            self._ask(chat)
+        if len(load.rows) == load.total:
+            load.done.set()
+
+    async def _control_load(self, request: web.Request) -> web.Response:
+        """Body: the keyword arguments of `run_load`; answers the timings."""
+        load = await self.run_load(**await request.json())
+        return web.json_response({"complete": load.done.is_set(), "rows": load.rows,
+                                  "failures": load.failures})
+
+
+def serve_script(make: Callable[[argparse.Namespace], Any], *, tokens: bool = True,
+                 **options: str) -> None:
+    """A fake run as a script: parse `--port N` (0: a free one), `--token T ...` (its bots)
+    when `tokens`, and `--<option> V` for each of `options` (its value the default); serve the
+    fake `make(args)` builds, print its port, and stop when stdin closes (as the bench does)."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, default=0)
+    if tokens:
+        parser.add_argument("--token", action="append", default=[])
+    for name, default in options.items():
+        parser.add_argument("--" + name.replace("_", "-"), default=default)
+    args = parser.parse_args()
+
+    async def serve() -> None:
+        async with make(args) as fake:
+            print(fake.port, flush=True)
+            await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+
+    asyncio.run(serve())
