@@ -1,8 +1,17 @@
 """The offline analyst: with no LLM configured, a deterministic planner reads the intent and
-the symbols, calls the same tools directly and writes a templated answer, labelled as such."""
+the symbols, calls the same tools directly and writes a templated answer, labelled as such.
+
+A greeting, or a question naming nothing it can look up, gets a short introduction listing
+what the offline snapshot covers (computed from the snapshot itself). A valuation or
+financial-statements question, while the data layer is offline, says those need a live
+provider and still gives the quote.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import logging
 import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -20,19 +29,43 @@ from core.events import Done, Event, File, Status, TextDelta, ToolFinished, Tool
 from core.tools import ToolRegistry
 from core.types import ChatMessage, OutgoingFile
 
+log = logging.getLogger(__name__)
+
 LABEL = {"en": "offline analyst · no LLM configured",
          "zh": "离线分析师 · 未配置大模型"}
 
 _INTENTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("help", ("help", "what can you do", "帮助", "你能做什么")),
     ("plan", ("trade plan", "plan for", "交易计划")),
-    ("ict", ("ict", "smart money", "order block", "fvg", "fair value gap", "聪明钱", "订单块")),
-    ("chart", ("chart", "plot", "graph", "candle", "图", "k线")),
-    ("indicators", ("rsi", "macd", "bollinger", "kdj", "atr", "obv", "indicator",
+    ("ict", ("ict", "smart money", "order block", "order blocks", "fvg", "fair value gap",
+             "聪明钱", "订单块")),
+    ("valuation", ("dcf", "valuation", "valuations", "valuate", "intrinsic value",
+                   "fair value", "financials", "financial statements", "fundamentals",
+                   "income statement", "balance sheet", "cash flow", "free cash flow",
+                   "估值", "财报", "现金流", "利润表", "资产负债表", "内在价值", "基本面",
+                   "财务报表", "财务数据")),
+    ("chart", ("chart", "plot", "graph", "candle", "candles", "图", "k线")),
+    ("indicators", ("rsi", "macd", "bollinger", "kdj", "atr", "obv", "indicator", "indicators",
                     "technical", "技术指标", "指标", "布林")),
-    ("compare", ("compare", " vs", "versus", "对比", "比较")),
+    ("compare", ("compare", "vs", "versus", "对比", "比较")),
     ("history", ("history", "trend", "performance", "last month", "past", "走势", "表现",
                  "历史")),
+)
+
+
+def _intent_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
+    """Latin words as whole words ("ict" is not in "predict"), Chinese ones anywhere."""
+    parts = [re.escape(w) if not w.isascii() else rf"(?<![a-z]){re.escape(w)}(?![a-z])"
+             for w in sorted(words, key=len, reverse=True)]
+    return re.compile("|".join(parts))
+
+
+_INTENT_RES = tuple((intent, _intent_pattern(words)) for intent, words in _INTENTS)
+_GREETING = re.compile(
+    r"^\s*(?:hi|hello|hey|hiya|howdy|yo|greetings|good\s+(?:morning|afternoon|evening)|"
+    r"你好|您好|嗨|哈喽|哈啰|早上好|下午好|晚上好|早安|在吗|在么)"
+    r"(?:\s*(?:there|all|everyone|bullpen|bot|啊|呀|吗))?[\s!！.。,，~～?？]*$",
+    re.I,
 )
 
 _PERIOD = re.compile(r"(?:last|past)?\s*(\d+)\s*(day|week|month|year|d|w|mo|m|y)s?\b", re.I)
@@ -41,11 +74,92 @@ _ZH_NUM = {"一": 1, "两": 2, "三": 3, "六": 6}
 
 
 def detect_intent(text: str) -> str:
-    low = f" {text.lower()} "
-    for intent, words in _INTENTS:
-        if any(w in low for w in words):
+    low = text.lower()
+    for intent, pattern in _INTENT_RES:
+        if pattern.search(low):
             return intent
     return "quote"
+
+
+def is_greeting(text: str) -> bool:
+    """"hello", "hi there!", "你好" - a greeting and nothing else."""
+    return _GREETING.match(text) is not None
+
+
+_INTERVAL_NAME = {"1d": ("daily", "日线"), "1h": ("hourly", "小时线"),
+                  "15m": ("15-minute", "15分钟线")}
+
+
+@functools.lru_cache(maxsize=1)
+def snapshot_coverage() -> tuple[tuple[str, str, tuple[tuple[str, str, str], ...]], ...]:
+    """(symbol, name, ((interval, first date, last date), ...)) of every offline series,
+    read from the snapshot itself (a series whose package is missing is left out)."""
+    from tools import snapshot
+
+    out = []
+    for symbol in snapshot.symbols():
+        spans = []
+        for series in snapshot.series_for(symbol):
+            try:
+                df = snapshot.load(symbol, series.interval)
+            except (BullpenError, OSError, ValueError) as exc:
+                log.debug("snapshot %s %s unavailable: %s", symbol, series.interval, exc)
+                continue
+            if len(df):
+                spans.append((series.interval, str(df.index[0].date()),
+                              str(df.index[-1].date())))
+        if spans:
+            out.append((symbol, snapshot.info(symbol).name, tuple(spans)))
+    return tuple(out)
+
+
+def intro_text(lang: str, *, greeting: bool) -> str:
+    """What the offline analyst can do and what the offline snapshot covers."""
+    zh = lang == "zh"
+    lines = []
+    for symbol, name, spans in snapshot_coverage():
+        parts = [f"{_INTERVAL_NAME.get(i, (i, i))[1 if zh else 0]} {a} – {b}"
+                 for i, a, b in spans]
+        lines.append(f"- {symbol} ({name}): " + ("；" if zh else "; ").join(parts))
+    covered = "\n".join(lines) or ("- （快照数据包未安装）" if zh else
+                                    "- (no snapshot package is installed)")
+    if zh:
+        head = ("你好！我是离线分析师。" if greeting else
+                "我没有在问题里找到股票、指数、加密货币或外汇代码/名称。")
+        return (f"{head}\n未配置大模型，我直接调用工具，用本机已安装的数据包里的真实历史行情作答，"
+                "每个数字都由代码计算，并注明来源和日期。\n\n"
+                "可以问：报价（“比特币价格”）、走势（“沪深300最近一个月”）、技术指标、图表、"
+                "对比，以及 ICT 分析（“BTC-USD 15分钟 ICT 分析”）。"
+                "股票、指数、加密货币、外汇均可按代码或名称提问。\n\n"
+                f"离线快照包含：\n{covered}\n\n"
+                "其他代码，以及财务报表、新闻和基金净值，需要在线数据源。输入 /help 查看命令。")
+    head = ("Hi! I'm the offline analyst." if greeting else
+            "I couldn't find a stock, index, crypto or FX pair in your question.")
+    return (f"{head}\nNo LLM is configured, so I call the tools directly and answer from real "
+            "historical prices shipped with the bot; every number is computed in code and "
+            "labelled with its source and date.\n\n"
+            "Ask for a quote (\"bitcoin price\"), price history (\"S&P 500 last month\"), "
+            "indicators, charts, comparisons or an ICT analysis (\"ICT analysis of BTC-USD "
+            "on 15m\"), naming a stock, index, crypto or FX pair by ticker, code or name.\n\n"
+            f"The offline snapshot covers:\n{covered}\n\n"
+            "Anything else, and financial statements, news and fund NAVs, need a live data "
+            "provider. Type /help for the commands.")
+
+
+def statements_note(lang: str) -> str:
+    """Why a valuation question gets only a quote while the data layer is offline."""
+    if lang == "zh":
+        return ("财务报表（DCF 估值、估值倍数、利润表、资产负债表、现金流量表）需要在线数据源；"
+                "离线快照只有价格数据。以下是快照中的最新报价。")
+    return ("Financial statements (and so a DCF, valuation multiples, income statement, "
+            "balance sheet and cash flow) need a live data provider; the offline snapshot "
+            "holds prices only. Here is the latest quote it has.")
+
+
+def _data_offline() -> bool:
+    from tools.data.config import get_config
+
+    return get_config().mode == "offline"
 
 
 def detect_period(text: str) -> str | None:
@@ -109,12 +223,14 @@ class OfflineAnalyst:
         symbols = ([turn.options["symbol"]] if turn.options.get("symbol")
                    else self._find(text))
         if not symbols:
-            answer = fmt.no_symbol(lang)
+            answer = await asyncio.to_thread(intro_text, lang, greeting=is_greeting(text))
             await turn.recorder.message(ChatMessage(role="assistant", content=answer))
             yield Done(text=answer, label=LABEL[lang])
             return
         period = turn.options.get("period") or detect_period(text)
         parts: list[str] = []
+        if intent == "valuation" and _data_offline():
+            parts.append(statements_note(lang))
         if intent in ("ict", "plan") and self._ict is not None:
             interval = turn.options.get("interval") or _interval_in(text) or "1d"
             yield ToolStarted(call_id="ict", name="ict_analyze", label=f"ICT analysis of "

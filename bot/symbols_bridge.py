@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from core.errors import UnknownSymbol
 
@@ -13,12 +14,16 @@ _STOP = {"I", "A", "THE", "AND", "OR", "FOR", "OF", "ON", "IN", "IS", "IT", "ME"
 
 
 def find_symbols(text: str) -> list[str]:
-    """Codes of the symbols mentioned in `text`, in order of appearance."""
+    """Codes of the symbols mentioned in `text`, in order of appearance, as the tools take
+    them: ``600519``, ``NVDA``, ``000300``, ``^GSPC``, ``BTC-USD``, ``EURUSD``; an index whose
+    code a listed share also uses goes by its qualified form (上证指数 -> ``000001.SH``, since
+    a bare ``000001`` is 平安银行)."""
     try:
         from tools.symbols import default_directory
 
-        matches = default_directory().extract(text)
-        return list(dict.fromkeys(m.code for m in matches))
+        directory = default_directory()
+        matches = directory.extract(text)
+        return list(dict.fromkeys(_routable(m, directory) for m in matches))
     except (ImportError, AttributeError):
         pass
     from tools.symbol_lookup import resolve_symbol
@@ -34,3 +39,13 @@ def find_symbols(text: str) -> list[str]:
         except UnknownSymbol:
             continue
     return list(dict.fromkeys(found))
+
+
+def _routable(match: Any, directory: Any) -> str:
+    """The code, or the written symbol when the bare code belongs to another security."""
+    if match.kind == "stock":
+        return str(match.code)
+    listed = directory.get(match.code, match.market)
+    if listed is not None and listed.symbol != match.symbol:
+        return str(match.symbol)
+    return str(match.code)

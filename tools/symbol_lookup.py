@@ -1,8 +1,11 @@
 """Turn what a user typed into one symbol: the only place tools resolve names and codes.
 
-Uses the symbols directory (`tools.symbols`, names/pinyin/fuzzy) when it is installed; until
-then, and for anything it does not know, plain codes and tickers are recognised by shape and
-the snapshot's own aliases. Unknown text raises `UnknownSymbol` with suggestions.
+Uses the symbols directory (`tools.symbols`, names/pinyin/fuzzy, and the main indices, crypto
+and FX pairs) when it is installed; until then, and for anything it does not know, plain codes
+and tickers are recognised by shape and the snapshot's own aliases. A-share index codes are
+told from shares by exchange: 000xxx on Shanghai and 399xxx on Shenzhen are indices
+(``000001.SH`` is 上证指数; a bare ``000001`` stays 平安银行, the share). Unknown text raises
+`UnknownSymbol` with suggestions.
 """
 
 from __future__ import annotations
@@ -50,6 +53,21 @@ _CN_INDEXES = {"000300": "沪深300", "000001": "上证指数", "399001": "深�
                "399006": "创业板指", "000905": "中证500", "000016": "上证50"}
 
 
+def cn_kind(code: str, exchange: str) -> Kind:
+    """An A-share code's kind: 000xxx on SH and 399xxx on SZ are indices (no share uses them)."""
+    if (exchange == "SH" and code.startswith("000")) or (
+        exchange == "SZ" and code.startswith("399")
+    ):
+        return "index"
+    return "stock"
+
+
+def _cn(code: str, exchange: str) -> ResolvedSymbol:
+    kind = cn_kind(code, exchange)
+    name = _CN_INDEXES.get(code, "") if kind == "index" else ""
+    return ResolvedSymbol(code=code, market="cn", exchange=exchange, kind=kind, name=name)
+
+
 def cn_exchange(code: str) -> str:
     """Exchange of a six-digit A-share/fund code by its first digits."""
     if code.startswith(("6", "9", "5")):
@@ -73,12 +91,11 @@ def _by_shape(text: str) -> ResolvedSymbol | None:
     if (snap := snapshot.canonical(raw)) is not None:
         return _from_snapshot(snap)
     if m := _CN_PREFIXED.match(up):
-        return ResolvedSymbol(code=m.group(2), market="cn", exchange=m.group(1))
+        return _cn(m.group(2), m.group(1))
     if m := _CN_SUFFIXED.match(up):
-        exch = "SH" if m.group(2) == "SS" else m.group(2)
-        return ResolvedSymbol(code=m.group(1), market="cn", exchange=exch)
+        return _cn(m.group(1), "SH" if m.group(2) == "SS" else m.group(2))
     if re.fullmatch(r"\d{6}", up):
-        return ResolvedSymbol(code=up, market="cn", exchange=cn_exchange(up))
+        return _cn(up, cn_exchange(up))
     if re.fullmatch(r"\d{1,5}\.HK", up):
         code = up.split(".")[0].lstrip("0").zfill(4)
         return ResolvedSymbol(code=code, market="hk", exchange="HK")
@@ -102,6 +119,7 @@ def _directory() -> Any | None:
 
 
 def _from_match(match: Any) -> ResolvedSymbol | None:
+    """A directory match or entry as the tools route it (snapshot series by their own entry)."""
     code = str(getattr(match, "code", "")).strip().upper()
     market = str(getattr(match, "market", "")).strip().lower()
     name = str(getattr(match, "name", ""))
@@ -109,10 +127,21 @@ def _from_match(match: Any) -> ResolvedSymbol | None:
     if not code:
         return None
     if market == "cn":
-        return ResolvedSymbol(code=code, market="cn", name=name,
-                              exchange=exchange or cn_exchange(code))
+        exchange = exchange or cn_exchange(code)
+        kind = cn_kind(code, exchange)
+        if kind == "index" and snapshot.canonical(code) == code:
+            return _from_snapshot(code)
+        return ResolvedSymbol(code=code, market="cn", name=name, exchange=exchange, kind=kind)
     if market == "hk":
         return ResolvedSymbol(code=code, market="hk", name=name, exchange="HK")
+    if market in ("crypto", "fx") or code.startswith("^"):
+        if snapshot.canonical(code) == code:
+            return _from_snapshot(code)
+        if market == "crypto":
+            return ResolvedSymbol(code=code, market="crypto", name=name, kind="crypto")
+        if market == "fx":
+            return ResolvedSymbol(code=code, market="fx", name=name, kind="fx")
+        return ResolvedSymbol(code=code, market="us", name=name, kind="index")
     return ResolvedSymbol(code=code, market="us", name=name, exchange=exchange)
 
 
@@ -130,9 +159,12 @@ def resolve_symbol(text: str) -> ResolvedSymbol:
         if shaped is None:
             raise UnknownSymbol(text, snapshot.suggest(text))
         return shaped
+    if shaped is not None and shaped.name:  # a snapshot series or an A-share index code
+        return shaped
+    named = _instrument(directory, text.strip())  # ETH is Ethereum here, not a listed fund
+    if named is not None:
+        return named
     if shaped is not None:
-        if shaped.name:  # a snapshot series
-            return shaped
         entry = _exact(directory, shaped.code, shaped.market)
         if entry is not None:
             return entry
@@ -143,6 +175,18 @@ def resolve_symbol(text: str) -> ResolvedSymbol:
     if found is not None:
         return found
     raise UnknownSymbol(text, _suggestions(directory, text))
+
+
+def _instrument(directory: Any, text: str) -> ResolvedSymbol | None:
+    """An index, crypto or FX pair the directory knows by exactly this symbol or name."""
+    finder = getattr(directory, "instrument", None)
+    if finder is None:
+        return None
+    try:
+        entry = finder(text)
+    except Exception:
+        return None
+    return _from_match(entry) if entry is not None else None
 
 
 def _exact(directory: Any, code: str, market: str) -> ResolvedSymbol | None:

@@ -39,3 +39,19 @@ async def test_save_replaces_previous_rows(
     async with pg_pool.acquire() as conn:
         await save_entries(conn, directory.entries[5:8])
     assert sum((await count_entries(pg_pool)).values()) == 3
+
+
+async def test_instruments_are_not_stored_but_known_after_loading(
+    pg_pool: asyncpg.Pool, directory: SymbolDirectory
+) -> None:
+    """The table holds listed securities only (its market CHECK and (market, code) key could
+    not hold 上证指数 next to 平安银行); the index builds the instruments itself."""
+    listed = [directory.get("000001", "cn"), directory.get("AAPL", "us")]
+    assert all(e is not None for e in listed)
+    saved = await save_entries(pg_pool, [*listed, *directory.instruments])  # type: ignore[list-item]
+    assert saved == 2
+    assert await count_entries(pg_pool) == {"cn": 1, "us": 1}
+    reloaded = SymbolDirectory.from_entries(await load_entries(pg_pool))
+    assert [m.symbol for m in reloaded.resolve("000001")[:2]] == ["000001.SZ", "000001.SH"]
+    assert reloaded.resolve("上证指数")[0].symbol == "000001.SH"
+    assert [m.code for m in reloaded.extract("AAPL vs bitcoin")] == ["AAPL", "BTC-USD"]

@@ -1,5 +1,6 @@
 """The symbols directory: every A-share, US ticker (and a few HK names) by code, name, pinyin,
-traditional characters, aliases and sound; ``resolve`` one query, ``extract`` from a sentence.
+traditional characters, aliases and sound, plus the main indices, crypto and FX pairs (curated,
+see ``instruments``); ``resolve`` one query, ``extract`` from a sentence.
 
 Nothing is built at import time. ``default_directory()`` builds once per process, from the
 installed packages or from a pickle cache when given ``cache_dir``.
@@ -18,12 +19,19 @@ from importlib import metadata
 from pathlib import Path
 
 from tools.symbols.index import SymbolIndex, build_index, paused_gc
-from tools.symbols.model import Market, Match, SymbolEntry
+from tools.symbols.model import Kind, Market, Match, SymbolEntry, instrument_kind
 
-__all__ = ["Match", "SymbolDirectory", "SymbolEntry", "default_directory"]
+__all__ = [
+    "Kind",
+    "Match",
+    "SymbolDirectory",
+    "SymbolEntry",
+    "default_directory",
+    "instrument_kind",
+]
 
 log = logging.getLogger(__name__)
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2
 
 
 class SymbolDirectory:
@@ -53,19 +61,35 @@ class SymbolDirectory:
 
     @property
     def entries(self) -> list[SymbolEntry]:
-        """All entries, in directory order."""
-        return self._index.entries
+        """The listed securities, in directory order (what the ``stocknames`` table holds)."""
+        return self._index.entries[: self._index.n_listed]
+
+    @property
+    def instruments(self) -> list[SymbolEntry]:
+        """The curated indices, crypto and FX pairs (built in; never stored)."""
+        return self._index.entries[self._index.n_listed :]
 
     def __len__(self) -> int:
-        return len(self._index)
+        """Number of listed securities (instruments not included)."""
+        return self._index.n_listed
 
     def counts(self) -> dict[str, int]:
-        """Number of entries per market."""
+        """Number of listed securities per market."""
         return self._index.counts()
 
     def get(self, code: str, market: Market | None = None) -> SymbolEntry | None:
-        """The entry for an exact canonical code (``600519``, ``BRK-B``, ``0700``)."""
+        """The entry for an exact canonical code (``600519``, ``BRK-B``, ``0700``, ``^GSPC``,
+        ``BTC-USD``). A listed share keeps its code when an index shares it (``000001``)."""
         return self._index.get(code, market)
+
+    def instrument(self, text: str) -> SymbolEntry | None:
+        """The index, crypto or FX pair ``text`` names exactly (a symbol, name or qualified
+        code: ``ETH``, ``EUR/USD``, ``上证指数``, ``000001.SH``), else None. No fuzzy match,
+        and never for a bare code a listed share also uses."""
+        try:
+            return self._index.instrument(text)
+        except (ValueError, TypeError, OverflowError):
+            return None
 
     def resolve(self, query: str, *, market: str | None = None, limit: int = 5) -> list[Match]:
         """Best matches for a name, code, pinyin, alias or misspelling, best first.
@@ -100,7 +124,7 @@ def _cache_key() -> str:
         except metadata.PackageNotFoundError:
             parts.append(f"{dist}=none")
     here = Path(__file__).parent
-    for name in ("aliases.json", "sources.py", "normalize.py"):
+    for name in ("aliases.json", "sources.py", "normalize.py", "model.py"):
         parts.append(hashlib.sha1((here / name).read_bytes()).hexdigest()[:12])
     return hashlib.sha1("|".join(parts).encode()).hexdigest()[:16]
 

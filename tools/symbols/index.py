@@ -35,6 +35,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from rapidfuzz import fuzz
 
+from tools.symbols.instruments import CASED, UPPER, FormMatcher, load_instruments
 from tools.symbols.model import Market, Match, SymbolEntry, display_symbol
 from tools.symbols.normalize import (
     clean,
@@ -107,6 +108,14 @@ _X_URL = re.compile(
     r"|(?<![\w/])(?:~|\.{1,2})?/[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]*)+",
     re.I,
 )
+_CN_EXCH = {"sh": "SH", "ss": "SH", "xshg": "SH", "sz": "SZ", "xshe": "SZ", "bj": "BJ"}
+_MARKETS: tuple[Market, ...] = ("cn", "us", "hk", "crypto", "fx")
+# two-character Chinese forms that also end everyday words: 知道指出, 采纳指标
+_CJK_GUARD = {
+    "道指": (re.compile(r"[\u4e00-\u9fff]"), re.compile(r"[和与及跟同的看问说天日周年今昨、]")),
+    "纳指": (re.compile(r"[采接吸容收缴笑出归招]"), None),
+}
+_BAR_SIZE = re.compile(r"(?<![A-Za-z0-9])\d{1,3}\s?(?:m|min|mins|h|hr|d|w)(?![A-Za-z0-9])", re.I)
 _X_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaffA-Za-z0-9*]+")
 _SENTENCE_END = re.compile(r"[.!?。！？;；\n]")
 
@@ -268,7 +277,12 @@ class SymbolIndex:
         cur: dict[str, Any],
         common_words: tuple[frozenset[str], frozenset[str]] | None,
     ) -> None:
-        self.entries: list[SymbolEntry] = list(entries)
+        # listed securities first (their positions are what ``entries`` used to be), then the
+        # curated instruments (indices, crypto, FX), which every index builds for itself
+        self.entries: list[SymbolEntry] = [e for e in entries if e.kind == "stock"]
+        self.n_listed = len(self.entries)
+        instruments = load_instruments(cur)
+        self.entries += [ins.entry for ins in instruments]
         self.very_common, self.common = common_words or _load_common_words()
         self.not_tickers = frozenset(cur.get("not_tickers", []))
         self.curated_keys: set[str] = set()
@@ -281,6 +295,10 @@ class SymbolIndex:
         self.exact: dict[str, list[_Hit]] = {}
         self.phon: dict[str, dict[int, _Hit]] = {}
         self.words: dict[str, dict[int, _Hit]] = {}
+        self.instr: dict[str, list[_Hit]] = {}  # instrument keys: resolve() only
+        self.instr_forms: dict[str, list[tuple[int, str]]] = {}  # key -> (idx, policy)
+        self.cn_instr: dict[tuple[str, str], int] = {}  # (code, exchange) -> index entry
+        self.twin: dict[int, int] = {}  # listed share -> index with the same code (000001)
         self.pop: list[float] = []
         curated_codes = {(m, c) for m in ("cn", "us", "hk") for c in cur.get(m, {})}
         self.famous: list[bool] = []
@@ -292,12 +310,19 @@ class SymbolIndex:
             self.curated.append(is_curated)
             self.famous.append(
                 is_curated
+                or i >= self.n_listed
                 or bool(set(e.indices) & _FAMOUS_INDICES)
                 or (e.rank is not None and e.rank < 300 and e.primary)
             )
-            self._add_keys(i, e)
-        latin = [k for k in self.exact if not has_cjk(k) and len(k) >= 2 and not k.isdigit()]
-        cjk = [k for k in self.exact if has_cjk(k)]
+            if i < self.n_listed:
+                self._add_keys(i, e)
+        for n, ins in enumerate(instruments):
+            self._add_instrument(self.n_listed + n, ins)
+        forms = [f for ins in instruments for f, _ in ins.text_forms()]
+        self._instr_re = FormMatcher(forms) if forms else None
+        every = [*self.exact, *(k for k in self.instr if k not in self.exact)]
+        latin = [k for k in every if not has_cjk(k) and len(k) >= 2 and not k.isdigit()]
+        cjk = [k for k in every if has_cjk(k)]
         self._latin = _GramIndex(latin, 2)
         self._cjk = _GramIndex(cjk, 1)
         self._phon = _GramIndex(list(self.phon), 2)
@@ -307,6 +332,8 @@ class SymbolIndex:
 
     @staticmethod
     def _popularity(e: SymbolEntry, is_curated: bool) -> float:
+        if e.kind != "stock":  # a curated index, crypto or FX pair
+            return 1.0
         if is_curated or e.indices:
             pop = 1.0 if (is_curated or set(e.indices) - {"csi500"}) else 0.8
         elif e.market == "cn":
@@ -386,6 +413,58 @@ class SymbolIndex:
                 self._add(i, re.sub(r"\s*&\s*", "", e.name.lower()), SHORT, short)
         self._add_aliases(i, e.aliases)
 
+    def _add_instrument(self, i: int, ins: Any) -> None:
+        e = ins.entry
+        self.curated[i] = True
+        for code, exch in ins.cn_codes():
+            if exch is not None:
+                self.cn_instr[(code, exch)] = i
+            else:
+                self.codes.setdefault(("cn", code), i)
+        if e.market == "cn":
+            self.cn_instr[(e.code, e.exchange or "")] = i
+        listed = self.codes.setdefault((e.market, e.code), i)
+        if listed != i:
+            self.twin[listed] = i  # 000001: 平安银行 keeps the bare code, 上证指数 is a candidate
+
+        def put(text: str, kind: str, score: float, label: str) -> None:
+            k = key(text)
+            if not k:
+                return
+            hits = self.instr.setdefault(k, [])
+            for j, h in enumerate(hits):
+                if h.idx == i:
+                    if score > h.score:
+                        hits[j] = _Hit(i, score, label, kind)
+                    return
+            hits.append(_Hit(i, score, label, kind))
+
+        for s in ins.symbols:
+            if not re.fullmatch(r"\d{6}(?:\.\w+)?|(?:SH|SZ)\d{6}", s, re.I):
+                put(s, CODE, 100.0, f"symbol {s}")
+        put(e.name, NAME, _KIND_SCORE[NAME], e.name)
+        if e.name_en:
+            put(e.name_en, FULL_EN, _KIND_SCORE[FULL_EN], e.name_en)
+        for n in (*ins.names, *ins.cased):
+            put(n, ALIAS, _KIND_SCORE[ALIAS], n)
+        for p in ins.pinyin:
+            put(p, PINYIN, _KIND_SCORE[PINYIN], p)
+        for n in (e.name, e.name_en, *ins.names):
+            if n and re.fullmatch(r"[A-Za-z][A-Za-z ]+", n):
+                self._put_phon(n, i, f"sounds like {n}")
+        for form, policy in ins.text_forms():
+            k = key(form)
+            if k and (i, policy) not in self.instr_forms.get(k, []):
+                self.instr_forms.setdefault(k, []).append((i, policy))
+
+    def _hits(self, k: str) -> list[_Hit]:
+        """Exact hits of a key: listed names, then instruments."""
+        listed = self.exact.get(k)
+        extra = self.instr.get(k)
+        if extra is None:
+            return listed or []
+        return [*listed, *extra] if listed else extra
+
     def _put_words(self, i: int, text: str) -> None:
         k = _words_key(text)
         if k:
@@ -419,7 +498,7 @@ class SymbolIndex:
         simple = to_simplified(q)
         k = key(simple)
         if k:
-            for hit in self.exact.get(k, ()):
+            for hit in self._hits(k):
                 self._keep(found, hit)
             if " " in simple:
                 for hit in self.words.get(_words_key(simple), {}).values():
@@ -451,9 +530,17 @@ class SymbolIndex:
         hits: list[_Hit] = []
         m = _CN_CODE.match(q)
         if m:
-            i = self.codes.get(("cn", m.group(2)))
+            code = m.group(2)
+            exch = _CN_EXCH.get((m.group(1) or m.group(3) or "").lower())
+            j = self.cn_instr.get((code, exch)) if exch else None
+            if j is not None:  # 000001.SH is 上证指数, 000001.SZ 平安银行
+                return [_Hit(j, 100.0, "index code", CODE)]
+            i = self.codes.get(("cn", code))
             if i is not None:
                 hits.append(_Hit(i, 100.0, "code", CODE))
+                twin = self.twin.get(i)
+                if twin is not None and exch is None:  # a bare 000001: report both
+                    hits.append(_Hit(twin, 99.0, "index code", CODE))
             return hits
         m = _HK_CODE.match(q)
         if m:
@@ -490,7 +577,7 @@ class SymbolIndex:
                 sim = max(sim, 86.0 + 8.0 * len(k) / len(cand))
             if sim < 72:
                 continue
-            for h in self.exact[cand]:
+            for h in self._hits(cand):
                 if h.kind == INITIALS and len(k) != len(cand):
                     continue
                 score = min(94.0, sim * 0.95) * h.score / 100.0
@@ -501,7 +588,7 @@ class SymbolIndex:
         full, _ = pinyin(k)
         if len(full.split()) < 2:
             return
-        for h in self.exact.get(key(full), ()):
+        for h in self._hits(key(full)):
             if h.kind == PINYIN:
                 self._keep(found, _Hit(h.idx, 93.0, f"same sound as {h.label}", "fuzzy"))
 
@@ -518,7 +605,7 @@ class SymbolIndex:
                     sim = max(sim, 72.0 + 12.0 * len(k) / len(cand))
             if sim < 60:
                 continue
-            for h in self.exact[cand]:
+            for h in self._hits(cand):
                 score = min(94.0, sim * 0.95) * h.score / 100.0
                 self._keep(found, _Hit(h.idx, score, f"fuzzy {cand} ({h.why})", "fuzzy"))
 
@@ -610,20 +697,39 @@ class SymbolIndex:
         weak: list[tuple[int, int, int, float, str, list[int]]] = []
 
         def claim(
-            s: int, e: int, idxs: list[int], score: float, why: str, *, sure: bool = True
+            s: int,
+            e: int,
+            idxs: list[int],
+            score: float,
+            why: str,
+            *,
+            sure: bool = True,
+            ordered: bool = False,
         ) -> None:
             """Record a mention; an unsure one (a little-known ticker or name) is kept only
-            if the text talks finance near it or names another security for sure."""
+            if the text talks finance near it or names another security for sure. Several
+            ``idxs`` are candidates for one mention, most popular first unless ``ordered``."""
             if taken[s:e].any():
                 return
             taken[s:e] = True
-            idxs = sorted(dict.fromkeys(idxs), key=lambda i: (-self.pop[i], i))
+            idxs = list(dict.fromkeys(idxs))
+            if not ordered:
+                idxs.sort(key=lambda i: (-self.pop[i], i))
             (found if sure else weak).append((s, e, idxs[0], score, why, idxs[1:]))
 
+        self._extract_instruments(norm, claim)
         for m in _X_CN_CODE.finditer(norm):
-            i = self.codes.get(("cn", m.group(2)))
+            code = m.group(2)
+            exch = _CN_EXCH.get((m.group(1) or m.group(3) or "").lower())
+            j = self.cn_instr.get((code, exch)) if exch else None
+            if j is not None:
+                claim(m.start(), m.end(), [j], 100.0, "index code")
+                continue
+            i = self.codes.get(("cn", code))
             if i is not None:
-                claim(m.start(), m.end(), [i], 100.0, "code")
+                twin = self.twin.get(i) if exch is None else None
+                claim(m.start(), m.end(), [i] if twin is None else [i, twin], 100.0, "code",
+                      ordered=True)
         for m in _X_HK_CODE.finditer(norm):
             digits = m.group(1) or m.group(2)
             i = self.codes.get(("hk", f"{int(digits):04d}"))
@@ -650,9 +756,70 @@ class SymbolIndex:
             hit = self._match(idx, score, why, (pos[s], pos[e - 1] + 1))
             if alts:
                 hit.ambiguous = True
-                hit.alternatives = [self.entries[a].code for a in alts]
+                hit.alternatives = [
+                    self.entries[a].symbol if self.entries[a].code == hit.code
+                    else self.entries[a].code
+                    for a in alts
+                ]
             out.append(hit)
         return out
+
+    def _extract_instruments(self, norm: str, claim: Any) -> None:
+        """Indices, crypto and FX pairs written by name or symbol (either language)."""
+        if self._instr_re is None:
+            return
+        for m in self._instr_re.finditer(norm):
+            m = self._longest_instrument(norm, m)
+            text, s, e = m.group(0), m.start(), m.end()
+            cashtag = text.startswith("$")
+            forms = self.instr_forms.get(key(text))
+            if not forms:
+                continue
+            idx, policy = forms[0]
+            if policy == CASED and not _written_as(text, self.entries[idx], norm):
+                continue
+            if policy == UPPER and not cashtag and not self._short_symbol_ok(norm, text, s, e):
+                continue
+            guard = _CJK_GUARD.get(to_simplified(text))
+            if guard is not None:
+                before, allowed = guard
+                prev = norm[s - 1 : s]
+                if prev and before.match(prev) and not (allowed and allowed.match(prev)):
+                    continue
+                if text.startswith("道") and re.match(r"[出导示标引南挥望责令]", norm[e : e + 1]):
+                    continue
+            why = f"{self.entries[idx].kind} {text.lstrip('$')}"
+            alts = [idx]
+            if policy == UPPER:  # BTC, ETH are also tickers of listed funds: report them
+                t = self.codes.get(("us", text.lstrip("$").upper()))
+                if t is not None and t != idx:
+                    alts.append(t)
+            claim(s, e, alts, 100.0 if policy == UPPER else 97.0, why, ordered=True)
+
+    def _longest_instrument(self, norm: str, m: re.Match[str]) -> re.Match[str]:
+        """A form starting inside this match that reaches further wins: "the Dow Jones" is
+        "Dow Jones", not "the Dow" and a stray "Jones"."""
+        assert self._instr_re is not None
+        best = m
+        for w in re.finditer(r"(?<=\s)\S", norm[m.start() : m.end()]):
+            other = self._instr_re.match(norm, m.start() + w.start())
+            if other is not None and other.end() > best.end():
+                best = other
+        return best
+
+    def _short_symbol_ok(self, norm: str, text: str, s: int, e: int) -> bool:
+        """BTC, SPX in capitals (not "ETH Zurich"); btc, spx only next to a finance word."""
+        if text.isupper():
+            after = re.match(r"\s+([A-Z][a-z]+)", norm[e : e + 24])
+            if after is None:
+                return True
+            word = after.group(1).lower()  # "ETH Zurich" is a university
+            return word in self.very_common or word in _STRONG_EN or word in _WEAK_EN
+        left, right = _sentence_bounds(norm, s, e)
+        window = norm[max(left, s - 40) : s] + " " + norm[e : min(right, e + 40)]
+        return _has_en_finance(window) or _BAR_SIZE.search(window) is not None or any(
+            w in window.lower() for w in ("ict", "crypto", "usd", "%", "$", "币", "行情", "走势")
+        )
 
     def _extract_cjk(self, norm: str, taken: Any, claim: Any) -> None:
         low = norm.lower()
@@ -837,22 +1004,51 @@ class SymbolIndex:
     # ---------------------------------------------------------------- misc
 
     def __len__(self) -> int:
-        return len(self.entries)
+        """Listed securities (the curated instruments are not counted)."""
+        return self.n_listed
 
     def counts(self) -> dict[str, int]:
-        """Entries per market."""
+        """Listed securities per market."""
         out: dict[str, int] = {}
-        for e in self.entries:
+        for e in self.entries[: self.n_listed]:
             out[e.market] = out.get(e.market, 0) + 1
         return out
 
     def get(self, code: str, market: Market | None = None) -> SymbolEntry | None:
         """The entry for an exact code (any market when ``market`` is None)."""
-        for m in (market,) if market else ("cn", "us", "hk"):
-            i = self.codes.get((m, code.upper() if m == "us" else code))
+        for m in (market,) if market else _MARKETS:
+            i = self.codes.get((m, code if m in ("cn", "hk") else code.upper()))
             if i is not None:
                 return self.entries[i]
         return None
+
+    def instrument(self, text: str) -> SymbolEntry | None:
+        """The instrument ``text`` names exactly (see ``SymbolDirectory.instrument``)."""
+        q = clean(text[:_MAX_QUERY] if isinstance(text, str) else "")
+        if not q:
+            return None
+        m = _CN_CODE.match(q)
+        if m:
+            code = m.group(2)
+            exch = _CN_EXCH.get((m.group(1) or m.group(3) or "").lower())
+            j = self.cn_instr.get((code, exch)) if exch else None
+            if j is None:
+                i = self.codes.get(("cn", code))
+                j = i if i is not None and i >= self.n_listed else None
+            return self.entries[j] if j is not None else None
+        k = key(to_simplified(q))
+        found = {h.idx for h in self.instr.get(k, ()) if h.kind != PINYIN}
+        return self.entries[found.pop()] if len(found) == 1 else None
+
+
+def _written_as(text: str, entry: SymbolEntry, norm: str) -> bool:
+    """A cased form ("the Dow") is written with its capitals (the first word may be "The")."""
+    said = " ".join(text.split())
+    return any(
+        said[1:] == form[1:] and said[:1].lower() == form[:1].lower()
+        for form in entry.aliases
+        if key(form) == key(said)
+    )
 
 
 def _words_key(text: str) -> str:

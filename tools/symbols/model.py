@@ -7,7 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Market = Literal["cn", "us", "hk"]
+Market = Literal["cn", "us", "hk", "crypto", "fx"]
+Kind = Literal["stock", "index", "crypto", "fx"]
 
 _SUFFIX = {"SH": ".SH", "SZ": ".SZ", "BJ": ".BJ"}
 
@@ -21,12 +22,34 @@ def display_symbol(code: str, market: str, exchange: str | None) -> str:
     return code
 
 
+def instrument_kind(code: str, market: str, exchange: str | None) -> Kind:
+    """What a (code, market, exchange) is, as ``tools.symbol_lookup`` routes it.
+
+    Listed securities (shares, ETFs, funds) are "stock"; "index" are the A-share index codes
+    (000xxx on Shanghai, 399xxx on Shenzhen: no listed share uses them) and US index tickers
+    (``^GSPC``); crypto and FX pairs have their own markets.
+    """
+    if market == "crypto":
+        return "crypto"
+    if market == "fx":
+        return "fx"
+    if market == "cn" and (
+        (exchange == "SH" and code.startswith("000"))
+        or (exchange == "SZ" and code.startswith("399"))
+    ):
+        return "index"
+    if market == "us" and code.startswith("^"):
+        return "index"
+    return "stock"
+
+
 class SymbolEntry(BaseModel):
     """One listed security as the directory knows it (a row of ``stocknames``)."""
 
     model_config = ConfigDict(frozen=True)
 
-    code: str  # 6 digits (cn), 4-5 digits (hk), SEC ticker with '-' for classes (us)
+    code: str  # 6 digits (cn), 4-5 digits (hk), SEC ticker with '-' for classes (us),
+    # index ticker (^GSPC), crypto pair (BTC-USD), FX pair (EURUSD)
     market: Market
     exchange: str | None = None  # SH, SZ, BJ, Nasdaq, NYSE, OTC, CBOE, HKEX
     name: str  # local short name: 贵州茅台, "Apple Inc."
@@ -46,6 +69,11 @@ class SymbolEntry(BaseModel):
     def symbol(self) -> str:
         """Conventional written form, e.g. ``600519.SH``."""
         return display_symbol(self.code, self.market, self.exchange)
+
+    @property
+    def kind(self) -> Kind:
+        """stock, index, crypto or fx (derived, so the stored table needs no new column)."""
+        return instrument_kind(self.code, self.market, self.exchange)
 
     @classmethod
     def trusted(cls, data: dict[str, Any]) -> SymbolEntry:
@@ -80,3 +108,8 @@ class Match(BaseModel):
     span: tuple[int, int] | None = None  # [start, end) in the text given to extract()
     ambiguous: bool = False  # another, different security scored nearly as high
     alternatives: list[str] = Field(default_factory=list)  # other symbols for the same mention
+
+    @property
+    def kind(self) -> Kind:
+        """stock, index, crypto or fx (a property: the JSON output keeps its keys)."""
+        return instrument_kind(self.code, self.market, self.exchange)

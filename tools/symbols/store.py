@@ -1,4 +1,7 @@
-"""Postgres persistence of the directory (table ``stocknames``, migration 0002)."""
+"""Postgres persistence of the directory (table ``stocknames``, migration 0002).
+
+Only listed securities are stored; the curated indices, crypto and FX pairs are built into
+every index from ``aliases.json`` (``tools.symbols.instruments``)."""
 
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ COLUMNS = (
     "is_primary",
     "updated_at",
 )
+_STORED_MARKETS = frozenset({"cn", "us", "hk"})  # the table's CHECK constraint
 _SELECT = (
     "SELECT market, code, exchange, name, name_en, pinyin, initials, name_tw, aliases, sector,"
     " list_date, indices, cik, rank, is_primary AS primary FROM stocknames"
@@ -72,6 +76,8 @@ async def _save(conn: asyncpg.Connection, entries: Sequence[SymbolEntry]) -> int
     seen: set[tuple[str, str]] = set()
     records = []
     for e in entries:
+        if e.kind != "stock" or e.market not in _STORED_MARKETS:
+            continue  # indices, crypto, FX: built into every index from aliases.json
         if (e.market, e.code) not in seen:
             seen.add((e.market, e.code))
             records.append(_record(e, now))

@@ -1,0 +1,163 @@
+"""The offline analyst on indices, crypto and FX, its introduction and its valuation note,
+through the real tools, symbols directory, snapshot and ICT answer (no LLM, offline data)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from bot.ict_answer import ict_answer
+from bot.offline import OfflineAnalyst, detect_intent, is_greeting, snapshot_coverage
+from bot.symbols_bridge import find_symbols
+from core.agent.turn import Turn
+from core.events import Done, Event, File, ToolStarted
+from core.testing import MemoryRecorder
+from tools import build_registry, snapshot
+from tools.data import DataConfig, configure
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(autouse=True)
+def _offline_data() -> Iterator[None]:
+    configure(DataConfig())
+    yield
+    configure(DataConfig())
+
+
+async def _ask(text: str, lang: str = "en") -> tuple[list[Event], Done]:
+    analyst = OfflineAnalyst(registry=build_registry(), find_symbols=find_symbols,
+                             ict_answer=ict_answer)
+    recorder = MemoryRecorder()
+    events = [e async for e in analyst.run(Turn(text=text, history=[], recorder=recorder,
+                                                 lang=lang))]
+    done = events[-1]
+    assert isinstance(done, Done)
+    assert recorder.messages[-1].content == done.text
+    return events, done
+
+
+def _tools(events: list[Event]) -> list[tuple[str, dict[str, object]]]:
+    return [(e.name, dict(e.arguments or {})) for e in events if isinstance(e, ToolStarted)]
+
+
+@pytest.mark.parametrize(("text", "codes"), [
+    ("ICT analysis of BTC-USD on 15m", ["BTC-USD"]),
+    ("EURUSD ICT 1h", ["EURUSD"]),
+    ("How is the CSI 300 doing?", ["000300"]),
+    ("S&P 500 last month", ["^GSPC"]),
+    ("bitcoin price", ["BTC-USD"]),
+    ("比特币最近怎么样", ["BTC-USD"]),
+    ("标普500和沪深300对比", ["^GSPC", "000300"]),
+    ("上证指数和平安银行", ["000001.SH", "000001"]),
+    ("000001 最近走势", ["000001"]),
+    ("hello", []),
+    ("What's the DCF value of AAPL?", ["AAPL"]),
+])
+def test_find_symbols_gives_tool_codes(text: str, codes: list[str]) -> None:
+    assert find_symbols(text) == codes
+
+
+async def test_ict_on_btc_15m_from_the_snapshot() -> None:
+    events, done = await _ask("ICT analysis of BTC-USD on 15m")
+    assert _tools(events)[0][0] == "ict_analyze"
+    assert any(isinstance(e, File) and e.file.data[:8] == PNG for e in events)
+    assert "(BTC-USD) · 15m" in done.text
+    assert "BTC-USD-15-MIN.csv" in done.text and "offline snapshot" in done.text
+
+
+async def test_ict_on_eurusd_1h_from_the_snapshot() -> None:
+    events, done = await _ask("EURUSD ICT 1h")
+    assert any(isinstance(e, File) for e in events)
+    assert "(EURUSD) · 1H" in done.text and "FOREX_EURUSD_1H_ASK.csv" in done.text
+
+
+async def test_csi300_quote_is_labelled_with_source_and_date() -> None:
+    events, done = await _ask("How is the CSI 300 doing?")
+    assert _tools(events) == [("get_quote", {"symbol": "000300"})]
+    last = snapshot.load("000300").index[-1].date().isoformat()
+    assert "(000300)" in done.text and last in done.text
+    assert "Source: snapshot" in done.text and "(offline snapshot)" in done.text
+
+
+async def test_sp500_last_month_is_price_history() -> None:
+    events, done = await _ask("S&P 500 last month")
+    assert _tools(events) == [("get_ohlcv", {"symbol": "^GSPC", "period": "1mo", "limit": 10})]
+    assert "(^GSPC)" in done.text and "yahoo_stock.csv" in done.text
+
+
+async def test_bitcoin_in_chinese_answers_in_chinese() -> None:
+    _, done = await _ask("比特币最近怎么样", lang="zh")
+    assert "(BTC-USD)" in done.text and "数据来源：snapshot" in done.text
+    assert done.label.startswith("离线分析师")
+
+
+async def test_sse_composite_is_not_answered_as_ping_an_bank() -> None:
+    events, done = await _ask("上证指数怎么样", lang="zh")
+    assert _tools(events) == [("get_quote", {"symbol": "000001.SH"})]
+    assert "平安银行" not in done.text and "上证指数" in done.text
+
+
+async def test_greeting_gets_an_intro_with_the_snapshot_coverage() -> None:
+    events, done = await _ask("hello")
+    assert not _tools(events)
+    assert done.text.startswith("Hi! I'm the offline analyst.")
+    assert "couldn't find" not in done.text
+    for symbol in snapshot.symbols():
+        for series in snapshot.series_for(symbol):
+            df = snapshot.load(symbol, series.interval)
+            first, last = df.index[0].date().isoformat(), df.index[-1].date().isoformat()
+            assert f"{first} – {last}" in done.text, (symbol, series.interval)
+    assert "15-minute" in done.text and "hourly" in done.text
+
+
+async def test_chinese_greeting_gets_the_intro_in_chinese() -> None:
+    _, done = await _ask("你好！", lang="zh")
+    assert done.text.startswith("你好！我是离线分析师。")
+    assert "离线快照包含" in done.text and "15分钟线" in done.text
+
+
+async def test_question_without_a_symbol_says_so_then_introduces() -> None:
+    _, done = await _ask("what is the meaning of life")
+    assert done.text.startswith("I couldn't find a stock, index, crypto or FX pair")
+    assert "The offline snapshot covers:" in done.text and "BTC-USD" in done.text
+
+
+async def test_dcf_offline_says_statements_need_a_live_provider_and_quotes() -> None:
+    events, done = await _ask("What's the DCF value of AAPL?")
+    assert _tools(events) == [("get_quote", {"symbol": "AAPL"})]
+    assert done.text.startswith("Financial statements")
+    assert "live data provider" in done.text and "Apple Inc (AAPL)" in done.text
+    _, zh = await _ask("茅台的财报和估值", lang="zh")
+    assert zh.text.startswith("财务报表") and "在线数据源" in zh.text
+
+
+def test_coverage_is_read_from_the_snapshot() -> None:
+    cover = {symbol: spans for symbol, _, spans in snapshot_coverage()}
+    assert set(cover) == set(snapshot.symbols())
+    assert [i for i, _, _ in cover["BTC-USD"]] == ["1d", "15m"]
+    assert [i for i, _, _ in cover["EURUSD"]] == ["1h"]
+
+
+@pytest.mark.parametrize(("text", "intent"), [
+    ("predict bitcoin price", "quote"),  # "ict" inside a word is not ICT
+    ("strict rules for AAPL", "quote"),
+    ("ICT analysis of BTC-USD on 15m", "ict"),
+    ("BTC fair value gap", "ict"),
+    ("What's the DCF value of AAPL?", "valuation"),
+    ("NVDA balance sheet", "valuation"),
+    ("茅台估值", "valuation"),
+    ("AAPL vs MSFT", "compare"),
+    ("S&P 500 last month", "history"),
+])
+def test_detect_intent(text: str, intent: str) -> None:
+    assert detect_intent(text) == intent
+
+
+@pytest.mark.parametrize(("text", "greeting"), [
+    ("hello", True), ("Hi there!", True), ("你好", True), ("good morning", True),
+    ("hello, how is NVDA?", False), ("history of AAPL", False), ("hi-fi stocks", False),
+])
+def test_is_greeting(text: str, greeting: bool) -> None:
+    assert is_greeting(text) is greeting
