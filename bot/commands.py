@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from core.errors import InvalidArguments
 from core.types import MODES
 
 HELP_EN = """*Bullpen* - financial research for A-shares and US stocks.
@@ -86,6 +87,17 @@ class Question:
     text: str
     mode: str | None = None
     options: dict[str, str] = field(default_factory=dict)
+
+
+def timeframe_known(tf: str) -> bool:
+    """Whether `tf` (from /ict or /plan) is a timeframe or interval the ICT analyzer knows."""
+    from tools.ict_tool import chat_timeframe  # pandas and the analyzer: only when asked
+
+    try:
+        chat_timeframe(tf)
+    except InvalidArguments:
+        return False
+    return True
 
 
 def as_question(cmd: Command) -> Question | None:

@@ -241,9 +241,12 @@ class Gateway:
             await self._say(adapter, msg, t("unlink_ok" if got else "unlink_none", lang))
         else:
             question = commands.as_question(cmd)
+            tf = question.options.get("interval") if question is not None else None
             if question is None:
                 await self._say(adapter, msg, t("needs_arg", lang,
                                                 usage=commands.USAGE.get(name, "/help")))
+            elif tf is not None and not commands.timeframe_known(tf):
+                await self._say(adapter, msg, t("bad_timeframe", lang, tf=tf))
             else:
                 self._enqueue(adapter, msg, user_id, lang, question, conversation, epoch)
 

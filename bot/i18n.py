@@ -37,6 +37,10 @@ STRINGS: dict[str, dict[str, str]] = {
                     "{conv_calls} 次模型调用。\n"
                     "本月：{month_tokens:,} tokens（${month_cost:.4f}）。"},
     "needs_arg": {"en": "Usage: {usage}", "zh": "用法：{usage}"},
+    "bad_timeframe": {"en": "I don't know the timeframe \"{tf}\". Use 1m, 5m, 15m, 30m, 1h, 4h, "
+                            "1d, 1w or 1mo (or 1H, 4H, 1D, 3M, 6M, 1Y, Max).",
+                      "zh": "不支持的周期“{tf}”。可用：1m、5m、15m、30m、1h、4h、1d、1w、1mo"
+                            "（或 1H、4H、1D、3M、6M、1Y、Max）。"},
     "unsupported": {"en": "I can read text and voice notes; this kind of message "
                           "({kind}) isn't something I can analyse.",
                     "zh": "我可以处理文字和语音消息；暂不支持这种消息（{kind}）。"},

@@ -6,6 +6,7 @@ import itertools
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 from core.events import Event
@@ -18,6 +19,7 @@ from core.types import (
     MessageRef,
     OutgoingFile,
     Reply,
+    utcnow,
 )
 
 MessageHandler = Callable[[IncomingMessage], Awaitable[None]]
@@ -89,6 +91,7 @@ class KeptReply:
     text: str = ""
     file: OutgoingFile | None = None
     id: int = 0
+    kept_at: datetime | None = None  # set by the store
 
 
 class KeptReplies(Protocol):
@@ -136,7 +139,7 @@ class MemoryKeptReplies:
         if limit < 1:
             raise ValueError("the limit of kept replies must be at least 1")
         queue = self._kept.setdefault((key, recipient), deque())
-        queue.append(replace(reply, id=next(self._ids)))
+        queue.append(replace(reply, id=next(self._ids), kept_at=utcnow()))
         dropped = 0
         while len(queue) > limit:
             queue.popleft()

@@ -92,6 +92,30 @@ def enforced_interval(
     return enforcement
 
 
+def _pin_to_chat(requested: str, lookback: int | None,
+                 chat: str) -> tuple[str, int | None, list[str]]:
+    """The interval and lookback to analyse in a chat set to `chat`, and the override notes.
+
+    A table row (1H, 4H, 1d, ...) pins both; an interval without a row of its own (30m) pins the
+    interval only; a setting the analyzer does not know is ignored with a note.
+    """
+    try:
+        enf = enforced_interval(requested, chat, requested_lookback=lookback)
+    except InvalidArguments:
+        return requested, lookback, [f"the chat's timeframe {chat!r} is unknown; {requested} "
+                                     "analysed as asked"]
+    wanted = _maybe_interval(chat)
+    if wanted in ict.INTERVALS and wanted != enf.interval:  # no row of its own
+        if _maybe_interval(requested) == wanted:
+            return requested, lookback, []
+        log.warning("ict_analyze: interval %r overridden with %r (chat set to %s)", requested,
+                    wanted, chat)
+        return wanted, lookback, [f"timeframe enforced: interval {requested!r} overridden with "
+                                  f"{wanted!r}"]
+    return enf.interval, enf.lookback_bars, [f"timeframe enforced: {n}" for n in enf.notes
+                                             if "overridden" in n]
+
+
 def _maybe_interval(text: str) -> str:
     try:
         return ict.normalize_interval(text)
@@ -479,9 +503,7 @@ async def ict_analyze(
     """
     overrides: list[str] = []
     if chat_interval := current().options.get("interval"):  # the chat's timeframe wins
-        enf = enforced_interval(interval, chat_interval, requested_lookback=lookback)
-        interval, lookback = enf.interval, enf.lookback_bars
-        overrides = [f"timeframe enforced: {n}" for n in enf.notes if "overridden" in n]
+        interval, lookback, overrides = _pin_to_chat(interval, lookback, chat_interval)
     run = await run_ict(symbol, interval, lookback=lookback, session=session,
                         include_current_bar=include_current_bar, stack=stack)
     result = result_of(run, plan=plan)

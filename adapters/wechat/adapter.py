@@ -30,7 +30,7 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from aiohttp import web
@@ -65,6 +65,7 @@ from core.types import (
     OutgoingFile,
     Reply,
     Sender,
+    utcnow,
 )
 
 log = logging.getLogger(__name__)
@@ -118,7 +119,8 @@ class WeChatAdapter:
     another host (tests: the loopback fake). `port=0` binds any free port (see `port` after
     `start`). `max_clock_skew_s` bounds callback timestamps; `max_pending` bounds the replies
     kept per user while WeChat refuses them, in `kept_replies` (default: in memory, lost on
-    restart); this adapter must be the only one delivering for its app from that store.
+    restart); this adapter must be the only one delivering for its app from that store. A kept
+    reply older than `keep_for_s` (a week) is dropped rather than delivered out of context.
     `proxy_url` is the only proxy used (environment proxy variables are not read).
     """
 
@@ -128,7 +130,8 @@ class WeChatAdapter:
                  path: str = "/wechat", max_message_length: int = 2048,
                  max_message_bytes: int = MAX_TEXT_BYTES, max_clock_skew_s: float = 300.0,
                  max_pending: int = 50, http_workers: int = 8, timeout_s: float = 10.0,
-                 proxy_url: str | None = None, kept_replies: KeptReplies | None = None) -> None:
+                 proxy_url: str | None = None, kept_replies: KeptReplies | None = None,
+                 keep_for_s: float = 7 * 86400.0) -> None:
         if kind not in ("official", "wecom"):
             raise ConfigError(f"WeChat adapter kind must be official or wecom, not {kind!r}")
         if not app_id or not app_secret:
@@ -149,6 +152,7 @@ class WeChatAdapter:
         if max_pending < 1:
             raise ConfigError("WeChat's max_pending (replies kept per user) must be at least 1")
         self._max_pending = max_pending
+        self._keep_for = timedelta(seconds=keep_for_s)
         self._kept: KeptReplies = kept_replies if kept_replies is not None \
             else MemoryKeptReplies()
         # the store's name for this app's replies: one database may serve several apps
@@ -439,7 +443,13 @@ class WeChatAdapter:
             return MessageRef(chat=chat, message_id=f"kept-{next(self._ids)}")
 
     async def _keep(self, user: str, out: KeptReply) -> None:
-        dropped = await self._kept.keep(self._kept_key, user, out, limit=self._max_pending)
+        """Store `out` for the user's next message; PlatformError when even that fails, so the
+        bot layer treats it as a reply that could not be sent (it catches platform errors)."""
+        try:
+            dropped = await self._kept.keep(self._kept_key, user, out, limit=self._max_pending)
+        except StoreError as exc:
+            raise PlatformError(f"{self.name}: the reply could not be sent nor kept: "
+                                f"{exc}") from None
         self._kept_users.add(user)
         if dropped:
             log.warning("%s: too many kept replies for one user; the oldest %d dropped",
@@ -460,6 +470,11 @@ class WeChatAdapter:
         key = self._kept_key
         try:
             while (kept := await self._kept.peek(key, user)) is not None:
+                if kept.kept_at is not None and utcnow() - kept.kept_at > self._keep_for:
+                    log.info("%s: a kept reply from %s is too old and was dropped", self.name,
+                             kept.kept_at.isoformat(timespec="minutes"))
+                    await self._kept.remove(key, user, kept.id)
+                    continue
                 try:
                     await self._push(user, kept)
                 except WindowClosed as exc:
@@ -478,6 +493,7 @@ class WeChatAdapter:
                 await self._kept.remove(key, user, kept.id)
         except StoreError as exc:  # the replies stay where they are; new ones queue behind
             log.warning("%s: kept replies could not be delivered now: %s", self.name, exc)
+            self._flush_on_send.add(user)  # the next send tries again before its own reply
             return
         self._kept_users.discard(user)
 

@@ -196,8 +196,11 @@ def _rewrite(text: str, found: list[Match], directory: SymbolDirectory,
         assert m.span is not None
         s, e = m.span
         entry = directory.get(m.code, m.market)
-        name = (hints.names.get(m.code) if hints is not None and not chinese else None) or (
-            display_name(entry, chinese=chinese) if entry is not None else m.name)
+        if entry is not None and entry.symbol != m.symbol:
+            entry = None  # the code of another instrument (000001: 平安银行, 000001.SH: 上证指数)
+        name = (hints.names.get(m.code) if hints is not None and not chinese and entry is not None
+                else None) or (display_name(entry, chinese=chinese) if entry is not None
+                               else m.name)
         label = name if name == m.symbol else f"{name} ({m.symbol})"
         pad = " " if e < len(out) and out[e].isalnum() else ""
         out = out[:s] + label + pad + out[e:]

@@ -62,7 +62,7 @@ class KeptRepliesRepo:
     async def peek(self, key: str, recipient: str) -> KeptReply | None:
         async with _store_errors("peek"):
             row = await self._pool.fetchrow(
-                "SELECT id, kind, body, filename, mime_type, data FROM kept_replies"
+                "SELECT id, kind, body, filename, mime_type, data, created_at FROM kept_replies"
                 " WHERE adapter = $1 AND recipient = $2 ORDER BY id LIMIT 1", key, recipient)
         if row is None:
             return None
@@ -71,7 +71,8 @@ class KeptRepliesRepo:
             file = OutgoingFile(kind=row["kind"], filename=row["filename"] or "file",
                                 data=bytes(row["data"]),
                                 mime_type=row["mime_type"] or "application/octet-stream")
-        return KeptReply(text=row["body"], file=file, id=int(row["id"]))
+        return KeptReply(text=row["body"], file=file, id=int(row["id"]),
+                         kept_at=row["created_at"])
 
     async def remove(self, key: str, recipient: str, reply_id: int) -> None:
         async with _store_errors("remove"):

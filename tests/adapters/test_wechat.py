@@ -16,7 +16,15 @@ import pytest
 from adapters.wechat import WeChatAdapter, split_bytes
 from bot.app import App
 from bot.settings import load_settings
-from core.errors import ConfigError, Forbidden, InputError, PlatformError, RateLimited
+from core.errors import (
+    ConfigError,
+    Forbidden,
+    InputError,
+    PlatformError,
+    RateLimited,
+    StoreError,
+)
+from core.ports import KeptReply, MemoryKeptReplies
 from core.store import Database, Store
 from core.types import ChatRef, IncomingMessage, OutgoingFile, Reply
 from tests.adapters.conftest import AUDIO, inbound_count, wechat_adapter
@@ -372,6 +380,66 @@ async def test_a_kept_reply_that_meets_a_passing_failure_goes_out_before_the_nex
         await adapter.send(chat, Reply(text="the answer"))  # tries the kept one first
         assert await repo.recipients("wechat:" + wx.app_id) == set()
     assert wx.texts(USER) == ["kept", "the answer"]
+
+
+class FlakyKept(MemoryKeptReplies):
+    """The in-memory store of kept replies, with the next `failing` calls of one kind raising
+    StoreError as Postgres does when its connection drops."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.failing: dict[str, int] = {}
+
+    def _maybe_fail(self, op: str) -> None:
+        if self.failing.get(op):
+            self.failing[op] -= 1
+            raise StoreError(f"kept replies: {op} failed: connection was closed")
+
+    async def keep(self, key: str, recipient: str, reply: KeptReply, *, limit: int) -> int:
+        self._maybe_fail("keep")
+        return await super().keep(key, recipient, reply, limit=limit)
+
+    async def remove(self, key: str, recipient: str, reply_id: int) -> None:
+        self._maybe_fail("remove")
+        await super().remove(key, recipient, reply_id)
+
+
+async def test_a_reply_that_can_be_neither_sent_nor_kept_is_a_platform_error(
+        wx: FakeWeChat) -> None:
+    store = FlakyKept()
+    store.failing["keep"] = 1
+    async with started_adapter(wx, kept_replies=store) as (adapter, _):
+        with pytest.raises(PlatformError, match="could not be sent nor kept"):  # window closed
+            await adapter.send(ChatRef(platform="wechat", chat_id=USER), Reply(text="answer"))
+
+
+async def test_a_store_blip_while_delivering_kept_replies_does_not_hold_back_the_next_answer(
+        wx: FakeWeChat) -> None:
+    store = FlakyKept()
+    chat = ChatRef(platform="wechat", chat_id=USER)
+    async with started_adapter(wx, kept_replies=store) as (adapter, got):
+        await adapter.send(chat, Reply(text="kept"))  # the user never wrote: kept
+        store.failing["remove"] = 1  # delivered, but the store cannot forget it yet
+        await wx.post(wx.text(USER, "hi"))
+        await wx.wait_for(lambda: len(got) == 1)
+        ref = await adapter.send(chat, Reply(text="the answer"))
+        assert not ref.message_id.startswith("kept-")  # sent, not kept behind the blip
+    assert wx.texts(USER) == ["kept", "kept", "the answer"]  # at least once, then in order
+
+
+async def test_a_kept_reply_older_than_a_week_is_dropped_not_delivered(
+        wx: FakeWeChat, pg_db: Database, tmp_path: Path) -> None:
+    repo = Store(pg_db, files_dir=tmp_path).kept_replies
+    chat = ChatRef(platform="wechat", chat_id=USER)
+    async with started_adapter(wx, kept_replies=repo) as (adapter, got):
+        await adapter.send(chat, Reply(text="stale"))
+        async with pg_db.pool.acquire() as conn:
+            await conn.execute("UPDATE kept_replies SET created_at = now() - interval '8 days'")
+        await adapter.send(chat, Reply(text="recent"))
+        await wx.post(wx.text(USER, "hi"))
+        await wx.wait_for(lambda: len(got) == 1)
+        await wx.wait_for(lambda: wx.texts(USER) == ["recent"])
+        assert await repo.recipients("wechat:" + wx.app_id) == set()
 
 
 async def test_without_a_store_replies_are_kept_in_memory_and_shutdown_says_they_are_lost(

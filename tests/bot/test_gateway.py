@@ -156,3 +156,21 @@ async def test_every_reply_says_which_message_it_answers(pg_db, tmp_path):
     assert by_message["m3"][-1] == "short"
     pieces = [t for op, t, a in chat.answers if a == "m1" and op == "send"][1:]
     assert len(pieces) >= 2  # the continuation pieces carry it too
+
+
+async def test_an_unknown_timeframe_in_ict_or_plan_gets_the_list_and_runs_nothing(
+        pg_db, tmp_path):
+    llm = ScriptedLLM(default=text("analysed"))
+    gw, _ = gateway(pg_db, tmp_path, llm)
+    chat = RecordingAdapter()
+    await chat.start(gw.handler_for(chat))
+    await chat.deliver(msg("/ict EURUSD 2h", "1"))
+    await chat.deliver(msg("/plan NVDA fortnight", "2"))
+    await gw.idle()
+    replies = chat.visible_text(CHAT)
+    assert len(replies) == 2 and all("1m, 5m, 15m, 30m, 1h, 4h" in r for r in replies)
+    assert '"2h"' in replies[0] and '"fortnight"' in replies[1]
+    assert llm.requests == []
+    await chat.deliver(msg("/ict EURUSD 30m", "3"))  # a known one goes to the agent
+    await gw.idle()
+    assert chat.visible_text(CHAT)[-1] == "analysed"

@@ -92,6 +92,23 @@ async def test_the_tool_honours_the_interval_the_chat_set_over_the_models() -> N
     assert plain.lookback_bars == 200 and not any("enforced" in n for n in plain.notes)
 
 
+async def test_a_chat_interval_without_a_row_pins_the_interval_and_an_unknown_one_is_ignored(
+        ) -> None:
+    for chat, asked, expected, note in (
+            ("30m", "1h", "30min", "interval '1h' overridden with '30min'"),
+            ("30m", "30min", "30min", None),
+            ("2h", "1h", "60min", "the chat's timeframe '2h' is unknown; 1h analysed as asked")):
+        token = context.use(context.RunContext(options={"interval": chat}))
+        try:
+            result = await ict_analyze("BTC-USD", asked, lookback=120)
+        finally:
+            context.reset(token)
+        assert (result.interval, result.lookback_bars) == (expected, 120)
+        assert (note is None) == (not any("enforced" in n or "unknown" in n
+                                          for n in result.notes)), result.notes
+        assert note is None or any(note in n for n in result.notes), result.notes
+
+
 async def test_normal_mode_enforces_the_chats_interval_on_the_models_tool_call() -> None:
     call = ToolCall(id="c1", name="ict_analyze",
                     arguments='{"symbol": "EURUSD", "interval": "4h", "lookback": 50}')

@@ -19,7 +19,7 @@ PLAIN = [
     "Can you send me the video of the earnings call?", "Tell me about the end of the quarter",
     "Is now a good time to buy bonds?", "Explain the difference between a put and a call",
     "Which sectors are doing well this week?", "Thank you so much for watching!",
-    "Where is the bitcoin price heading?", "What about gold and oil?",
+    "Where is the bond market heading?", "What about gold and oil?",
     "Run a debate on the bank sector", "I'd like to see the video", "What's new today?",
     "Is the economy going into recession?", "What's the ten year yield?",
     "What did the central bank announce?", "I need a visa to travel to Europe",
@@ -54,6 +54,7 @@ def test_the_issue_example(directory: SymbolDirectory, hints) -> None:  # type: 
     ("Any news on palentier?", "PLTR"),
     ("How is in tell doing", "INTC"),
     ("what about tesler", "TSLA"),
+    ("Where is the bitcoin price heading?", "BTC-USD"),  # not a stock, but in the directory
 ])
 def test_speech_errors_and_spelled_tickers_land(directory: SymbolDirectory, hints, heard: str,  # type: ignore[no-untyped-def]
                                                  code: str) -> None:
@@ -109,3 +110,8 @@ def test_hints_put_the_watchlist_first_and_drop_unknown_codes(
 def test_empty_transcript(directory: SymbolDirectory, hints) -> None:  # type: ignore[no-untyped-def]
     fixed = correct("   ", directory, hints)
     assert fixed.query == "" and fixed.symbols == []
+
+
+def test_an_index_sharing_a_stocks_code_keeps_its_own_name(directory: SymbolDirectory) -> None:
+    fixed = correct("平安银行和上证指数", directory)
+    assert fixed.query == "平安银行 (000001.SZ) 和上证指数 (000001.SH)"
