@@ -463,6 +463,12 @@ class DiscordAdapter:
             del self._pending[chat.key]
         return found if found.expires > time.monotonic() else None
 
+    def _give_back(self, chat: ChatRef, pending: _Pending) -> None:
+        """Put a pending taken for a reply that was rate-limited back first in line; settled
+        with the echo as usual if the retry does not come in time."""
+        self._pending.setdefault(chat.key, []).insert(0, pending)
+        self._settle_later(pending)
+
     def _settle_later(self, pending: _Pending) -> None:
         pending.ack_at = time.monotonic() + ACK_GRACE_S
         if (self._janitor is None or self._janitor.done()) and not self._closed:
@@ -520,7 +526,7 @@ class DiscordAdapter:
             try:
                 message_id = await self._via_interaction(pending, "send", content=content)
             except RateLimited:  # the retry takes it again
-                self._pending.setdefault(chat.key, []).insert(0, pending)
+                self._give_back(chat, pending)
                 raise
             if message_id is not None:
                 self._remember(message_id, pending)
@@ -551,7 +557,7 @@ class DiscordAdapter:
                 message_id = await self._via_interaction(pending, "upload", content=caption,
                                                          attachments=[upload])
             except RateLimited:  # the retry takes it again
-                self._pending.setdefault(chat.key, []).insert(0, pending)
+                self._give_back(chat, pending)
                 raise
             if message_id is not None:
                 return MessageRef(chat=chat, message_id=str(message_id))

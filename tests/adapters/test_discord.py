@@ -288,6 +288,32 @@ async def test_an_earlier_answers_file_does_not_fill_a_later_commands_deferred_r
     assert aapl.content == "AAPL 6mo" and not dc.calls_of("send", DM)[1:]
 
 
+async def test_a_rate_limited_fill_of_a_deferred_response_is_still_settled(
+        dc: FakeDiscord) -> None:
+    """The reply filling a deferred response meets a 429 discord.py does not wait out (no Via
+    header: a Cloudflare block): the pending response goes back in line, and when no retry
+    comes in time it gets the echo instead of "is thinking..." for 15 minutes."""
+    adapter = discord_adapter(dc)
+    got: list[IncomingMessage] = []
+
+    async def on_message(message: IncomingMessage) -> None:
+        got.append(message)  # queued: answered after the handler returned, as the gateway does
+
+    await adapter.start(on_message)
+    try:
+        await dc.push(dc.interaction(DM, "help"))
+        await dc.wait_for(lambda: bool(got))
+        dc.delay("webhook_edit", 2.5)  # the grace for the echo runs out while it is in flight
+        dc.fail("webhook_edit", rate_limited(45.0, via=False))
+        with pytest.raises(RateLimited):
+            await adapter.send(got[0].chat, Reply(text="help", in_reply_to=got[0].message_id))
+        await dc.wait_for(lambda: shows(dc, DM, "`/help`"), within_s=6)
+    finally:
+        await adapter.aclose()
+    [response] = dc.bot_messages(DM)
+    assert response.via == "interaction" and response.content == "`/help`"
+
+
 async def test_forged_http_interactions_get_401_and_reach_nothing(
         discord_app: AppFactory, dc: FakeDiscord) -> None:
     async with discord_app(adapter={"interactions_port": 0}) as (app, adapter), \
