@@ -89,6 +89,21 @@ def _timed(
     return wall, cpu, results
 
 
+# 10,000-character messages shaped to make a regular expression backtrack or a scan go long.
+LONG_INPUTS = ("x" * 10_000, "x." * 5_000, "a" * 9_999 + "@", "-" * 10_000, "茅" * 10_000,
+               "N V D A " * 1_250, ("I want to buy low and sell high. " * 304)[:10_000])
+
+
+def _worst_long_input_ms(directory: Any) -> float:
+    """The slowest `extract` over `LONG_INPUTS` (the gateway runs it on every message)."""
+    worst = 0.0
+    for text in LONG_INPUTS:
+        start = time.perf_counter()
+        directory.extract(text)
+        worst = max(worst, time.perf_counter() - start)
+    return round(worst * 1000, 2)
+
+
 class _DifflibPeer:
     """The naive peer: difflib over the same lower-cased names and aliases."""
 
@@ -224,6 +239,7 @@ def run(*, repeat: int = 3, postgres: bool = True) -> dict[str, Any]:
             "ours": ours_x,
             "difflib_peer": peer_x,
             "p50_speedup": round(peer_x["p50_ms"] / max(ours_x["p50_ms"], 1e-9), 1),
+            "worst_10k_chars_ms": _worst_long_input_ms(directory),
         },
         "accuracy": {
             "ours_top1": round(ours_top1, 4),
