@@ -203,8 +203,19 @@ def _load_cached(symbol: str, interval: str) -> pd.DataFrame:
         raise KeyError(symbol)
     series = matches[0]
     df = _read(series)
+    if series.kind in ("stock", "index") and series.interval == "1d":
+        df = _trading_days_only(df)
     df.attrs.update(source_of(series, df).model_dump())
     return df
+
+
+def _trading_days_only(df: pd.DataFrame) -> pd.DataFrame:
+    """Drop the weekend and holiday rows some daily files fill with the last trading day's bar
+    (the S&P 500 file repeats Friday on Saturday and Sunday): they are not trading days, and
+    they would count as flat bars in returns, indicators and the ICT analyzer."""
+    weekend = df.index.dayofweek >= 5
+    repeated = (df == df.shift()).all(axis=1).to_numpy()
+    return df[~(weekend | repeated)]
 
 
 def source_of(series: SnapshotSeries, df: pd.DataFrame) -> DataSource:
