@@ -19,7 +19,7 @@ def register(sub: Any) -> None:
 
     r = ss.add_parser("resolve", help="best matches for a name, code, pinyin or misspelling")
     r.add_argument("query")
-    r.add_argument("--market", choices=["cn", "us", "hk"], default=None)
+    r.add_argument("--market", choices=["cn", "us", "hk", "crypto", "fx"], default=None)
     r.add_argument("--limit", type=int, default=5)
     r.add_argument("--json", action="store_true", help="print a JSON list")
     r.set_defaults(func=resolve_cmd)
@@ -49,7 +49,7 @@ def _print_table(matches: list[Match]) -> None:
     for m in matches:
         flag = " (ambiguous)" if m.ambiguous else ""
         span = f" @{m.span[0]}:{m.span[1]}" if m.span else ""
-        print(f"{m.symbol:<11} {m.name:<28} {m.market:<3} {m.score:6.2f}  {m.why}{flag}{span}")
+        print(f"{m.symbol:<11} {m.name:<28} {m.market:<6} {m.score:6.2f}  {m.why}{flag}{span}")
 
 
 def resolve_cmd(args: argparse.Namespace) -> int:
