@@ -82,7 +82,8 @@ def help_text(lang: str) -> str:
 
 @dataclass(frozen=True)
 class Question:
-    """A command that becomes a question for the agent."""
+    """A command that becomes a question for the agent. /ict and /chart name a tool's job, so
+    they run in normal mode (the tool loop, or the offline analyst) whatever the chat's mode."""
 
     text: str
     mode: str | None = None
@@ -107,7 +108,7 @@ def as_question(cmd: Command) -> Question | None:
     if cmd.name == "ict" and cmd.args:
         sym, _, tf = cmd.args.partition(" ")
         tf = tf.strip() or "1d"
-        return Question(f"ICT analysis of {sym} on the {tf} chart",
+        return Question(f"ICT analysis of {sym} on the {tf} chart", mode="normal",
                         options={"intent": "ict", "symbol": sym, "interval": tf})
     if cmd.name == "plan" and cmd.args:
         sym, _, tf = cmd.args.partition(" ")
@@ -117,7 +118,7 @@ def as_question(cmd: Command) -> Question | None:
     if cmd.name == "chart" and cmd.args:
         sym, _, rng = cmd.args.partition(" ")
         rng = rng.strip() or "6mo"
-        return Question(f"Chart {sym} for the last {rng}",
+        return Question(f"Chart {sym} for the last {rng}", mode="normal",
                         options={"intent": "chart", "symbol": sym, "period": rng})
     return None
 

@@ -234,15 +234,21 @@ def run_experts(evidence: Evidence, *, lang: str, today: date, rounds: int = 2,
     last = out[-1]
     agreed = consensus(last, threshold, len(EXPERT_NAMES))
     action = agreed or plurality(last)
-    backing = [n for n, t in last.turns().items() if t.action == action]
+    votes: dict[str, int] = {}
+    for t in last.turns().values():
+        votes[t.action] = votes.get(t.action, 0) + 1
+    tally = " · ".join(f"{a} {n}" for a, n in sorted(votes.items(), key=lambda v: (-v[1], v[0])))
     if _zh(lang):
-        text = (f"离线专家组：{len(backing)}/4 位专家给出 {action}"
-                + ("（达成共识）" if agreed else "（未达成共识）")
-                + "。结论由数据评分确定，未使用语言模型。")
+        verdict = (f"达成共识：{action}" if agreed else
+                   f"未达成共识，多数意见为 {action}" if action in votes else
+                   f"意见分歧且无多数，结论为 {action}")
+        text = f"离线专家组最终投票：{tally}。{verdict}。结论由数据评分确定，未使用语言模型。"
     else:
-        text = (f"Offline panel: {len(backing)} of 4 experts say {action} "
-                + ("(consensus)" if agreed else "(no consensus)")
-                + ". Scored from data by fixed rules; no language model was used.")
+        verdict = (f"consensus on {action}" if agreed else
+                   f"no consensus; the largest group says {action}" if action in votes else
+                   f"split with no majority, so {action}")
+        text = (f"Offline panel, final votes: {tally}: {verdict}. Scored from data by fixed "
+                "rules; no language model was used.")
     return TickerDebateOutput(
         ticker=evidence.symbol.code, date=today.strftime("%Y%m%d"), rounds=out,
         conclusion=Conclusion(text=text, action=action, confidence=support(last, action),

@@ -174,3 +174,20 @@ async def test_an_unknown_timeframe_in_ict_or_plan_gets_the_list_and_runs_nothin
     await chat.deliver(msg("/ict EURUSD 30m", "3"))  # a known one goes to the agent
     await gw.idle()
     assert chat.visible_text(CHAT)[-1] == "analysed"
+
+
+async def test_ict_and_chart_commands_run_in_normal_mode_in_a_debate_chat(pg_db, tmp_path):
+    store = Store(pg_db, files_dir=tmp_path)
+    normal, debate = ScriptedLLM(default=text("normal answer")), ScriptedLLM(
+        default=text("debate answer"))
+    runner = AgentRunner(store=store, modes={
+        "normal": NormalMode(llm=normal, registry=ToolRegistry(), plan=False),
+        "debate": NormalMode(llm=debate, registry=ToolRegistry(), plan=False)})
+    gw = Gateway(store=store, runner=runner)
+    chat = RecordingAdapter()
+    await chat.start(gw.handler_for(chat))
+    await chat.deliver(msg("/mode debate", "1"))
+    for i, body in enumerate(["/ict NVDA 1h", "/chart NVDA 6mo", "Is NVDA a buy?"], start=2):
+        await chat.deliver(msg(body, str(i)))
+    await gw.idle()
+    assert chat.visible_text(CHAT)[1:] == ["normal answer", "normal answer", "debate answer"]

@@ -85,6 +85,15 @@ async def test_offline_scores_are_deterministic_and_labelled(registry):
     assert "beta vs 000300" in r1.risk.text  # the synthetic CSI 300 overlaps: beta computed
     assert "momentum" in r1.growth.text  # no financials offline: price momentum
     assert all(t.sources for t in r1.turns().values())
+    votes: dict[str, int] = {}
+    for turn in art.experts.rounds[-1].turns().values():
+        votes[turn.action] = votes.get(turn.action, 0) + 1
+    conclusion = art.experts.conclusion
+    for action, n in votes.items():  # the final tally is spelled out with the verdict
+        assert f"{action} {n}" in conclusion.text
+    verdict = ("consensus on" if conclusion.consensus else
+               "the largest group says" if conclusion.action in votes else "no majority, so")
+    assert f"{verdict} {conclusion.action}" in conclusion.text
     bb = b.artifact.bull_bear
     assert bb is not None and len(bb.openings) == 4 and len(bb.rebuttals) == 4
     assert bb.verdict is not None and bb.verdict.verdict in bb.hypothesis.verdict_options
