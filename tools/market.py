@@ -63,7 +63,8 @@ def _end_bound(df: pd.DataFrame, end: date | datetime) -> pd.Timestamp:
 
 
 class Quote(BaseModel):
-    """Last close and its context; prices in `currency`, volume in shares (units for indexes)."""
+    """Last close and its context; prices in `currency` (empty for an index: points), volume in
+    shares (units for indexes)."""
 
     symbol: str
     name: str = ""
@@ -84,6 +85,9 @@ class Quote(BaseModel):
 
 
 def _currency(sym: ResolvedSymbol) -> str:
+    """The quote currency; empty for an index, which is quoted in points."""
+    if sym.kind == "index":
+        return ""
     return {"cn": "CNY", "hk": "HKD"}.get(sym.market, "USD")
 
 

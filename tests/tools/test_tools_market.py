@@ -26,7 +26,7 @@ async def test_quote_from_snapshot_names_source_and_date() -> None:
 
 async def test_quote_by_chinese_name_and_alias() -> None:
     q = await get_quote(symbol="沪深300")
-    assert q.symbol == "000300" and q.market == "cn" and q.currency == "CNY"
+    assert q.symbol == "000300" and q.market == "cn" and q.currency == ""  # an index: points
     assert (await get_quote(symbol="英伟达")).symbol == "NVDA"
 
 
