@@ -90,7 +90,7 @@ def quote(q: Any, lang: str) -> str:
 def quotes(ql: Any, lang: str) -> str:
     head = ("| 代码 | 名称 | 收盘 | 涨跌幅 | 日期 |" if lang == "zh"
             else "| Symbol | Name | Close | Change | Date |")
-    rows = [head, "|---|---|---:|---:|---|"]
+    rows = [head, "|---|---|---:|---:|---|"] if ql.quotes else []  # no empty table
     for q in ql.quotes:
         rows.append(f"| {q.symbol} | {q.name} | {_cur(q.currency)}{_num(q.close)} | "
                     f"{_pct(q.change_pct)} | {q.as_of.isoformat()} |")
@@ -100,7 +100,7 @@ def quotes(ql: Any, lang: str) -> str:
     sources = {q.source.label() for q in ql.quotes}
     if sources:
         out += "\n" + ("数据来源：" if lang == "zh" else "Sources: ") + "; ".join(sorted(sources))
-    return out
+    return out.lstrip("\n")
 
 
 def ohlcv(o: Any, lang: str, period: str | None) -> str:

@@ -247,6 +247,8 @@ class OfflineAnalyst:
         else:
             steps = self._plan(intent, symbols, period)
             for i, step in enumerate(steps):
+                if not _only_symbols_with_quotes(step, steps[:i]):
+                    continue
                 spec = self._registry.get(step.tool)
                 yield ToolStarted(call_id=f"s{i}", name=step.tool, arguments=step.args,
                                   label=spec.render_label(step.args))
@@ -257,7 +259,7 @@ class OfflineAnalyst:
                 for f in step.files:
                     yield File(file=f)
             parts.extend(fmt.render_step(s.tool, s.result, s.error, lang, period=period)
-                         for s in steps)
+                         for s in steps if s.result is not None or s.error)
         answer = "\n\n".join(p for p in parts if p)
         await turn.recorder.message(ChatMessage(role="assistant", content=answer))
         yield TextDelta(text=answer)
@@ -293,6 +295,17 @@ class OfflineAnalyst:
             step.error = str(exc)
         finally:
             context.reset(token)
+
+
+def _only_symbols_with_quotes(step: _Step, before: list[_Step]) -> bool:
+    """A comparison chart after a quotes step draws the symbols that have prices (the quotes
+    already say why the others are missing); False when none has."""
+    quoted = next((b for b in before if b.tool == "get_quotes" and b.result is not None), None)
+    if step.tool != "generate_chart" or quoted is None:
+        return True
+    ok = [q.symbol for q in quoted.result.quotes]
+    step.args["symbols"] = ok
+    return bool(ok)
 
 
 def _interval_in(text: str) -> str | None:
