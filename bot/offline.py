@@ -300,10 +300,11 @@ class OfflineAnalyst:
 def _only_symbols_with_quotes(step: _Step, before: list[_Step]) -> bool:
     """A comparison chart after a quotes step draws the symbols that have prices (the quotes
     already say why the others are missing); False when none has."""
-    quoted = next((b for b in before if b.tool == "get_quotes" and b.result is not None), None)
+    quoted: list[Any] | None = next((getattr(b.result, "quotes", None) for b in before
+                                     if b.tool == "get_quotes" and b.result is not None), None)
     if step.tool != "generate_chart" or quoted is None:
         return True
-    ok = [q.symbol for q in quoted.result.quotes]
+    ok = [q.symbol for q in quoted]
     step.args["symbols"] = ok
     return bool(ok)
 
