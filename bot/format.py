@@ -156,6 +156,9 @@ def chart(r: Any, lang: str) -> str:
             lines.append(f"{name}: {s.first} to {s.last}, {s.bars} bars, "
                          f"{_pct(s.change_pct)} over the range, last {_num(s.last_close)}.")
     head = "已生成图表（见图片）。" if lang == "zh" else "Chart attached."
+    if note := getattr(r, "range_note", ""):  # a comparison cut to the dates all share
+        lines.append(f"对比区间为所有标的共有的日期，截至 {r.series[0].last}。" if lang == "zh"
+                     else note[0].upper() + note[1:] + ".")
     sources = {s.source.label() for s in r.series}
     tail = ("数据来源：" if lang == "zh" else "Source: ") + "; ".join(sorted(sources))
     return "\n".join([head, *lines, tail])

@@ -219,6 +219,8 @@ class ChartResult(BaseModel):
     interval: str
     series: list[ChartSeries]
     note: str = ""
+    range_note: str = Field(default="", description="why a comparison ends before a series' "
+                                                    "own last date")
 
 
 def _slice(df: pd.DataFrame, period: str | None, start: date | None, end: date | None,
@@ -269,6 +271,7 @@ async def generate_chart(
     resolved = [resolve_symbol(s) for s in dict.fromkeys(symbols)]
     emit_status(f"Loading bars for {', '.join(s.code for s in resolved)}")
     frames = [await get_bars(sym, interval) for sym in resolved]
+    range_note = ""
     if len(resolved) == 1:
         sym, df = resolved[0], frames[0]
         view = _slice(df, period, start, end)
@@ -310,10 +313,18 @@ async def generate_chart(
             for s, src in zip(resolved, sources, strict=True)
         ]
         kind = "comparison"
+        shared_end = common.index[-1].date()
+        later = [f"{s.code} has data to {f.index[-1].date()}"
+                 for s, f in zip(resolved, frames, strict=True)
+                 if f.index[-1].date() > shared_end]
+        if later:
+            range_note = (f"compared over the dates all series share, to {shared_end} "
+                          f"({'; '.join(later)})")
     last = info[0].last.replace(":", "").replace(" ", "_")
     filename = f"{'_'.join(s.code for s in resolved)}_{interval}_{last}.png".replace("^", "")
     emit_file(OutgoingFile(kind="image", filename=filename, data=png, mime_type="image/png",
                            caption=", ".join(f"{i.symbol} {i.first}..{i.last}" for i in info)))
     offline = any(i.source.offline for i in info)
     note = "offline snapshot data (historical, not live)" if offline else ""
-    return ChartResult(filename=filename, kind=kind, interval=interval, series=info, note=note)
+    return ChartResult(filename=filename, kind=kind, interval=interval, series=info, note=note,
+                       range_note=range_note)

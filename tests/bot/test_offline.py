@@ -177,3 +177,11 @@ async def test_a_comparison_with_no_prices_at_all_draws_nothing_and_has_no_empty
     assert [name for name, _ in _tools(events)] == ["get_quotes"]
     assert "| Symbol |" not in done.text
     assert "no data for AMD" in done.text and "no data for INTC" in done.text
+
+
+async def test_a_comparison_cut_to_the_shared_dates_says_so() -> None:
+    _, done = await _ask("Compare NVDA and MSFT over the last year")
+    assert ("Compared over the dates all series share, to 2021-03-31 "
+            "(NVDA has data to 2025-02-14).") in done.text
+    _, same_end = await _ask("Compare AAPL and IBM")  # both end 2013-03-01: nothing to say
+    assert "dates all series share" not in same_end.text
