@@ -130,4 +130,4 @@ def test_trusted_rows_equal_validated_entries(directory: SymbolDirectory) -> Non
         fast = SymbolEntry.trusted(e.model_dump())
         assert fast == e and fast.model_dump() == e.model_dump() and fast.symbol == e.symbol
     partial = SymbolEntry.trusted({"code": "X", "market": "us", "name": "X Corp"})
-    assert partial.aliases == [] and partial.primary
+    assert partial.aliases == () and partial.primary

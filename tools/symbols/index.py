@@ -30,7 +30,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 from importlib import resources
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 from rapidfuzz import fuzz
@@ -45,8 +45,8 @@ from tools.symbols.normalize import (
     is_cjk_char,
     key,
     phonetic,
-    pinyin,
     short_company_name,
+    sound_alike_keys,
     to_simplified,
 )
 
@@ -58,6 +58,7 @@ _FAMOUS_INDICES = frozenset({"csi300", "sp500", "nasdaq100", "dow30"})
 
 # kinds of exact keys
 CORE, WORDS = "core", "words"
+SOUND = "sounds like"  # a stored phonetic key; its label is the name it was made from
 CODE, NAME, BASE, TW, ALIAS, SHORT, FULL_EN, PINYIN, INITIALS = (
     "code",
     "name",
@@ -172,7 +173,7 @@ class _Hit(NamedTuple):
     def why(self) -> str:
         if self.kind in (CODE, "fuzzy", "phonetic"):
             return self.label
-        return f"{self.kind} {self.label}"
+        return f"{self.kind} {self.label}"  # "sounds like Netflix", "alias 茅台", ...
 
 
 @contextmanager
@@ -261,8 +262,28 @@ class _GramIndex:
         return [int(i) for i in top]
 
 
+class _Codes:
+    """(market, code) -> entry position, as one dict per market: no key tuple per entry."""
+
+    __slots__ = ("_by_market",)
+
+    def __init__(self) -> None:
+        self._by_market: dict[str, dict[str, int]] = {}
+
+    def get(self, market_code: tuple[str, str]) -> int | None:
+        codes = self._by_market.get(market_code[0])
+        return None if codes is None else codes.get(market_code[1])
+
+    def setdefault(self, market_code: tuple[str, str], i: int) -> int:
+        return self._by_market.setdefault(market_code[0], {}).setdefault(market_code[1], i)
+
+
 class SymbolIndex:
-    """Lookup structures over a fixed list of entries; cheap to query, built once."""
+    """Lookup structures over a fixed list of entries; cheap to query, built once.
+
+    Built with lists, then frozen into tuples (``_freeze``): a one-hit key costs a 1-tuple
+    instead of a list or a dict, and ~50k keys hold one hit each.
+    """
 
     def __init__(
         self,
@@ -294,10 +315,10 @@ class SymbolIndex:
         self.collocations = {
             k: frozenset(v) for k, v in cur.get("collocations", {}).items() if k != "_doc"
         }
-        self.codes: dict[tuple[str, str], int] = {}
-        self.exact: dict[str, list[_Hit]] = {}
-        self.phon: dict[str, dict[int, _Hit]] = {}
-        self.words: dict[str, dict[int, _Hit]] = {}
+        self.codes = _Codes()
+        self.exact: dict[str, Sequence[_Hit]] = {}  # lists while building, then tuples
+        self.phon: dict[str, Sequence[_Hit]] = {}
+        self.words: dict[str, Sequence[_Hit]] = {}
         self.instr: dict[str, list[_Hit]] = {}  # instrument keys: resolve() only
         self.instr_forms: dict[str, list[tuple[int, str]]] = {}  # key -> (idx, policy)
         self.cn_instr: dict[tuple[str, str], int] = {}  # (code, exchange) -> index entry
@@ -330,6 +351,13 @@ class SymbolIndex:
         self._cjk = _GramIndex(cjk, 1)
         self._phon = _GramIndex(list(self.phon), 2)
         self._cjk_lengths = sorted({len(k) for k in cjk if len(k) >= 2}, reverse=True)
+        self._freeze()
+
+    def _freeze(self) -> None:
+        """Hit lists become tuples (in place: same keys, no second table)."""
+        for table in (self.exact, self.phon, self.words):
+            for k, hits in table.items():
+                table[k] = tuple(hits)
 
     # ---------------------------------------------------------------- building
 
@@ -355,7 +383,7 @@ class SymbolIndex:
     def _put(self, k: str, hit: _Hit) -> None:
         if not k:
             return
-        hits = self.exact.get(k)
+        hits = cast("list[_Hit] | None", self.exact.get(k))
         if hits is None:
             self.exact[k] = [hit]
             return
@@ -366,13 +394,13 @@ class SymbolIndex:
                 return
         hits.append(hit)
 
-    def _put_phon(self, text: str, idx: int, why: str) -> None:
+    def _put_phon(self, text: str, idx: int) -> None:
         p = phonetic(text)
         if len(p) < 2:
             return
-        hits = self.phon.setdefault(p, {})
-        if idx not in hits:
-            hits[idx] = _Hit(idx, 80.0, why, "phonetic")
+        hits = cast("list[_Hit]", self.phon.setdefault(p, []))
+        if all(h.idx != idx for h in hits):
+            hits.append(_Hit(idx, 80.0, text, SOUND))  # why: "sounds like {text}"
 
     def _add(self, idx: int, text: str, kind: str, label: str | None = None) -> None:
         k = key(text)
@@ -395,7 +423,7 @@ class SymbolIndex:
             self._add_aliases(i, e.aliases)
             if e.name_en:
                 self._add(i, e.name_en, FULL_EN)
-                self._put_phon(e.name_en, i, f"sounds like {e.name_en}")
+                self._put_phon(e.name_en, i)
             return
         # us
         self._add(i, e.name, FULL_EN)
@@ -411,7 +439,7 @@ class SymbolIndex:
         if " " in short:  # "schwab charles" is also found as "charles schwab"
             self._put_words(i, short)
         if short:
-            self._put_phon(short, i, f"sounds like {short}")
+            self._put_phon(short, i)
             if "&" in e.name:
                 self._add(i, re.sub(r"\s*&\s*", "", e.name.lower()), SHORT, short)
         self._add_aliases(i, e.aliases)
@@ -454,25 +482,26 @@ class SymbolIndex:
             put(p, PINYIN, _KIND_SCORE[PINYIN], p)
         for n in (e.name, e.name_en, *ins.names):
             if n and re.fullmatch(r"[A-Za-z][A-Za-z ]+", n):
-                self._put_phon(n, i, f"sounds like {n}")
+                self._put_phon(n, i)
         for form, policy in ins.text_forms():
             k = key(form)
             if k and (i, policy) not in self.instr_forms.get(k, []):
                 self.instr_forms.setdefault(k, []).append((i, policy))
 
-    def _hits(self, k: str) -> list[_Hit]:
+    def _hits(self, k: str) -> Sequence[_Hit]:
         """Exact hits of a key: listed names, then instruments."""
         listed = self.exact.get(k)
         extra = self.instr.get(k)
         if extra is None:
-            return listed or []
+            return listed or ()
         return [*listed, *extra] if listed else extra
 
     def _put_words(self, i: int, text: str) -> None:
         k = _words_key(text)
         if k:
-            hits = self.words.setdefault(k, {})
-            hits.setdefault(i, _Hit(i, _KIND_SCORE[WORDS], text, WORDS))
+            hits = cast("list[_Hit]", self.words.setdefault(k, []))
+            if all(h.idx != i for h in hits):
+                hits.append(_Hit(i, _KIND_SCORE[WORDS], text, WORDS))
 
     def _add_aliases(self, i: int, aliases: Iterable[str]) -> None:
         for a in aliases:
@@ -486,7 +515,7 @@ class SymbolIndex:
             else:
                 self._add(i, a, ALIAS)
                 self.curated_keys.add(key(a))
-                self._put_phon(a, i, f"sounds like {a}")
+                self._put_phon(a, i)
 
     # ---------------------------------------------------------------- resolve
 
@@ -504,7 +533,7 @@ class SymbolIndex:
             for hit in self._hits(k):
                 self._keep(found, hit)
             if " " in simple:
-                for hit in self.words.get(_words_key(simple), {}).values():
+                for hit in self.words.get(_words_key(simple), ()):
                     self._keep(found, hit)
         best = max((h.score for h in found.values()), default=0.0)
         if k and len(k) <= _MAX_FUZZY and best < 97 and not (k.isdigit() and best >= 90):
@@ -587,13 +616,16 @@ class SymbolIndex:
                 self._keep(found, _Hit(h.idx, score, f"fuzzy {cand!r} ({h.why})", "fuzzy"))
 
     def _homophones(self, k: str, found: dict[int, _Hit]) -> None:
-        """Pinyin-IME typos pick a character with the same sound: 中国神化 -> 中国神华."""
-        full, _ = pinyin(k)
-        if len(full.split()) < 2:
-            return
-        for h in self._hits(key(full)):
-            if h.kind == PINYIN:
+        """Pinyin-IME typos pick a character with the same sound: 中国神化 -> 中国神华.
+
+        The readings of the query, default first, until one is a name's pinyin: a character
+        table instead of pypinyin's phrase dictionary (~35 MB, for this rare path)."""
+        for sound in sound_alike_keys(k):
+            hits = [h for h in self._hits(sound) if h.kind == PINYIN]
+            for h in hits:
                 self._keep(found, _Hit(h.idx, 93.0, f"same sound as {h.label}", "fuzzy"))
+            if hits:
+                return
 
     def _fuzzy_cjk(self, k: str, found: dict[int, _Hit]) -> None:
         index = self._cjk
@@ -628,7 +660,7 @@ class SymbolIndex:
             if sim < 75:
                 continue
             label = "" if cand == p else f" ({p}~{cand})"
-            for h in self.phon[cand].values():
+            for h in self.phon[cand]:
                 self._keep(found, _Hit(h.idx, sim * 0.8, h.why + label, "phonetic"))
 
     def _rank(self, found: dict[int, _Hit], market: str | None, limit: int) -> list[Match]:

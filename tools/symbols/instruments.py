@@ -80,7 +80,7 @@ def load_instruments(curated: dict[str, Any]) -> list[Instrument]:
             name_en=row.get("name_en"),
             # names before symbols: a spoken name is the first Latin alias ("Bitcoin",
             # "S&P 500"), not "BTC-USD"
-            aliases=list(dict.fromkeys(
+            aliases=tuple(dict.fromkeys(
                 [*_latin_first(row["name"], names), *row.get("cased", []),
                  *row.get("symbols", [])]
             )),

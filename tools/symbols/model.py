@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import MISSING, dataclass, fields
 from datetime import date
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 Market = Literal["cn", "us", "hk", "crypto", "fx"]
 Kind = Literal["stock", "index", "crypto", "fx"]
@@ -43,10 +46,15 @@ def instrument_kind(code: str, market: str, exchange: str | None) -> Kind:
     return "stock"
 
 
-class SymbolEntry(BaseModel):
-    """One listed security as the directory knows it (a row of ``stocknames``)."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SymbolEntry:
+    """One listed security as the directory knows it (a row of ``stocknames``).
 
-    model_config = ConfigDict(frozen=True)
+    A frozen, slotted dataclass rather than a pydantic model: the directory holds ~16,000 of
+    them for the life of the process, and a model with its ``__dict__`` and fields-set cost
+    about ten times the memory. The constructor still checks the market and the field types
+    that matter; ``trusted`` wraps rows from our own table without checks.
+    """
 
     code: str  # 6 digits (cn), 4-5 digits (hk), SEC ticker with '-' for classes (us),
     # index ticker (^GSPC), crypto pair (BTC-USD), FX pair (EURUSD)
@@ -57,13 +65,30 @@ class SymbolEntry(BaseModel):
     pinyin: str | None = None  # "gui zhou mao tai" (cn only)
     initials: str | None = None  # "gzmt" (cn only)
     name_tw: str | None = None  # traditional characters (cn/hk only)
-    aliases: list[str] = Field(default_factory=list)
+    aliases: tuple[str, ...] = ()
     sector: str | None = None
     list_date: date | None = None
-    indices: list[str] = Field(default_factory=list)  # csi300, csi500, sp500, nasdaq100, dow30
+    indices: tuple[str, ...] = ()  # csi300, csi500, sp500, nasdaq100, dow30
     cik: str | None = None
     rank: int | None = None  # source order (SEC lists by size); lower is bigger
     primary: bool = True  # False for secondary share classes and preferreds of one issuer
+
+    def __post_init__(self) -> None:
+        if self.market not in _MARKETS:
+            raise ValueError(f"market must be one of {sorted(_MARKETS)}, not {self.market!r}")
+        for name in ("code", "name"):
+            if not isinstance(getattr(self, name), str):
+                raise TypeError(f"{name} must be a string")
+        if self.list_date is not None and not isinstance(self.list_date, date):
+            raise TypeError("list_date must be a date")
+        if self.rank is not None and not isinstance(self.rank, int):
+            raise TypeError("rank must be an integer")
+        _set(self, "aliases", tuple(self.aliases))
+        _set(self, "indices", _shared_tuple(self.indices))
+        for name in ("market", "exchange", "sector"):
+            value = getattr(self, name)
+            if type(value) is str:
+                _set(self, name, sys.intern(value))
 
     @property
     def symbol(self) -> str:
@@ -75,24 +100,59 @@ class SymbolEntry(BaseModel):
         """stock, index, crypto or fx (derived, so the stored table needs no new column)."""
         return instrument_kind(self.code, self.market, self.exchange)
 
+    def model_dump(self) -> dict[str, Any]:
+        """The fields as a dict, list-valued like the table's arrays (and the pydantic model
+        this class replaced)."""
+        out = {name: getattr(self, name) for name in FIELDS}
+        out["aliases"] = list(self.aliases)
+        out["indices"] = list(self.indices)
+        return out
+
     @classmethod
     def trusted(cls, data: dict[str, Any]) -> SymbolEntry:
-        """Wrap a complete, already valid row (our own table) without validation.
+        """Wrap a row of our own table (or a ``model_dump``) without validation; missing
+        fields take their defaults, unknown keys are ignored."""
+        return cls.from_values(tuple(data.get(name, _DEFAULTS.get(name)) for name in FIELDS))
 
-        Four times cheaper than ``model_construct`` (it matters when 16k rows load at start);
-        falls back to it when the row does not carry exactly the model's fields.
-        """
-        if data.keys() != _FIELDS:
-            return cls.model_construct(**data)
-        obj = cls.__new__(cls)
-        object.__setattr__(obj, "__dict__", data)
-        object.__setattr__(obj, "__pydantic_fields_set__", set(_FIELDS))
-        object.__setattr__(obj, "__pydantic_extra__", None)
-        object.__setattr__(obj, "__pydantic_private__", None)
+    @classmethod
+    def from_values(cls, values: Sequence[Any]) -> SymbolEntry:
+        """Wrap field values in ``FIELDS`` order without validation (loading 16k rows)."""
+        obj = object.__new__(cls)
+        for setter, value in zip(_SETTERS, values, strict=True):
+            setter(obj, value)
+        aliases = obj.aliases
+        if type(aliases) is not tuple:
+            _set(obj, "aliases", tuple(aliases or ()))
+        _set(obj, "indices", _shared_tuple(obj.indices or ()))
+        for name in ("market", "exchange", "sector"):
+            value = getattr(obj, name)
+            if type(value) is str:
+                _set(obj, name, sys.intern(value))
         return obj
 
 
-_FIELDS = frozenset(SymbolEntry.model_fields)
+FIELDS: tuple[str, ...] = tuple(f.name for f in fields(SymbolEntry))
+_MARKETS = frozenset(get_args(Market))
+_DEFAULTS: dict[str, Any] = {
+    f.name: f.default for f in fields(SymbolEntry) if f.default is not MISSING
+}
+# slot descriptors: set a field of a frozen instance while constructing it
+_SETTERS = tuple(SymbolEntry.__dict__[name].__set__ for name in FIELDS)
+_SETTER = dict(zip(FIELDS, _SETTERS, strict=True))
+_TUPLES: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def _set(obj: SymbolEntry, name: str, value: Any) -> None:
+    _SETTER[name](obj, value)
+
+
+def _shared_tuple(values: Iterable[str]) -> tuple[str, ...]:
+    """One tuple object per distinct short list (index memberships: a few dozen combinations
+    shared by thousands of entries)."""
+    key = tuple(sys.intern(v) for v in values)
+    if len(key) > 4:
+        return key
+    return _TUPLES.setdefault(key, key)
 
 
 class Match(BaseModel):

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
 import unicodedata
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -60,14 +62,42 @@ def key(text: str) -> str:
     return _NON_KEY.sub("", text.lower())
 
 
+# The only dictionaries the two conversions read (opencc-purepy's own t2s/s2t plans). Loading
+# just these instead of its shared all-in-one provider (25 dictionaries parsed from one JSON
+# file, ~14 MB of Python objects kept for the life of the process) makes the query-time t2s
+# converter a few hundred KB; the larger s2t one is only needed while building entries.
+_DICT_FILES = {
+    "t2s": (("ts_phrases", "TSPhrases.txt"), ("ts_characters", "TSCharacters.txt")),
+    "s2t": (("st_phrases", "STPhrases.txt"), ("st_characters", "STCharacters.txt")),
+}
+
+
 @lru_cache(maxsize=2)
 def _opencc(config: str) -> Any:
     try:
+        import opencc_purepy
         from opencc_purepy import OpenCC
     except ImportError:  # dependency missing: traditional forms are simply not recognised
         log.warning("opencc-purepy is not installed; traditional Chinese is not converted")
         return None
-    return OpenCC(config)
+    try:
+        from opencc_purepy.dictionary_lib import DictionaryMaxlength
+
+        folder = Path(opencc_purepy.__file__).parent / "dicts"
+        dictionary = DictionaryMaxlength()  # type: ignore[no-untyped-call]
+        for slot, filename in _DICT_FILES[config]:
+            text = (folder / filename).read_text(encoding="utf-8")
+            setattr(dictionary, slot, DictionaryMaxlength.load_dictionary_maxlength(text))
+    except Exception as exc:  # another layout of the package: its shared dictionaries
+        log.debug("opencc %s: slim dictionaries unavailable (%s)", config, exc)
+        return OpenCC(config)
+    return OpenCC(config, dictionary=dictionary)
+
+
+def release_converters() -> None:
+    """Drop the cached converters (the s2t one holds ~50k phrases and only building entries
+    needs it); the next conversion loads what it needs again."""
+    _opencc.cache_clear()
 
 
 def _convert(text: str, config: str) -> str:
@@ -105,6 +135,72 @@ def pinyin(text: str) -> tuple[str, str]:
     full = " ".join(syllables)
     initials = "".join(s if s.isdigit() else s[:1] for s in syllables)
     return full, initials
+
+
+@lru_cache(maxsize=1)
+def _char_readings() -> dict[str, tuple[str, ...]]:
+    """Tone-less readings of each character, default first, from pypinyin's one-character
+    table read as data (importing pypinyin also parses its 47k-phrase dictionary: ~35 MB kept
+    for the life of the process, for a query-time path that only needs this ~2 MB table)."""
+    import importlib.util
+    import json
+
+    spec = importlib.util.find_spec("pypinyin")
+    if spec is None or not spec.submodule_search_locations:
+        return {}
+    path = Path(next(iter(spec.submodule_search_locations))) / "pinyin_dict.json"
+    try:
+        raw: dict[str, str] = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        log.warning("pypinyin's character table is unreadable: %s", exc)
+        return {}
+    syllables: dict[str, str] = {}
+    shared: dict[tuple[str, ...], tuple[str, ...]] = {}
+    out: dict[str, tuple[str, ...]] = {}
+    for code, readings in raw.items():
+        plain = []
+        for r in readings.split(","):
+            r = _toneless(r)
+            if r and r not in plain:
+                plain.append(syllables.setdefault(r, r))
+        if plain:
+            t = tuple(plain)
+            out[chr(int(code))] = shared.setdefault(t, t)
+    return out
+
+
+def _toneless(reading: str) -> str:
+    """"lǜ" -> "lv", "zhōng" -> "zhong" (pypinyin's NORMAL style, keyed)."""
+    text = unicodedata.normalize("NFD", reading).replace("u\u0308", "v")
+    return key("".join(c for c in text if not unicodedata.combining(c)))
+
+
+def sound_alike_keys(text: str, limit: int = 32) -> list[str]:
+    """Keys of the ways Chinese ``text`` can be read (syllables joined, Latin runs kept),
+    default readings first, at most ``limit``; empty for fewer than two syllables. Matches
+    what ``pinyin`` gives a name, without loading pypinyin's phrase dictionary."""
+    table = _char_readings()
+    parts: list[tuple[str, ...]] = []
+    latin = ""
+    for ch in text:
+        readings = table.get(ch) if is_cjk_char(ch) else None
+        if readings is None:
+            latin += ch
+            continue
+        if latin:
+            parts.append((latin,))
+            latin = ""
+        parts.append(readings)
+    if latin:
+        parts.append((latin,))
+    if len(parts) < 2:
+        return []
+    out: list[str] = []
+    for combo in itertools.product(*parts):
+        out.append(key("".join(combo)))
+        if len(out) >= limit:
+            break
+    return out
 
 
 def short_company_name(name: str) -> str:

@@ -28,7 +28,14 @@ from typing import Any
 
 from tools.symbols.index import paused_gc
 from tools.symbols.model import SymbolEntry
-from tools.symbols.normalize import clean, cn_base_name, has_cjk, pinyin, to_traditional
+from tools.symbols.normalize import (
+    clean,
+    cn_base_name,
+    has_cjk,
+    pinyin,
+    release_converters,
+    to_traditional,
+)
 
 log = logging.getLogger(__name__)
 
@@ -176,10 +183,10 @@ def cn_entries(
                 pinyin=full or None,
                 initials=initials or None,
                 name_tw=tw if tw != name else None,
-                aliases=aliases,
+                aliases=tuple(aliases),
                 sector=sectors.get(code),
                 list_date=_parse_date(row.get("listing_date")),
-                indices=members.get(code, []),
+                indices=tuple(members.get(code, ())),
             )
         )
     return out
@@ -219,8 +226,8 @@ def us_entries(
                 exchange=exchange,
                 name=clean(str(row["name"])),
                 name_en=extra.get("name_en"),
-                aliases=expand_aliases(extra.get("aliases", [])),
-                indices=members.get(ticker, []),
+                aliases=tuple(expand_aliases(extra.get("aliases", []))),
+                indices=tuple(members.get(ticker, ())),
                 cik=cik,
                 rank=rank,
                 primary=primary or bool(extra),
@@ -245,16 +252,22 @@ def hk_entries() -> list[SymbolEntry]:
                 pinyin=full,
                 initials=initials,
                 name_tw=to_traditional(name) if to_traditional(name) != name else None,
-                aliases=expand_aliases(item.get("aliases", []), name),
+                aliases=tuple(expand_aliases(item.get("aliases", []), name)),
             )
         )
     return out
 
 
 def build_entries(*, live: bool = False) -> list[SymbolEntry]:
-    """Every entry from the installed packages; with ``live`` also merge online lists."""
-    with paused_gc():
-        return _build_entries(live=live)
+    """Every entry from the installed packages; with ``live`` also merge online lists.
+
+    The s2t converter (~50k phrases) is dropped afterwards: queries only need t2s, which
+    reloads in milliseconds. (pypinyin's dictionaries stay: they are module globals.)"""
+    try:
+        with paused_gc():
+            return _build_entries(live=live)
+    finally:
+        release_converters()
 
 
 def _build_entries(*, live: bool) -> list[SymbolEntry]:

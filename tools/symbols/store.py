@@ -11,8 +11,9 @@ from typing import Any
 
 import asyncpg
 
+from core.errors import StoreError
 from tools.symbols.index import paused_gc
-from tools.symbols.model import SymbolEntry
+from tools.symbols.model import FIELDS, SymbolEntry
 
 COLUMNS = (
     "market",
@@ -33,8 +34,9 @@ COLUMNS = (
     "updated_at",
 )
 _STORED_MARKETS = frozenset({"cn", "us", "hk"})  # the table's CHECK constraint
+# columns in ``SymbolEntry`` field order, so a record's values make an entry as they are
 _SELECT = (
-    "SELECT market, code, exchange, name, name_en, pinyin, initials, name_tw, aliases, sector,"
+    "SELECT code, market, exchange, name, name_en, pinyin, initials, name_tw, aliases, sector,"
     " list_date, indices, cik, rank, is_primary AS primary FROM stocknames"
     " ORDER BY market, rank NULLS LAST, code"
 )
@@ -88,15 +90,20 @@ async def _save(conn: asyncpg.Connection, entries: Sequence[SymbolEntry]) -> int
 
 
 async def load_entries(pool: asyncpg.Pool | asyncpg.Connection) -> list[SymbolEntry]:
-    """Every row of ``stocknames`` as entries (trusted rows: no re-validation, for speed)."""
-    rows = await pool.fetch(_SELECT)
+    """Every row of ``stocknames`` as entries (trusted rows: no re-validation, for speed).
+
+    Each record becomes a slotted entry directly (no dict per row); repeated values (market,
+    exchange, sector, index memberships) are shared, and the records are dropped as we go so
+    the peak stays near one copy of the table."""
+    rows: list[Any] = await pool.fetch(_SELECT)
+    if rows and tuple(rows[0].keys()) != FIELDS:
+        raise StoreError(f"stocknames columns {tuple(rows[0].keys())} != {FIELDS}")
     out = []
+    make = SymbolEntry.from_values
     with paused_gc():
-        for row in rows:
-            data = dict(row)
-            data["aliases"] = list(data["aliases"] or [])
-            data["indices"] = list(data["indices"] or [])
-            out.append(SymbolEntry.trusted(data))
+        for i, row in enumerate(rows):
+            out.append(make(row))
+            rows[i] = None
     return out
 
 
