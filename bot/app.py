@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bot import symbols_store
 from bot.gateway import Gateway
 from bot.ict_answer import ict_answer
 from bot.offline import OfflineAnalyst
@@ -55,6 +56,7 @@ class App:
             await db.aclose()
             raise
         store = Store(db, files_dir=settings.files_dir)
+        symbols_store.use_postgres(db.dsn)  # the directory loads from stocknames when current
         registry = build_tools(settings, db)
         llm = build_llm(settings)
         modes = build_modes(settings, registry, llm, pool=db.pool)
@@ -84,6 +86,7 @@ class App:
         await self.voice.aclose()
         if self.llm is not None:
             await self.llm.aclose()
+        symbols_store.stop_using()
         await self.db.aclose()
 
 

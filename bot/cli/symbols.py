@@ -75,7 +75,7 @@ def extract_cmd(args: argparse.Namespace) -> int:
 def refresh_entries(*, live: bool = False) -> tuple[list[SymbolEntry], float]:
     """Rebuild every entry from the packages (and live lists); returns entries and seconds.
 
-    The caller saves them (``tools.symbols.store.save_entries``) when a database is wired.
+    The caller saves them (``tools.symbols.store.save_current``) when a database is wired.
     """
     start = time.perf_counter()
     directory = SymbolDirectory.from_packages(live=live)
@@ -88,7 +88,8 @@ async def _save_to_db(entries: list[SymbolEntry]) -> int:
     from bot.cli.runtime import CLIError, settings
     from core.errors import StoreError
     from core.store import Database, migrate
-    from tools.symbols.store import save_entries
+    from tools.symbols import content_key
+    from tools.symbols.store import save_current
 
     s = settings()
     dsn = s.database_url.get_secret_value() if s.database_url else None
@@ -98,7 +99,8 @@ async def _save_to_db(entries: list[SymbolEntry]) -> int:
         raise CLIError(str(exc)) from None
     try:
         await migrate(db.pool, MIGRATIONS)
-        return await save_entries(db.pool, entries)
+        async with db.pool.acquire() as conn:  # marked current: serve loads it from here
+            return await save_current(conn, content_key(), entries)
     finally:
         await db.aclose()
 

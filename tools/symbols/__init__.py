@@ -14,7 +14,7 @@ import logging
 import pickle
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from importlib import metadata
 from pathlib import Path
 
@@ -115,6 +115,48 @@ class SymbolDirectory:
 _lock = threading.Lock()
 _default: SymbolDirectory | None = None
 
+# Where the process-wide directory's entries are kept between processes (the bot: Postgres).
+# `load(key)` returns the stored entries when they were built from the same packages and code
+# (`key`), else None; `save(key, entries)` stores a fresh build. Both are synchronous.
+EntriesLoad = Callable[[str], Sequence[SymbolEntry] | None]
+EntriesSave = Callable[[str, Sequence[SymbolEntry]], None]
+_store: tuple[EntriesLoad, EntriesSave] | None = None
+
+
+def set_entries_store(load: EntriesLoad | None, save: EntriesSave | None = None) -> None:
+    """Load the process-wide directory from (and save a fresh build to) a store; None unsets.
+
+    Loading stored entries skips the package readers and the pinyin phrase dictionary, which
+    keeps about 170 MB out of a long-running process."""
+    global _store
+    _store = (load, save or (lambda key, entries: None)) if load is not None else None
+
+
+def _from_store(key: str) -> list[SymbolEntry] | None:
+    if _store is None:
+        return None
+    try:
+        got = _store[0](key)
+    except Exception as exc:  # the store is a cache: build from the packages instead
+        log.warning("symbols: stored directory not loaded: %s", exc)
+        return None
+    return list(got) if got else None
+
+
+def _to_store(key: str, entries: Sequence[SymbolEntry]) -> None:
+    if _store is None:
+        return
+    try:
+        _store[1](key, entries)
+    except Exception as exc:
+        log.warning("symbols: directory not stored: %s", exc)
+
+
+def content_key() -> str:
+    """What the entries are built from (package versions, curated files, code): a stored
+    directory with another key is stale."""
+    return _cache_key()
+
 
 def _cache_key() -> str:
     parts = [str(_CACHE_VERSION)]
@@ -153,18 +195,23 @@ def _save_cached(cache_dir: Path, entries: Sequence[SymbolEntry]) -> None:
 
 
 def default_directory(*, cache_dir: Path | str | None = None) -> SymbolDirectory:
-    """The process-wide directory, built on first use from the packages (or ``cache_dir``)."""
+    """The process-wide directory, made on first use: from ``cache_dir`` or the entries store
+    when they hold this build's entries, else built from the packages (and stored)."""
     global _default
     if _default is not None:
         return _default
     with _lock:
         if _default is None:
             start = time.perf_counter()
+            key = _cache_key()
             entries = _load_cached(Path(cache_dir)) if cache_dir else None
+            if entries is None:
+                entries = _from_store(key)
             if entries is None:
                 from tools.symbols.sources import build_entries
 
                 entries = build_entries()
+                _to_store(key, entries)
                 if cache_dir:
                     try:
                         _save_cached(Path(cache_dir), entries)

@@ -111,3 +111,26 @@ async def count_entries(pool: asyncpg.Pool | asyncpg.Connection) -> dict[str, in
     """Rows per market."""
     rows = await pool.fetch("SELECT market, count(*) AS n FROM stocknames GROUP BY market")
     return {r["market"]: int(r["n"]) for r in rows}
+
+
+async def load_current(conn: asyncpg.Connection, key: str) -> list[SymbolEntry] | None:
+    """The stored entries when they were saved with ``key`` (same packages and code), else
+    None: a stale table is rebuilt rather than served."""
+    stored = await conn.fetchval("SELECT obj_description('stocknames'::regclass, 'pg_class')")
+    if stored != key:
+        return None
+    return await load_entries(conn) or None
+
+
+async def save_current(conn: asyncpg.Connection, key: str, entries: Sequence[SymbolEntry]
+                       ) -> int:
+    """Replace the table with ``entries`` and mark it as built with ``key``."""
+    async with conn.transaction():
+        rows = await _save(conn, entries)
+        await conn.execute(f"COMMENT ON TABLE stocknames IS {_literal(key)}")
+    return rows
+
+
+def _literal(text: str) -> str:
+    """A SQL string literal (COMMENT takes no parameters); the key is hex, quoted anyway."""
+    return "'" + text.replace("'", "''") + "'"
