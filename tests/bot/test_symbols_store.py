@@ -65,3 +65,23 @@ async def test_a_stale_table_is_rebuilt_and_an_unreachable_store_falls_back(
     assert default_directory().resolve("茅台")[0].code == "600519"
     assert "stored directory not loaded" in caplog.text and "directory not stored" in caplog.text
     assert symbols._store is not None
+
+
+async def test_two_first_starts_saving_at_once_leave_one_current_copy(
+        pg_dsn: str, fresh_default: SymbolDirectory) -> None:
+    import asyncio
+
+    from tools.symbols.store import load_current, save_current, save_entries
+
+    entries = fresh_default.entries
+    conns = [await asyncpg.connect(pg_dsn) for _ in range(2)]
+    try:
+        await asyncio.gather(*(save_current(c, content_key(), entries) for c in conns))
+        loaded = await load_current(conns[0], content_key())
+        assert loaded is not None and len(loaded) == await conns[0].fetchval(
+            "SELECT count(*) FROM stocknames")
+        await save_entries(conns[1], entries[:10])  # rows replaced without a key: not current
+        assert await load_current(conns[0], content_key()) is None
+    finally:
+        for c in conns:
+            await c.close()

@@ -84,8 +84,12 @@ async def _save(conn: asyncpg.Connection, entries: Sequence[SymbolEntry]) -> int
             seen.add((e.market, e.code))
             records.append(_record(e, now))
     async with conn.transaction():
+        # one writer at a time (two first starts both build); the rows are replaced, so the
+        # content key no longer says what they are until `save_current` sets it again
+        await conn.execute("SELECT pg_advisory_xact_lock(hashtext('bullpen.stocknames'))")
         await conn.execute("DELETE FROM stocknames")
         await conn.copy_records_to_table("stocknames", records=records, columns=COLUMNS)
+        await conn.execute("COMMENT ON TABLE stocknames IS NULL")
     return len(records)
 
 
@@ -116,10 +120,12 @@ async def count_entries(pool: asyncpg.Pool | asyncpg.Connection) -> dict[str, in
 async def load_current(conn: asyncpg.Connection, key: str) -> list[SymbolEntry] | None:
     """The stored entries when they were saved with ``key`` (same packages and code), else
     None: a stale table is rebuilt rather than served."""
-    stored = await conn.fetchval("SELECT obj_description('stocknames'::regclass, 'pg_class')")
-    if stored != key:
-        return None
-    return await load_entries(conn) or None
+    async with conn.transaction(isolation="repeatable_read", readonly=True):  # key and rows
+        stored = await conn.fetchval(  # of one save
+            "SELECT obj_description('stocknames'::regclass, 'pg_class')")
+        if stored != key:
+            return None
+        return await load_entries(conn) or None
 
 
 async def save_current(conn: asyncpg.Connection, key: str, entries: Sequence[SymbolEntry]
