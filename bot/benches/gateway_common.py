@@ -187,7 +187,7 @@ async def stored(pool: Any, message_ids: list[str]) -> int:
 def report(*, platform: str, chats: int, rounds: int, ours: dict[str, Any],
            persisted: dict[str, int], peer: str, peer_result: dict[str, Any],
            adapter_only: dict[str, Any] | None = None, targets: dict[str, float],
-           forged_statuses: list[int] | None = None, rejected_forged: int = 0,
+           forged_statuses: list[int] | None = None, forged_reached_core: int = 0,
            within_target: bool) -> dict[str, Any]:
     """The JSON a gateway bench prints: ours against the peer (and our adapter alone, when
     measured), the targets, the forged requests when sent."""
@@ -209,7 +209,7 @@ def report(*, platform: str, chats: int, rounds: int, ours: dict[str, Any],
     if forged_statuses is not None:
         out["forged_sent"] = len(forged_statuses)
         out["forged_statuses"] = dict(Counter(str(s) for s in forged_statuses))
-        out["rejected_forged"] = rejected_forged  # forged requests that reached the core
+        out["forged_reached_core"] = forged_reached_core  # forged requests that reached the core
     out["within_target"] = within_target
     out["cpus"] = os.cpu_count()
     return out

@@ -20,7 +20,7 @@ full path's ratio is bound by the core persisting every message, about ten queri
 
 Then the fake sends our interactions endpoint 10 each of: a signature by another key, a rightly
 signed 10-minute-old timestamp, a body changed after signing, and a replay of an interaction it
-has just delivered for real. `rejected_forged` counts those that reached the core (the
+has just delivered for real. `forged_reached_core` counts those that reached the core (the
 gateway's handler or the inbound table): it must be 0.
 Targets: at least 0.7 of the peer's throughput (the full path; `adapter_only` is held to the
 same), p99 to first edit under 300 ms, no forgery in.
@@ -82,7 +82,7 @@ async def _run(*, chats: int, rounds: int, database_url: str | None) -> dict[str
         platform="discord", chats=chats, rounds=rounds, ours=mine, persisted=counts,
         peer=PEER, peer_result=theirs, adapter_only=common.summary(bare),
         targets=common.FIRST_EDIT_TARGETS,
-        forged_statuses=forged["statuses"], rejected_forged=reached,
+        forged_statuses=forged["statuses"], forged_reached_core=reached,
         within_target=common.meets_first_edit_targets(mine, theirs) and reached == 0)
 
 

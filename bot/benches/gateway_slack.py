@@ -16,7 +16,7 @@ shared aiohttp session for its Web API client, whose `message` listener posts a 
 `chat.update`s it to the echo (the least a progressively edited reply takes); same run.
 
 Then the fake sends ours 10 each of: a wrong signing secret, a rightly signed 10-minute-old
-timestamp (a replay), and a body changed after signing. `rejected_forged` counts those that
+timestamp (a replay), and a body changed after signing. `forged_reached_core` counts those that
 reached the core (the gateway's handler): it must be 0.
 Targets: at least 0.7 of the peer's throughput, p99 to first edit under 300 ms, no forgery in.
 """
@@ -76,7 +76,7 @@ async def _run(*, chats: int, rounds: int, database_url: str | None) -> dict[str
     return common.report(
         platform="slack", chats=chats, rounds=rounds, ours=mine, persisted=counts,
         peer=PEER, peer_result=theirs, targets=common.FIRST_EDIT_TARGETS,
-        forged_statuses=forged["statuses"], rejected_forged=reached,
+        forged_statuses=forged["statuses"], forged_reached_core=reached,
         within_target=common.meets_first_edit_targets(mine, theirs) and reached == 0)
 
 

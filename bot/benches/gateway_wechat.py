@@ -16,7 +16,7 @@ a thread). The peer: wechatpy's `check_signature` + `parse_message` + `create_re
 echoing in the callback's own answer (a passive reply: no API call at all), measured in the same
 run. Between the two, `adapter_only`: our adapter without the App, echoing each text through
 the customer-service API, so the adapter's own cost is seen apart from the core's. Then, per
-user of a sample, a forged, a stale and a replayed callback go to ours; `rejected_forged`
+user of a sample, a forged, a stale and a replayed callback go to ours; `forged_reached_core`
 counts those that reached the core.
 
 Targets: `adapter_only` at least 0.2 of the peer's throughput (see TARGET_ADAPTER_RATIO), the
@@ -84,7 +84,7 @@ async def _run(*, chats: int, rounds: int, database_url: str | None) -> dict[str
         peer=PEER, peer_result=theirs, adapter_only=adapter_only,
         targets={"target_adapter_only_ratio": TARGET_ADAPTER_RATIO,
                  "target_p99_ack_ms": TARGET_P99_ACK_MS},
-        forged_statuses=forged["statuses"], rejected_forged=reached,
+        forged_statuses=forged["statuses"], forged_reached_core=reached,
         within_target=common.ratio(adapter_only, theirs) >= TARGET_ADAPTER_RATIO
         and p99_ack < TARGET_P99_ACK_MS and reached == 0)
 

@@ -527,7 +527,7 @@ def test_the_gateway_bench_runs_both_bots_and_no_forged_interaction_gets_in(
     assert result["ours"]["messages"] == result["peer_result"]["messages"] == 6
     # 12 questions, and the 10 interactions delivered for real before their replays
     assert result["adapter_only"]["messages"] == 6 and result["persisted"]["inbound_events"] == 22
-    assert result["rejected_forged"] == 0 and result["forged_statuses"] == {"401": 40}
+    assert result["forged_reached_core"] == 0 and result["forged_statuses"] == {"401": 40}
     assert {"throughput_ratio", "within_target", "peer"} <= result.keys()
 
 
