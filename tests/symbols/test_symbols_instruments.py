@@ -59,6 +59,27 @@ def test_spx_is_the_index_with_spx_technologies_as_candidate(directory: SymbolDi
     assert "SPXC" in [m.code for m in matches if m.ambiguous]
 
 
+def test_nasdaq_is_the_index_with_the_company_as_candidate(directory: SymbolDirectory) -> None:
+    for query in ("Nasdaq", "nasdaq", "纳斯达克"):
+        matches = directory.resolve(query)
+        assert [m.code for m in matches[:2]] == ["^IXIC", "NDAQ"], query
+        assert matches[0].ambiguous and matches[1].ambiguous
+    for query in ("Nasdaq Inc", "NDAQ", "纳斯达克公司"):
+        top = directory.resolve(query)[0]
+        assert (top.code, top.ambiguous) == ("NDAQ", False), query
+    for text in ("How is the Nasdaq doing?", "纳斯达克今天跌了"):
+        (m,) = directory.extract(text)
+        assert (m.code, m.ambiguous, m.alternatives) == ("^IXIC", True, ["NDAQ"])
+    (m,) = directory.extract("Nasdaq Inc earnings")
+    assert (m.code, m.alternatives) == ("NDAQ", [])
+
+
+def test_s_and_p_alone_is_the_sp500(directory: SymbolDirectory) -> None:
+    assert directory.resolve("S&P")[0].code == "^GSPC"
+    assert directory.resolve("s&p")[0].code == "^GSPC"
+    assert directory.resolve("S&P Global")[0].code == "SPGI"
+
+
 def test_bare_000001_stays_the_share_and_lists_the_index(directory: SymbolDirectory) -> None:
     matches = directory.resolve("000001")
     assert [(m.symbol, m.name) for m in matches[:2]] == [
@@ -118,6 +139,24 @@ def test_btc_and_eth_are_crypto_first_with_the_listed_fund_as_candidate(
         ("EUR / USD and GBP/USD", ["EURUSD", "GBPUSD"]),
         ("000300.SH and 399006", ["000300", "399006"]),
         ("比特币和NVDA", ["BTC-USD", "NVDA"]),
+        ("^DJI and ^ndx today", ["^DJI", "^NDX"]),  # a caret form counts in any case
+        ("ETH price", ["ETH-USD"]),
+        ("$ETH", ["ETH-USD"]),
+        ("ETH is up 5%", ["ETH-USD"]),
+        ("BTC ETH and NVDA", ["BTC-USD", "ETH-USD", "NVDA"]),
+        ("ETH USDT ICT 15m", ["ETH-USD"]),
+        ("Is the S&P up today?", ["^GSPC"]),
+        ("S&P", ["^GSPC"]),
+        ("S&P Global earnings", ["SPGI"]),
+        ("How is the Nasdaq doing?", ["^IXIC"]),
+        ("nasdaq fell 2% today", ["^IXIC"]),
+        ("Nasdaq Inc earnings", ["NDAQ"]),
+        ("AAPL is listed on the Nasdaq", ["AAPL"]),
+        ("Nasdaq-listed shares of NVDA", ["NVDA"]),
+        ("纳斯达克今天跌了", ["^IXIC"]),
+        ("纳斯达克公司的股价", ["NDAQ"]),
+        ("关于道指的看法", ["^DJI"]),
+        ("对道指的看法", ["^DJI"]),
     ],
 )
 def test_extract_finds_instruments(
@@ -140,6 +179,26 @@ def test_extract_finds_instruments(
         "欧元区的通胀",
         "CSI 3000 is not an index we know",
         "中证5000",
+        # lower-case index tickers keep their own rule (the caret form's is looser)
+        "I love my dji drone",
+        "ndx is up",
+        "gspc",
+        "ixic for the win",
+        # a finance word nearby is a whole word: no "ict" in "district", "predict", "strict"
+        "the district near eth campus",
+        "I predict eth zurich wins",
+        "strict rules for spx",
+        # the university, in any script or case
+        "ETH Zürich",
+        "ETH ZURICH IS GREAT",
+        "I work at ETH.",
+        "She is a professor at ETH",
+        "我想知道指数是什么意思",
+        "难道指望他吗",
+        "S&P downgraded the bonds",
+        "S&P 400 midcaps",
+        "NYSE and Nasdaq are exchanges",
+        "某公司在纳斯达克上市",
     ],
 )
 def test_no_false_instruments(directory: SymbolDirectory, text: str) -> None:

@@ -35,7 +35,7 @@ from typing import Any, NamedTuple, cast
 import numpy as np
 from rapidfuzz import fuzz
 
-from tools.symbols.instruments import CASED, UPPER, FormMatcher, load_instruments
+from tools.symbols.instruments import ANY, CASED, UPPER, FormMatcher, load_instruments
 from tools.symbols.model import Market, Match, SymbolEntry, display_symbol
 from tools.symbols.normalize import (
     clean,
@@ -114,9 +114,12 @@ _X_URL = re.compile(
 )
 _CN_EXCH = {"sh": "SH", "ss": "SH", "xshg": "SH", "sz": "SZ", "xshe": "SZ", "bj": "BJ"}
 _MARKETS: tuple[Market, ...] = ("cn", "us", "hk", "crypto", "fx")
-# two-character Chinese forms that also end everyday words: 知道指出, 采纳指标
+# two-character Chinese forms whose first character also ends an everyday word: 知道指数,
+# 报道指出, 采纳指标 (the character before it makes the word; 关于道指, 的道指 are the index)
 _CJK_GUARD = {
-    "道指": (re.compile(r"[\u4e00-\u9fff]"), re.compile(r"[和与及跟同的看问说天日周年今昨、]")),
+    "道指": (re.compile(r"[知报通渠轨频街味难赛地霸正人王大跑管隧车航水坑称厚公写答笑叹喊骂讲传布"
+                        r"顺门孔栈古茶剑书医鬼晓诉叫嚷怒哭念赞霸神魔佛诗"
+                        r"茶棋武商官绿黄赤弯隘]"), None),
     "纳指": (re.compile(r"[采接吸容收缴笑出归招]"), None),
 }
 _BAR_SIZE = re.compile(r"(?<![A-Za-z0-9])\d{1,3}\s?(?:m|min|mins|h|hr|d|w)(?![A-Za-z0-9])", re.I)
@@ -320,7 +323,8 @@ class SymbolIndex:
         self.phon: dict[str, Sequence[_Hit]] = {}
         self.words: dict[str, Sequence[_Hit]] = {}
         self.instr: dict[str, list[_Hit]] = {}  # instrument keys: resolve() only
-        self.instr_forms: dict[str, list[tuple[int, str]]] = {}  # key -> (idx, policy)
+        # form key ("^dji" apart from "dji") -> (idx, policy)
+        self.instr_forms: dict[str, list[tuple[int, str]]] = {}
         self.cn_instr: dict[tuple[str, str], int] = {}  # (code, exchange) -> index entry
         self.twin: dict[int, int] = {}  # listed share -> index with the same code (000001)
         self.pop: list[float] = []
@@ -484,7 +488,7 @@ class SymbolIndex:
             if n and re.fullmatch(r"[A-Za-z][A-Za-z ]+", n):
                 self._put_phon(n, i)
         for form, policy in ins.text_forms():
-            k = key(form)
+            k = _form_key(form)
             if k and (i, policy) not in self.instr_forms.get(k, []):
                 self.instr_forms.setdefault(k, []).append((i, policy))
 
@@ -752,7 +756,7 @@ class SymbolIndex:
                 idxs.sort(key=lambda i: (-self.pop[i], i))
             (found if sure else weak).append((s, e, idxs[0], score, why, idxs[1:]))
 
-        self._extract_instruments(norm, claim)
+        self._extract_instruments(norm, taken, claim)
         for m in _X_CN_CODE.finditer(norm):
             code = m.group(2)
             exch = _CN_EXCH.get((m.group(1) or m.group(3) or "").lower())
@@ -799,7 +803,7 @@ class SymbolIndex:
             out.append(hit)
         return out
 
-    def _extract_instruments(self, norm: str, claim: Any) -> None:
+    def _extract_instruments(self, norm: str, taken: Any, claim: Any) -> None:
         """Indices, crypto and FX pairs written by name or symbol (either language)."""
         if self._instr_re is None:
             return
@@ -807,10 +811,18 @@ class SymbolIndex:
             m = self._longest_instrument(norm, m)
             text, s, e = m.group(0), m.start(), m.end()
             cashtag = text.startswith("$")
-            forms = self.instr_forms.get(key(text))
+            fk = _form_key(text)
+            forms = self.instr_forms.get(fk)
             if not forms:
                 continue
-            idx, policy = forms[0]
+            other = _other_meaning(norm, to_simplified(fk), s, e)
+            if other:
+                if other == "exchange":  # "listed on Nasdaq": neither the index nor NDAQ
+                    taken[s:e] = True
+                continue  # "S&P Global", "Nasdaq Inc": left to the company names
+            # the rule of the form as written ("dji" is not "^DJI"); the strictest where forms
+            # of one instrument share a key
+            idx, policy = max(forms, key=lambda f: _STRICTNESS[f[1]])
             if policy == CASED and not _written_as(text, self.entries[idx], norm):
                 continue
             if policy == UPPER and not cashtag and not self._short_symbol_ok(norm, text, s, e):
@@ -829,6 +841,10 @@ class SymbolIndex:
                 t = self.codes.get(("us", text.lstrip("$").upper()))
                 if t is not None and t != idx:
                     alts.append(t)
+            elif policy == ANY:  # "Nasdaq" also names Nasdaq Inc: the index first, then it
+                same = [h for h in self.exact.get(key(to_simplified(text)), ())
+                        if h.kind in _NAME_KINDS]
+                alts += [h.idx for h in self._one_issuer(same)]
             claim(s, e, alts, 100.0 if policy == UPPER else 97.0, why, ordered=True)
 
     def _longest_instrument(self, norm: str, m: re.Match[str]) -> re.Match[str]:
@@ -843,18 +859,27 @@ class SymbolIndex:
         return best
 
     def _short_symbol_ok(self, norm: str, text: str, s: int, e: int) -> bool:
-        """BTC, SPX in capitals (not "ETH Zurich"); btc, spx only next to a finance word."""
-        if text.isupper():
-            after = re.match(r"\s+([A-Z][a-z]+)", norm[e : e + 24])
-            if after is None:
-                return True
-            word = after.group(1).lower()  # "ETH Zurich" is a university
-            return word in self.very_common or word in _STRONG_EN or word in _WEAK_EN
+        """BTC, SPX in capitals (not "ETH Zurich", "I work at ETH"); btc, spx only next to a
+        finance word."""
         left, right = _sentence_bounds(norm, s, e)
         window = norm[max(left, s - 40) : s] + " " + norm[e : min(right, e + 40)]
-        return _has_en_finance(window) or _BAR_SIZE.search(window) is not None or any(
-            w in window.lower() for w in ("ict", "crypto", "usd", "%", "$", "币", "行情", "走势")
-        )
+        finance = _symbol_context(window)
+        if not text.isupper():
+            return finance
+        after = _NEXT_WORD.match(norm, e)
+        if after is not None:
+            word = after.group(1)
+            low = word.lower()
+            if low in self.very_common or low in _STRONG_EN or low in _WEAK_EN:
+                return True
+            if low in _MARKET_WORDS or (word.isupper() and self._ticker(word) is not None):
+                return True  # "ETH USDT", "BTC ICT", "BTC ETH SOL"
+            if word[:1].isupper() and not word.isupper():
+                return False  # "ETH Zurich", "ETH Zürich": a name goes on
+            if word.isupper() and len(word) > 1 and _shouting(norm):
+                return False  # "ETH ZURICH IS GREAT": case tells nothing when shouting
+        # "I work at ETH.", "a professor at ETH": the university, unless finance is near
+        return finance or _ACADEMIC.search(norm[max(left, s - 40) : s]) is None
 
     def _extract_cjk(self, norm: str, taken: Any, claim: Any) -> None:
         low = norm.lower()
@@ -1076,6 +1101,73 @@ class SymbolIndex:
         return self.entries[found.pop()] if len(found) == 1 else None
 
 
+_STRICTNESS = {ANY: 0, UPPER: 1, CASED: 2}
+_NAME_KINDS = frozenset({NAME, TW, BASE, ALIAS, SHORT, FULL_EN})
+
+# Bare instrument names that also name something else, by form key: (words after it that make
+# it a company, words after it that make it an exchange, words before it that do).
+_LISTING = (
+    r"(?:list(?:s|ed|ing)?|trade[sd]?|trading|ipos?|debut(?:s|ed)?|floated|uplist(?:s|ed)?|"
+    r"delist(?:s|ed)?|(?:re)?mov(?:e|es|ed|ing)|switch(?:es|ed)?|transfer(?:s|red)?|"
+    r"go(?:es|ing)?\s+public|went\s+public)"
+)
+_OTHER_MEANING: dict[str, tuple[re.Pattern[str] | None, ...]] = {
+    # S&P Global, S&P MidCap 400, S&P/ASX 200, "S&P downgraded the bonds": not the S&P 500
+    "sp": (
+        re.compile(
+            r"\s*(?:[/\d]|(?:global|ratings?|rated|rates|downgrad\w*|upgrad\w*|affirm\w*|"
+            r"mid\s*cap|small\s*cap|dow\s+jones\s+indices|capital\s+iq|credit|outlook)\b)",
+            re.I,
+        ),
+        None,
+        None,
+    ),
+    "nasdaq": (
+        re.compile(r"\s*,?\s*(?:inc\b|incorporated\b|omx\b|group\b|corp)", re.I),
+        re.compile(
+            r"\s*(?:-\s*listed|listed\b|:|exchange\b|stock\s+(?:market|exchange)\b|"
+            r"global\s+(?:select|market)\b|capital\s+market\b|ticker|symbol)",
+            re.I,
+        ),
+        re.compile(
+            rf"(?:\b{_LISTING}\b.{{0,30}}\b(?:on|onto|to|from|in)\s+(?:the\s+)?|"
+            r"\b(?:nyse|amex)\s*(?:and|or|&|,|/|vs\.?|versus)\s*(?:the\s+)?)$",
+            re.I,
+        ),
+    ),
+    "纳斯达克": (
+        re.compile(r"(?:公司|集团|交易所集团|OMX)"),
+        re.compile(r"(?:上市|挂牌|交易所|证券交易所|IPO)"),
+        re.compile(r"(?:纽交所|纽约证券交易所)[和与及或、]?$"),
+    ),
+}
+
+
+def _other_meaning(text: str, form_key: str, s: int, e: int) -> str:
+    """"company" or "exchange" when the words around a bare name say it means that, else ""."""
+    rules = _OTHER_MEANING.get(form_key)
+    if rules is None:
+        return ""
+    company, exchange, before = rules
+    after = text[e : e + 40]
+    if company is not None and company.match(after):
+        return "company"
+    if exchange is not None and exchange.match(after):
+        return "exchange"
+    left, _ = _sentence_bounds(text, s, e)
+    if before is not None and before.search(text[max(left, s - 60) : s]):
+        return "exchange"
+    return ""
+
+
+def _form_key(form: str) -> str:
+    """Key of a written instrument form; a caret keeps its own key ("^DJI" is an index
+    anywhere, "dji" only where ``DJI`` would count)."""
+    bare = form.lstrip("$")
+    k = key(bare)
+    return "^" + k if bare.startswith("^") and k else k
+
+
 def _written_as(text: str, entry: SymbolEntry, norm: str) -> bool:
     """A cased form ("the Dow") is written with its capitals (the first word may be "The")."""
     said = " ".join(text.split())
@@ -1169,6 +1261,32 @@ def _sentence_bounds(text: str, s: int, e: int) -> tuple[int, int]:
     i = bisect_left(ends, s)
     j = bisect_left(ends, e)
     return (ends[i - 1] + 1 if i else 0), (ends[j] if j < len(ends) else len(text))
+
+
+_NEXT_WORD = re.compile(r"[ \t]+([^\W\d_]+)")
+# words that go with a crypto or index symbol but are no English finance word
+_MARKET_WORDS = frozenset(
+    "ict usd usdt usdc crypto cryptos coin coins token tokens spot perp perps futures "
+    "long short longs shorts pump dump pumping dumping fvg ob rsi macd".split()
+)
+_SYMBOL_CONTEXT_CJK = ("币", "行情", "走势")
+_ACADEMIC = re.compile(
+    r"\b(?:work(?:s|ed|ing)?|stud(?:y|ies|ied|ying)|students?|professors?|researchers?|"
+    r"lecturers?|phd|postdocs?|graduated?|alumn(?:us|a|i|ae)|campus|univers(?:ity|ities)|"
+    r"enrolled|admitted|accepted|teach(?:es|ing)?|taught)\b[\w\s]{0,20}?\b(?:at|from|to)\s+$",
+    re.I,
+)
+
+
+def _symbol_context(window: str) -> bool:
+    """A finance or trading word (whole words: "predict" is no "ict"), a bar size, %, $ or
+    币/行情/走势 in the window around a lower-case symbol."""
+    if "%" in window or "$" in window or any(w in window for w in _SYMBOL_CONTEXT_CJK):
+        return True
+    if _BAR_SIZE.search(window) is not None:
+        return True
+    toks = re.findall(r"[a-z]+", window.lower())
+    return any(t in _STRONG_EN or t in _WEAK_EN or t in _MARKET_WORDS for t in toks)
 
 
 def _zh_context(text: str, s: int, e: int) -> bool:
