@@ -44,7 +44,7 @@ _INTENTS: tuple[tuple[str, tuple[str, ...]], ...] = (
                    "income statement", "balance sheet", "cash flow", "free cash flow",
                    "估值", "财报", "现金流", "利润表", "资产负债表", "内在价值", "基本面",
                    "财务报表", "财务数据")),
-    ("chart", ("chart", "plot", "graph", "candle", "candles", "图", "k线")),
+    ("chart", ("chart", "plot", "graph", "candle", "candles", "candlestick", "图", "k线")),
     ("indicators", ("rsi", "macd", "bollinger", "kdj", "atr", "obv", "indicator", "indicators",
                     "technical", "技术指标", "指标", "布林")),
     ("compare", ("compare", "vs", "versus", "对比", "比较")),
@@ -53,14 +53,38 @@ _INTENTS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
+# Latin words that take no ending: abbreviations, "past" ("pasted" is no history), "help"
+# ("helps", "Is NVDA helping?" ask for no help text); a short word ("for") never does
+_UNINFLECTED = frozenset({"macd", "past", "help"})
+
+
+def _inflected(word: str) -> str:
+    """A Latin word with its plural and -ing/-ed forms: chart(s|ing|ed), compar(e|es|ing),
+    plot(s|ting), history/histories."""
+    w = re.escape(word)
+    if word[-1:] == "e":
+        return rf"{re.escape(word[:-1])}(?:e|es|ed|ing)"
+    if word[-1:] == "y":
+        return rf"(?:{w}|{re.escape(word[:-1])}(?:ies|ied))"
+    return rf"{w}(?:s|es|{re.escape(word[-1])}?(?:ing|ed))?"
+
+
 def _intent_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
-    """Latin words as whole words ("ict" is not in "predict"), Chinese ones anywhere."""
-    parts = [re.escape(w) if not w.isascii() else rf"(?<![a-z]){re.escape(w)}(?![a-z])"
-             for w in sorted(words, key=len, reverse=True)]
+    """Latin words as whole words ("ict" is not in "predict") with their plural and -ing
+    forms ("charts", "trends", "technicals", "trade plans"); Chinese ones anywhere."""
+    parts = []
+    for w in sorted(words, key=len, reverse=True):
+        if not w.isascii():
+            parts.append(re.escape(w))
+            continue
+        body = re.escape(w) if w in _UNINFLECTED else r"\s+".join(
+            _inflected(x) if len(x) > 3 else re.escape(x) for x in w.split())
+        parts.append(rf"(?<![a-z]){body}(?![a-z])")
     return re.compile("|".join(parts))
 
 
 _INTENT_RES = tuple((intent, _intent_pattern(words)) for intent, words in _INTENTS)
+_VALUATION_RE = dict(_INTENT_RES)["valuation"]
 _GREETING = re.compile(
     r"^\s*(?:hi|hello|hey|hiya|howdy|yo|greetings|good\s+(?:morning|afternoon|evening)|"
     r"你好|您好|嗨|哈喽|哈啰|早上好|下午好|晚上好|早安|在吗|在么)"
@@ -74,11 +98,22 @@ _ZH_NUM = {"一": 1, "两": 2, "三": 3, "六": 6}
 
 
 def detect_intent(text: str) -> str:
+    """The first intent the text asks for; a valuation question only when it asks for
+    nothing else ("compare the valuation of AAPL and MSFT" is a comparison, "AAPL cash flow
+    chart" a chart: ``wants_statements`` adds the note that statements need a provider)."""
     low = text.lower()
+    valuation = False
     for intent, pattern in _INTENT_RES:
         if pattern.search(low):
-            return intent
-    return "quote"
+            if intent != "valuation":
+                return intent
+            valuation = True
+    return "valuation" if valuation else "quote"
+
+
+def wants_statements(text: str) -> bool:
+    """The text asks for a valuation or financial statements (whatever else it asks)."""
+    return _VALUATION_RE.search(text.lower()) is not None
 
 
 def is_greeting(text: str) -> bool:
@@ -146,14 +181,17 @@ def intro_text(lang: str, *, greeting: bool) -> str:
             "provider. Type /help for the commands.")
 
 
-def statements_note(lang: str) -> str:
-    """Why a valuation question gets only a quote while the data layer is offline."""
+def statements_note(lang: str, *, quote: bool = True) -> str:
+    """Why a valuation question gets only prices while the data layer is offline (the latest
+    quote, or with ``quote=False`` the chart, comparison or history it also asked for)."""
     if lang == "zh":
+        tail = "以下是快照中的最新报价。" if quote else "以下是快照中的价格数据。"
         return ("财务报表（DCF 估值、估值倍数、利润表、资产负债表、现金流量表）需要在线数据源；"
-                "离线快照只有价格数据。以下是快照中的最新报价。")
+                f"离线快照只有价格数据。{tail}")
+    tail = "Here is the latest quote it has." if quote else "Here is what its prices show."
     return ("Financial statements (and so a DCF, valuation multiples, income statement, "
-            "balance sheet and cash flow) need a live data provider; the offline snapshot "
-            "holds prices only. Here is the latest quote it has.")
+            f"balance sheet and cash flow) need a live data provider; the offline snapshot "
+            f"holds prices only. {tail}")
 
 
 def _data_offline() -> bool:
@@ -229,8 +267,8 @@ class OfflineAnalyst:
             return
         period = turn.options.get("period") or detect_period(text)
         parts: list[str] = []
-        if intent == "valuation" and _data_offline():
-            parts.append(statements_note(lang))
+        if (intent == "valuation" or wants_statements(text)) and _data_offline():
+            parts.append(statements_note(lang, quote=intent in ("valuation", "quote")))
         if intent in ("ict", "plan") and self._ict is not None:
             interval = turn.options.get("interval") or _interval_in(text) or "1d"
             yield ToolStarted(call_id="ict", name="ict_analyze", label=f"ICT analysis of "

@@ -23,6 +23,8 @@ def find_symbols(text: str) -> list[str]:
 
         directory = default_directory()
         matches = directory.extract(text)
+        if not matches and _ONE_WORD.match(text):
+            matches = _only_a_symbol(directory, text)
         return list(dict.fromkeys(_routable(m, directory) for m in matches))
     except (ImportError, AttributeError):
         pass
@@ -39,6 +41,30 @@ def find_symbols(text: str) -> list[str]:
         except UnknownSymbol:
             continue
     return list(dict.fromkeys(found))
+
+
+# a message of one Latin word or symbol: "btc", "nvda?", "$spx", "BTC-USD", "S&P"
+_ONE_WORD = re.compile(r"^\s*\$?[A-Za-z0-9^][A-Za-z0-9.^/&-]{0,23}[\s?!.]*$")
+_SURE = 97.0  # an exact code, ticker, name or alias; not fuzzy, nor a common word's ticker
+_WELL_KNOWN = 99.0  # an exact name plus the popularity bonus of an index member or curated name
+_CODE_WHY = ("ticker", "symbol", "code", "index code", "HK code", "spelled-out ticker")
+
+
+def _only_a_symbol(directory: Any, text: str) -> list[Any]:
+    """A message that is only a symbol is that symbol, even where a sentence would need a
+    finance word to take it: "btc", "spx", "nvda", "nasdaq", "s&p". A company's name counts
+    when it is a well-known one's and no everyday word: "microsoft" is MSFT, while "hello"
+    (Hello Group), "gold" (Barrick) and "crypto" (a little fund) stay words."""
+    from tools.symbols.index import common_word
+
+    word = text.strip().rstrip("?!.")
+    top = directory.resolve(word, limit=1)
+    if not top or top[0].score < _SURE:
+        return []
+    m = top[0]
+    if m.why.startswith(_CODE_WHY) or m.kind != "stock":
+        return [m]
+    return [m] if m.score >= _WELL_KNOWN and not common_word(word, very=True) else []
 
 
 def _routable(match: Any, directory: Any) -> str:

@@ -54,6 +54,18 @@ def _tools(events: list[Event]) -> list[tuple[str, dict[str, object]]]:
     ("000001 最近走势", ["000001"]),
     ("hello", []),
     ("What's the DCF value of AAPL?", ["AAPL"]),
+    # a message that is only a symbol is that symbol
+    ("btc", ["BTC-USD"]),
+    ("nvda?", ["NVDA"]),
+    ("spx", ["^GSPC"]),
+    ("Nasdaq", ["^IXIC"]),
+    ("Is the S&P up today?", ["^GSPC"]),
+    ("关于道指的看法", ["^DJI"]),
+    # ... but an everyday word stays a word
+    ("gold", []),
+    ("news", []),
+    ("crypto", []),
+    ("I love my dji drone", []),
 ])
 def test_find_symbols_gives_tool_codes(text: str, codes: list[str]) -> None:
     assert find_symbols(text) == codes
@@ -133,6 +145,28 @@ async def test_dcf_offline_says_statements_need_a_live_provider_and_quotes() -> 
     assert zh.text.startswith("财务报表") and "在线数据源" in zh.text
 
 
+async def test_a_valuation_comparison_compares_and_adds_the_note() -> None:
+    events, done = await _ask("compare the valuation of AAPL and MSFT")
+    assert [name for name, _ in _tools(events)] == ["get_quotes", "generate_chart"]
+    assert done.text.startswith("Financial statements") and "live data provider" in done.text
+    assert "latest quote" not in done.text
+    events, done = await _ask("AAPL cash flow chart")
+    assert [name for name, _ in _tools(events)] == ["generate_chart"]
+    assert any(isinstance(e, File) for e in events)
+    assert done.text.startswith("Financial statements")
+    events, zh = await _ask("平安银行和茅台的估值对比", lang="zh")
+    assert [name for name, _ in _tools(events)][:1] == ["get_quotes"]
+    assert zh.text.startswith("财务报表")
+
+
+async def test_a_message_that_is_only_a_symbol_is_answered_for_it() -> None:
+    events, done = await _ask("btc")
+    assert _tools(events) == [("get_quote", {"symbol": "BTC-USD"})]
+    assert "(BTC-USD)" in done.text and "offline analyst" not in done.text
+    _, hello = await _ask("gold")
+    assert hello.text.startswith("I couldn't find a stock")
+
+
 def test_coverage_is_read_from_the_snapshot() -> None:
     cover = {symbol: spans for symbol, _, spans in snapshot_coverage()}
     assert set(cover) == set(snapshot.symbols())
@@ -150,6 +184,21 @@ def test_coverage_is_read_from_the_snapshot() -> None:
     ("茅台估值", "valuation"),
     ("AAPL vs MSFT", "compare"),
     ("S&P 500 last month", "history"),
+    # plurals and -ing forms
+    ("show me charts of AAPL", "chart"),
+    ("graphs of NVDA", "chart"),
+    ("charting NVDA", "chart"),
+    ("AAPL candlesticks", "chart"),
+    ("AAPL trends", "history"),
+    ("technicals for AAPL", "indicators"),
+    ("trade plans for AAPL", "plan"),
+    ("comparing AAPL and MSFT", "compare"),
+    ("Is NVDA helping the index?", "quote"),  # not a request for help
+    ("I pasted AAPL", "quote"),
+    # a valuation word does not hide what else is asked
+    ("compare the valuation of AAPL and MSFT", "compare"),
+    ("AAPL cash flow chart", "chart"),
+    ("平安银行和茅台的估值对比", "compare"),
 ])
 def test_detect_intent(text: str, intent: str) -> None:
     assert detect_intent(text) == intent

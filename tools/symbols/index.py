@@ -207,6 +207,12 @@ def _load_common_words() -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(very), frozenset(very) | frozenset(rest)
 
 
+def common_word(word: str, *, very: bool = False) -> bool:
+    """An everyday English word ("hello", "news", "gold"; with ``very`` only the most frequent
+    ones), from the packaged word list."""
+    return word.lower() in _load_common_words()[0 if very else 1]
+
+
 def _gram_codes(text: str, n: int) -> set[int]:
     """Integer n-grams (n = 1 or 2) of a key; a one-character key is its own gram."""
     o = [ord(c) for c in text]
