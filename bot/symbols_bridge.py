@@ -48,13 +48,17 @@ _ONE_WORD = re.compile(r"^\s*\$?[A-Za-z0-9^][A-Za-z0-9.^/&-]{0,23}[\s?!.]*$")
 _SURE = 97.0  # an exact code, ticker, name or alias; not fuzzy, nor a common word's ticker
 _WELL_KNOWN = 99.0  # an exact name plus the popularity bonus of an index member or curated name
 _CODE_WHY = ("ticker", "symbol", "code", "index code", "HK code", "spelled-out ticker")
+# one-word messages that are chat, whatever company shares the name
+_CHAT_WORDS = frozenset({"hello", "hi", "hey", "thanks", "news", "gold", "crypto", "help",
+                         "start", "stop", "ok", "yes", "no", "test", "ping"})
 
 
 def _only_a_symbol(directory: Any, text: str) -> list[Any]:
     """A message that is only a symbol is that symbol, even where a sentence would need a
     finance word to take it: "btc", "spx", "nvda", "nasdaq", "s&p". A company's name counts
-    when it is a well-known one's and no everyday word: "microsoft" is MSFT, while "hello"
-    (Hello Group), "gold" (Barrick) and "crypto" (a little fund) stay words."""
+    when it is a well-known one's: "tesla" is TSLA, and an everyday word only as a proper
+    noun ("Apple" is AAPL, "apple" is not), while "hello" (Hello Group), "gold" (Barrick) and
+    "news" (News Corp) stay chat."""
     from tools.symbols.index import common_word
 
     word = text.strip().rstrip("?!.")
@@ -64,7 +68,10 @@ def _only_a_symbol(directory: Any, text: str) -> list[Any]:
     m = top[0]
     if m.why.startswith(_CODE_WHY) or m.kind != "stock":
         return [m]
-    return [m] if m.score >= _WELL_KNOWN and not common_word(word, very=True) else []
+    if m.score < _WELL_KNOWN or word.lower() in _CHAT_WORDS:
+        return []
+    # an everyday word that is also a well-known company's name: only as a proper noun
+    return [m] if word[:1].isupper() or not common_word(word, very=True) else []
 
 
 def _routable(match: Any, directory: Any) -> str:

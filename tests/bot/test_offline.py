@@ -61,9 +61,14 @@ def _tools(events: list[Event]) -> list[tuple[str, dict[str, object]]]:
     ("Nasdaq", ["^IXIC"]),
     ("Is the S&P up today?", ["^GSPC"]),
     ("关于道指的看法", ["^DJI"]),
+    ("Apple", ["AAPL"]),  # a well-known company's name written as a proper noun
+    ("Microsoft?", ["MSFT"]),
     # ... but an everyday word stays a word
+    ("apple", []),
     ("gold", []),
     ("news", []),
+    ("News", []),
+    ("Hello!", []),
     ("crypto", []),
     ("I love my dji drone", []),
 ])
