@@ -248,15 +248,20 @@ async def test_a_voice_message_with_recognition_is_answered_from_its_text(
     assert not wx.calls_of("media/get")  # WeChat's transcript: nothing downloaded
 
 
+async def ask_as_the_window_closes(app: App, wx: FakeWeChat) -> None:
+    """A question whose answer comes after the user's 48 hours: WeChat refuses to deliver it."""
+    await wx.post(wx.text(USER, "first question"))
+    wx.close_window(USER)
+    await wx.wait_for(lambda: bool(wx.calls_of("message/custom/send")))
+    await app.gateway.idle()
+
+
 async def test_a_closed_window_keeps_the_answer_for_the_next_message(
         wechat_app: AppFactory, wx: FakeWeChat) -> None:
     script = [Turn(text="The kept answer.", latency_s=0.5), Turn(text="The second answer.")]
     async with FakeOpenAI(script) as llm:
         async with wechat_app(wx, llm=llm) as (app, _):
-            await wx.post(wx.text(USER, "first question"))
-            wx.close_window(USER)  # the answer comes after the 48 hours
-            await wx.wait_for(lambda: bool(wx.calls_of("message/custom/send")))
-            await app.gateway.idle()
+            await ask_as_the_window_closes(app, wx)
             await wx.settle(0.2)
             assert wx.texts(USER) == []
             [refused] = wx.calls_of("message/custom/send")
@@ -278,10 +283,7 @@ async def test_a_kept_answer_survives_a_restart_and_arrives_before_the_next_one(
     script = [Turn(text="The kept answer.", latency_s=0.5), Turn(text="The answer after.")]
     async with FakeOpenAI(script) as llm:
         async with wechat_app(wx, llm=llm) as (app, _):
-            await wx.post(wx.text(USER, "first question"))
-            wx.close_window(USER)  # the answer comes after the 48 hours
-            await wx.wait_for(lambda: bool(wx.calls_of("message/custom/send")))
-            await app.gateway.idle()
+            await ask_as_the_window_closes(app, wx)
             assert wx.texts(USER) == [] and await kept_rows(app) == ["The kept answer."]
         assert "stored and will be delivered at each user's next message" in caplog.text
         async with wechat_app(wx, llm=llm) as (app, _):  # a new process on the same database
