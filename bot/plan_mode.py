@@ -8,6 +8,7 @@ gets one repair request with the reasons, then is rejected with them.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -144,7 +145,7 @@ class PlanMode:
         (whose interval and lookback are then enforced). Without one: the model's reply."""
         symbol = turn.options.get("symbol")
         if not symbol and self._find is not None:
-            found = self._find(turn.text)
+            found = await asyncio.to_thread(self._find, turn.text)  # may load the directory
             symbol = found[0] if found else None
         if symbol:
             enf = enforced_interval(None, chat_interval or self._default)
