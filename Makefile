@@ -1,11 +1,28 @@
-# `make run` and `make test` each create .venv with Python 3.12 when missing, install what the
-# project needs (pyproject.toml), then run.
-VENV    := .venv
-PYTHON  := $(VENV)/bin/python
-STAMP   := $(VENV)/.installed-stamp
+# `make run` and `make test` each install the project from uv.lock (nothing is resolved: every
+# machine gets the same versions), then run. uv itself comes from PyPI at a pinned version into
+# .tools/; the environment is .venv, built with the machine's Python 3.12 (never a download).
+# `make lock` is the one command that updates uv.lock (after an edit to pyproject.toml, or with
+# `make lock UPGRADE=1` to take newer releases); commit the result.
+VENV     := .venv
+PYTHON   := $(VENV)/bin/python
+STAMP    := $(VENV)/.installed-stamp
+TOOLS    := .tools
+UV       := $(TOOLS)/bin/uv
+UV_VERSION := 0.13.9
 PACKAGES := core tools ict debate podcast jobs bot adapters
+export UV_PYTHON_DOWNLOADS := never
+export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-.PHONY: run test lint typecheck imports pytest install clean
+# The first Python 3.12 found: on PATH, under pyenv, or in the usual prefixes.
+FIND_PY312 = py=""; \
+	for c in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3.12 \
+	         /usr/local/bin/python3.12 /usr/bin/python3.12; do \
+	  if $$c -c 'import sys; assert sys.version_info[:2] == (3, 12)' >/dev/null 2>&1; then \
+	    py=$$(command -v $$c); break; fi; \
+	done; \
+	if [ -z "$$py" ]; then echo "Python 3.12 not found: install python3.12 first" >&2; exit 1; fi
+
+.PHONY: run test lint typecheck imports pytest install lock clean
 
 run: $(STAMP)
 	$(VENV)/bin/bullpen serve
@@ -14,21 +31,19 @@ test: $(STAMP) lint typecheck imports pytest
 
 install: $(STAMP)
 
-$(PYTHON):
-	@py=""; \
-	for c in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3.12 \
-	         /usr/local/bin/python3.12 /usr/bin/python3.12; do \
-	  if $$c -c 'import sys; assert sys.version_info[:2] == (3, 12)' >/dev/null 2>&1; then \
-	    py=$$c; break; fi; \
-	done; \
-	if [ -z "$$py" ]; then echo "Python 3.12 not found: install python3.12 first" >&2; exit 1; fi; \
-	echo "creating $(VENV) with $$py"; \
-	$$py -m venv $(VENV)
+$(UV):
+	@$(FIND_PY312); \
+	echo "installing uv $(UV_VERSION) into $(TOOLS) with $$py"; \
+	$$py -m venv $(TOOLS) && $(TOOLS)/bin/python -m pip install -q "uv==$(UV_VERSION)"
 
-$(STAMP): pyproject.toml | $(PYTHON)
-	$(PYTHON) -m pip install -q --upgrade pip
-	$(PYTHON) -m pip install -q -e '.[dev]'
+$(STAMP): pyproject.toml uv.lock | $(UV)
+	@$(FIND_PY312); \
+	$(UV) sync --frozen --extra dev --python "$$py"
 	@touch $(STAMP)
+
+lock: | $(UV)
+	@$(FIND_PY312); \
+	$(UV) lock --python "$$py" $(if $(UPGRADE),--upgrade,)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -43,4 +58,4 @@ pytest: $(STAMP)
 	$(PYTHON) -m pytest -q
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) $(TOOLS) .mypy_cache .ruff_cache .pytest_cache
