@@ -13,6 +13,7 @@ refusals become `core.errors` types (`RetryAfter` -> `RateLimited`, rejected HTM
 from __future__ import annotations
 
 import asyncio
+import os
 import hmac
 import json
 import logging
@@ -65,6 +66,10 @@ from core.types import (
     Reply,
     Sender,
 )
+
+# PTB 22.2+ reports periods (RetryAfter.retry_after and others) as timedelta when opted in, the
+# type of its next major version; without it every read warns. _seconds reads either type.
+os.environ.setdefault("PTB_TIMEDELTA", "true")
 
 log = logging.getLogger(__name__)
 

@@ -51,6 +51,11 @@ class Settings(BaseSettings):
     whisper_api_key: SecretStr | None = Field(None,
                                               validation_alias=_env("BULLPEN_WHISPER_API_KEY"))
     whisper_beam_size: int = Field(5, validation_alias=_env("BULLPEN_WHISPER_BEAM_SIZE"))
+    # faster-whisper's CTranslate2 compute type (int8, int8_float32, float32) and threads per
+    # worker (0: the cores shared among the workers)
+    whisper_compute_type: str = Field("int8",
+                                      validation_alias=_env("BULLPEN_WHISPER_COMPUTE_TYPE"))
+    whisper_cpu_threads: int = Field(0, validation_alias=_env("BULLPEN_WHISPER_CPU_THREADS"))
     voice_max_seconds: float = Field(300.0, validation_alias=_env("BULLPEN_VOICE_MAX_SECONDS"))
     voice_max_bytes: int = Field(20 * 1024 * 1024,
                                  validation_alias=_env("BULLPEN_VOICE_MAX_BYTES"))

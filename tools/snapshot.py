@@ -213,7 +213,7 @@ def _trading_days_only(df: pd.DataFrame) -> pd.DataFrame:
     """Drop the weekend and holiday rows some daily files fill with the last trading day's bar
     (the S&P 500 file repeats Friday on Saturday and Sunday): they are not trading days, and
     they would count as flat bars in returns, indicators and the ICT analyzer."""
-    weekend = df.index.dayofweek >= 5
+    weekend = df.index.day_of_week >= 5
     repeated = (df == df.shift()).all(axis=1).to_numpy()
     return df[~(weekend | repeated)]
 

@@ -454,10 +454,12 @@ class ApiBackend:
 
 def make_backend(kind: str = "faster-whisper", *, model: str | None = None,
                  api_base_url: str | None = None, api_key: str | None = None,
-                 workers: int = 1, beam_size: int = 5) -> Transcriber:
+                 workers: int = 1, beam_size: int = 5, compute_type: str = "int8",
+                 cpu_threads: int = 0) -> Transcriber:
     """The backend named by ``BULLPEN_WHISPER_BACKEND`` (faster-whisper, openai-whisper, api)."""
     if kind in ("faster-whisper", "faster_whisper", "", "default"):
-        return FasterWhisperBackend(model=model, workers=workers, beam_size=beam_size)
+        return FasterWhisperBackend(model=model, workers=workers, beam_size=beam_size,
+                                    compute_type=compute_type, cpu_threads=cpu_threads)
     if kind in ("openai-whisper", "openai_whisper", "whisper"):
         return OpenAIWhisperBackend(model=model, workers=workers, beam_size=beam_size)
     if kind == "api":

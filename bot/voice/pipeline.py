@@ -114,7 +114,9 @@ class VoicePipeline:
             get("whisper_backend", "faster-whisper"), model=get("whisper_model", None),
             api_base_url=get("whisper_api_base_url", None),
             api_key=get("whisper_api_key", None), workers=int(get("voice_workers", 1)),
-            beam_size=int(get("whisper_beam_size", 5)))
+            beam_size=int(get("whisper_beam_size", 5)),
+            compute_type=str(get("whisper_compute_type", "int8")),
+            cpu_threads=int(get("whisper_cpu_threads", 0)))
         kwargs: dict[str, Any] = {
             "backend": backend,
             "max_seconds": float(get("voice_max_seconds", DEFAULT_MAX_SECONDS)),

@@ -10,7 +10,7 @@ from tools import snapshot
 @pytest.mark.parametrize("symbol", ["^GSPC", "NVDA", "000300", "AAPL"])
 def test_daily_exchange_series_have_no_weekend_or_repeated_fill_rows(symbol: str) -> None:
     bars = snapshot.load(symbol, "1d")
-    assert not (bars.index.dayofweek >= 5).any()
+    assert not (bars.index.day_of_week >= 5).any()
     assert not (bars == bars.shift()).all(axis=1).any()
 
 
@@ -21,4 +21,4 @@ def test_the_sp500_file_keeps_its_trading_days() -> None:
 
 
 def test_crypto_keeps_its_weekends() -> None:
-    assert (snapshot.load("BTC-USD", "1d").index.dayofweek >= 5).any()
+    assert (snapshot.load("BTC-USD", "1d").index.day_of_week >= 5).any()

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from bot.settings import load_settings
 from bot.voice.backends import FasterWhisperBackend
 from bot.voice.pipeline import VoicePipeline
 from tools.symbols import SymbolDirectory, default_directory
@@ -33,7 +34,12 @@ def directory() -> SymbolDirectory:
 
 @pytest.fixture(scope="session")
 def backend() -> FasterWhisperBackend:
-    return FasterWhisperBackend()
+    """The bundled model with the configured compute type and threads, so the suite can be run
+    as another machine would hear (BULLPEN_WHISPER_COMPUTE_TYPE=float32,
+    BULLPEN_WHISPER_CPU_THREADS=1, or CTranslate2's own CT2_FORCE_CPU_ISA=AVX2)."""
+    settings = load_settings()
+    return FasterWhisperBackend(compute_type=settings.whisper_compute_type,
+                                cpu_threads=settings.whisper_cpu_threads)
 
 
 @pytest.fixture(scope="session")

@@ -21,7 +21,7 @@ def _run(*argv: str) -> int:
 
 
 def test_json_output(capsys: pytest.CaptureFixture[str]) -> None:
-    assert _run(str(AUDIO / "latest_nvda_aapl.amr"), "--json") == 0
+    assert _run(str(AUDIO / "latest_nvda_aapl.wav"), "--json") == 0
     out = json.loads(capsys.readouterr().out)
     assert {"text", "language", "duration_s", "elapsed_s", "query", "symbols"} <= set(out)
     assert out["language"] == "en" and 2.5 < out["duration_s"] < 3.5 and out["elapsed_s"] > 0

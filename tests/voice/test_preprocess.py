@@ -159,9 +159,9 @@ async def test_gateway_answers_a_voice_note_like_typed_text(pg_db, tmp_path: Pat
     settings = load_settings(llm_base_url="http://unused", llm_model="m", llm_plan=False)
     runner = AgentRunner(store=store, modes=build_modes(settings, ToolRegistry(), llm))  # type: ignore[arg-type]
     gw = Gateway(store=store, runner=runner, preprocess=pipeline.preprocess)
-    adapter = VoiceAdapter(audio("latest_nvda_aapl.amr"))
+    adapter = VoiceAdapter(audio("latest_nvda_aapl.wav"))  # a clear recording (manifest)
     await adapter.start(gw.handler_for(adapter))
-    await adapter.deliver(voice("v-1", mime_type="audio/amr"))
+    await adapter.deliver(voice("v-1", mime_type="audio/wav"))
     await gw.idle()
     await gw.aclose()
     shown = adapter.visible_text(CHAT)
