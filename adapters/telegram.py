@@ -13,10 +13,10 @@ refusals become `core.errors` types (`RetryAfter` -> `RateLimited`, rejected HTM
 from __future__ import annotations
 
 import asyncio
-import os
 import hmac
 import json
 import logging
+import os
 import re
 import secrets
 import warnings
