@@ -11,6 +11,7 @@ from bot import symbols_store
 from bot.gateway import Gateway
 from bot.ict_answer import ict_answer
 from bot.offline import OfflineAnalyst
+from bot.outbox import AdapterRegistry, PostgresOutbox
 from bot.plan_mode import PlanMode
 from bot.platforms import build_adapters
 from bot.settings import Settings
@@ -21,8 +22,11 @@ from core.agent.runner import RunLimits
 from core.llm import LLMRouter
 from core.ports import Adapter, Mode
 from core.store import Database, Store, migrate
+from core.store.deliveries import Delivery
 from core.tools import ToolRegistry
 from debate.mode import DebateMode
+from jobs.runner import JobRunner
+from jobs.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +43,10 @@ class App:
     gateway: Gateway
     llm: LLMRouter | None
     voice: VoicePipeline
+    registry_of_adapters: AdapterRegistry
+    outbox: PostgresOutbox
+    jobs: JobRunner
+    scheduler: Scheduler
     adapters: list[Adapter] = field(default_factory=list)
 
     @property
@@ -63,20 +71,43 @@ class App:
         runner = AgentRunner(store=store, modes=modes, summarizer=llm,
                              limits=RunLimits(max_input_chars=settings.max_input_chars))
         voice = VoicePipeline.from_settings(settings)
-        gateway = Gateway(store=store, runner=runner, preprocess=voice.preprocess)
+        adapters = AdapterRegistry()
+        outbox = PostgresOutbox(store.deliveries, adapters, dsn=db.dsn)
+
+        async def paused(delivery: Delivery) -> None:
+            # the bot was removed from the chat (403): its subscription stops firing
+            if delivery.subscription_id is not None:
+                await store.subscriptions.pause(delivery.subscription_id, "forbidden")
+
+        outbox.on_forbidden = paused
+        gateway = Gateway(store=store, runner=runner, preprocess=voice.preprocess,
+                          outbox=outbox, report_llm=llm)
+        jobs = JobRunner(subscriptions=store.subscriptions, outbox=outbox, llm=llm,
+                         grace_s=settings.jobs_grace_s)
+        scheduler = Scheduler(dsn=db.dsn, subscriptions=store.subscriptions, runner=jobs,
+                              check_s=settings.jobs_leader_check_s)
         return cls(settings=settings, db=db, store=store, registry=registry, runner=runner,
-                   gateway=gateway, llm=llm, voice=voice)
+                   gateway=gateway, llm=llm, voice=voice, registry_of_adapters=adapters,
+                   outbox=outbox, jobs=jobs, scheduler=scheduler)
 
     def build_adapters(self, platforms: list[str]) -> list[Adapter]:
         """The adapters for `platforms`, wired to this app's store (WeChat's kept replies)."""
         return build_adapters(self.settings, platforms, kept_replies=self.store.kept_replies)
 
-    async def start_adapters(self, adapters: list[Adapter]) -> None:
+    async def start_adapters(self, adapters: list[Adapter], *, jobs: bool = True) -> None:
+        """Start the adapters, then the outbox's sender for their platforms and (with `jobs`)
+        the scheduler, which runs in one of the processes sharing the database."""
         for adapter in adapters:
             await adapter.start(self.gateway.handler_for(adapter))
             self.adapters.append(adapter)
+            self.registry_of_adapters.add(adapter)
+        await self.outbox.start()
+        if jobs:
+            await self.scheduler.start()
 
     async def aclose(self) -> None:
+        await self.scheduler.aclose()
+        await self.outbox.aclose()
         for adapter in reversed(self.adapters):
             try:
                 await adapter.aclose()

@@ -25,6 +25,10 @@ Ask in plain words: "NVDA latest close", "茅台最近走势", "compare AAPL and
 /unlink - undo a link
 /usage - tokens and cost
 /lang en|zh - language of my messages
+/watchlist [add|remove SYMBOLS] - your watchlist, on every linked platform
+/subscribe [SYMBOLS] [at HH:MM] [daily|weekdays|tradingdays|mon..sun] [pdf] - a report pushed here
+/subscriptions - this chat's subscriptions; /unsubscribe ID|all
+/tz ZONE - your time zone; /report [SYMBOLS] - the report now
 /help - this text"""
 
 HELP_ZH = """*Bullpen* - A股与美股研究助手。直接提问即可，例如"茅台最近走势"、"NVDA 最新收盘价"。
@@ -36,7 +40,10 @@ HELP_ZH = """*Bullpen* - A股与美股研究助手。直接提问即可，例如
 /chart 代码 [区间] - 价格图
 /plan 代码 [周期] - 交易计划
 /new 新对话  /stop 停止  /link 账号绑定  /unlink 解除绑定
-/usage 用量  /lang en|zh 语言  /help 帮助"""
+/usage 用量  /lang en|zh 语言  /help 帮助
+/watchlist [add|remove 股票] 自选  /report [股票] 立即生成报告
+/subscribe [股票] [at 08:00] [交易日|每天|工作日] [pdf] 定时推送报告
+/subscriptions 本聊天的订阅  /unsubscribe 编号|all 取消  /tz 时区"""
 
 COMMANDS: tuple[tuple[str, str], ...] = (
     ("start", "Start and show help"),
@@ -53,6 +60,12 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("unlink", "Undo a link"),
     ("usage", "Tokens and cost"),
     ("lang", "Language: en or zh"),
+    ("watchlist", "Your watchlist: /watchlist [add|remove SYMBOLS]"),
+    ("subscribe", "Scheduled report: /subscribe [SYMBOLS] [at HH:MM] [tradingdays] [pdf]"),
+    ("subscriptions", "This chat's subscriptions"),
+    ("unsubscribe", "Stop a subscription: /unsubscribe ID|all"),
+    ("tz", "Your time zone: /tz Asia/Shanghai"),
+    ("report", "The report now: /report [SYMBOLS]"),
 )
 KNOWN = {name for name, _ in COMMANDS}
 

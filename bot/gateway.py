@@ -9,9 +9,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import hashlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 from uuid import UUID
 
 from bot import commands
@@ -19,11 +21,11 @@ from bot.commands import Command, Question
 from bot.i18n import detect_lang, t
 from bot.renderer import Renderer
 from core.agent.runner import AgentRunner
-from core.errors import PlatformError
+from core.errors import Forbidden, PlatformError
 from core.events import Event
-from core.ports import Adapter, MessageHandler
+from core.ports import Adapter, MessageHandler, Outbox
 from core.store import Conversation, Store
-from core.types import MODES, Button, IncomingMessage, Reply
+from core.types import Button, IncomingMessage, OutgoingFile, Reply
 
 log = logging.getLogger(__name__)
 
@@ -85,8 +87,13 @@ def _freeze_startup_heap() -> None:
 class Gateway:
     def __init__(self, *, store: Store, runner: AgentRunner,
                  preprocess: Preprocessor | None = None,
-                 on_event: Callable[[IncomingMessage, Event], None] | None = None) -> None:
+                 on_event: Callable[[IncomingMessage, Event], None] | None = None,
+                 outbox: Outbox | None = None, report_llm: Any = None) -> None:
         self._store = store
+        # where replies go when the platform refuses them live, and held deliveries are
+        # released from when the chat writes again
+        self.outbox = outbox
+        self.report_llm = report_llm  # the narrative of /report (None: the offline template)
         self._runner = runner
         self._preprocess = preprocess
         self._on_event = on_event
@@ -137,6 +144,8 @@ class Gateway:
         if not got.new:
             log.info("duplicate delivery %s/%s ignored", msg.platform, msg.message_id)
             return
+        if got.held and self.outbox is not None:  # the chat wrote: what was held is due now
+            self.outbox.kick()
         if msg.is_edit or (msg.chat.is_group and not msg.addressed):
             return  # edits are not re-answered; group chatter is not for us
         if got.user_id is not None:
@@ -180,75 +189,53 @@ class Gateway:
         try:
             await adapter.send(msg.chat, reply)
         except PlatformError as exc:
-            log.warning("reply not sent to %s: %s", msg.chat.key, exc)
+            if self.outbox is None or isinstance(exc, Forbidden):
+                log.warning("reply not sent to %s: %s", msg.chat.key, exc)
+                return
+            # not lost: the outbox sends it when the platform takes it (Markdown, as written)
+            await self.outbox.deliver(
+                msg.chat, [Reply(text=text, buttons=buttons or [], in_reply_to=msg.message_id)],
+                key=f"say:{msg.chat.key}:{msg.message_id}:"
+                    f"{hashlib.sha1(text.encode()).hexdigest()[:12]}",
+                source="say")
 
     async def _command(self, adapter: Adapter, msg: IncomingMessage, user_id: UUID, lang: str,
                        cmd: Command, conversation: Conversation | None = None,
                        epoch: int = -1) -> None:
-        store = self._store
-        chat = msg.chat
-        name = cmd.name
-        if name in ("mode", "new"):
+        from bot.command_table import CommandContext, dispatch
+
+        if cmd.name in ("mode", "new"):
             self._conv_epoch += 1  # conversations read before are stale from now on
-        if name in ("start", "help") or not cmd.known:
-            await self._say(adapter, msg, commands.help_text(lang))
-        elif name == "mode":
-            conv = await store.conversations.active(chat, user_id)
-            if not cmd.args:
-                buttons = [[Button(label=m, data=f"mode:{m}") for m in MODES]]
-                await self._say(adapter, msg, t("mode_now", lang, mode=conv.mode,
-                                                choices=commands.MODE_CHOICES), buttons)
-            elif cmd.args.lower() in MODES:
-                await store.conversations.set_mode(conv.id, cmd.args.lower())
-                await self._say(adapter, msg, t("mode_set", lang, mode=cmd.args.lower()))
-            else:
-                await self._say(adapter, msg, t("mode_bad", lang, mode=cmd.args,
-                                                choices=commands.MODE_CHOICES))
-        elif name == "new":
-            self._stop(chat.key)
-            conv = await store.conversations.start_new(chat, user_id)
-            await self._say(adapter, msg, t("new", lang, mode=conv.mode))
-        elif name == "stop":
-            if not self._stop(chat.key):
-                await self._say(adapter, msg, t("stopped_none", lang))
-        elif name == "lang":
-            if cmd.args in ("en", "zh"):
-                await store.accounts.set_lang(user_id, cmd.args)
-                await self._say(adapter, msg, t("lang_set", cmd.args))
-            else:
-                await self._say(adapter, msg, t("lang_bad", lang))
-        elif name == "usage":
-            conv = await store.conversations.active(chat, user_id)
-            c = await store.usage.for_conversation(conv.id)
-            m = await store.usage.for_user_this_month(user_id)
-            await self._say(adapter, msg, t("usage", lang, conv_tokens=c.tokens,
-                                            conv_cost=c.cost_usd, conv_calls=c.calls,
-                                            month_tokens=m.tokens, month_cost=m.cost_usd))
-        elif name == "link":
-            if not cmd.args:
-                code = await store.accounts.issue_link_code(user_id)
-                await self._say(adapter, msg, t("link_issued", lang, code=code))
-            else:
-                res = await store.accounts.redeem_link_code(cmd.args, user_id)
-                if res.ok and res.user_id is not None:
-                    accounts = await store.accounts.accounts_of(res.user_id)
-                    platforms = ", ".join(sorted({a.platform for a in accounts}))
-                    await self._say(adapter, msg, t("link_ok", lang, platforms=platforms))
-                else:
-                    await self._say(adapter, msg, t("link_failed", lang, reason=res.reason))
-        elif name == "unlink":
-            got = await store.accounts.unlink(msg.platform, msg.sender.platform_uid)
-            await self._say(adapter, msg, t("unlink_ok" if got else "unlink_none", lang))
-        else:
-            question = commands.as_question(cmd)
-            tf = question.options.get("interval") if question is not None else None
-            if question is None:
-                await self._say(adapter, msg, t("needs_arg", lang,
-                                                usage=commands.USAGE.get(name, "/help")))
-            elif tf is not None and not commands.timeframe_known(tf):
-                await self._say(adapter, msg, t("bad_timeframe", lang, tf=tf))
-            else:
-                self._enqueue(adapter, msg, user_id, lang, question, conversation, epoch)
+        await dispatch(CommandContext(gateway=self, store=self._store, adapter=adapter, msg=msg,
+                                      user_id=user_id, lang=lang, cmd=cmd,
+                                      conversation=conversation, epoch=epoch))
+
+    # what command handlers use (bot.command_table)
+
+    async def say(self, adapter: Adapter, msg: IncomingMessage, text: str,
+                  buttons: list[list[Button]] | None = None) -> None:
+        await self._say(adapter, msg, text, buttons)
+
+    async def send_file(self, adapter: Adapter, msg: IncomingMessage,
+                        file: OutgoingFile) -> None:
+        file = file.model_copy(update={"in_reply_to": msg.message_id})
+        try:
+            await adapter.send_file(msg.chat, file)
+        except PlatformError as exc:
+            if self.outbox is None or isinstance(exc, Forbidden):
+                log.warning("file not sent to %s: %s", msg.chat.key, exc)
+                return
+            await self.outbox.deliver(msg.chat, [file], source="say",
+                                      key=f"say:{msg.platform}:{msg.chat.key}:"
+                                          f"{msg.message_id}:{file.filename}")
+
+    def stop_chat(self, key: str) -> bool:
+        return self._stop(key)
+
+    def enqueue(self, adapter: Adapter, msg: IncomingMessage, user_id: UUID, lang: str,
+                question: Question, conversation: Conversation | None = None,
+                epoch: int = -1) -> None:
+        self._enqueue(adapter, msg, user_id, lang, question, conversation, epoch)
 
     # --- the queue -------------------------------------------------------------------------
 
@@ -320,7 +307,8 @@ class Gateway:
         conv = job.conversation
         if conv is None or job.epoch != self._conv_epoch:
             conv = await self._store.conversations.active(msg.chat, job.user_id)
-        renderer = Renderer(job.adapter, msg.chat, lang=job.lang, in_reply_to=msg.message_id)
+        renderer = Renderer(job.adapter, msg.chat, lang=job.lang, in_reply_to=msg.message_id,
+                            outbox=self.outbox)
         await renderer.start()
         job.shown()
         try:

@@ -24,12 +24,15 @@ from core.errors import (
     RateLimited,
 )
 from core.events import Done, Event, Failed, File, Status, TextDelta, ToolStarted
-from core.ports import Adapter
+from core.ports import Adapter, Outbox
 from core.types import ChatRef, MessageRef, Reply
 
 log = logging.getLogger(__name__)
 
-FINAL_RETRIES = 6
+# The final text is retried live for this long (rate limits waited out, a formatting refusal
+# resent as plain text); what still did not arrive goes to the outbox, which keeps trying until
+# its own deadline, rather than being dropped.
+LIVE_DEADLINE_S = 30.0
 MAX_WAIT_S = 60.0
 
 
@@ -40,14 +43,18 @@ class RenderResult:
     delivered: bool = False
     edits: int = 0
     dropped_edits: int = 0
+    handed_over: bool = False  # the final text (or part of it) went to the outbox
 
 
 class Renderer:
     def __init__(self, adapter: Adapter, chat: ChatRef, *, lang: str = "en",
                  clock: Callable[[], float] = time.monotonic,
                  min_edit_interval_s: float | None = None,
-                 in_reply_to: str | None = None) -> None:
+                 in_reply_to: str | None = None, outbox: Outbox | None = None,
+                 live_deadline_s: float = LIVE_DEADLINE_S) -> None:
         self._adapter = adapter
+        self._outbox = outbox
+        self._live_deadline_s = live_deadline_s
         self._chat = chat
         # the incoming message answered: every reply and file of the answer carries it
         self._in_reply_to = in_reply_to
@@ -206,7 +213,8 @@ class Renderer:
     async def _with_retries(self, op: Callable[[Reply], object], md: str, plain: bool) -> bool:
         """Deliver one piece of final text; True when it arrived."""
         as_plain = plain or self._caps.markup == "plain"
-        for _ in range(FINAL_RETRIES):
+        end = time.monotonic() + self._live_deadline_s
+        while time.monotonic() < end:
             text = to_plain(md) if as_plain else convert(md, self._caps.markup)
             if len(text) > self._caps.max_message_length:
                 as_plain, text = True, to_plain(md)
@@ -220,7 +228,8 @@ class Renderer:
             except FormattingRejected:
                 as_plain = True
             except RateLimited as exc:
-                await asyncio.sleep(min(exc.retry_after, MAX_WAIT_S))
+                await asyncio.sleep(min(exc.retry_after, MAX_WAIT_S,
+                                        max(0.0, end - time.monotonic())))
             except Forbidden:
                 self._gone = True
                 return False
@@ -239,6 +248,7 @@ class Renderer:
             limit = int(limit * 0.9)  # room for entities and escapes
         pieces = split_text(md.strip() or "…", limit)
         ok = True
+        undelivered: list[tuple[int, str]] = []
         for i, piece in enumerate(pieces):
             if i == 0 and self._placeholder is not None:
                 ref = self._placeholder
@@ -253,14 +263,39 @@ class Renderer:
                         self.result.message_ids.append(ref.message_id)
 
                     edited = await self._with_retries(resend, piece, plain)
+                    if not edited and not self._gone:
+                        undelivered.append((i, piece))
                 ok = edited and ok
             else:
                 async def send(reply: Reply) -> None:
                     ref = await self._adapter.send(self._chat, reply)
                     self.result.message_ids.append(ref.message_id)
 
-                ok = await self._with_retries(send, piece, plain) and ok
+                sent = await self._with_retries(send, piece, plain)
+                if not sent and not self._gone:
+                    undelivered.append((i, piece))
+                ok = sent and ok
+        if undelivered and self._outbox is not None and not self._gone:
+            await self._hand_over(undelivered, plain)
+            return
         self.result.delivered = ok
+
+    async def _hand_over(self, pieces: list[tuple[int, str]], plain: bool) -> None:
+        """The platform would not take these pieces live: the outbox delivers them (stored
+        first, retried until its deadline), so the answer is not lost."""
+        assert self._outbox is not None
+        key = f"answer:{self._chat.key}:{self._in_reply_to or id(self)}"
+        items = [Reply(text=md, markup="plain" if plain else "markdown",
+                       in_reply_to=self._in_reply_to) for _, md in pieces]
+        try:
+            receipt = await self._outbox.deliver(self._chat, items, source="answer",
+                                                 key=f"{key}:{pieces[0][0]}")
+        except Exception as exc:  # the database is away too: said in the log, not hidden
+            log.error("final text for %s neither delivered nor stored: %s", self._chat.key, exc)
+            self.result.delivered = False
+            return
+        self.result.delivered = receipt.status in ("pending", "delivered")
+        self.result.handed_over = True
 
     async def _send_file(self, event: File) -> None:
         kind_ok = (self._caps.supports_images if event.file.kind == "image"
@@ -270,7 +305,8 @@ class Renderer:
         file = event.file
         if file.in_reply_to is None and self._in_reply_to is not None:
             file = file.model_copy(update={"in_reply_to": self._in_reply_to})
-        for _ in range(FINAL_RETRIES):
+        end = time.monotonic() + self._live_deadline_s
+        while time.monotonic() < end:
             try:
                 ref = await self._adapter.send_file(self._chat, file)
                 self.result.message_ids.append(ref.message_id)

@@ -42,6 +42,11 @@ class Settings(BaseSettings):
     tavily_api_key: SecretStr | None = Field(None, validation_alias=_env("TAVILY_API_KEY"))
 
 
+    # scheduled pushes: a fire missed by less than this (downtime) still runs once; how often a
+    # process that does not run the scheduler checks whether the one that does is gone
+    jobs_grace_s: float = Field(3600.0, validation_alias=_env("BULLPEN_JOBS_GRACE_S"))
+    jobs_leader_check_s: float = Field(5.0, validation_alias=_env("BULLPEN_JOBS_LEADER_CHECK_S"))
+
     # voice notes
     whisper_backend: Literal["faster-whisper", "openai-whisper", "api"] = Field(
         "faster-whisper", validation_alias=_env("BULLPEN_WHISPER_BACKEND"))

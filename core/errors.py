@@ -17,7 +17,8 @@
     │   ├── RateLimited        carries retry_after (seconds)
     │   ├── MessageNotModified edit with identical content: harmless
     │   ├── FormattingRejected the platform rejected the markup (retry as plain text)
-    │   └── Forbidden          the user blocked the bot or the chat is gone
+    │   ├── Forbidden          the user blocked the bot or the chat is gone
+    │   └── Held               refused for now (WeChat's closed window): when the chat next writes
     ├── SignatureError         a webhook's signature or secret did not verify
     └── RunCancelled           /stop ended a run
 
@@ -120,3 +121,8 @@ class SignatureError(BullpenError):
 
 class RunCancelled(BullpenError):
     pass
+
+
+class Held(PlatformError):
+    """The platform refuses for now (WeChat: the user's 48-hour window is closed); the outbox
+    holds the delivery until the chat next writes."""

@@ -7,7 +7,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from core.events import Event
 from core.types import (
@@ -166,3 +166,51 @@ class MemoryKeptReplies:
 
     async def recipients(self, key: str) -> set[str]:
         return {r for (k, r), queue in self._kept.items() if k == key and queue}
+
+
+# --- the outbox -----------------------------------------------------------------------------
+
+OutItem = Reply | OutgoingFile
+DeliveryStatus = Literal["pending", "delivered", "held", "failed", "cancelled"]
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """Where a delivery stands. `created` is False when `key` was delivered (or queued) before:
+    the outbox is idempotent on the key, so a repeated fire or a retried request sends nothing
+    twice."""
+
+    key: str
+    status: DeliveryStatus
+    message_ids: tuple[str, ...] = ()
+    attempts: int = 0
+    last_error: str = ""
+    delivered_at: datetime | None = None
+    created: bool = True
+
+
+class Outbox(Protocol):
+    """Everything that must arrive without an inbound message to answer: scheduled reports,
+    the podcast, an answer the renderer could not deliver live, replies WeChat refuses while the
+    user's window is closed.
+
+    `deliver` stores the items first (idempotent on `key`), then sends them through the adapter
+    of `chat.platform` with retries until `deadline_s` from now (honouring `retry_after`,
+    backing off on network errors); a platform that refuses for now (`held`) gets them when the
+    chat next writes. It returns once stored; `wait` waits for a final status.
+    """
+
+    async def deliver(self, chat: ChatRef, items: Sequence[OutItem], *, key: str,
+                      deadline_s: float | None = None, source: str = "",
+                      subscription_id: int | None = None) -> Receipt: ...
+
+    async def receipt(self, key: str) -> Receipt | None: ...
+
+    def kick(self) -> None:
+        """Something became due (a held delivery released): send now rather than at the next
+        poll."""
+        ...
+
+    async def wait(self, key: str, *, timeout_s: float) -> Receipt | None:
+        """The receipt once delivered, failed or held (None if `key` is unknown)."""
+        ...

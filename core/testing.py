@@ -14,7 +14,14 @@ from typing import Any
 
 from core.errors import LLMError, MessageNotModified, RateLimited
 from core.llm.base import Final, StreamItem, TextChunk
-from core.ports import KeptReplies, KeptReply, MemoryKeptReplies, MessageHandler
+from core.ports import (
+    KeptReplies,
+    KeptReply,
+    MemoryKeptReplies,
+    MessageHandler,
+    OutItem,
+    Receipt,
+)
 from core.types import (
     Capabilities,
     ChatMessage,
@@ -175,3 +182,29 @@ class RecordingAdapter:
 
 __all__ = ["KeptReplies", "KeptReply", "MemoryKeptReplies", "MemoryRecorder", "Op", "RateLimited",
            "RecordingAdapter", "ScriptedLLM", "calls", "text"]
+
+
+class MemoryOutbox:
+    """`core.ports.Outbox` in memory: records each delivery once per key and reports it
+    delivered (unit tests of what is handed to the outbox; the real one is tested on Postgres
+    against the platform fakes)."""
+
+    def __init__(self) -> None:
+        self.deliveries: dict[str, tuple[ChatRef, list[OutItem], str]] = {}
+
+    async def deliver(self, chat: ChatRef, items: Sequence[OutItem], *, key: str,
+                      deadline_s: float | None = None, source: str = "",
+                      subscription_id: int | None = None) -> Receipt:
+        created = key not in self.deliveries
+        if created:
+            self.deliveries[key] = (chat, list(items), source)
+        return Receipt(key=key, status="delivered", created=created)
+
+    async def receipt(self, key: str) -> Receipt | None:
+        return Receipt(key=key, status="delivered") if key in self.deliveries else None
+
+    def kick(self) -> None:
+        return None
+
+    async def wait(self, key: str, *, timeout_s: float) -> Receipt | None:
+        return await self.receipt(key)

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from bot.cli import runtime
 
-FEATURE_MODULES = ("bot.cli.ict", "bot.cli.symbols", "bot.cli.transcribe", "bot.cli.debate")
+FEATURE_MODULES = ("bot.cli.ict", "bot.cli.symbols", "bot.cli.transcribe", "bot.cli.debate",
+                   "bot.cli.jobs")
 
 
 def build_parser() -> argparse.ArgumentParser:

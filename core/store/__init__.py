@@ -7,10 +7,12 @@ from pathlib import Path
 from core.store.accounts import AccountsRepo
 from core.store.conversations import Conversation, ConversationsRepo, StoredMessage, TurnStart
 from core.store.database import Database
+from core.store.deliveries import DeliveriesRepo, Delivery
 from core.store.files import FilesRepo
 from core.store.inbound import Inbound, InboundRepo
 from core.store.kept_replies import KeptRepliesRepo
 from core.store.migrate import migrate
+from core.store.subscriptions import Subscription, SubscriptionsRepo
 from core.store.usage import UsageRepo, UsageTotals
 
 
@@ -26,10 +28,12 @@ class Store:
         self.files = FilesRepo(db.pool, files_dir=files_dir)
         self.usage = UsageRepo(db.pool)
         self.kept_replies = KeptRepliesRepo(db.pool)
+        self.deliveries = DeliveriesRepo(db.pool)
+        self.subscriptions = SubscriptionsRepo(db.pool)
 
 
 __all__ = [
-    "AccountsRepo", "Conversation", "ConversationsRepo", "Database", "FilesRepo", "Inbound",
-    "InboundRepo", "KeptRepliesRepo", "Store", "StoredMessage", "TurnStart", "UsageRepo",
-    "UsageTotals", "migrate",
+    "AccountsRepo", "Conversation", "ConversationsRepo", "Database", "DeliveriesRepo", "Delivery",
+    "FilesRepo", "Inbound", "InboundRepo", "KeptRepliesRepo", "Store", "StoredMessage",
+    "Subscription", "SubscriptionsRepo", "TurnStart", "UsageRepo", "UsageTotals", "migrate",
 ]

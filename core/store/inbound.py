@@ -21,6 +21,7 @@ class Inbound:
     user_id: UUID | None
     lang: str | None
     conversation: Conversation | None = None
+    held: int = 0  # deliveries held for this chat that are due again now
 
 
 # The dedupe insert, the sender's user and chosen language, and the chat's active conversation,
@@ -31,8 +32,14 @@ WITH ins AS (
     INSERT INTO inbound_events (platform, chat_id, message_id, sender_uid, payload)
     VALUES ($1, $2, $3, $4, $5) ON CONFLICT (platform, chat_id, message_id) DO NOTHING
     RETURNING id
+), released AS (  -- the chat wrote again: deliveries held for it (WeChat's window) are due now
+    UPDATE deliveries SET status = 'pending', next_attempt_at = now(),
+                          deadline = greatest(deadline, now() + interval '1 hour')
+    WHERE status = 'held' AND platform = $1 AND chat_id = $2 AND EXISTS (SELECT 1 FROM ins)
+    RETURNING id
 )
-SELECT (SELECT id FROM ins) AS inbound_id, pa.user_id AS sender_user_id, u.lang, c.*
+SELECT (SELECT id FROM ins) AS inbound_id, pa.user_id AS sender_user_id, u.lang, c.*,
+       (SELECT count(*) FROM released) AS released
 FROM (SELECT 1) AS one
 LEFT JOIN platform_accounts pa ON pa.platform = $1 AND pa.platform_uid = $4
 LEFT JOIN users u ON u.id = pa.user_id
@@ -70,7 +77,8 @@ class InboundRepo:
         return Inbound(new=row["inbound_id"] is not None,
                        user_id=UUID(str(user)) if user is not None else None,
                        lang=row["lang"] if user is not None else None,
-                       conversation=conversation_from(row) if row["id"] is not None else None)
+                       conversation=conversation_from(row) if row["id"] is not None else None,
+                       held=int(row["released"]))
 
     async def set_status(self, *, platform: str, chat_id: str, message_id: str,
                          status: str) -> None:

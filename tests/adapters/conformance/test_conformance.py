@@ -259,3 +259,36 @@ async def test_a_voice_note_is_heard_then_answered(harness: PlatformHarness) -> 
     codes = heard.partition(" -> ")[2].split(", ") if " -> " in heard else []
     assert set(codes) <= {"NVDA", "AAPL"}, heard
     assert all(f"({code})" in question for code in codes), (heard, question)
+
+
+# --- speaking first: a scheduled report ------------------------------------------------------
+
+
+async def test_a_scheduled_report_arrives(harness: PlatformHarness) -> None:
+    from datetime import UTC, datetime
+
+    from jobs.runner import schedule_of
+
+    async with harness.running() as app:  # no model: the offline template writes the narrative
+        await harness.send_command(USER, "/subscribe NVDA at 08:00")
+        await harness.wait_for(lambda: harness.shows(USER, "Subscribed (#"), within_s=30)
+        [sub] = await app.store.subscriptions.for_chat(harness.chat(USER))
+        assert sub.symbols == ["NVDA"] and sub.at_time == "08:00"
+        fire_at = schedule_of(sub).next_fire(datetime.now(UTC))
+        # what `bullpen jobs due --at <that instant>` does
+        [fired] = await app.jobs.due(fire_at)
+        assert fired.status == "done"
+        await harness.wait_for(lambda: harness.shows(USER, "NVDA") and harness.sent_files(USER),
+                               within_s=30)
+        assert await app.jobs.due(fire_at) == [] or all(
+            r.status == "skipped" for r in await app.jobs.due(fire_at))  # fired once
+        receipt = await app.outbox.wait(fired.delivery_key or "", timeout_s=30)
+        assert receipt is not None and receipt.status == "delivered"
+        await harness.send_command(USER, "/subscriptions")
+        await harness.wait_for(lambda: harness.shows(USER, "last: delivered"), within_s=30)
+        await harness.idle()
+    report = [m for m in harness.visible_messages(USER) if "NVDA" in m and "Narrative" in m]
+    assert len(report) == 1, harness.visible_messages(USER)  # the report arrived once
+    assert re.search(r"\d{4}-\d{2}-\d{2}", report[0])  # figures carry their date
+    [chart] = harness.sent_files(USER)
+    assert chart.kind == "image" and chart.data.startswith(b"\x89PNG")

@@ -1,0 +1,161 @@
+"""One table of command handlers (PTB's `CommandHandler` idea): a command is added here, in one
+place, as a function taking a small context. The gateway parses, looks up and calls."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from uuid import UUID
+
+from bot import commands
+from bot.commands import Command
+from bot.i18n import t
+from core.ports import Adapter
+from core.store import Conversation, Store
+from core.types import MODES, Button, IncomingMessage
+
+if TYPE_CHECKING:
+    from bot.gateway import Gateway
+
+
+@dataclass
+class CommandContext:
+    gateway: Gateway
+    store: Store
+    adapter: Adapter
+    msg: IncomingMessage
+    user_id: UUID
+    lang: str
+    cmd: Command
+    conversation: Conversation | None = None
+    epoch: int = -1
+
+    @property
+    def args(self) -> str:
+        return self.cmd.args
+
+    async def say(self, text: str, buttons: list[list[Button]] | None = None) -> None:
+        await self.gateway.say(self.adapter, self.msg, text, buttons)
+
+    def tr(self, key: str, **params: Any) -> str:
+        return t(key, self.lang, **params)
+
+
+Handler = Callable[[CommandContext], Awaitable[None]]
+HANDLERS: dict[str, Handler] = {}
+
+
+def command(*names: str) -> Callable[[Handler], Handler]:
+    def register(fn: Handler) -> Handler:
+        for name in names:
+            HANDLERS[name] = fn
+        return fn
+
+    return register
+
+
+async def dispatch(ctx: CommandContext) -> None:
+    handler = HANDLERS.get(ctx.cmd.name) if ctx.cmd.known else None
+    await (handler or help_)(ctx)
+
+
+# --- the chat and the conversation ------------------------------------------------------------
+
+
+@command("start", "help")
+async def help_(ctx: CommandContext) -> None:
+    await ctx.say(commands.help_text(ctx.lang))
+
+
+@command("mode")
+async def mode(ctx: CommandContext) -> None:
+    conv = await ctx.store.conversations.active(ctx.msg.chat, ctx.user_id)
+    choice = ctx.args.lower()
+    if not choice:
+        buttons = [[Button(label=m, data=f"mode:{m}") for m in MODES]]
+        await ctx.say(ctx.tr("mode_now", mode=conv.mode, choices=commands.MODE_CHOICES), buttons)
+    elif choice in MODES:
+        await ctx.store.conversations.set_mode(conv.id, choice)
+        await ctx.say(ctx.tr("mode_set", mode=choice))
+    else:
+        await ctx.say(ctx.tr("mode_bad", mode=ctx.args, choices=commands.MODE_CHOICES))
+
+
+@command("new")
+async def new(ctx: CommandContext) -> None:
+    ctx.gateway.stop_chat(ctx.msg.chat.key)
+    conv = await ctx.store.conversations.start_new(ctx.msg.chat, ctx.user_id)
+    await ctx.say(ctx.tr("new", mode=conv.mode))
+
+
+@command("stop")
+async def stop(ctx: CommandContext) -> None:
+    if not ctx.gateway.stop_chat(ctx.msg.chat.key):
+        await ctx.say(ctx.tr("stopped_none"))
+
+
+@command("lang")
+async def lang(ctx: CommandContext) -> None:
+    if ctx.args in ("en", "zh"):
+        await ctx.store.accounts.set_lang(ctx.user_id, ctx.args)
+        await ctx.say(t("lang_set", ctx.args))
+    else:
+        await ctx.say(ctx.tr("lang_bad"))
+
+
+@command("usage")
+async def usage(ctx: CommandContext) -> None:
+    store = ctx.store
+    conv = await store.conversations.active(ctx.msg.chat, ctx.user_id)
+    c = await store.usage.for_conversation(conv.id)
+    m = await store.usage.for_user_this_month(ctx.user_id)
+    await ctx.say(ctx.tr("usage", conv_tokens=c.tokens, conv_cost=c.cost_usd,
+                         conv_calls=c.calls, month_tokens=m.tokens, month_cost=m.cost_usd))
+
+
+# --- accounts --------------------------------------------------------------------------------
+
+
+@command("link")
+async def link(ctx: CommandContext) -> None:
+    accounts = ctx.store.accounts
+    if not ctx.args:
+        code = await accounts.issue_link_code(ctx.user_id)
+        await ctx.say(ctx.tr("link_issued", code=code))
+        return
+    res = await accounts.redeem_link_code(ctx.args, ctx.user_id)
+    if res.ok and res.user_id is not None:
+        if res.user_id != ctx.user_id:  # the watchlist follows the person
+            await ctx.store.subscriptions.move_watchlist(ctx.user_id, res.user_id)
+        linked = await accounts.accounts_of(res.user_id)
+        platforms = ", ".join(sorted({a.platform for a in linked}))
+        await ctx.say(ctx.tr("link_ok", platforms=platforms))
+    else:
+        await ctx.say(ctx.tr("link_failed", reason=res.reason))
+
+
+@command("unlink")
+async def unlink(ctx: CommandContext) -> None:
+    got = await ctx.store.accounts.unlink(ctx.msg.platform, ctx.msg.sender.platform_uid)
+    await ctx.say(ctx.tr("unlink_ok" if got else "unlink_none"))
+
+
+# --- questions: commands that become a question for the agent --------------------------------
+
+
+@command("fast", "debate", "ict", "chart", "plan")
+async def question(ctx: CommandContext) -> None:
+    q = commands.as_question(ctx.cmd)
+    tf = q.options.get("interval") if q is not None else None
+    if q is None:
+        await ctx.say(ctx.tr("needs_arg", usage=commands.USAGE.get(ctx.cmd.name, "/help")))
+    elif tf is not None and not commands.timeframe_known(tf):
+        await ctx.say(ctx.tr("bad_timeframe", tf=tf))
+    else:
+        ctx.gateway.enqueue(ctx.adapter, ctx.msg, ctx.user_id, ctx.lang, q, ctx.conversation,
+                            ctx.epoch)
+
+
+# the watchlist, subscriptions and reports register themselves on import
+from bot import subscription_commands  # noqa: E402,F401

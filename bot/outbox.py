@@ -1,0 +1,323 @@
+"""The outbox: deliveries stored in Postgres first, then sent through the platform's adapter.
+
+`PostgresOutbox.deliver` stores (idempotent on the key) and wakes the sender; the sender, a task
+the outbox owns, claims due deliveries with a lease (`core.store.deliveries`), sends them piece
+by piece in each chat's order, and decides per error, as a small table:
+
+| error             | what happens                                                       |
+|-------------------|--------------------------------------------------------------------|
+| RateLimited       | wait `retry_after` (inline when short, else rescheduled)           |
+| FormattingRejected| the piece again as plain text                                      |
+| Held              | `held`: due again when the chat next writes                        |
+| Forbidden         | `failed` at once (the bot was removed or blocked); `on_forbidden`  |
+| other PlatformError| back off (1, 2, 4 ... 60 s) until the deadline, then `failed`      |
+
+Adapters are found by platform through `AdapterRegistry` (one per app, nonebot2's `get_bot`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+import asyncpg
+
+from bot.markup import convert, split_text, to_plain
+from core.errors import (
+    Forbidden,
+    FormattingRejected,
+    Held,
+    MessageNotModified,
+    PlatformError,
+    RateLimited,
+    StoreError,
+)
+from core.ports import Adapter, OutItem, Receipt
+from core.store.deliveries import CHANNEL, DeliveriesRepo, Delivery
+from core.types import ChatRef, IncomingMessage, OutgoingFile, Reply, utcnow
+
+log = logging.getLogger(__name__)
+
+DEFAULT_DEADLINE_S = 6 * 3600.0  # a report still worth reading; held ones wait longer
+INLINE_WAIT_S = 5.0  # a shorter retry_after is waited out by the sending worker itself
+MAX_BACKOFF_S = 60.0
+
+
+class AdapterRegistry:
+    """The running adapters by platform name (`ChatRef.platform`)."""
+
+    def __init__(self) -> None:
+        self._adapters: dict[str, Adapter] = {}
+
+    def add(self, adapter: Adapter) -> None:
+        self._adapters[adapter.name] = adapter
+
+    def get(self, platform: str) -> Adapter | None:
+        return self._adapters.get(platform)
+
+    def platforms(self) -> list[str]:
+        return sorted(self._adapters)
+
+    def __len__(self) -> int:
+        return len(self._adapters)
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One platform operation of a delivery: a text message or a file."""
+
+    reply: Reply | None = None
+    file: OutgoingFile | None = None
+
+
+def pieces_for(items: Sequence[OutItem], adapter: Adapter) -> list[Piece]:
+    """Items as the platform takes them: Markdown in its dialect, split at its length; files it
+    cannot show become their caption (or nothing). Deterministic, so `pieces_sent` resumes."""
+    caps = adapter.capabilities
+    out: list[Piece] = []
+    for item in items:
+        if isinstance(item, Reply):
+            limit = caps.max_message_length
+            if caps.markup == "telegram_html" and item.markup != "plain":
+                limit = int(limit * 0.9)  # room for entities and escapes
+            for part in split_text(item.text.strip() or "…", limit):
+                out.append(Piece(reply=item.model_copy(update={"text": part})))
+            continue
+        ok = caps.supports_images if item.kind == "image" else caps.supports_documents
+        if ok:
+            out.append(Piece(file=item))
+        elif item.caption:
+            out.append(Piece(reply=Reply(text=item.caption, in_reply_to=item.in_reply_to)))
+    return out
+
+
+def _rendered(reply: Reply, adapter: Adapter, *, plain: bool) -> Reply:
+    caps = adapter.capabilities
+    if plain or reply.markup == "plain" or caps.markup == "plain":
+        return reply.model_copy(update={"text": to_plain(reply.text), "markup": "plain"})
+    text = convert(reply.text, caps.markup)
+    if len(text) > caps.max_message_length:
+        return reply.model_copy(update={"text": to_plain(reply.text), "markup": "plain"})
+    return reply.model_copy(update={"text": text, "markup": "markdown",
+                                    "buttons": reply.buttons if caps.supports_buttons else []})
+
+
+ForbiddenHook = Callable[[Delivery], Awaitable[None]]
+
+
+class PostgresOutbox:
+    """`core.ports.Outbox` on the `deliveries` table. `start()` runs the sender; without it,
+    deliveries are stored and sent by whichever process runs one (`bullpen serve`)."""
+
+    def __init__(self, deliveries: DeliveriesRepo, registry: AdapterRegistry, *,
+                 dsn: str | None = None, workers: int = 8, lease_s: float = 120.0,
+                 poll_s: float = 2.0, default_deadline_s: float = DEFAULT_DEADLINE_S,
+                 on_forbidden: ForbiddenHook | None = None,
+                 sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep) -> None:
+        self._repo = deliveries
+        self._registry = registry
+        self._dsn = dsn
+        self._workers = max(1, workers)
+        self._lease_s = lease_s
+        self._poll_s = poll_s
+        self._default_deadline_s = default_deadline_s
+        self.on_forbidden = on_forbidden
+        self._sleep = sleep
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._listener: asyncpg.Connection | None = None
+        self._done: dict[str, asyncio.Event] = {}
+
+    # --- the port --------------------------------------------------------------------------
+
+    async def deliver(self, chat: ChatRef, items: Sequence[OutItem], *, key: str,
+                      deadline_s: float | None = None, source: str = "",
+                      subscription_id: int | None = None) -> Receipt:
+        deadline = utcnow() + timedelta(seconds=deadline_s or self._default_deadline_s)
+        delivery, created = await self._repo.create(
+            key=key, chat=chat, items=list(items), deadline=deadline, source=source,
+            subscription_id=subscription_id)
+        if created:
+            self._wake.set()
+        return delivery.receipt(created=created)
+
+    async def receipt(self, key: str) -> Receipt | None:
+        got = await self._repo.by_key(key)
+        return got.receipt() if got is not None else None
+
+    async def wait(self, key: str, *, timeout_s: float) -> Receipt | None:
+        loop = asyncio.get_running_loop()
+        end = loop.time() + timeout_s
+        while True:
+            got = await self.receipt(key)
+            if got is None or got.status != "pending" or loop.time() >= end:
+                return got
+            event = self._done.setdefault(key, asyncio.Event())
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(event.wait(), timeout=min(0.5, end - loop.time()))
+
+    async def release_held(self, message: IncomingMessage) -> int:
+        """The chat wrote: what was held for it is due now."""
+        n = await self._repo.release_held(message.platform, message.chat.chat_id)
+        if n:
+            self._wake.set()
+        return n
+
+    def kick(self) -> None:
+        self._wake.set()
+
+    # --- the sender ------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        if self._task is None:
+            await self._listen()
+            self._task = asyncio.create_task(self._run(), name="outbox-sender")
+
+    async def aclose(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        if self._listener is not None:
+            with contextlib.suppress(Exception):
+                await self._listener.close()
+            self._listener = None
+
+    async def _listen(self) -> None:
+        """NOTIFY wakes the sender at once when another process stores a delivery; polling
+        every `poll_s` covers a lost connection (a database restart)."""
+        if self._dsn is None:
+            return
+        try:
+            conn = await asyncpg.connect(self._dsn, timeout=5)
+            await conn.add_listener(CHANNEL, lambda *_: self._wake.set())
+            self._listener = conn
+        except (OSError, asyncpg.PostgresError) as exc:
+            log.warning("outbox: no LISTEN connection (%s); polling only", type(exc).__name__)
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                await self.drain()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # the database is away: try again in a moment
+                log.warning("outbox sender: %s: %s", type(exc).__name__, exc)
+            self._wake.clear()
+            wait = self._poll_s
+            with contextlib.suppress(Exception):
+                due = await self._repo.next_due_in(platforms=self._registry.platforms())
+                if due is not None:
+                    wait = min(wait, max(due, 0.05))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout=wait)
+
+    async def drain(self) -> int:
+        """Send everything due now; how many deliveries were worked on."""
+        platforms = self._registry.platforms()
+        if not platforms:
+            return 0
+        total = 0
+        while True:
+            batch = await self._repo.claim(platforms=platforms, limit=self._workers * 4,
+                                           lease_s=self._lease_s)
+            if not batch:
+                return total
+            total += len(batch)
+            by_chat: dict[tuple[str, str], list[Delivery]] = {}
+            for d in batch:
+                by_chat.setdefault((d.chat.platform, d.chat.key), []).append(d)
+            sem = asyncio.Semaphore(self._workers)
+
+            async def chat_run(queue: list[Delivery], sem: asyncio.Semaphore = sem) -> None:
+                async with sem:
+                    for d in queue:
+                        await self._send_one(d)
+
+            await asyncio.gather(*(chat_run(q) for q in by_chat.values()))
+
+    async def _send_one(self, d: Delivery) -> None:
+        try:
+            await self._attempt(d)
+        except StoreError:
+            raise
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+            raise  # the lease runs out and the delivery is taken again
+        finally:
+            event = self._done.pop(d.key, None)
+            if event is not None:
+                event.set()
+
+    async def _attempt(self, d: Delivery) -> None:
+        adapter = self._registry.get(d.chat.platform)
+        if adapter is None:  # another process may run it: leave the claim to run out
+            return
+        if utcnow() >= d.deadline:
+            await self._repo.finish(d.id, "failed",
+                                    error=f"deadline passed; last error: {d.last_error}")
+            return
+        pieces = pieces_for(d.items, adapter)
+        sent = d.pieces_sent
+        ids = list(d.message_ids)
+        plain = False
+        while sent < len(pieces):
+            piece = pieces[sent]
+            try:
+                if piece.reply is not None:
+                    ref = await adapter.send(d.chat, _rendered(piece.reply, adapter,
+                                                               plain=plain))
+                else:
+                    assert piece.file is not None
+                    ref = await adapter.send_file(d.chat, piece.file)
+            except MessageNotModified:
+                ref = None
+            except FormattingRejected:
+                if plain:
+                    await self._repo.finish(d.id, "failed", error="formatting rejected")
+                    return
+                plain = True
+                continue
+            except RateLimited as exc:
+                wait = max(exc.retry_after, 0.05)
+                if wait <= INLINE_WAIT_S and utcnow() + timedelta(seconds=wait) < d.deadline:
+                    await self._sleep(wait)
+                    continue
+                await self._later(d, wait, f"rate limited ({exc.retry_after:g} s)")
+                return
+            except Held as exc:
+                await self._repo.finish(d.id, "held", error=str(exc))
+                return
+            except Forbidden as exc:
+                await self._repo.finish(d.id, "failed", error=f"forbidden: {exc}")
+                if self.on_forbidden is not None:
+                    with contextlib.suppress(Exception):
+                        await self.on_forbidden(d)
+                return
+            except PlatformError as exc:
+                backoff = min(MAX_BACKOFF_S, 2.0 ** max(0, d.attempts - 1))
+                await self._later(d, backoff, f"{type(exc).__name__}: {exc}")
+                return
+            plain = False
+            sent += 1
+            if ref is not None:
+                ids.append(ref.message_id)
+            await self._repo.progress(d.id, pieces_sent=sent, message_ids=ids)
+        await self._repo.finish(d.id, "delivered")
+
+    async def _later(self, d: Delivery, seconds: float, error: str) -> None:
+        at = utcnow() + timedelta(seconds=seconds)
+        if at >= d.deadline:
+            await self._repo.finish(d.id, "failed", error=f"deadline passed; {error}")
+        else:
+            await self._repo.retry_at(d.id, at, error=error)
+
+
+def new_key(prefix: str) -> str:
+    return f"{prefix}:{secrets.token_hex(8)}"

@@ -1,0 +1,183 @@
+"""Watchlists (a person's, across linked accounts), subscriptions (a chat's scheduled pushes),
+their fires (once per subscription and fire time) and each person's time zone."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+import asyncpg
+
+from core.types import ChatRef
+
+MAX_WATCHLIST = 50
+
+
+@dataclass(frozen=True)
+class Subscription:
+    id: int
+    owner_id: UUID
+    chat: ChatRef
+    kind: str
+    symbols: list[str]  # empty: the owner's watchlist at fire time
+    at_time: str  # HH:MM
+    recurrence: str
+    tz: str
+    calendar: str | None
+    lang: str
+    options: dict[str, Any] = field(default_factory=dict)
+    status: str = "active"
+    paused_reason: str = ""
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+
+
+def _subscription(row: asyncpg.Record) -> Subscription:
+    return Subscription(
+        id=row["id"], owner_id=row["owner_id"], chat=ChatRef(**row["chat"]), kind=row["kind"],
+        symbols=list(row["symbols"]), at_time=row["at_time"], recurrence=row["recurrence"],
+        tz=row["tz"], calendar=row["calendar"], lang=row["lang"], options=dict(row["options"]),
+        status=row["status"], paused_reason=row["paused_reason"],
+        created_at=row["created_at"], updated_at=row["updated_at"])
+
+
+class SubscriptionsRepo:
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._pool = pool
+
+    # --- watchlist -------------------------------------------------------------------------
+
+    async def watchlist(self, user_id: UUID) -> list[str]:
+        rows = await self._pool.fetch(
+            "SELECT symbol FROM watchlist WHERE user_id = $1 ORDER BY position, added_at",
+            user_id)
+        return [r["symbol"] for r in rows]
+
+    async def watch(self, user_id: UUID, symbols: list[str]) -> list[str]:
+        """Add symbols (kept once, in the order added); the watchlist after."""
+        async with self._pool.acquire() as conn, conn.transaction():
+            start = await conn.fetchval(
+                "SELECT coalesce(max(position), 0) FROM watchlist WHERE user_id = $1", user_id)
+            await conn.executemany(
+                "INSERT INTO watchlist (user_id, symbol, position) VALUES ($1, $2, $3)"
+                " ON CONFLICT DO NOTHING",
+                [(user_id, s, int(start) + i + 1) for i, s in enumerate(symbols)])
+        return await self.watchlist(user_id)
+
+    async def unwatch(self, user_id: UUID, symbols: list[str]) -> list[str]:
+        await self._pool.execute(
+            "DELETE FROM watchlist WHERE user_id = $1 AND symbol = ANY($2::text[])",
+            user_id, symbols)
+        return await self.watchlist(user_id)
+
+    async def move_watchlist(self, from_user: UUID, to_user: UUID) -> None:
+        """Linking two accounts: the watchlist follows the person."""
+        await self._pool.execute(
+            "INSERT INTO watchlist (user_id, symbol, position, added_at)"
+            " SELECT $2, symbol, position, added_at FROM watchlist WHERE user_id = $1"
+            " ON CONFLICT DO NOTHING", from_user, to_user)
+
+    # --- time zone -------------------------------------------------------------------------
+
+    async def timezone(self, user_id: UUID) -> str | None:
+        got: str | None = await self._pool.fetchval("SELECT tz FROM users WHERE id = $1",
+                                                    user_id)
+        return got
+
+    async def set_timezone(self, user_id: UUID, tz: str) -> None:
+        await self._pool.execute("UPDATE users SET tz = $2 WHERE id = $1", user_id, tz)
+
+    # --- subscriptions ---------------------------------------------------------------------
+
+    async def add(self, *, owner_id: UUID, chat: ChatRef, symbols: list[str], at_time: str,
+                  recurrence: str, tz: str, calendar: str | None, lang: str,
+                  kind: str = "report", options: dict[str, Any] | None = None) -> Subscription:
+        row = await self._pool.fetchrow(
+            "INSERT INTO subscriptions (owner_id, platform, chat_id, chat, kind, symbols,"
+            " at_time, recurrence, tz, calendar, lang, options)"
+            " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12) RETURNING *",
+            owner_id, chat.platform, chat.chat_id, chat.model_dump(mode="json"), kind, symbols,
+            at_time, recurrence, tz, calendar, lang, options or {})
+        assert row is not None
+        await self._pool.execute("SELECT pg_notify('bullpen_subscriptions', $1)", str(row["id"]))
+        return _subscription(row)
+
+    async def get(self, subscription_id: int) -> Subscription | None:
+        row = await self._pool.fetchrow("SELECT * FROM subscriptions WHERE id = $1",
+                                        subscription_id)
+        return _subscription(row) if row is not None else None
+
+    async def for_chat(self, chat: ChatRef) -> list[Subscription]:
+        rows = await self._pool.fetch(
+            "SELECT * FROM subscriptions WHERE platform = $1 AND chat_id = $2"
+            " AND status <> 'removed' ORDER BY id", chat.platform, chat.chat_id)
+        return [_subscription(r) for r in rows]
+
+    async def active(self) -> list[Subscription]:
+        rows = await self._pool.fetch(
+            "SELECT * FROM subscriptions WHERE status = 'active' ORDER BY id")
+        return [_subscription(r) for r in rows]
+
+    async def listing(self) -> list[Subscription]:
+        rows = await self._pool.fetch(
+            "SELECT * FROM subscriptions WHERE status <> 'removed' ORDER BY id")
+        return [_subscription(r) for r in rows]
+
+    async def remove(self, chat: ChatRef, subscription_id: int | None) -> list[int]:
+        """Remove one of the chat's subscriptions (None: all of them); the ids removed."""
+        rows = await self._pool.fetch(
+            "UPDATE subscriptions SET status = 'removed', updated_at = now()"
+            " WHERE platform = $1 AND chat_id = $2 AND status <> 'removed'"
+            " AND ($3::bigint IS NULL OR id = $3) RETURNING id",
+            chat.platform, chat.chat_id, subscription_id)
+        if rows:
+            await self._pool.execute("SELECT pg_notify('bullpen_subscriptions', 'removed')")
+        return [r["id"] for r in rows]
+
+    async def pause(self, subscription_id: int, reason: str) -> None:
+        await self._pool.execute(
+            "UPDATE subscriptions SET status = 'paused', paused_reason = $2, updated_at = now()"
+            " WHERE id = $1 AND status = 'active'", subscription_id, reason)
+
+    async def paused_for_owner(self, owner_id: UUID) -> list[Subscription]:
+        rows = await self._pool.fetch(
+            "SELECT * FROM subscriptions WHERE owner_id = $1 AND status = 'paused'"
+            " AND paused_reason <> '' ORDER BY id", owner_id)
+        return [_subscription(r) for r in rows]
+
+    async def acknowledge_pause(self, subscription_id: int) -> None:
+        """The owner was told: keep it paused, stop telling."""
+        await self._pool.execute(
+            "UPDATE subscriptions SET paused_reason = '' WHERE id = $1", subscription_id)
+
+    # --- fires -----------------------------------------------------------------------------
+
+    async def record_fire(self, subscription_id: int, fire_at: datetime, *,
+                          status: str = "fired") -> bool:
+        """True for the one caller that records this (subscription, fire time) first."""
+        got = await self._pool.fetchval(
+            "INSERT INTO job_fires (subscription_id, fire_at, status) VALUES ($1, $2, $3)"
+            " ON CONFLICT DO NOTHING RETURNING 1", subscription_id, fire_at, status)
+        return got is not None
+
+    async def finish_fire(self, subscription_id: int, fire_at: datetime, *, status: str,
+                          delivery_key: str | None = None, detail: str = "") -> None:
+        await self._pool.execute(
+            "UPDATE job_fires SET status = $3, delivery_key = $4, detail = $5"
+            " WHERE subscription_id = $1 AND fire_at = $2",
+            subscription_id, fire_at, status, delivery_key, detail)
+
+    async def unfinished_fires(self) -> list[tuple[int, datetime]]:
+        """Fires recorded but not done (a crash between the fire and the delivery's storing)."""
+        rows = await self._pool.fetch(
+            "SELECT f.subscription_id, f.fire_at FROM job_fires f"
+            " JOIN subscriptions s ON s.id = f.subscription_id"
+            " WHERE f.status = 'fired' AND s.status = 'active' ORDER BY f.fire_at")
+        return [(r["subscription_id"], r["fire_at"]) for r in rows]
+
+    async def last_fire(self, subscription_id: int) -> datetime | None:
+        got: datetime | None = await self._pool.fetchval(
+            "SELECT max(fire_at) FROM job_fires WHERE subscription_id = $1", subscription_id)
+        return got

@@ -1,0 +1,155 @@
+"""Firing subscriptions: one fire is recorded once, builds (or shares) the report, and hands it
+to the outbox under a key made of the subscription and the fire time, so a fire repeated by a
+restart, a second process or `bullpen jobs due` twice delivers nothing twice."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, time, timedelta
+
+from core.ports import LLMProvider, Outbox, OutItem
+from core.store.subscriptions import Subscription, SubscriptionsRepo
+from core.types import Reply
+from jobs.report import Report, build_report
+from jobs.schedule import Schedule
+
+log = logging.getLogger(__name__)
+
+DEFAULT_GRACE_S = 3600.0  # a fire missed by less than this (downtime) still runs, once
+
+
+def schedule_of(sub: Subscription) -> Schedule:
+    hh, mm = (int(x) for x in sub.at_time.split(":"))
+    return Schedule(at=time(hh, mm), recurrence=sub.recurrence, tz=sub.tz,
+                    calendar=sub.calendar)
+
+
+def delivery_key(sub: Subscription, fire_at: datetime) -> str:
+    return f"sub:{sub.id}:{fire_at.astimezone(UTC).strftime('%Y-%m-%dT%H:%MZ')}"
+
+
+ReportBuilder = Callable[..., Awaitable[Report]]
+
+
+@dataclass
+class FireResult:
+    subscription_id: int
+    fire_at: datetime
+    status: str  # done, failed, missed, skipped (fired before)
+    delivery_key: str | None = None
+    detail: str = ""
+
+
+class JobRunner:
+    def __init__(self, *, subscriptions: SubscriptionsRepo, outbox: Outbox,
+                 llm: LLMProvider | None = None, grace_s: float = DEFAULT_GRACE_S,
+                 build: ReportBuilder = build_report) -> None:
+        self._subs = subscriptions
+        self._outbox = outbox
+        self._llm = llm
+        self.grace_s = grace_s
+        self._build = build
+        # one report per (symbols, language, pdf, day), shared by every subscriber of the fire
+        self._reports: dict[tuple[tuple[str, ...], str, bool, str], asyncio.Future[Report]] = {}
+        self.reports_built = 0
+
+    async def report(self, symbols: Sequence[str], *, lang: str, pdf: bool,
+                     day: str) -> Report:
+        key = (tuple(sorted(symbols)), lang, pdf, day)
+        fut = self._reports.get(key)
+        if fut is None:
+            fut = asyncio.get_running_loop().create_future()
+            self._reports[key] = fut
+            try:
+                built = await self._build(list(symbols), lang=lang, llm=self._llm, pdf=pdf)
+                self.reports_built += 1
+                fut.set_result(built)
+            except BaseException as exc:
+                del self._reports[key]
+                fut.set_exception(exc)
+                fut.exception()  # retrieved: the caller re-raises below
+                raise
+        return await asyncio.shield(fut)
+
+    def forget_reports_before(self, day: str) -> None:
+        for key in [k for k in self._reports if k[3] < day]:
+            del self._reports[key]
+
+    async def fire(self, sub: Subscription, fire_at: datetime) -> FireResult:
+        """Record the fire once; then build and hand over. A fire recorded before (another
+        process, a repeated `jobs due`) does nothing."""
+        if not await self._subs.record_fire(sub.id, fire_at):
+            return FireResult(sub.id, fire_at, "skipped")
+        return await self.complete(sub, fire_at)
+
+    async def complete(self, sub: Subscription, fire_at: datetime) -> FireResult:
+        key = delivery_key(sub, fire_at)
+        try:
+            symbols = sub.symbols or await self._subs.watchlist(sub.owner_id)
+            if not symbols:
+                items: list[OutItem] = [Reply(text=_EMPTY[sub.lang == "zh"])]
+            else:
+                day = fire_at.astimezone(UTC).date().isoformat()
+                report = await self.report(symbols, lang=sub.lang,
+                                           pdf=bool(sub.options.get("pdf")), day=day)
+                items = report_items(report)
+            await self._outbox.deliver(sub.chat, items, key=key, source=f"job:{sub.id}",
+                                       subscription_id=sub.id)
+        except Exception as exc:
+            log.exception("subscription %s fire %s failed", sub.id, fire_at)
+            await self._subs.finish_fire(sub.id, fire_at, status="failed",
+                                         detail=f"{type(exc).__name__}: {exc}"[:500])
+            return FireResult(sub.id, fire_at, "failed", detail=str(exc))
+        await self._subs.finish_fire(sub.id, fire_at, status="done", delivery_key=key)
+        return FireResult(sub.id, fire_at, "done", delivery_key=key)
+
+    async def due(self, at: datetime, *, since: datetime | None = None,
+                  only: int | None = None) -> list[FireResult]:
+        """Fire every active subscription's fires in (since, at]; `since` defaults to the grace
+        period before `at`. Fires older than the grace period are recorded as missed."""
+        start = since or at - timedelta(seconds=self.grace_s)
+        results: list[FireResult] = []
+        for sub in await self._subs.active():
+            if only is not None and sub.id != only:
+                continue
+            for fire_at in schedule_of(sub).fires_between(start, at):
+                if sub.created_at is not None and fire_at < sub.created_at - timedelta(
+                        minutes=1):
+                    continue  # before the subscription existed
+                if (at - fire_at).total_seconds() > self.grace_s:
+                    if await self._subs.record_fire(sub.id, fire_at, status="missed"):
+                        results.append(FireResult(sub.id, fire_at, "missed"))
+                    continue
+                results.append(await self.fire(sub, fire_at))
+        return results
+
+    async def fire_now(self, sub: Subscription, *, at: datetime | None = None) -> FireResult:
+        """`bullpen jobs run ID`: a fire at this instant, outside the schedule."""
+        when = (at or datetime.now(UTC)).replace(second=0, microsecond=0)
+        return await self.fire(sub, when)
+
+    async def resume(self) -> list[FireResult]:
+        """Fires recorded but never handed to the outbox (a crash in between): finish them."""
+        out = []
+        for sub_id, fire_at in await self._subs.unfinished_fires():
+            sub = await self._subs.get(sub_id)
+            if sub is not None:
+                out.append(await self.complete(sub, fire_at))
+        return out
+
+
+_EMPTY = ("Your scheduled report has no symbols: your watchlist is empty. "
+          "Add some with /watchlist add NVDA AAPL.",
+          "定时报告没有股票：你的自选为空。用 /watchlist add 茅台 NVDA 添加。")
+
+
+def report_items(report: Report) -> list[OutItem]:
+    items: list[OutItem] = [Reply(text=report.text)]
+    if report.chart is not None:
+        items.append(report.chart)
+    if report.pdf_file is not None:
+        items.append(report.pdf_file)
+    return items

@@ -1,0 +1,156 @@
+"""The scheduler inside `bullpen serve`: exactly one process of those sharing a database runs it.
+
+Leadership is a Postgres session advisory lock held on a connection of its own: when the
+leader's process dies, Postgres drops the connection and the lock with it, and another process,
+trying every `check_s`, takes over. The leader keeps one APScheduler `CronTrigger` job per
+distinct schedule (time, recurrence, time zone, calendar): a job fires every subscription of
+its group through `JobRunner`, which records each fire once per (subscription, fire time).
+Subscriptions added or removed anywhere are picked up through LISTEN/NOTIFY and a periodic
+reload. At takeover and start, fires missed within the grace period run once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import asyncpg
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+from core.store.subscriptions import Subscription, SubscriptionsRepo
+from jobs.runner import JobRunner, schedule_of
+
+log = logging.getLogger(__name__)
+
+LOCK_KEY = 0x6275_6C6C_7065_6E01  # 'bullpen' + 1: the scheduler's advisory lock
+RELOAD_S = 60.0
+
+
+def group_of(sub: Subscription) -> tuple[str, str, str, str]:
+    return (sub.at_time, sub.recurrence, sub.tz, sub.calendar or "")
+
+
+class Scheduler:
+    def __init__(self, *, dsn: str, subscriptions: SubscriptionsRepo, runner: JobRunner,
+                 check_s: float = 5.0) -> None:
+        self._dsn = dsn
+        self._subs = subscriptions
+        self._runner = runner
+        self._check_s = check_s
+        self._conn: asyncpg.Connection | None = None
+        self._aps: AsyncIOScheduler | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._reload = asyncio.Event()
+        self._groups: dict[tuple[str, str, str, str], list[int]] = {}
+        self._fires: set[asyncio.Task[Any]] = set()
+        self.is_leader = False
+
+    async def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._run(), name="scheduler")
+
+    async def aclose(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await self._step_down()
+
+    async def _step_down(self) -> None:
+        self.is_leader = False
+        if self._aps is not None:
+            self._aps.shutdown(wait=False)
+            self._aps = None
+        for task in list(self._fires):
+            task.cancel()
+        for task in list(self._fires):
+            with contextlib.suppress(BaseException):
+                await task
+        if self._conn is not None:
+            with contextlib.suppress(Exception):
+                await self._conn.close()
+            self._conn = None
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                if not self.is_leader:
+                    await self._try_lead()
+                elif self._conn is None or self._conn.is_closed():
+                    log.warning("scheduler: lost the leader connection; stepping down")
+                    await self._step_down()
+                    continue
+                if self.is_leader:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._reload.wait(), timeout=RELOAD_S)
+                    self._reload.clear()
+                    await self._sync()
+                else:
+                    await asyncio.sleep(self._check_s)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("scheduler: %s: %s", type(exc).__name__, exc)
+                await self._step_down()
+                await asyncio.sleep(self._check_s)
+
+    async def _try_lead(self) -> None:
+        conn = await asyncpg.connect(self._dsn, timeout=5)
+        got = await conn.fetchval("SELECT pg_try_advisory_lock($1)", LOCK_KEY)
+        if not got:
+            await conn.close()
+            return
+        self._conn = conn
+        await conn.add_listener("bullpen_subscriptions", lambda *_: self._reload.set())
+        self.is_leader = True
+        log.info("scheduler: this process leads")
+        self._aps = AsyncIOScheduler(timezone=UTC)
+        self._aps.start()
+        self._groups = {}
+        await self._sync()
+        # fires missed while no process led (within the grace period), and fires recorded but
+        # never handed to the outbox
+        await self._runner.resume()
+        await self._runner.due(datetime.now(UTC))
+
+    async def _sync(self) -> None:
+        """Make the APScheduler jobs match the active subscriptions."""
+        assert self._aps is not None
+        groups: dict[tuple[str, str, str, str], list[int]] = {}
+        for sub in await self._subs.active():
+            groups.setdefault(group_of(sub), []).append(sub.id)
+        for key in set(self._groups) - set(groups):
+            with contextlib.suppress(Exception):
+                self._aps.remove_job(_job_id(key))
+        for key, ids in groups.items():
+            if key not in self._groups:
+                first = await self._subs.get(ids[0])
+                if first is None:
+                    continue
+                self._aps.add_job(self._fire_group, schedule_of(first).trigger(), args=[key],
+                                  id=_job_id(key), misfire_grace_time=int(
+                                      self._runner.grace_s), coalesce=True)
+        self._groups = groups
+
+    async def _fire_group(self, key: tuple[str, str, str, str]) -> None:
+        now = datetime.now(UTC)
+        for sub_id in list(self._groups.get(key, [])):
+            found = await self._subs.get(sub_id)
+            if found is None or found.status != "active":
+                continue
+            fires = schedule_of(found).fires_between(now - timedelta(minutes=5), now)
+            if fires:
+                task = asyncio.create_task(self._runner.fire(found, fires[-1]))
+                self._fires.add(task)
+                task.add_done_callback(self._fires.discard)
+
+    def reload(self) -> None:
+        self._reload.set()
+
+
+def _job_id(key: tuple[str, str, str, str]) -> str:
+    return "|".join(key)

@@ -1,0 +1,186 @@
+"""The outbox on real Postgres: stored first, once per key, sent in order, retried until the
+deadline, held until the chat writes, resumed after a crash mid-delivery."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+import pytest
+
+from bot.outbox import AdapterRegistry, PostgresOutbox
+from core.errors import Forbidden, Held, PlatformError, RateLimited
+from core.store import Database, DeliveriesRepo
+from core.testing import RecordingAdapter
+from core.types import ChatRef, OutgoingFile, Reply, utcnow
+
+CHAT = ChatRef(platform="test", chat_id="c1")
+PNG = OutgoingFile(kind="image", filename="chart.png", data=b"\x89PNG fake", mime_type="image/png")
+
+
+async def no_sleep(_: float) -> None:
+    await asyncio.sleep(0)
+
+
+def outbox(db: Database, adapter: RecordingAdapter, **kw: object) -> PostgresOutbox:
+    registry = AdapterRegistry()
+    registry.add(adapter)
+    return PostgresOutbox(DeliveriesRepo(db.pool), registry, sleep=no_sleep, **kw)  # type: ignore[arg-type]
+
+
+async def test_stored_once_per_key_and_sent_in_order(pg_db: Database) -> None:
+    adapter = RecordingAdapter()
+    box = outbox(pg_db, adapter)
+    first = await box.deliver(CHAT, [Reply(text="report"), PNG], key="k1")
+    again = await box.deliver(CHAT, [Reply(text="report"), PNG], key="k1")
+    assert first.created and not again.created and first.status == "pending"
+    assert await box.drain() == 1
+    assert await box.drain() == 0
+    assert [(o.kind, o.text) for o in adapter.ops] == [("send", "report"), ("file", "")]
+    assert adapter.ops[1].file is not None and adapter.ops[1].file.data == PNG.data
+    got = await box.receipt("k1")
+    assert got is not None and got.status == "delivered" and len(got.message_ids) == 2
+    # a third deliver of the same key after delivery sends nothing either
+    assert not (await box.deliver(CHAT, [Reply(text="report")], key="k1")).created
+    await box.drain()
+    assert len(adapter.ops) == 2
+
+
+async def test_rate_limits_are_waited_out_within_the_deadline(pg_db: Database) -> None:
+    adapter = RecordingAdapter()
+    adapter.faults["send"] = [RateLimited("slow down", retry_after=1.0) for _ in range(30)]
+    box = outbox(pg_db, adapter)
+    await box.deliver(CHAT, [Reply(text="still arrives")], key="k429")
+    await box.drain()
+    assert [o.text for o in adapter.ops] == ["still arrives"]
+    assert (await box.receipt("k429")).status == "delivered"  # type: ignore[union-attr]
+
+
+async def test_a_long_retry_after_reschedules_and_the_deadline_fails_it(pg_db: Database) -> None:
+    adapter = RecordingAdapter()
+    adapter.faults["send"] = [RateLimited("wait", retry_after=120.0)]
+    box = outbox(pg_db, adapter)
+    await box.deliver(CHAT, [Reply(text="x")], key="later")
+    await box.drain()
+    got = await box.receipt("later")
+    assert got is not None and got.status == "pending" and "rate limited" in got.last_error
+    await box.deliver(CHAT, [Reply(text="y")], key="short", deadline_s=60)
+    adapter.faults["send"] = [RateLimited("wait", retry_after=120.0)]
+    await box.drain()
+    short = await box.receipt("short")
+    assert short is not None and short.status == "failed" and "deadline" in short.last_error
+
+
+async def test_network_errors_back_off_and_then_deliver(pg_db: Database) -> None:
+    adapter = RecordingAdapter()
+    adapter.faults["send"] = [PlatformError("connection reset")]
+    box = outbox(pg_db, adapter)
+    await box.deliver(CHAT, [Reply(text="after a blip")], key="blip")
+    await box.drain()
+    assert adapter.ops == []
+    await pg_db.pool.execute("UPDATE deliveries SET next_attempt_at = now()")  # time passes
+    await box.drain()
+    assert [o.text for o in adapter.ops] == ["after a blip"]
+
+
+async def test_held_until_the_chat_writes_again(pg_db: Database) -> None:
+    adapter = RecordingAdapter()
+    adapter.faults["send"] = [Held("window closed")]
+    box = outbox(pg_db, adapter)
+    await box.deliver(CHAT, [Reply(text="morning report")], key="held")
+    await box.drain()
+    assert (await box.receipt("held")).status == "held"  # type: ignore[union-attr]
+    await box.drain()
+    assert adapter.ops == []
+    assert await DeliveriesRepo(pg_db.pool).release_held("test", "c1") == 1
+    await box.drain()
+    assert [o.text for o in adapter.ops] == ["morning report"]
+
+
+async def test_forbidden_fails_at_once_and_calls_the_hook(pg_db: Database) -> None:
+    adapter = RecordingAdapter()
+    adapter.faults["send"] = [Forbidden("bot was kicked")]
+    seen = []
+
+    async def hook(d: object) -> None:
+        seen.append(d)
+
+    box = outbox(pg_db, adapter, on_forbidden=hook)
+    await box.deliver(CHAT, [Reply(text="x")], key="gone")
+    await box.drain()
+    got = await box.receipt("gone")
+    assert got is not None and got.status == "failed" and "forbidden" in got.last_error
+    assert len(seen) == 1
+
+
+async def test_a_crash_mid_delivery_resumes_after_the_last_piece_sent(pg_db: Database) -> None:
+    adapter = RecordingAdapter()
+    repo = DeliveriesRepo(pg_db.pool)
+    box = outbox(pg_db, adapter)
+    await box.deliver(CHAT, [Reply(text="one"), Reply(text="two"), PNG], key="crash")
+    # a sender claimed it, sent the first piece, recorded it, and died (its lease runs out)
+    [claimed] = await repo.claim(platforms=["test"], lease_s=60)
+    await repo.progress(claimed.id, pieces_sent=1, message_ids=["m-1"])
+    assert await box.drain() == 0  # leased to the dead sender
+    await pg_db.pool.execute("UPDATE deliveries SET lease_until = now() - interval '1 s'")
+    await box.drain()
+    assert [(o.kind, o.text) for o in adapter.ops] == [("send", "two"), ("file", "")]
+    got = await box.receipt("crash")
+    assert got is not None and got.status == "delivered" and got.message_ids[0] == "m-1"
+
+
+async def test_two_senders_never_send_one_delivery_twice(pg_db: Database) -> None:
+    adapter = RecordingAdapter()
+    a, b = outbox(pg_db, adapter), outbox(pg_db, adapter)
+    for i in range(40):
+        await a.deliver(ChatRef(platform="test", chat_id=f"c{i % 7}"), [Reply(text=f"m{i}")],
+                        key=f"k{i}")
+    await asyncio.gather(a.drain(), b.drain())
+    texts = sorted(o.text for o in adapter.ops)
+    assert texts == sorted(f"m{i}" for i in range(40))
+
+
+async def test_long_text_is_split_at_the_platform_limit(pg_db: Database) -> None:
+    from core.types import Capabilities
+
+    adapter = RecordingAdapter(capabilities=Capabilities(max_message_length=100,
+                                                         markup="plain"))
+    box = outbox(pg_db, adapter)
+    await box.deliver(CHAT, [Reply(text="word " * 100)], key="long")
+    await box.drain()
+    assert len(adapter.ops) >= 5 and all(len(o.text) <= 100 for o in adapter.ops)
+
+
+@pytest.mark.parametrize("deadline_s", [0.001])
+async def test_a_delivery_past_its_deadline_is_failed_not_sent(pg_db: Database,
+                                                               deadline_s: float) -> None:
+    adapter = RecordingAdapter()
+    box = outbox(pg_db, adapter)
+    await box.deliver(CHAT, [Reply(text="too late")], key="late", deadline_s=deadline_s)
+    await pg_db.pool.execute("UPDATE deliveries SET deadline = $1", utcnow() - timedelta(1))
+    await box.drain()
+    assert adapter.ops == []
+    assert (await box.receipt("late")).status == "failed"  # type: ignore[union-attr]
+
+
+async def test_an_answer_refused_live_past_the_deadline_is_delivered_by_the_outbox(
+        pg_db: Database) -> None:
+    """A 429 on every send for longer than the renderer's live deadline: the final answer is
+    handed to the outbox instead of being dropped (it was a retry count before)."""
+    from bot.renderer import Renderer
+    from core.events import Done
+    from core.types import Capabilities
+
+    adapter = RecordingAdapter(capabilities=Capabilities(can_edit=False, markup="plain",
+                                                         min_edit_interval_s=0.0))
+    adapter.faults["send"] = [RateLimited("flood", retry_after=0.1) for _ in range(12)]
+    box = outbox(pg_db, adapter)
+    renderer = Renderer(adapter, CHAT, outbox=box, live_deadline_s=0.4, in_reply_to="q1")
+    await renderer.start()
+    await renderer.on_event(Done(text="the final answer"))
+    assert renderer.result.handed_over and renderer.result.delivered
+    assert adapter.visible_text(CHAT) == []
+    await box.drain()  # the rest of the refusals are waited out by the outbox
+    assert adapter.visible_text(CHAT) == ["the final answer"]
+    receipt = await box.receipt("answer:" + CHAT.key + ":q1:0")
+    assert receipt is not None and receipt.status == "delivered"
