@@ -80,6 +80,7 @@ class App:
                 await store.subscriptions.pause(delivery.subscription_id, "forbidden")
 
         outbox.on_forbidden = paused
+        voice.outbox = outbox
         gateway = Gateway(store=store, runner=runner, preprocess=voice.preprocess,
                           outbox=outbox, report_llm=llm)
         jobs = JobRunner(subscriptions=store.subscriptions, outbox=outbox, llm=llm,

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import hashlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -19,13 +18,14 @@ from uuid import UUID
 from bot import commands
 from bot.commands import Command, Question
 from bot.i18n import detect_lang, t
+from bot.outbox import say
 from bot.renderer import Renderer
 from core.agent.runner import AgentRunner
 from core.errors import Forbidden, PlatformError
 from core.events import Event
 from core.ports import Adapter, MessageHandler, Outbox
 from core.store import Conversation, Store
-from core.types import Button, IncomingMessage, OutgoingFile, Reply
+from core.types import Button, IncomingMessage, OutgoingFile
 
 log = logging.getLogger(__name__)
 
@@ -154,6 +154,8 @@ class Gateway:
             user_id, chosen = await self._store.accounts.user_and_lang(
                 msg.platform, msg.sender.platform_uid, msg.sender.display_name)
         lang = chosen or detect_lang(msg.text)
+        if got.paused_subscriptions:
+            await self._tell_paused(adapter, msg, lang, got.paused_subscriptions)
         text = msg.text
         if msg.callback_data:
             text = "/" + msg.callback_data.replace(":", " ", 1)
@@ -179,25 +181,7 @@ class Gateway:
 
     async def _say(self, adapter: Adapter, msg: IncomingMessage, text: str,
                    buttons: list[list[Button]] | None = None) -> None:
-        from bot.markup import convert, to_plain
-
-        caps = adapter.capabilities
-        body = convert(text, caps.markup) if caps.markup != "plain" else to_plain(text)
-        reply = Reply(text=body, markup="markdown" if caps.markup != "plain" else "plain",
-                      buttons=(buttons or []) if caps.supports_buttons else [],
-                      in_reply_to=msg.message_id)
-        try:
-            await adapter.send(msg.chat, reply)
-        except PlatformError as exc:
-            if self.outbox is None or isinstance(exc, Forbidden):
-                log.warning("reply not sent to %s: %s", msg.chat.key, exc)
-                return
-            # not lost: the outbox sends it when the platform takes it (Markdown, as written)
-            await self.outbox.deliver(
-                msg.chat, [Reply(text=text, buttons=buttons or [], in_reply_to=msg.message_id)],
-                key=f"say:{msg.chat.key}:{msg.message_id}:"
-                    f"{hashlib.sha1(text.encode()).hexdigest()[:12]}",
-                source="say")
+        await say(adapter, msg, text, outbox=self.outbox, buttons=buttons)
 
     async def _command(self, adapter: Adapter, msg: IncomingMessage, user_id: UUID, lang: str,
                        cmd: Command, conversation: Conversation | None = None,
@@ -209,6 +193,26 @@ class Gateway:
         await dispatch(CommandContext(gateway=self, store=self._store, adapter=adapter, msg=msg,
                                       user_id=user_id, lang=lang, cmd=cmd,
                                       conversation=conversation, epoch=epoch))
+
+    async def _tell_paused(self, adapter: Adapter, msg: IncomingMessage, lang: str,
+                           ids: tuple[int, ...]) -> None:
+        """A subscription whose chat refused the bot (removed, blocked) was paused: its owner
+        hears of it here, once, wherever they write next."""
+        subs = self._store.subscriptions
+        for sub_id in ids:
+            sub = await subs.get(sub_id)
+            if sub is None:
+                continue
+            what = ", ".join(sub.symbols) or ("自选" if lang == "zh" else "watchlist")
+            where = f"{sub.chat.platform} {sub.chat.chat_id}"
+            await self._say(adapter, msg, (
+                f"订阅 #{sub.id}（{what}）已暂停：我无法再向 {where} 发送消息（被移出或屏蔽）。"
+                f"用 /unsubscribe {sub.id} 删除它，或把我加回去后重新 /subscribe。"
+                if lang == "zh" else
+                f"Subscription #{sub.id} ({what}) is paused: I can no longer post in {where} "
+                f"(removed from the chat or blocked). /unsubscribe {sub.id} to remove it, or "
+                f"add me back and /subscribe again."))
+            await subs.acknowledge_pause(sub.id)
 
     # what command handlers use (bot.command_table)
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 import secrets
 from collections.abc import Awaitable, Callable, Sequence
@@ -38,9 +39,9 @@ from core.errors import (
     RateLimited,
     StoreError,
 )
-from core.ports import Adapter, OutItem, Receipt
+from core.ports import Adapter, Outbox, OutItem, Receipt
 from core.store.deliveries import CHANNEL, DeliveriesRepo, Delivery
-from core.types import ChatRef, IncomingMessage, OutgoingFile, Reply, utcnow
+from core.types import Button, ChatRef, IncomingMessage, OutgoingFile, Reply, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -269,6 +270,9 @@ class PostgresOutbox:
         plain = False
         while sent < len(pieces):
             piece = pieces[sent]
+            if d.subscription_id is not None and sent > d.pieces_sent \
+                    and await self._repo.status_of(d.id) == "cancelled":
+                return  # unsubscribed while it was going out: the rest is not sent
             try:
                 if piece.reply is not None:
                     ref = await adapter.send(d.chat, _rendered(piece.reply, adapter,
@@ -321,3 +325,28 @@ class PostgresOutbox:
 
 def new_key(prefix: str) -> str:
     return f"{prefix}:{secrets.token_hex(8)}"
+
+
+async def say(adapter: Adapter, msg: IncomingMessage, text: str, *, outbox: Outbox | None,
+              buttons: list[list[Button]] | None = None, plain: bool = False) -> None:
+    """A short reply to `msg` (a command's answer, "Heard: ..."), sent at once in the platform's
+    dialect; when the platform refuses it for now, the outbox takes it (stored, retried), so
+    the one path for "send a text" loses nothing. A chat that refuses the bot for good is
+    only logged."""
+    caps = adapter.capabilities
+    as_plain = plain or caps.markup == "plain"
+    reply = Reply(text=to_plain(text) if as_plain else convert(text, caps.markup),
+                  markup="plain" if as_plain else "markdown",
+                  buttons=(buttons or []) if caps.supports_buttons else [],
+                  in_reply_to=msg.message_id)
+    try:
+        await adapter.send(msg.chat, reply)
+    except PlatformError as exc:
+        if outbox is None or isinstance(exc, Forbidden):
+            log.warning("reply not sent to %s: %s", msg.chat.key, exc)
+            return
+        digest = hashlib.sha1(text.encode()).hexdigest()[:12]
+        await outbox.deliver(
+            msg.chat, [Reply(text=text, markup="plain" if plain else "markdown",
+                             buttons=buttons or [], in_reply_to=msg.message_id)],
+            key=f"say:{msg.chat.key}:{msg.message_id}:{digest}", source="say")

@@ -53,7 +53,7 @@ def resolve_symbols(tokens: list[str], lang: str) -> Resolved:
             out.problems.append(_l(lang, f"{token} is ambiguous: {options}",
                                    f"{token} 有多个可能：{options}"))
             continue
-        if top.score < 85:
+        if top.score < 97:  # a sound-alike or fuzzy hit ("ZZZZZQ" sounds like SAIC): ask
             options = ", ".join(f"{m.name} ({m.symbol})" for m in matches[:3])
             out.problems.append(_l(lang, f"{token}: did you mean {options}?",
                                    f"{token}：你是指 {options}？"))
@@ -196,7 +196,7 @@ async def unsubscribe(ctx: CommandContext) -> None:
                          f"{ctx.args} 不是订阅编号"))
         return
     target = None if arg in ("all", "全部") else int(arg)
-    removed = await ctx.store.subscriptions.remove(ctx.msg.chat, target)
+    removed = await ctx.store.subscriptions.remove(ctx.msg.chat, target, owner_id=ctx.user_id)
     for sub_id in removed:  # what is waiting to go out for it is not sent any more
         await ctx.store.deliveries.cancel_for_subscription(sub_id)
     if not removed:
@@ -210,7 +210,6 @@ async def unsubscribe(ctx: CommandContext) -> None:
 async def report(ctx: CommandContext) -> None:
     """The scheduled report, now, as an answer in this chat."""
     from jobs.report import build_report
-
     from jobs.runner import report_items
 
     tokens = _tokens(ctx.args)

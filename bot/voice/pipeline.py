@@ -35,8 +35,8 @@ from bot.voice.decode import (
 )
 from bot.voice.hints import Hints, build_hints
 from core.errors import ConfigError, PlatformError
-from core.ports import Adapter
-from core.types import Attachment, IncomingMessage, Reply
+from core.ports import Adapter, Outbox
+from core.types import Attachment, IncomingMessage
 from tools.symbols import Match, SymbolDirectory, default_directory
 from tools.symbols.normalize import has_cjk
 
@@ -96,6 +96,7 @@ class VoicePipeline:
         self.min_unprompted_logprob = min_unprompted_logprob
         self.max_unknown_share = max_unknown_share
         self._directory = directory
+        self.outbox: Outbox | None = None  # set by the app: replies the platform refuses now
         self._default_hints: Hints | None = None
         self._lock = threading.Lock()
 
@@ -279,13 +280,11 @@ class VoicePipeline:
             log.warning("hint source failed for %s: %s", user_id, exc)
             return ()
 
-    @staticmethod
-    async def _say(adapter: Adapter, msg: IncomingMessage, text: str) -> None:
-        try:
-            await adapter.send(msg.chat, Reply(text=text, markup="plain",
-                                               in_reply_to=msg.message_id))
-        except PlatformError as exc:
-            log.warning("voice reply not sent to %s: %s", msg.chat.key, exc)
+    async def _say(self, adapter: Adapter, msg: IncomingMessage, text: str) -> None:
+        """The gateway's path for a short reply: at once, or through the outbox."""
+        from bot.outbox import say
+
+        await say(adapter, msg, text, outbox=self.outbox, plain=True)
 
 
 def _unknown_share(text: str, names: Sequence[Match]) -> float:

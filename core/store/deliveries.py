@@ -147,12 +147,19 @@ class DeliveriesRepo:
             "UPDATE deliveries SET pieces_sent = $2, message_ids = $3 WHERE id = $1",
             delivery_id, pieces_sent, message_ids)
 
+    async def cancel(self, key: str) -> bool:
+        got = await self._pool.fetchval(
+            "UPDATE deliveries SET status = 'cancelled', lease_until = NULL"
+            " WHERE key = $1 AND status IN ('pending', 'held') RETURNING id", key)
+        return got is not None
+
     async def finish(self, delivery_id: int, status: DeliveryStatus, *,
                      error: str = "") -> None:
         """A final or held status; a held delivery waits for the chat's next message."""
         await self._pool.execute(
             "UPDATE deliveries SET status = $2, last_error = $3, lease_until = NULL,"
-            " delivered_at = CASE WHEN $2 = 'delivered' THEN now() END WHERE id = $1",
+            " delivered_at = CASE WHEN $2 = 'delivered' THEN now() END"
+            " WHERE id = $1 AND status <> 'cancelled'",
             delivery_id, status, error)
 
     async def retry_at(self, delivery_id: int, at: datetime, *, error: str) -> None:

@@ -22,6 +22,8 @@ class Inbound:
     lang: str | None
     conversation: Conversation | None = None
     held: int = 0  # deliveries held for this chat that are due again now
+    # the sender's subscriptions paused since they last wrote (the bot lost a chat): to tell
+    paused_subscriptions: tuple[int, ...] = ()
 
 
 # The dedupe insert, the sender's user and chosen language, and the chat's active conversation,
@@ -39,7 +41,10 @@ WITH ins AS (
     RETURNING id
 )
 SELECT (SELECT id FROM ins) AS inbound_id, pa.user_id AS sender_user_id, u.lang, c.*,
-       (SELECT count(*) FROM released) AS released
+       (SELECT count(*) FROM released) AS released,
+       (SELECT coalesce(array_agg(s.id ORDER BY s.id), '{}') FROM subscriptions s
+         WHERE s.owner_id = pa.user_id AND s.status = 'paused' AND s.paused_reason <> ''
+       ) AS paused_subscriptions
 FROM (SELECT 1) AS one
 LEFT JOIN platform_accounts pa ON pa.platform = $1 AND pa.platform_uid = $4
 LEFT JOIN users u ON u.id = pa.user_id
@@ -78,7 +83,8 @@ class InboundRepo:
                        user_id=UUID(str(user)) if user is not None else None,
                        lang=row["lang"] if user is not None else None,
                        conversation=conversation_from(row) if row["id"] is not None else None,
-                       held=int(row["released"]))
+                       held=int(row["released"]),
+                       paused_subscriptions=tuple(row["paused_subscriptions"] or ()))
 
     async def set_status(self, *, platform: str, chat_id: str, message_id: str,
                          status: str) -> None:

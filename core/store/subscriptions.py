@@ -125,13 +125,16 @@ class SubscriptionsRepo:
             "SELECT * FROM subscriptions WHERE status <> 'removed' ORDER BY id")
         return [_subscription(r) for r in rows]
 
-    async def remove(self, chat: ChatRef, subscription_id: int | None) -> list[int]:
-        """Remove one of the chat's subscriptions (None: all of them); the ids removed."""
+    async def remove(self, chat: ChatRef, subscription_id: int | None, *,
+                     owner_id: UUID | None = None) -> list[int]:
+        """Remove one subscription of the chat, or one the person owns anywhere (a chat the
+        bot lost); None: all of the chat's. The ids removed."""
         rows = await self._pool.fetch(
             "UPDATE subscriptions SET status = 'removed', updated_at = now()"
-            " WHERE platform = $1 AND chat_id = $2 AND status <> 'removed'"
-            " AND ($3::bigint IS NULL OR id = $3) RETURNING id",
-            chat.platform, chat.chat_id, subscription_id)
+            " WHERE status <> 'removed' AND ($3::bigint IS NULL OR id = $3)"
+            " AND ((platform = $1 AND chat_id = $2)"
+            "      OR ($3::bigint IS NOT NULL AND owner_id = $4::uuid)) RETURNING id",
+            chat.platform, chat.chat_id, subscription_id, owner_id)
         if rows:
             await self._pool.execute("SELECT pg_notify('bullpen_subscriptions', 'removed')")
         return [r["id"] for r in rows]

@@ -184,3 +184,23 @@ async def test_an_answer_refused_live_past_the_deadline_is_delivered_by_the_outb
     assert adapter.visible_text(CHAT) == ["the final answer"]
     receipt = await box.receipt("answer:" + CHAT.key + ":q1:0")
     assert receipt is not None and receipt.status == "delivered"
+
+
+async def test_unsubscribing_while_a_delivery_goes_out_stops_the_rest(pg_db: Database) -> None:
+    adapter = RecordingAdapter()
+    repo = DeliveriesRepo(pg_db.pool)
+    box = outbox(pg_db, adapter)
+    await box.deliver(CHAT, [Reply(text="part one"), Reply(text="part two"), PNG], key="sub:1:x",
+                      subscription_id=None)
+    await pg_db.pool.execute("UPDATE deliveries SET subscription_id = 1")
+    sent_one = adapter.send
+
+    async def send_then_cancel(chat: ChatRef, reply: Reply):  # type: ignore[no-untyped-def]
+        ref = await sent_one(chat, reply)
+        await repo.cancel_for_subscription(1)  # /unsubscribe lands after the first piece
+        return ref
+
+    adapter.send = send_then_cancel  # type: ignore[method-assign]
+    await box.drain()
+    assert [o.text for o in adapter.ops] == ["part one"]
+    assert (await box.receipt("sub:1:x")).status == "cancelled"  # type: ignore[union-attr]

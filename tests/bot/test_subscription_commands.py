@@ -1,0 +1,135 @@
+"""/watchlist, /subscribe, /subscriptions, /unsubscribe, /tz and /report through the gateway on
+real Postgres: what each bad input is told, and that it leaves nothing behind."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+
+from bot.gateway import Gateway
+from bot.outbox import AdapterRegistry, PostgresOutbox
+from core.agent import AgentRunner
+from core.errors import Forbidden
+from core.store import Database, Store
+from core.testing import RecordingAdapter
+from core.types import ChatRef, IncomingMessage, Sender
+
+CHAT = ChatRef(platform="test", chat_id="c1")
+OTHER = ChatRef(platform="test", chat_id="c2")
+_ids = itertools.count(1)
+
+
+class Chat:
+    def __init__(self, pg_db: Database, tmp_path: Path) -> None:
+        self.store = Store(pg_db, files_dir=tmp_path)
+        self.adapter = RecordingAdapter()
+        registry = AdapterRegistry()
+        registry.add(self.adapter)
+        self.outbox = PostgresOutbox(self.store.deliveries, registry)
+        self.gateway = Gateway(store=self.store, runner=AgentRunner(store=self.store, modes={}),
+                               outbox=self.outbox)
+
+    async def say(self, text: str, chat: ChatRef = CHAT, uid: str = "u1") -> str:
+        """Send `text`; the bot's replies to it, joined."""
+        before = len(self.adapter.ops)
+        await self.gateway.handle(self.adapter, IncomingMessage(
+            platform=chat.platform, chat=chat, sender=Sender(platform_uid=uid),
+            message_id=f"m{next(_ids)}", text=text))
+        await self.gateway.idle()
+        return "\n".join(o.text for o in self.adapter.ops[before:] if o.kind == "send")
+
+    async def subscriptions(self, chat: ChatRef = CHAT) -> list[object]:
+        return list(await self.store.subscriptions.for_chat(chat))
+
+
+@pytest.fixture
+async def chat(pg_db: Database, tmp_path: Path) -> Chat:
+    return Chat(pg_db, tmp_path)
+
+
+async def test_subscribe_list_and_unsubscribe(chat: Chat) -> None:
+    said = await chat.say("/subscribe NVDA 茅台 at 07:30 weekdays pdf")
+    assert "Subscribed (#" in said and "NVDA, 600519" in said and "with PDF" in said
+    assert "Next: " in said and "America/New_York" in said  # English speaker's default zone
+    [sub] = await chat.store.subscriptions.for_chat(CHAT)
+    assert sub.symbols == ["NVDA", "600519"] and sub.at_time == "07:30"
+    assert sub.recurrence == "weekdays" and sub.options == {"pdf": True}
+    listed = await chat.say("/subscriptions")
+    assert f"#{sub.id} NVDA, 600519" in listed and "nothing delivered yet" in listed
+    assert "No such subscription" in await chat.say("/unsubscribe 999")
+    assert f"Unsubscribed #{sub.id}" in await chat.say(f"/unsubscribe {sub.id}")
+    assert await chat.subscriptions() == []
+    assert "No subscriptions" in await chat.say("/subscriptions")
+
+
+@pytest.mark.parametrize("args, told", [
+    ("ZZZZZQ at 08:00", "ZZZZZQ: did you mean"),  # a sound-alike is offered, not taken
+    ("NVDA at 25:00", "25:00 is not a time of day"),
+    ("NVDA at 12:61", "12:61 is not a time of day"),
+    ("平安 at 08:00", "平安 is ambiguous: 平安银行 (000001.SZ), 中国平安 (601318.SH)"),
+    (" ".join(f"S{i:03d}" for i in range(200)), "200 symbols"),
+    ("NVDA daily weekdays", "daily"),
+])
+async def test_bad_subscriptions_are_told_and_store_nothing(chat: Chat, args: str,
+                                                            told: str) -> None:
+    said = await chat.say(f"/subscribe {args}")
+    assert told in said, said
+    assert await chat.subscriptions() == []
+
+
+async def test_time_zones(chat: Chat) -> None:
+    assert "Mars/Olympus" in await chat.say("/tz Mars/Olympus")
+    assert "Asia/Shanghai" in await chat.say("/tz Shanghai")
+    said = await chat.say("/subscribe NVDA at 08:00")
+    assert "Asia/Shanghai" in said
+    assert "Asia/Shanghai" in await chat.say("/tz")
+
+
+async def test_watchlist_follows_the_person_and_feeds_a_subscription(chat: Chat) -> None:
+    said = await chat.say("/watchlist add NVDA 茅台 ZZZZZQ")
+    assert "NVDA, 600519" in said and "ZZZZZQ" in said
+    assert "600519" not in await chat.say("/watchlist remove 茅台")
+    # the same person in another chat sees the same watchlist
+    assert "NVDA" in await chat.say("/watchlist", chat=OTHER)
+    said = await chat.say("/subscribe at 09:00 daily")
+    assert "your watchlist" in said
+    [sub] = await chat.store.subscriptions.for_chat(CHAT)
+    assert sub.symbols == []  # resolved at fire time
+
+
+async def test_report_now_sends_the_text_and_the_chart(chat: Chat) -> None:
+    said = await chat.say("/report NVDA")
+    assert "NVDA" in said and "2025-02-14" in said
+    files = [o.file for o in chat.adapter.ops if o.kind == "file"]
+    assert len(files) == 1 and files[0] is not None and files[0].data.startswith(b"\x89PNG")
+    assert "Usage: /report" in await chat.say("/report", uid="u-new")  # empty watchlist
+
+
+async def test_a_chat_that_refuses_the_bot_pauses_its_subscription_and_the_owner_is_told(
+        chat: Chat) -> None:
+    from jobs.runner import JobRunner, schedule_of
+
+    await chat.say("/subscribe NVDA at 08:00 daily", chat=OTHER)
+    [sub] = await chat.store.subscriptions.for_chat(OTHER)
+
+    async def pause(delivery):  # type: ignore[no-untyped-def]
+        await chat.store.subscriptions.pause(delivery.subscription_id, "forbidden")
+
+    chat.outbox.on_forbidden = pause
+    chat.adapter.faults["send"] = [Forbidden("bot was removed from the group")]
+    runner = JobRunner(subscriptions=chat.store.subscriptions, outbox=chat.outbox)
+    from datetime import UTC, datetime
+
+    fire = schedule_of(sub).next_fire(datetime.now(UTC))
+    [result] = await runner.due(fire)
+    assert result.status == "done"
+    await chat.outbox.drain()
+    paused = await chat.store.subscriptions.get(sub.id)
+    assert paused is not None and paused.status == "paused"
+    told = await chat.say("hello?")  # the owner writes anywhere: told once
+    assert f"Subscription #{sub.id} (NVDA) is paused" in told
+    assert "is paused" not in await chat.say("/help")
+    assert (await runner.due(schedule_of(sub).next_fire(fire))) == []  # paused: no more fires
+    assert f"Unsubscribed #{sub.id}" in await chat.say(f"/unsubscribe {sub.id}")
