@@ -13,7 +13,7 @@ from bot.commands import Command
 from bot.i18n import t
 from core.ports import Adapter
 from core.store import Conversation, Store
-from core.types import MODES, Button, IncomingMessage
+from core.types import MODES, Button, IncomingMessage, Reply
 
 if TYPE_CHECKING:
     from bot.gateway import Gateway
@@ -119,18 +119,27 @@ async def usage(ctx: CommandContext) -> None:
 
 @command("link")
 async def link(ctx: CommandContext) -> None:
+    """Codes are given and taken in private chats only (in a group anyone could take one and
+    be merged into the person); the account that gave the code is told when it is used."""
     accounts = ctx.store.accounts
+    if ctx.msg.chat.is_group:
+        await ctx.say(ctx.tr("link_private"))
+        return
     if not ctx.args:
-        code = await accounts.issue_link_code(ctx.user_id)
+        code = await accounts.issue_link_code(ctx.user_id, chat=ctx.msg.chat)
         await ctx.say(ctx.tr("link_issued", code=code))
         return
     res = await accounts.redeem_link_code(ctx.args, ctx.user_id)
     if res.ok and res.user_id is not None:
-        if res.user_id != ctx.user_id:  # the watchlist follows the person
-            await ctx.store.subscriptions.move_watchlist(ctx.user_id, res.user_id)
         linked = await accounts.accounts_of(res.user_id)
         platforms = ", ".join(sorted({a.platform for a in linked}))
         await ctx.say(ctx.tr("link_ok", platforms=platforms))
+        outbox = ctx.gateway.outbox
+        if res.issued_in is not None and outbox is not None:
+            who = ctx.msg.sender.display_name or ctx.msg.sender.platform_uid
+            await outbox.deliver(res.issued_in, [Reply(text=ctx.tr(
+                "link_used", platform=ctx.msg.platform, who=who), markup="plain")],
+                key=f"link:{ctx.msg.platform}:{ctx.msg.message_id}", source="link")
     else:
         await ctx.say(ctx.tr("link_failed", reason=res.reason))
 

@@ -26,6 +26,14 @@ STRINGS: dict[str, dict[str, str]] = {
                           "发送 /link {code}。"},
     "link_ok": {"en": "Linked. Your accounts now share one profile: {platforms}.",
                 "zh": "绑定成功。已关联：{platforms}。"},
+    "link_private": {"en": "Link codes are only given and taken in a private chat with me: "
+                             "message me directly.",
+                     "zh": "绑定码只能在与我的私聊中获取和使用，请直接私信我。"},
+    "link_used": {"en": "Your link code was just used by the {platform} account {who}: the two "
+                        "accounts are now one profile. If that was not you, send /unlink from "
+                        "that account.",
+                  "zh": "你的绑定码刚被 {platform} 账号 {who} 使用，两个账号已合并为一个资料。"
+                        "如果不是你本人，请在该账号发送 /unlink。"},
     "link_failed": {"en": "That code did not work ({reason}).", "zh": "绑定失败（{reason}）。"},
     "unlink_ok": {"en": "This account is unlinked and has its own profile again.",
                   "zh": "已解除绑定。"},

@@ -9,6 +9,8 @@ from uuid import UUID
 
 import asyncpg
 
+from core.types import ChatRef
+
 LINK_CODE_TTL = timedelta(minutes=10)
 LINK_MAX_FAILURES = 5
 
@@ -26,6 +28,7 @@ class LinkResult:
     ok: bool
     reason: str = ""  # "", "unknown", "expired", "used", "locked", "self"
     user_id: UUID | None = None
+    issued_in: ChatRef | None = None  # the chat the code was given in: told of the link
 
 
 class AccountsRepo:
@@ -80,12 +83,13 @@ class AccountsRepo:
     async def set_lang(self, user_id: UUID, lang: str) -> None:
         await self._pool.execute("UPDATE users SET lang=$2 WHERE id=$1", user_id, lang)
 
-    async def issue_link_code(self, user_id: UUID) -> str:
+    async def issue_link_code(self, user_id: UUID, *, chat: ChatRef | None = None) -> str:
+        """A one-time code; `chat` is where it was given (told when someone redeems it)."""
         code = f"{secrets.randbelow(10**8):08d}"
         await self._pool.execute(
-            "INSERT INTO link_codes (code, user_id, expires_at)"
-            " VALUES ($1, $2, now() + $3::interval)",
-            code, user_id, LINK_CODE_TTL)
+            "INSERT INTO link_codes (code, user_id, expires_at, chat)"
+            " VALUES ($1, $2, now() + $3::interval, $4)",
+            code, user_id, LINK_CODE_TTL, chat.model_dump(mode="json") if chat else None)
         return code
 
     async def redeem_link_code(self, code: str, user_id: UUID) -> LinkResult:
@@ -102,7 +106,7 @@ class AccountsRepo:
             if failures >= LINK_MAX_FAILURES:
                 return LinkResult(False, "locked")
             row = await conn.fetchrow(
-                "SELECT code, user_id, expires_at < now() AS expired, used_at"
+                "SELECT code, user_id, expires_at < now() AS expired, used_at, chat"
                 " FROM link_codes WHERE code=$1 FOR UPDATE", code.strip())
             reason = ""
             if row is None:
@@ -120,7 +124,8 @@ class AccountsRepo:
             owner = UUID(str(row["user_id"]))
             await conn.execute("UPDATE link_codes SET used_at=now() WHERE code=$1", row["code"])
             await _merge_users(conn, keep=owner, gone=user_id)
-            return LinkResult(True, user_id=owner)
+            issued_in = ChatRef(**row["chat"]) if row["chat"] else None
+            return LinkResult(True, user_id=owner, issued_in=issued_in)
 
     async def unlink(self, platform: str, platform_uid: str) -> UUID | None:
         """Detach one platform account onto a fresh user of its own; None if it was alone."""
@@ -146,8 +151,15 @@ async def _merge_users(conn: asyncpg.Connection, *, keep: UUID, gone: UUID) -> N
     for table in ("platform_accounts", "conversations", "files", "usage", "link_codes",
                   "link_failures"):
         await conn.execute(f"UPDATE {table} SET user_id=$1 WHERE user_id=$2", keep, gone)
+    # the person's subscriptions and watchlist follow them (the watchlist merged, in order)
+    await conn.execute("UPDATE subscriptions SET owner_id=$1 WHERE owner_id=$2", keep, gone)
+    await conn.execute(
+        "INSERT INTO watchlist (user_id, symbol, position, added_at)"
+        " SELECT $1, symbol, position + coalesce((SELECT max(position) FROM watchlist"
+        "                                         WHERE user_id=$1), 0), added_at"
+        " FROM watchlist WHERE user_id=$2 ON CONFLICT DO NOTHING", keep, gone)
     await conn.execute(
         "UPDATE users SET preferences = u2.preferences || users.preferences,"
-        " lang = coalesce(users.lang, u2.lang)"
+        " lang = coalesce(users.lang, u2.lang), tz = coalesce(users.tz, u2.tz)"
         " FROM users u2 WHERE users.id=$1 AND u2.id=$2", keep, gone)
     await conn.execute("DELETE FROM users WHERE id=$1", gone)

@@ -72,13 +72,6 @@ class SubscriptionsRepo:
             user_id, symbols)
         return await self.watchlist(user_id)
 
-    async def move_watchlist(self, from_user: UUID, to_user: UUID) -> None:
-        """Linking two accounts: the watchlist follows the person."""
-        await self._pool.execute(
-            "INSERT INTO watchlist (user_id, symbol, position, added_at)"
-            " SELECT $2, symbol, position, added_at FROM watchlist WHERE user_id = $1"
-            " ON CONFLICT DO NOTHING", from_user, to_user)
-
     # --- time zone -------------------------------------------------------------------------
 
     async def timezone(self, user_id: UUID) -> str | None:

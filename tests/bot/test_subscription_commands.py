@@ -4,6 +4,7 @@ real Postgres: what each bad input is told, and that it leaves nothing behind.""
 from __future__ import annotations
 
 import itertools
+import re
 from pathlib import Path
 
 import pytest
@@ -133,3 +134,26 @@ async def test_a_chat_that_refuses_the_bot_pauses_its_subscription_and_the_owner
     assert "is paused" not in await chat.say("/help")
     assert (await runner.due(schedule_of(sub).next_fire(fire))) == []  # paused: no more fires
     assert f"Unsubscribed #{sub.id}" in await chat.say(f"/unsubscribe {sub.id}")
+
+
+GROUP = ChatRef(platform="test", chat_id="g1", is_group=True)
+
+
+async def test_link_codes_are_private_and_the_issuer_is_told(chat: Chat) -> None:
+    assert "private chat" in await chat.say("/link", chat=GROUP)
+    assert "private chat" in await chat.say("/link 12345678", chat=GROUP, uid="u2")
+    assert await chat.store.pool.fetchval("SELECT count(*) FROM link_codes") == 0
+    said = await chat.say("/link")
+    code = re.search(r"\b(\d{8})\b", said)
+    assert code is not None
+    # the second account has a watchlist and a subscription of its own: both follow it
+    await chat.say("/watchlist add AAPL", chat=OTHER, uid="u2")
+    await chat.say("/subscribe AAPL at 09:00 daily", chat=OTHER, uid="u2")
+    await chat.say("/watchlist add NVDA")
+    assert "Linked" in await chat.say(f"/link {code.group(1)}", chat=OTHER, uid="u2")
+    await chat.outbox.drain()
+    assert "was just used by the test account u2" in chat.adapter.visible_text(CHAT)[-1]
+    assert "NVDA, AAPL" in await chat.say("/watchlist")
+    [sub] = await chat.store.subscriptions.for_chat(OTHER)
+    owner = await chat.store.accounts.user_for("test", "u1", "")
+    assert sub.owner_id == owner
