@@ -98,6 +98,9 @@ class JobRunner:
                 items = report_items(report)
             await self._outbox.deliver(sub.chat, items, key=key, source=f"job:{sub.id}",
                                        subscription_id=sub.id)
+            now = await self._subs.get(sub.id)
+            if now is None or now.status == "removed":  # unsubscribed while it was built
+                await self._subs.cancel_deliveries(sub.id)
         except Exception as exc:
             log.exception("subscription %s fire %s failed", sub.id, fire_at)
             await self._subs.finish_fire(sub.id, fire_at, status="failed",
@@ -134,10 +137,17 @@ class JobRunner:
     async def resume(self) -> list[FireResult]:
         """Fires recorded but never handed to the outbox (a crash in between): finish them."""
         out = []
+        now = datetime.now(UTC)
         for sub_id, fire_at in await self._subs.unfinished_fires():
             sub = await self._subs.get(sub_id)
-            if sub is not None:
-                out.append(await self.complete(sub, fire_at))
+            if sub is None:
+                continue
+            if (now - fire_at).total_seconds() > self.grace_s:  # too late to be news
+                await self._subs.finish_fire(sub.id, fire_at, status="missed",
+                                             detail="not delivered before a restart")
+                out.append(FireResult(sub.id, fire_at, "missed"))
+                continue
+            out.append(await self.complete(sub, fire_at))
         return out
 
 

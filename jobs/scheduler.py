@@ -46,6 +46,7 @@ class Scheduler:
         self._reload = asyncio.Event()
         self._groups: dict[tuple[str, str, str, str], list[int]] = {}
         self._fires: set[asyncio.Task[Any]] = set()
+        self._next_sync = 0.0
         self.is_leader = False
 
     async def start(self) -> None:
@@ -85,10 +86,17 @@ class Scheduler:
                     await self._step_down()
                     continue
                 if self.is_leader:
+                    # every check_s: a ping on the lock's connection (a silent network cut
+                    # shows here), and the jobs resynced on NOTIFY or every RELOAD_S
                     with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self._reload.wait(), timeout=RELOAD_S)
-                    self._reload.clear()
-                    await self._sync()
+                        await asyncio.wait_for(self._reload.wait(), timeout=self._check_s)
+                    loop = asyncio.get_running_loop()
+                    if self._reload.is_set() or loop.time() >= self._next_sync:
+                        self._reload.clear()
+                        await self._sync()
+                        self._next_sync = loop.time() + RELOAD_S
+                    elif self._conn is not None and not self._conn.is_closed():
+                        await self._conn.fetchval("SELECT 1", timeout=max(self._check_s, 2.0))
                 else:
                     await asyncio.sleep(self._check_s)
             except asyncio.CancelledError:
@@ -100,12 +108,19 @@ class Scheduler:
 
     async def _try_lead(self) -> None:
         conn = await asyncpg.connect(self._dsn, timeout=5)
-        got = await conn.fetchval("SELECT pg_try_advisory_lock($1)", LOCK_KEY)
+        try:
+            got = await conn.fetchval("SELECT pg_try_advisory_lock($1)", LOCK_KEY)
+        except BaseException:
+            await conn.close()
+            raise
         if not got:
             await conn.close()
             return
         self._conn = conn
         await conn.add_listener("bullpen_subscriptions", lambda *_: self._reload.set())
+        # the lock goes with this connection: when it drops (a killed backend, a database
+        # restart), wake the loop at once so it steps down, rather than at the next reload
+        conn.add_termination_listener(lambda *_: self._reload.set())
         self.is_leader = True
         log.info("scheduler: this process leads")
         self._aps = AsyncIOScheduler(timezone=UTC)
@@ -115,7 +130,10 @@ class Scheduler:
         # fires missed while no process led (within the grace period), and fires recorded but
         # never handed to the outbox
         await self._runner.resume()
-        await self._runner.due(datetime.now(UTC))
+        now = datetime.now(UTC)
+        # a week back: fires within the grace period run once, older ones are recorded missed
+        await self._runner.due(now, since=now - timedelta(days=7))
+        self._next_sync = asyncio.get_running_loop().time() + RELOAD_S
 
     async def _sync(self) -> None:
         """Make the APScheduler jobs match the active subscriptions."""
@@ -138,6 +156,7 @@ class Scheduler:
 
     async def _fire_group(self, key: tuple[str, str, str, str]) -> None:
         now = datetime.now(UTC)
+        self._runner.forget_reports_before((now - timedelta(days=1)).date().isoformat())
         for sub_id in list(self._groups.get(key, [])):
             found = await self._subs.get(sub_id)
             if found is None or found.status != "active":

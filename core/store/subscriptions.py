@@ -132,6 +132,14 @@ class SubscriptionsRepo:
             await self._pool.execute("SELECT pg_notify('bullpen_subscriptions', 'removed')")
         return [r["id"] for r in rows]
 
+    async def cancel_deliveries(self, subscription_id: int) -> int:
+        """Its deliveries not sent yet are cancelled (an unsubscribe that raced a fire)."""
+        got = await self._pool.fetch(
+            "UPDATE deliveries SET status = 'cancelled', lease_until = NULL"
+            " WHERE subscription_id = $1 AND status IN ('pending', 'held') RETURNING id",
+            subscription_id)
+        return len(got)
+
     async def pause(self, subscription_id: int, reason: str) -> None:
         await self._pool.execute(
             "UPDATE subscriptions SET status = 'paused', paused_reason = $2, updated_at = now()"
