@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import sys
 import threading
 from collections.abc import Callable
@@ -27,6 +28,9 @@ from core.types import (
 )
 
 QUIT = {"/quit", "/exit", ":q"}
+
+
+log = logging.getLogger(__name__)
 
 
 class ConsoleAdapter:
@@ -57,9 +61,19 @@ class ConsoleAdapter:
         loop = asyncio.get_running_loop()
 
         def read() -> None:  # a daemon thread: a blocked readline never holds up exit
-            for line in self._stdin:
-                loop.call_soon_threadsafe(self._queue.put_nowait, line.rstrip("\n"))
-            loop.call_soon_threadsafe(self._queue.put_nowait, None)
+            raw = getattr(self._stdin, "buffer", None)
+            try:
+                if raw is not None:  # bytes: undecodable input becomes U+FFFD, not an end
+                    for data in raw:
+                        line = data.decode("utf-8", errors="replace").rstrip("\r\n")
+                        loop.call_soon_threadsafe(self._queue.put_nowait, line)
+                else:
+                    for text in self._stdin:
+                        loop.call_soon_threadsafe(self._queue.put_nowait, text.rstrip("\n"))
+            except (OSError, ValueError) as exc:
+                log.warning("console input ended: %s", exc)
+            finally:
+                loop.call_soon_threadsafe(self._queue.put_nowait, None)
 
         threading.Thread(target=read, name="console-stdin", daemon=True).start()
         self._console.print("[bold]Bullpen[/bold] console. Ask about a stock; /help for "
@@ -74,9 +88,14 @@ class ConsoleAdapter:
             if not line.strip():
                 continue
             self._stop_live()
-            await on_message(IncomingMessage(
-                platform="console", chat=self._chat, sender=self._sender,
-                message_id=f"{id(self)}-{next(self._ids)}", text=line))
+            try:
+                await on_message(IncomingMessage(
+                    platform="console", chat=self._chat, sender=self._sender,
+                    message_id=f"{id(self)}-{next(self._ids)}", text=line))
+            except Exception as exc:  # one message failed: say so and keep reading
+                log.exception("console message failed")
+                self._console.print(f"[red]That message could not be handled "
+                                    f"({type(exc).__name__}); try again.[/red]")
         self.closed.set()
         if self._on_eof is not None:
             self._on_eof()

@@ -25,7 +25,7 @@ from core.errors import Forbidden, PlatformError
 from core.events import Event
 from core.ports import Adapter, MessageHandler, Outbox
 from core.store import Conversation, Store
-from core.types import Button, IncomingMessage, OutgoingFile
+from core.types import Button, IncomingMessage, OutgoingFile, storable_message
 
 log = logging.getLogger(__name__)
 
@@ -134,6 +134,7 @@ class Gateway:
     async def handle(self, adapter: Adapter, msg: IncomingMessage) -> None:
         if self._closing:
             return
+        msg = storable_message(msg)  # NUL or a lone surrogate would fail the first insert
         epoch = self._conv_epoch
         got = await self._store.inbound.record_for_sender(
             platform=msg.platform, chat_id=msg.chat.chat_id, message_id=msg.message_id,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -155,3 +156,35 @@ class LLMResponse(BaseModel):
     tool_calls: list[ToolCall] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
     finish_reason: str = ""
+
+
+_UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
+
+
+def storable(text: str) -> str:
+    """`text` as Postgres can store it: NUL removed, lone surrogates (from a platform's broken
+    UTF-16 or a terminal's undecodable bytes) as U+FFFD. Everything else is kept as sent."""
+    if not _UNSTORABLE.search(text):
+        return text
+    return _UNSTORABLE.sub(lambda m: "" if m.group(0) == "\x00" else "\ufffd", text)
+
+
+def storable_message(msg: IncomingMessage) -> IncomingMessage:
+    """The message with every free-text field made `storable` (a copy only when needed)."""
+    fields = {"text": msg.text, "message_id": msg.message_id, "reply_to": msg.reply_to,
+              "callback_data": msg.callback_data}
+    chat = msg.chat.model_copy(update={"chat_id": storable(msg.chat.chat_id),
+                                       "thread_id": storable(msg.chat.thread_id)
+                                       if msg.chat.thread_id else msg.chat.thread_id})
+    sender = msg.sender.model_copy(update={
+        "platform_uid": storable(msg.sender.platform_uid),
+        "display_name": storable(msg.sender.display_name)})
+    attachments = [a.model_copy(update={"filename": storable(a.filename),
+                                        "file_id": storable(a.file_id)})
+                   for a in msg.attachments]
+    update: dict[str, object] = {k: storable(v) for k, v in fields.items() if v}
+    if (update == {k: v for k, v in fields.items() if v} and chat == msg.chat
+            and sender == msg.sender and attachments == msg.attachments):
+        return msg
+    return msg.model_copy(update={**update, "chat": chat, "sender": sender,
+                                  "attachments": attachments})
