@@ -134,11 +134,9 @@ class SubscriptionsRepo:
 
     async def cancel_deliveries(self, subscription_id: int) -> int:
         """Its deliveries not sent yet are cancelled (an unsubscribe that raced a fire)."""
-        got = await self._pool.fetch(
-            "UPDATE deliveries SET status = 'cancelled', lease_until = NULL"
-            " WHERE subscription_id = $1 AND status IN ('pending', 'held') RETURNING id",
-            subscription_id)
-        return len(got)
+        from core.store.deliveries import DeliveriesRepo
+
+        return await DeliveriesRepo(self._pool).cancel_for_subscription(subscription_id)
 
     async def pause(self, subscription_id: int, reason: str) -> None:
         await self._pool.execute(
