@@ -11,6 +11,7 @@ from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from core.llm.profiles import ROLES, ModelProfile
+from core.llm.speech import SpeechProfile
 
 
 def _env(name: str) -> AliasChoices:
@@ -46,6 +47,14 @@ class Settings(BaseSettings):
     # process that does not run the scheduler checks whether the one that does is gone
     jobs_grace_s: float = Field(3600.0, validation_alias=_env("BULLPEN_JOBS_GRACE_S"))
     jobs_leader_check_s: float = Field(5.0, validation_alias=_env("BULLPEN_JOBS_LEADER_CHECK_S"))
+
+    # text to speech for the podcast's audio: any OpenAI-compatible /v1/audio/speech endpoint
+    # (unset: the podcast is delivered as a script only); one voice per speaker
+    tts_base_url: str | None = Field(None, validation_alias=_env("BULLPEN_TTS_BASE_URL"))
+    tts_api_key: SecretStr | None = Field(None, validation_alias=_env("BULLPEN_TTS_API_KEY"))
+    tts_model: str = Field("tts-1", validation_alias=_env("BULLPEN_TTS_MODEL"))
+    tts_voice_host: str = Field("alloy", validation_alias=_env("BULLPEN_TTS_VOICE_HOST"))
+    tts_voice_analyst: str = Field("onyx", validation_alias=_env("BULLPEN_TTS_VOICE_ANALYST"))
 
     # voice notes
     whisper_backend: Literal["faster-whisper", "openai-whisper", "api"] = Field(
@@ -143,6 +152,16 @@ class Settings(BaseSettings):
     @property
     def llm_configured(self) -> bool:
         return bool(self.llm_base_url and self.llm_model)
+
+    def speech_profile(self) -> SpeechProfile | None:
+        """The text-to-speech endpoint, when one is configured."""
+        if not self.tts_base_url:
+            return None
+        key = self.tts_api_key.get_secret_value() if self.tts_api_key else "none"
+        return SpeechProfile(base_url=self.tts_base_url, api_key=key, model=self.tts_model)
+
+    def speech_voices(self) -> dict[str, str]:
+        return {"host": self.tts_voice_host, "analyst": self.tts_voice_analyst}
 
     def default_profile(self) -> ModelProfile | None:
         if not self.llm_configured:

@@ -35,6 +35,7 @@ class FakeOpenAI:
         self.default = default
         self.model = model
         self.requests: list[dict[str, Any]] = []
+        self.speech_requests: list[dict[str, Any]] = []
         self._runner: web.AppRunner | None = None
         self.port = 0
         self._closing = asyncio.Event()
@@ -47,6 +48,7 @@ class FakeOpenAI:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._completions)
         app.router.add_get("/v1/models", self._models)
+        app.router.add_post("/v1/audio/speech", self._speech)
         self._runner = web.AppRunner(app)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -58,6 +60,18 @@ class FakeOpenAI:
         assert self._runner is not None
         self._closing.set()  # release hanging handlers so shutdown is quick
         await self._runner.cleanup()
+
+    async def _speech(self, request: web.Request) -> web.Response:
+        """`/v1/audio/speech`: real audio (a WAV tone, pitched per voice, 60 ms per character
+        of input, 0.3 to 4 s); an input containing "FAIL" gets HTTP 500."""
+        body = await request.json()
+        self.speech_requests.append(body)
+        text = str(body.get("input", ""))
+        if "FAIL" in text:
+            return web.json_response({"error": {"message": "speech failed", "type": "server"}},
+                                     status=500)
+        return web.Response(body=tone_wav(text, str(body.get("voice", ""))),
+                            content_type="audio/wav")
 
     async def _models(self, request: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": [{"id": self.model,
@@ -140,3 +154,25 @@ class FakeOpenAI:
         await send("[DONE]")
         await resp.write_eof()
         return resp
+
+
+def tone_wav(text: str, voice: str, *, rate: int = 24_000) -> bytes:
+    """A mono 16-bit WAV tone: what a speech endpoint returns, decodable by any player."""
+    import io
+    import math
+    import wave
+
+    seconds = min(4.0, max(0.3, 0.06 * len(text)))
+    pitch = 180.0 + (sum(voice.encode()) % 7) * 40.0
+    n = int(seconds * rate)
+    frames = bytearray()
+    for i in range(n):
+        value = int(8000 * math.sin(2 * math.pi * pitch * i / rate))
+        frames += value.to_bytes(2, "little", signed=True)
+    out = io.BytesIO()
+    with wave.open(out, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes(bytes(frames))
+    return out.getvalue()
