@@ -41,7 +41,15 @@ from core.errors import (
 )
 from core.ports import Adapter, Outbox, OutItem, Receipt
 from core.store.deliveries import CHANNEL, DeliveriesRepo, Delivery
-from core.types import Button, ChatRef, IncomingMessage, OutgoingFile, Reply, utcnow
+from core.types import (
+    Button,
+    ChatRef,
+    IncomingMessage,
+    MessageRef,
+    OutgoingFile,
+    Reply,
+    utcnow,
+)
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +83,7 @@ class Piece:
 
     reply: Reply | None = None
     file: OutgoingFile | None = None
+    edit_of: str | None = None  # a message of ours this piece is edited into
 
 
 def pieces_for(items: Sequence[OutItem], adapter: Adapter) -> list[Piece]:
@@ -87,8 +96,10 @@ def pieces_for(items: Sequence[OutItem], adapter: Adapter) -> list[Piece]:
             limit = caps.max_message_length
             if caps.markup == "telegram_html" and item.markup != "plain":
                 limit = int(limit * 0.9)  # room for entities and escapes
-            for part in split_text(item.text.strip() or "…", limit):
-                out.append(Piece(reply=item.model_copy(update={"text": part})))
+            for i, part in enumerate(split_text(item.text.strip() or "…", limit)):
+                edit_of = item.replaces if i == 0 and caps.can_edit else None
+                out.append(Piece(reply=item.model_copy(update={"text": part, "replaces": None}),
+                                 edit_of=edit_of))
             continue
         ok = caps.supports_images if item.kind == "image" else caps.supports_documents
         if ok:
@@ -274,7 +285,18 @@ class PostgresOutbox:
                     and await self._repo.status_of(d.id) == "cancelled":
                 return  # unsubscribed while it was going out: the rest is not sent
             try:
-                if piece.reply is not None:
+                if piece.reply is not None and piece.edit_of is not None:
+                    reply = _rendered(piece.reply, adapter, plain=plain)
+                    try:  # the placeholder becomes the answer; a gone one: sent anew
+                        await adapter.edit(MessageRef(chat=d.chat, message_id=piece.edit_of),
+                                           reply)
+                        ref = MessageRef(chat=d.chat, message_id=piece.edit_of)
+                    except (MessageNotModified, RateLimited, FormattingRejected, Forbidden):
+                        raise
+                    except PlatformError as exc:
+                        log.info("outbox: placeholder not editable (%s); sending anew", exc)
+                        ref = await adapter.send(d.chat, reply)
+                elif piece.reply is not None:
                     ref = await adapter.send(d.chat, _rendered(piece.reply, adapter,
                                                                plain=plain))
                 else:

@@ -285,8 +285,13 @@ class Renderer:
         first, retried until its deadline), so the answer is not lost."""
         assert self._outbox is not None
         key = f"answer:{self._chat.key}:{self._in_reply_to or id(self)}"
+        # the placeholder is never the last word: the first piece goes into it
+        first_replaces = (self._placeholder.message_id
+                          if self._placeholder is not None and pieces[0][0] == 0 else None)
         items = [Reply(text=md, markup="plain" if plain else "markdown",
-                       in_reply_to=self._in_reply_to) for _, md in pieces]
+                       in_reply_to=self._in_reply_to,
+                       replaces=first_replaces if n == 0 else None)
+                 for n, (_, md) in enumerate(pieces)]
         try:
             receipt = await self._outbox.deliver(self._chat, items, source="answer",
                                                  key=f"{key}:{pieces[0][0]}")

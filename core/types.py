@@ -84,6 +84,9 @@ class Reply(BaseModel):
     # the `IncomingMessage.message_id` this reply answers (None: a push nobody asked for);
     # adapters that tie a response to a command (Discord's deferred slash commands) match it
     in_reply_to: str | None = None
+    # for the outbox: the bot's own message this text takes the place of (a "working"
+    # placeholder), edited into it when the platform allows, else sent anew
+    replaces: str | None = None
 
 
 class OutgoingFile(BaseModel):

@@ -204,3 +204,33 @@ async def test_unsubscribing_while_a_delivery_goes_out_stops_the_rest(pg_db: Dat
     await box.drain()
     assert [o.text for o in adapter.ops] == ["part one"]
     assert (await box.receipt("sub:1:x")).status == "cancelled"  # type: ignore[union-attr]
+
+
+async def test_the_placeholder_is_never_the_last_word(pg_db: Database) -> None:
+    """Edits and sends refused with 429 past the live deadline: the outbox edits the answer
+    into the "working" placeholder later, rather than leaving it or adding a second message."""
+    from bot.renderer import Renderer
+    from core.events import Done
+
+    adapter = RecordingAdapter()  # can edit
+    box = outbox(pg_db, adapter)
+    renderer = Renderer(adapter, CHAT, outbox=box, live_deadline_s=0.3, in_reply_to="q2")
+    await renderer.start()
+    [placeholder] = [o for o in adapter.ops if o.kind == "send"]
+    adapter.faults["edit"] = [RateLimited("flood", retry_after=0.1) for _ in range(8)]
+    adapter.faults["send"] = [RateLimited("flood", retry_after=0.1) for _ in range(8)]
+    await renderer.on_event(Done(text="the final answer"))
+    assert renderer.result.handed_over
+    await box.drain()
+    assert adapter.visible_text(CHAT) == ["the final answer"]  # one message: the placeholder
+    assert adapter.texts[placeholder.message_id] == "the final answer"
+
+
+async def test_a_placeholder_that_is_gone_gets_the_answer_as_a_new_message(
+        pg_db: Database) -> None:
+    adapter = RecordingAdapter()
+    box = outbox(pg_db, adapter)
+    await box.deliver(CHAT, [Reply(text="answer", replaces="999")], key="gone-placeholder")
+    adapter.faults["edit"] = [PlatformError("message to edit not found")]
+    await box.drain()
+    assert [(o.kind, o.text) for o in adapter.ops] == [("send", "answer")]
