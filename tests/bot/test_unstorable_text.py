@@ -32,7 +32,7 @@ def test_storable_removes_nul_and_replaces_lone_surrogates() -> None:
 async def test_a_message_with_nul_or_a_lone_surrogate_is_stored_and_answered(
         pg_db, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     llm = ScriptedLLM([text("first answer"), text("second answer")])
-    gw, store = gateway(pg_db, tmp_path, llm)
+    gw, _store = gateway(pg_db, tmp_path, llm)
     adapter = RecordingAdapter()
     chat = ChatRef(platform="test", chat_id="c1")
     for mid, body in (("1", "NVDA\x00 price?"), ("2", "and \ud83d this")):
