@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any, ClassVar
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from aiohttp.abc import AbstractResolver
 from pydantic import BaseModel, Field
 
 from core.errors import DataUnavailable
@@ -115,14 +117,24 @@ class DuckDuckGoSearch(fx.Fetcher[SearchQuery, SearchResults]):
 
 
 class WebPage(fx.Fetcher[PageQuery, Page]):
+    """A page the model asked for, read behind the SSRF guard (`http.fetch_public_text`: every
+    redirect hop checked, the address connected to is the address checked). `blocked` and
+    `resolver` are for tests (which networks count as internal, how names resolve)."""
+
     provider: ClassVar[str] = "web"
     dataset: ClassVar[str] = "web.page"
     result_model: ClassVar[type[Page]] = Page
 
+    def __init__(self, *, blocked: Sequence[http.Network] | None = None,
+                 resolver: AbstractResolver | None = None) -> None:
+        self._blocked = blocked
+        self._resolver = resolver
+
     async def fetch(self, query: PageQuery) -> Any:
-        await http.check_public_url(query.url, provider=self.provider)
-        return {"url": query.url, "html": await http.get_text(query.url, provider=self.provider,
-                                                              max_bytes=5_000_000)}
+        _final, html = await http.fetch_public_text(
+            query.url, provider=self.provider, max_bytes=5_000_000, blocked=self._blocked,
+            resolver=self._resolver)
+        return {"url": query.url, "html": html}
 
     def transform(self, query: PageQuery, raw: Any) -> Page:
         from bs4 import BeautifulSoup
