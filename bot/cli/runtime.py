@@ -37,7 +37,7 @@ def settings() -> Settings:
     except ValidationError as exc:
         first = exc.errors()[0]
         raise CLIError(f"bad setting {first['loc'][0]}: {first['msg']}") from None
-    logs.setup(s.log_level, s.log_format)
+    logs.setup(s.log_level, s.log_format, secrets=logs.secrets_of(s))
     return s
 
 
