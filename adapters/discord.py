@@ -51,6 +51,7 @@ from core.errors import (
     InputError,
     PlatformError,
     RateLimited,
+    TooLarge,
 )
 from core.ports import MessageHandler
 from core.types import (
@@ -580,7 +581,8 @@ class DiscordAdapter:
         if not attachment.file_id.startswith(("https://", "http://")):
             raise InputError("attachment has no download URL")
         if attachment.size is not None and attachment.size > MAX_DOWNLOAD_BYTES:
-            raise InputError("file is larger than the 25 MB the bot downloads")
+            raise TooLarge("file is larger than the 25 MB the bot downloads",
+                           size=attachment.size, limit=MAX_DOWNLOAD_BYTES)
         self._check_open()
         return await self._call("download", self._client.http.get_from_cdn(attachment.file_id))
 

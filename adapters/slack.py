@@ -54,6 +54,7 @@ from core.errors import (
     InputError,
     PlatformError,
     RateLimited,
+    TooLarge,
 )
 from core.ports import MessageHandler
 from core.types import (
@@ -545,7 +546,8 @@ class SlackAdapter:
         if not attachment.file_id:
             raise InputError("attachment has no file id")
         if attachment.size is not None and attachment.size > MAX_DOWNLOAD_BYTES:
-            raise InputError("file is larger than the 50 MB the bot downloads")
+            raise TooLarge("file is larger than the 50 MB the bot downloads",
+                           size=attachment.size, limit=MAX_DOWNLOAD_BYTES)
         url = self._file_urls.get(attachment.file_id)
         if url is None:
             info = await self._call("files.info", self._client.files_info(
@@ -572,7 +574,9 @@ class SlackAdapter:
                 async for chunk in resp.content.iter_chunked(64 * 1024):
                     data += chunk
                     if len(data) > MAX_DOWNLOAD_BYTES:
-                        raise InputError("file is larger than the 50 MB the bot downloads")
+                        raise TooLarge("file is larger than the 50 MB the bot downloads",
+                                       size=resp.content_length, limit=MAX_DOWNLOAD_BYTES,
+                                       read=len(data))
                 return bytes(data)
         except (aiohttp.ClientError, TimeoutError) as exc:  # its text may hold the URL
             raise PlatformError(f"slack download: {type(exc).__name__}") from None

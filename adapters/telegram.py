@@ -53,6 +53,7 @@ from core.errors import (
     MessageNotModified,
     PlatformError,
     RateLimited,
+    TooLarge,
 )
 from core.ports import MessageHandler
 from core.types import (
@@ -475,7 +476,8 @@ class TelegramAdapter:
         if not attachment.file_id:
             raise InputError("attachment has no file id")
         if attachment.size is not None and attachment.size > MAX_DOWNLOAD_BYTES:
-            raise InputError("file is larger than the 20 MB bots may download")
+            raise TooLarge("file is larger than the 20 MB bots may download",
+                           size=attachment.size, limit=MAX_DOWNLOAD_BYTES)
         remote = await self._call("getFile", self._app.bot.get_file(attachment.file_id))
         data = await self._call("download", remote.download_as_bytearray())
         return bytes(data)

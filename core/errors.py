@@ -4,7 +4,8 @@
     ├── ConfigError            settings missing or contradictory (exit code 2 at the CLI)
     ├── StoreError             Postgres unreachable, migration failed
     ├── InputError             the user's input is unusable (empty, too long, bad file)
-    │   └── InvalidArguments   a tool's arguments failed validation
+    │   ├── InvalidArguments   a tool's arguments failed validation
+    │   └── TooLarge           a file over a size limit, refused before it was read whole
     ├── ToolError              a tool ran and failed
     │   ├── UnknownTool        no tool by that name
     │   ├── DataUnavailable    a provider could not supply data (names the provider)
@@ -47,6 +48,18 @@ class InputError(BullpenError):
 
 class InvalidArguments(InputError):
     pass
+
+
+class TooLarge(InputError):
+    """A file over a size limit (an attachment to download), refused without reading it whole:
+    `size` is its size in bytes when declared (None when not), `limit` the limit, `read` the
+    bytes read before refusing."""
+
+    def __init__(self, message: str, *, size: int | None, limit: int, read: int = 0) -> None:
+        super().__init__(message)
+        self.size = size
+        self.limit = limit
+        self.read = read
 
 
 class ToolError(BullpenError):

@@ -73,6 +73,7 @@ log = logging.getLogger(__name__)
 MAX_TEXT_BYTES = 2048  # a customer-service / app text message, UTF-8
 MAX_IMAGE_BYTES = 10 * 1024 * 1024
 MAX_FILE_BYTES = 20 * 1024 * 1024  # WeCom files
+MAX_DOWNLOAD_BYTES = 20 * 1024 * 1024  # media read from WeChat (a voice note is at most 2 MB)
 MAX_BODY_BYTES = 256 * 1024
 SEEN_MESSAGES = 20_000
 _AUDIO_MIME = {"amr": "audio/amr", "speex": "audio/speex", "mp3": "audio/mpeg"}
@@ -122,6 +123,7 @@ class WeChatAdapter:
     restart); this adapter must be the only one delivering for its app from that store. A kept
     reply older than `keep_for_s` (a week) is dropped rather than delivered out of context.
     `proxy_url` is the only proxy used (environment proxy variables are not read).
+    `max_download_bytes` bounds what `fetch_attachment` reads (`TooLarge` past it).
     """
 
     def __init__(self, *, kind: Kind = "official", token: str, app_id: str, app_secret: str,
@@ -131,7 +133,8 @@ class WeChatAdapter:
                  max_message_bytes: int = MAX_TEXT_BYTES, max_clock_skew_s: float = 300.0,
                  max_pending: int = 50, http_workers: int = 8, timeout_s: float = 10.0,
                  proxy_url: str | None = None, kept_replies: KeptReplies | None = None,
-                 keep_for_s: float = 7 * 86400.0) -> None:
+                 keep_for_s: float = 7 * 86400.0,
+                 max_download_bytes: int = MAX_DOWNLOAD_BYTES) -> None:
         if kind not in ("official", "wecom"):
             raise ConfigError(f"WeChat adapter kind must be official or wecom, not {kind!r}")
         if not app_id or not app_secret:
@@ -149,6 +152,7 @@ class WeChatAdapter:
                                           max_skew_s=max_clock_skew_s)
         self._agent_id = agent_id
         self._max_bytes = max_message_bytes
+        self._max_download = max_download_bytes
         if max_pending < 1:
             raise ConfigError("WeChat's max_pending (replies kept per user) must be at least 1")
         self._max_pending = max_pending
@@ -409,21 +413,20 @@ class WeChatAdapter:
         return None
 
     async def fetch_attachment(self, message: IncomingMessage, index: int) -> bytes:
-        """The temporary media (a voice note's AMR, an image) by its media id."""
+        """The temporary media (a voice note's AMR, an image) by its media id; `TooLarge` past
+        `max_download_bytes`, after reading at most that plus one chunk."""
         try:
             attachment = message.attachments[index]
         except IndexError:
             raise InputError(f"message has no attachment #{index}") from None
         if not attachment.file_id:
             raise InputError("attachment has no media id")
-        client = self._client
-        if isinstance(client, WeComAppClient):  # wechatpy's WeCom download hard-codes the host
-            got = await self._call("media/get", client.get, "media/get",
-                                   params={"media_id": attachment.file_id})
-        else:
-            got = await self._call("media/get", client.media.download, attachment.file_id)
-        content = getattr(got, "content", None)
-        if not isinstance(content, bytes):
+        # streamed and refused past the limit (TooLarge): a voice callback declares no size,
+        # and wechatpy's own download would read all of a 50 MB file before anyone could say no
+        content: bytes | None = await self._call(
+            "media/get", self._client.download_media, attachment.file_id,
+            max_bytes=self._max_download)
+        if content is None:
             raise PlatformError(f"{self.name} media/get: no media in the answer")
         return content
 
@@ -532,6 +535,8 @@ class WeChatAdapter:
             raise Unreachable(f"{self.name} {api}: the adapter is closed")
         try:
             return await self._run(fn, *args, **kwargs)
+        except InputError:  # ours (TooLarge): already a `core.errors` type, free of secrets
+            raise
         except Exception as exc:
             raise map_error(f"{self.name} {api}", exc) from None
 

@@ -7,6 +7,7 @@ a time: threads that waited for it reuse the new token instead of fetching again
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import threading
@@ -20,7 +21,7 @@ from wechatpy import WeChatClient
 from wechatpy.enterprise import WeChatClient as WeComClient
 from wechatpy.exceptions import WeChatClientException
 
-from core.errors import Forbidden, PlatformError, RateLimited
+from core.errors import Forbidden, PlatformError, RateLimited, TooLarge
 
 OFFICIAL_API = "https://api.weixin.qq.com/cgi-bin/"
 WECOM_API = "https://qyapi.weixin.qq.com/cgi-bin/"
@@ -30,6 +31,8 @@ RATE_LIMITED = {-1, 45009, 45011, 45033}  # busy, daily quota, per-minute, per-u
 GONE = {40003, 43004, 43019, 60111, 81013}  # bad or unsubscribed user, blacklisted, not visible
 BAD_CREDENTIALS = {40001, 40013, 40091, 40125, 40164, 41002, 41004, 60020, 40056}
 RATE_LIMIT_RETRY_S = 2.0
+TOKEN_REFUSED = {40001, 40014, 42001}  # invalid credential, invalid token, token expired
+MEDIA_CHUNK_BYTES = 64 * 1024
 
 
 class _RedactQuery(logging.Filter):
@@ -63,6 +66,8 @@ class _TokenOnBase:
     """Mixin: the token endpoint on `API_BASE_URL`, one refresh at a time."""
 
     API_BASE_URL: str
+    access_token: str  # wechatpy's property: the cached token, fetched when missing or expired
+    timeout: float | None
     session: Any
     access_token_key: str
     expires_at: int | None
@@ -95,6 +100,43 @@ class _TokenOnBase:
             return self._fetch_access_token(url=self.API_BASE_URL + self._token_path,
                                             params=self._token_params())
 
+    def download_media(self, media_id: str, *, max_bytes: int,
+                       chunk_bytes: int = MEDIA_CHUNK_BYTES) -> bytes | None:
+        """A temporary media's bytes (`media/get`), streamed and refused past `max_bytes`
+        (`TooLarge`): at once when the declared Content-Length says so, else after reading at
+        most `max_bytes` plus one chunk. wechatpy's own download reads the whole body before
+        anything can look at it. A stale token is refreshed once, as wechatpy does. None when
+        WeChat answered with something else than media (a video's URL)."""
+        for attempt in (1, 2):
+            params = {"access_token": self.access_token, "media_id": media_id}
+            with self._http.get(self.API_BASE_URL + "media/get", params=params, stream=True,
+                                timeout=self.timeout) as resp:
+                if resp.status_code >= 400:
+                    raise WeChatClientException(None, None, client=self, request=resp.request,
+                                                response=resp)
+                declared = _content_length(resp.headers.get("Content-Length"))
+                if declared is not None and declared > max_bytes:
+                    raise TooLarge(f"media is {declared} bytes, more than {max_bytes}",
+                                   size=declared, limit=max_bytes)
+                data = bytearray()
+                for piece in resp.iter_content(chunk_bytes):
+                    data += piece
+                    if len(data) > max_bytes:
+                        raise TooLarge(f"media is more than {max_bytes} bytes", size=declared,
+                                       limit=max_bytes, read=len(data))
+                answer = _json_object(bytes(data))
+                if answer is None:
+                    return bytes(data)
+                code = int(answer.get("errcode") or 0)
+                if code in TOKEN_REFUSED and attempt == 1:
+                    self.fetch_access_token()
+                    continue
+                if code:
+                    raise WeChatClientException(code, answer.get("errmsg", ""), client=self,
+                                                request=resp.request, response=resp)
+                return None  # e.g. a video's media/get answers with its URL, not bytes
+        return None
+
     def close(self) -> None:
         self._http.close()
 
@@ -125,6 +167,25 @@ class WeComAppClient(_TokenOnBase, WeComClient):  # type: ignore[misc]
 
     def _token_params(self) -> dict[str, str]:
         return {"corpid": self.corp_id, "corpsecret": self.secret}
+
+
+def _content_length(value: str | None) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _json_object(body: bytes) -> dict[str, Any] | None:
+    """The JSON object WeChat answered instead of media, if `body` is one (media never
+    starts with `{`)."""
+    if len(body) > 64 * 1024 or not body.lstrip().startswith(b"{"):
+        return None
+    try:
+        answer = json.loads(body)
+    except ValueError:
+        return None
+    return answer if isinstance(answer, dict) else None
 
 
 def is_bad_credentials(exc: Exception) -> bool:

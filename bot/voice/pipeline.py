@@ -24,6 +24,7 @@ from bot.voice.decode import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_SECONDS,
     AudioError,
+    AudioTooLarge,
     FetchFailed,
     NoVoiceNote,
     SpeechNotEnglish,
@@ -34,7 +35,7 @@ from bot.voice.decode import (
     decode,
 )
 from bot.voice.hints import Hints, build_hints
-from core.errors import ConfigError, PlatformError
+from core.errors import ConfigError, PlatformError, TooLarge
 from core.ports import Adapter, Outbox
 from core.types import Attachment, IncomingMessage
 from tools.symbols import Match, SymbolDirectory, default_directory
@@ -245,6 +246,10 @@ class VoicePipeline:
             if not (att.recognition and att.recognition.strip()):
                 try:
                     data = await adapter.fetch_attachment(msg, index)
+                except TooLarge as exc:  # the adapter stopped reading past its own limit
+                    size = exc.size if exc.size is not None else exc.read  # at least that
+                    raise AudioTooLarge(str(exc), mb=size / 2**20,
+                                        limit_mb=min(exc.limit, self.max_bytes) / 2**20) from exc
                 except PlatformError as exc:
                     raise FetchFailed(str(exc)) from exc
             transcript = await self.transcribe(

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from adapters.wechat import WeChatAdapter, split_bytes
+from adapters.wechat.clients import MEDIA_CHUNK_BYTES
 from bot.app import App
 from bot.settings import load_settings
 from core.errors import (
@@ -23,6 +24,7 @@ from core.errors import (
     PlatformError,
     RateLimited,
     StoreError,
+    TooLarge,
 )
 from core.ports import KeptReply, MemoryKeptReplies
 from core.store import Database, Store
@@ -528,6 +530,55 @@ async def test_voice_media_downloads_and_tokens_refresh_on_the_base_url(
     assert "40007" in str(missing.value) and "access_token" not in str(missing.value)
     with pytest.raises(InputError):
         await adapter.fetch_attachment(got[0], 3)
+
+
+FIFTY_MB = 50 * 1024 * 1024
+
+
+async def test_a_50_mb_voice_is_refused_without_being_downloaded_whole(
+        bare: Bare, wx: FakeWeChat) -> None:
+    adapter, got = bare
+    huge = b"#!AMR\n" + bytes(FIFTY_MB - 6)
+    declared = wx.add_media(huge)  # Content-Length says 50 MB: refused before the body
+    chunked = wx.add_media(huge, declare_size=False)  # no length: refused while streaming
+    small = wx.add_media(AMR.read_bytes())
+    for media in (declared, chunked, small):
+        await wx.post(wx.voice(USER, media))
+    await wx.wait_for(lambda: len(got) == 3)
+    assert got[0].attachments[0].size is None  # WeChat's voice callback declares no size
+    with pytest.raises(TooLarge) as by_length:
+        await adapter.fetch_attachment(got[0], 0)
+    assert (by_length.value.size, by_length.value.read) == (FIFTY_MB, 0)
+    with pytest.raises(TooLarge) as by_reading:
+        await adapter.fetch_attachment(got[1], 0)
+    limit = by_reading.value.limit
+    assert by_reading.value.size is None
+    assert limit < by_reading.value.read <= limit + MEDIA_CHUNK_BYTES
+    await wx.wait_for(lambda: chunked in wx.media_sent)
+    await wx.settle(0.2)
+    assert wx.media_sent[chunked] < FIFTY_MB  # the server never got to send it all
+    for exc in (by_length.value, by_reading.value):
+        assert "access_token" not in str(exc) and "http" not in str(exc)
+    assert await adapter.fetch_attachment(got[2], 0) == AMR.read_bytes()  # still fine after
+
+
+@pytest.mark.parametrize("declare_size", [True, False])
+async def test_a_50_mb_voice_gets_the_too_large_reply(
+        wechat_app: AppFactory, wx: FakeWeChat, declare_size: bool) -> None:
+    media = wx.add_media(b"#!AMR\n" + bytes(FIFTY_MB - 6), declare_size=declare_size)
+    async with FakeOpenAI(default=Turn(text="never asked")) as llm:
+        async with wechat_app(wx, llm=llm) as (app, _):
+            await wx.post(wx.voice(USER, media))
+            await wx.wait_for(lambda: bool(wx.texts(USER)), within_s=30)
+            await app.gateway.idle()
+    [reply] = wx.texts(USER)
+    if declare_size:
+        assert reply == ("That audio file is 50.0 MB; I can take at most 20 MB. "
+                         "Please send a shorter voice note.")
+    else:  # no size declared: it says how much it read before stopping (20.1 MB)
+        assert reply.startswith("That audio file is 20.") and "at most 20 MB" in reply
+        assert wx.media_sent[media] < FIFTY_MB
+    assert len(wx.calls_of("media/get")) == 1 and not llm.requests
 
 
 async def test_bad_credentials_are_a_config_error_that_names_no_secret(

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import hashlib
 import itertools
 import json
@@ -112,6 +113,8 @@ class FakeWeChat(FakePlatform):
         self.deliveries: list[Delivery] = []
         self.faults: list[Fault] = []  # holding `ApiError`s
         self.invisible: set[str] = set()  # WeCom users outside the app's visible range
+        self.undeclared_media: set[str] = set()  # served chunked, with no Content-Length
+        self.media_sent: dict[str, int] = {}  # media id -> bytes written to the last download
         self.tokens_issued = 0
         self._tokens: dict[str, float] = {}
         self._seen: dict[str, float] = {}  # user -> last interaction
@@ -162,9 +165,13 @@ class FakeWeChat(FakePlatform):
             self._tokens[token] = 0.0
 
     def add_media(self, data: bytes, *, media_type: str = "voice", filename: str = "v.amr",
-                  mime: str = "audio/amr") -> str:
+                  mime: str = "audio/amr", declare_size: bool = True) -> str:
+        """Temporary media to download; `declare_size=False` serves it chunked, without a
+        Content-Length, and counts the bytes written in `media_sent` until the client leaves."""
         media_id = f"MEDIA_{next(self._media_ids)}"
         self.media[media_id] = (media_type, filename, data, mime)
+        if not declare_size:
+            self.undeclared_media.add(media_id)
         return media_id
 
     def texts(self, user: str) -> list[str]:
@@ -319,6 +326,8 @@ class FakeWeChat(FakePlatform):
             handler = _HANDLERS.get(api)
             if handler is None:
                 return _error(48001, "api unauthorized")
+            if api == "media/get":  # may stream: it needs the request
+                return await self._download(query, body or {}, files, request=request)
             return await handler(self, query, body or {}, files)
         except ApiError as exc:
             return _error(exc.errcode, exc.errmsg)
@@ -429,13 +438,27 @@ class FakeWeChat(FakePlatform):
                                   "created_at": int(time.time())})
 
     async def _download(self, query: dict[str, str], body: dict[str, Any],
-                        files: dict[str, Any]) -> web.Response:
+                        files: dict[str, Any], *,
+                        request: web.Request | None = None) -> web.StreamResponse:
         found = self.media.get(query.get("media_id", ""))
         if found is None:
             raise ApiError(40007, "invalid media_id")
         _, filename, data, mime = found
-        return web.Response(body=data, content_type=mime, headers={
-            "Content-disposition": f'attachment; filename="{filename}"'})
+        headers = {"Content-disposition": f'attachment; filename="{filename}"'}
+        media_id = query["media_id"]
+        if media_id not in self.undeclared_media:
+            return web.Response(body=data, content_type=mime, headers=headers)
+        assert request is not None
+        resp = web.StreamResponse(headers={**headers, "Content-Type": mime})
+        resp.enable_chunked_encoding()
+        await resp.prepare(request)
+        self.media_sent[media_id] = 0
+        with contextlib.suppress(ConnectionError):
+            for at in range(0, len(data), 64 * 1024):
+                await resp.write(data[at:at + 64 * 1024])
+                self.media_sent[media_id] = at + len(data[at:at + 64 * 1024])
+            await resp.write_eof()
+        return resp
 
     # --- load for the gateway bench (script mode) -------------------------------------------
 
