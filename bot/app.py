@@ -92,8 +92,8 @@ class App:
                    outbox=outbox, jobs=jobs, scheduler=scheduler)
 
     def build_adapters(self, platforms: list[str]) -> list[Adapter]:
-        """The adapters for `platforms`, wired to this app's store (WeChat's kept replies)."""
-        return build_adapters(self.settings, platforms, kept_replies=self.store.kept_replies)
+        """The adapters for `platforms`; what WeChat refuses for now is held by the outbox."""
+        return build_adapters(self.settings, platforms, hold_in_outbox=True)
 
     async def start_adapters(self, adapters: list[Adapter], *, jobs: bool = True) -> None:
         """Start the adapters, then the outbox's sender for their platforms and (with `jobs`)

@@ -93,6 +93,7 @@ class Gateway:
         # where replies go when the platform refuses them live, and held deliveries are
         # released from when the chat writes again
         self.outbox = outbox
+        self._behind: set[str] = set()  # chats whose answers wait behind held deliveries
         self.report_llm = report_llm  # the narrative of /report (None: the offline template)
         self._runner = runner
         self._preprocess = preprocess
@@ -145,8 +146,18 @@ class Gateway:
         if not got.new:
             log.info("duplicate delivery %s/%s ignored", msg.platform, msg.message_id)
             return
-        if got.held and self.outbox is not None:  # the chat wrote: what was held is due now
-            self.outbox.kick()
+        behind = False
+        if got.held and self.outbox is not None:  # the chat wrote: what was held goes first
+            try:
+                behind = await self.outbox.flush_chat(msg.chat) > 0
+            except Exception as exc:  # the sender's loop takes it from here
+                log.warning("held deliveries for %s not flushed: %s", msg.chat.key, exc)
+                self.outbox.kick()
+                behind = True
+        if behind:
+            self._behind.add(msg.chat.key)
+        else:
+            self._behind.discard(msg.chat.key)
         if msg.is_edit or (msg.chat.is_group and not msg.addressed):
             return  # edits are not re-answered; group chatter is not for us
         if got.user_id is not None:
@@ -313,7 +324,7 @@ class Gateway:
         if conv is None or job.epoch != self._conv_epoch:
             conv = await self._store.conversations.active(msg.chat, job.user_id)
         renderer = Renderer(job.adapter, msg.chat, lang=job.lang, in_reply_to=msg.message_id,
-                            outbox=self.outbox)
+                            outbox=self.outbox, queue_behind=msg.chat.key in self._behind)
         await renderer.start()
         job.shown()
         try:

@@ -150,12 +150,12 @@ class PostgresOutbox:
 
     async def deliver(self, chat: ChatRef, items: Sequence[OutItem], *, key: str,
                       deadline_s: float | None = None, source: str = "",
-                      subscription_id: int | None = None) -> Receipt:
+                      subscription_id: int | None = None, hold: bool = False) -> Receipt:
         deadline = utcnow() + timedelta(seconds=deadline_s or self._default_deadline_s)
         delivery, created = await self._repo.create(
             key=key, chat=chat, items=list(items), deadline=deadline, source=source,
-            subscription_id=subscription_id)
-        if created:
+            subscription_id=subscription_id, status="held" if hold else "pending")
+        if created and not hold:
             self._wake.set()
         return delivery.receipt(created=created)
 
@@ -183,6 +183,23 @@ class PostgresOutbox:
 
     def kick(self) -> None:
         self._wake.set()
+
+    async def flush_chat(self, chat: ChatRef) -> int:
+        if self._registry.get(chat.platform) is not None:
+            await self._send_in_order(await self._repo.claim(
+                platforms=[chat.platform], chat_id=chat.chat_id, limit=50,
+                lease_s=self._lease_s))
+        return await self._repo.waiting(chat.platform, chat.chat_id)
+
+    async def _send_in_order(self, queue: list[Delivery]) -> None:
+        """One chat's deliveries in order; once one is held, the rest wait behind it."""
+        for i, d in enumerate(queue):
+            await self._send_one(d)
+            if await self._repo.status_of(d.id) == "held":
+                for rest in queue[i + 1:]:
+                    await self._repo.finish(rest.id, "held",
+                                            error="behind an earlier held delivery")
+                return
 
     # --- the sender ------------------------------------------------------------------------
 
@@ -250,8 +267,7 @@ class PostgresOutbox:
 
             async def chat_run(queue: list[Delivery], sem: asyncio.Semaphore = sem) -> None:
                 async with sem:
-                    for d in queue:
-                        await self._send_one(d)
+                    await self._send_in_order(queue)
 
             await asyncio.gather(*(chat_run(q) for q in by_chat.values()))
 

@@ -16,9 +16,11 @@ def _secret(value: SecretStr | None) -> str | None:
 
 
 def build_adapters(settings: Settings, platforms: list[str], *,
-                   kept_replies: KeptReplies | None = None) -> list[Adapter]:
-    """The adapters for `platforms`. `kept_replies` holds what WeChat and WeCom refuse until the
-    user next writes (`App.build_adapters` passes the store's, so they survive a restart)."""
+                   kept_replies: KeptReplies | None = None,
+                   hold_in_outbox: bool = False) -> list[Adapter]:
+    """The adapters for `platforms`. What WeChat and WeCom refuse while the user's window is
+    closed is held by the outbox with `hold_in_outbox` (`App.build_adapters`: one mechanism,
+    in Postgres), else kept by the adapter in `kept_replies`."""
     adapters: list[Adapter] = []
     for name in platforms:
         if name == "telegram":
@@ -90,6 +92,7 @@ def build_adapters(settings: Settings, platforms: list[str], *,
                 api_base_url=settings.wechat_api_base_url, proxy_url=settings.wechat_proxy_url,
                 listen=settings.wechat_listen, port=settings.wechat_port,
                 path=settings.wechat_path, kept_replies=kept_replies,
+                hold_in_outbox=hold_in_outbox,
             ))
         elif name == "wecom":
             from adapters.wechat import WeChatAdapter
@@ -105,6 +108,7 @@ def build_adapters(settings: Settings, platforms: list[str], *,
                 api_base_url=settings.wecom_api_base_url, proxy_url=settings.wecom_proxy_url,
                 listen=settings.wecom_listen, port=settings.wecom_port,
                 path=settings.wecom_path, kept_replies=kept_replies,
+                hold_in_outbox=hold_in_outbox,
             ))
         else:
             raise ConfigError(f"no adapter for platform {name!r}")

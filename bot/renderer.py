@@ -19,13 +19,14 @@ from bot.markup import convert, split_text, to_plain
 from core.errors import (
     Forbidden,
     FormattingRejected,
+    Held,
     MessageNotModified,
     PlatformError,
     RateLimited,
 )
 from core.events import Done, Event, Failed, File, Status, TextDelta, ToolStarted
 from core.ports import Adapter, Outbox
-from core.types import ChatRef, MessageRef, Reply
+from core.types import ChatRef, MessageRef, OutgoingFile, Reply
 
 log = logging.getLogger(__name__)
 
@@ -51,9 +52,12 @@ class Renderer:
                  clock: Callable[[], float] = time.monotonic,
                  min_edit_interval_s: float | None = None,
                  in_reply_to: str | None = None, outbox: Outbox | None = None,
-                 live_deadline_s: float = LIVE_DEADLINE_S) -> None:
+                 live_deadline_s: float = LIVE_DEADLINE_S, queue_behind: bool = False) -> None:
         self._adapter = adapter
         self._outbox = outbox
+        # the chat has deliveries held by the outbox (WeChat's closed window): this answer
+        # waits behind them rather than overtaking them; a Held refusal does the same
+        self._held = queue_behind and outbox is not None
         self._live_deadline_s = live_deadline_s
         self._chat = chat
         # the incoming message answered: every reply and file of the answer carries it
@@ -233,6 +237,9 @@ class Renderer:
             except Forbidden:
                 self._gone = True
                 return False
+            except Held:  # refused for now: the outbox holds it for the chat's next message
+                self._held = self._outbox is not None
+                return False
             except PlatformError as exc:  # e.g. the placeholder was deleted
                 log.warning("final text not delivered this way: %s", exc)
                 return False
@@ -249,7 +256,13 @@ class Renderer:
         pieces = split_text(md.strip() or "…", limit)
         ok = True
         undelivered: list[tuple[int, str]] = []
+        if self._held:  # behind held deliveries: all of it waits in the outbox, in order
+            await self._hand_over(list(enumerate(pieces)), plain)
+            return
         for i, piece in enumerate(pieces):
+            if self._held:  # refused for now: this piece and the rest wait in the outbox
+                undelivered.append((i, piece))
+                continue
             if i == 0 and self._placeholder is not None:
                 ref = self._placeholder
 
@@ -294,12 +307,12 @@ class Renderer:
                  for n, (_, md) in enumerate(pieces)]
         try:
             receipt = await self._outbox.deliver(self._chat, items, source="answer",
-                                                 key=f"{key}:{pieces[0][0]}")
+                                                 key=f"{key}:{pieces[0][0]}", hold=self._held)
         except Exception as exc:  # the database is away too: said in the log, not hidden
             log.error("final text for %s neither delivered nor stored: %s", self._chat.key, exc)
             self.result.delivered = False
             return
-        self.result.delivered = receipt.status in ("pending", "delivered")
+        self.result.delivered = receipt.status in ("pending", "delivered", "held")
         self.result.handed_over = True
 
     async def _send_file(self, event: File) -> None:
@@ -310,6 +323,9 @@ class Renderer:
         file = event.file
         if file.in_reply_to is None and self._in_reply_to is not None:
             file = file.model_copy(update={"in_reply_to": self._in_reply_to})
+        if self._held:
+            await self._hand_over_file(file, None)
+            return
         end = time.monotonic() + self._live_deadline_s
         while time.monotonic() < end:
             try:
@@ -321,6 +337,23 @@ class Renderer:
             except Forbidden:
                 self._gone = True
                 return
-            except PlatformError as exc:
-                log.warning("file %s not sent: %s", event.file.filename, exc)
+            except Held as exc:
+                self._held = self._outbox is not None
+                await self._hand_over_file(file, exc)
                 return
+            except PlatformError as exc:
+                await self._hand_over_file(file, exc)
+                return
+        await self._hand_over_file(file, None)
+
+    async def _hand_over_file(self, file: OutgoingFile, exc: PlatformError | None) -> None:
+        """A file the platform would not take live goes to the outbox (not lost)."""
+        if self._outbox is None:
+            log.warning("file %s not sent: %s", file.filename, exc or "live deadline passed")
+            return
+        try:
+            await self._outbox.deliver(self._chat, [file], source="answer", hold=self._held, key=(
+                f"answer-file:{self._chat.key}:{self._in_reply_to or id(self)}:{file.filename}"))
+            self.result.handed_over = True
+        except Exception as err:
+            log.error("file %s neither sent nor stored: %s", file.filename, err)

@@ -197,18 +197,26 @@ class Outbox(Protocol):
     `deliver` stores the items first (idempotent on `key`), then sends them through the adapter
     of `chat.platform` with retries until `deadline_s` from now (honouring `retry_after`,
     backing off on network errors); a platform that refuses for now (`held`) gets them when the
-    chat next writes. It returns once stored; `wait` waits for a final status.
+    chat next writes. It returns once stored; `wait` waits for a final status. `hold` stores
+    it held at once (the platform just refused it for now, or the chat has held deliveries it
+    must not overtake).
     """
 
     async def deliver(self, chat: ChatRef, items: Sequence[OutItem], *, key: str,
                       deadline_s: float | None = None, source: str = "",
-                      subscription_id: int | None = None) -> Receipt: ...
+                      subscription_id: int | None = None, hold: bool = False) -> Receipt: ...
 
     async def receipt(self, key: str) -> Receipt | None: ...
 
     def kick(self) -> None:
         """Something became due (a held delivery released): send now rather than at the next
         poll."""
+        ...
+
+    async def flush_chat(self, chat: ChatRef) -> int:
+        """Send what is due for `chat` now, before anything else goes there (what was held
+        for a user arrives before the answer to their new message); how many deliveries for
+        the chat are still waiting (held again, or pending)."""
         ...
 
     async def wait(self, key: str, *, timeout_s: float) -> Receipt | None:

@@ -194,7 +194,7 @@ class MemoryOutbox:
 
     async def deliver(self, chat: ChatRef, items: Sequence[OutItem], *, key: str,
                       deadline_s: float | None = None, source: str = "",
-                      subscription_id: int | None = None) -> Receipt:
+                      subscription_id: int | None = None, hold: bool = False) -> Receipt:
         created = key not in self.deliveries
         if created:
             self.deliveries[key] = (chat, list(items), source)
@@ -205,6 +205,9 @@ class MemoryOutbox:
 
     def kick(self) -> None:
         return None
+
+    async def flush_chat(self, chat: ChatRef) -> int:
+        return 0
 
     async def wait(self, key: str, *, timeout_s: float) -> Receipt | None:
         return await self.receipt(key)

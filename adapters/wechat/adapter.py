@@ -50,6 +50,7 @@ from adapters.wechat.clients import (
 from core.errors import (
     ConfigError,
     Forbidden,
+    Held,
     InputError,
     PlatformError,
     RateLimited,
@@ -124,6 +125,9 @@ class WeChatAdapter:
     reply older than `keep_for_s` (a week) is dropped rather than delivered out of context.
     `proxy_url` is the only proxy used (environment proxy variables are not read).
     `max_download_bytes` bounds what `fetch_attachment` reads (`TooLarge` past it).
+    `hold_in_outbox` (the bot's setting): a reply refused while the window is closed raises
+    `core.errors.Held` instead of being kept here; the bot's outbox holds it until the user
+    writes, as it does every delivery.
     """
 
     def __init__(self, *, kind: Kind = "official", token: str, app_id: str, app_secret: str,
@@ -134,7 +138,8 @@ class WeChatAdapter:
                  max_pending: int = 50, http_workers: int = 8, timeout_s: float = 10.0,
                  proxy_url: str | None = None, kept_replies: KeptReplies | None = None,
                  keep_for_s: float = 7 * 86400.0,
-                 max_download_bytes: int = MAX_DOWNLOAD_BYTES) -> None:
+                 max_download_bytes: int = MAX_DOWNLOAD_BYTES,
+                 hold_in_outbox: bool = False) -> None:
         if kind not in ("official", "wecom"):
             raise ConfigError(f"WeChat adapter kind must be official or wecom, not {kind!r}")
         if not app_id or not app_secret:
@@ -157,6 +162,9 @@ class WeChatAdapter:
             raise ConfigError("WeChat's max_pending (replies kept per user) must be at least 1")
         self._max_pending = max_pending
         self._keep_for = timedelta(seconds=keep_for_s)
+        # with the bot: a refused reply raises `Held` and the outbox holds it (one mechanism
+        # for everything that must arrive); alone, the adapter keeps it itself
+        self._hold_in_outbox = hold_in_outbox
         self._kept: KeptReplies = kept_replies if kept_replies is not None \
             else MemoryKeptReplies()
         # the store's name for this app's replies: one database may serve several apps
@@ -441,6 +449,8 @@ class WeChatAdapter:
                 try:
                     return MessageRef(chat=chat, message_id=await self._push(user, out))
                 except WindowClosed as exc:
+                    if self._hold_in_outbox:  # the bot's outbox holds it for the next message
+                        raise Held(f"{self.name}: {exc}") from None
                     log.info("%s: reply kept for the user's next message: %s", self.name, exc)
             await self._keep(user, out)
             return MessageRef(chat=chat, message_id=f"kept-{next(self._ids)}")

@@ -61,8 +61,8 @@ class DeliveriesRepo:
         self._pool = pool
 
     async def create(self, *, key: str, chat: ChatRef, items: list[OutItem],
-                     deadline: datetime, source: str = "",
-                     subscription_id: int | None = None) -> tuple[Delivery, bool]:
+                     deadline: datetime, source: str = "", subscription_id: int | None = None,
+                     status: DeliveryStatus = "pending") -> tuple[Delivery, bool]:
         """Store a delivery (its file bytes first); `(delivery, created)`: an existing key is
         returned as it stands, nothing is stored twice."""
         blobs = [(_sha(i.data), i.data) for i in items if isinstance(i, OutgoingFile)]
@@ -73,10 +73,10 @@ class DeliveriesRepo:
                     " ON CONFLICT (sha256) DO NOTHING", blobs)
             row = await conn.fetchrow(
                 "INSERT INTO deliveries (key, platform, chat_id, chat, items, source,"
-                " subscription_id, deadline) VALUES ($1,$2,$3,$4,$5,$6,$7,$8)"
+                " subscription_id, deadline, status) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9)"
                 " ON CONFLICT (key) DO NOTHING RETURNING *",
                 key, chat.platform, chat.chat_id, chat.model_dump(mode="json"),
-                [_item_json(i) for i in items], source, subscription_id, deadline)
+                [_item_json(i) for i in items], source, subscription_id, deadline, status)
             created = row is not None
             if row is None:
                 row = await conn.fetchrow("SELECT * FROM deliveries WHERE key = $1", key)
@@ -114,8 +114,9 @@ class DeliveriesRepo:
         return await self._from_row(self._pool, row) if row is not None else None
 
     async def claim(self, *, platforms: list[str], limit: int = 16,
-                    lease_s: float = 60.0) -> list[Delivery]:
-        """Due pending deliveries for these platforms, leased to the caller for `lease_s`."""
+                    lease_s: float = 60.0, chat_id: str | None = None) -> list[Delivery]:
+        """Due pending deliveries for these platforms (one chat's with `chat_id`), leased to
+        the caller for `lease_s`."""
         rows = await self._pool.fetch(
             """
             UPDATE deliveries SET lease_until = now() + make_interval(secs => $3),
@@ -125,11 +126,18 @@ class DeliveriesRepo:
                 WHERE status = 'pending' AND next_attempt_at <= now()
                   AND (lease_until IS NULL OR lease_until < now())
                   AND platform = ANY($1::text[])
+                  AND ($4::text IS NULL OR chat_id = $4)
                 ORDER BY next_attempt_at, id LIMIT $2
                 FOR UPDATE SKIP LOCKED)
             RETURNING *
-            """, platforms, limit, lease_s)
+            """, platforms, limit, lease_s, chat_id)
         return [await self._from_row(self._pool, r) for r in rows]
+
+    async def waiting(self, platform: str, chat_id: str) -> int:
+        """Deliveries for the chat not delivered yet (held or pending)."""
+        return int(await self._pool.fetchval(
+            "SELECT count(*) FROM deliveries WHERE platform = $1 AND chat_id = $2"
+            " AND status IN ('pending', 'held')", platform, chat_id))
 
     async def next_due_in(self, *, platforms: list[str]) -> float | None:
         """Seconds until the next pending delivery is due (0 if one is), None if none."""
