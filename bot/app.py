@@ -14,12 +14,14 @@ from bot.offline import OfflineAnalyst
 from bot.outbox import AdapterRegistry, PostgresOutbox
 from bot.plan_mode import PlanMode
 from bot.platforms import build_adapters
+from bot.podcast_mode import PodcastMode
 from bot.settings import Settings
 from bot.symbols_bridge import find_symbols
 from bot.voice.pipeline import VoicePipeline
 from core.agent import AgentRunner, FastMode, NormalMode
 from core.agent.runner import RunLimits
 from core.llm import LLMRouter
+from core.llm.speech import SpeechClient
 from core.ports import Adapter, Mode
 from core.store import Database, Store, migrate
 from core.store.deliveries import Delivery
@@ -47,6 +49,7 @@ class App:
     outbox: PostgresOutbox
     jobs: JobRunner
     scheduler: Scheduler
+    speech: SpeechClient | None = None
     adapters: list[Adapter] = field(default_factory=list)
 
     @property
@@ -67,7 +70,9 @@ class App:
         symbols_store.use_postgres(db.dsn)  # the directory loads from stocknames when current
         registry = build_tools(settings, db)
         llm = build_llm(settings)
-        modes = build_modes(settings, registry, llm, pool=db.pool)
+        profile = settings.speech_profile()
+        speech = SpeechClient(profile) if profile is not None else None
+        modes = build_modes(settings, registry, llm, pool=db.pool, speech=speech)
         runner = AgentRunner(store=store, modes=modes, summarizer=llm,
                              limits=RunLimits(max_input_chars=settings.max_input_chars))
         voice = VoicePipeline.from_settings(settings)
@@ -84,12 +89,13 @@ class App:
         gateway = Gateway(store=store, runner=runner, preprocess=voice.preprocess,
                           outbox=outbox, report_llm=llm)
         jobs = JobRunner(subscriptions=store.subscriptions, outbox=outbox, llm=llm,
-                         grace_s=settings.jobs_grace_s)
+                         grace_s=settings.jobs_grace_s, pool=db.pool, speech=speech,
+                         voices=settings.speech_voices())
         scheduler = Scheduler(dsn=db.dsn, subscriptions=store.subscriptions, runner=jobs,
                               check_s=settings.jobs_leader_check_s)
         return cls(settings=settings, db=db, store=store, registry=registry, runner=runner,
                    gateway=gateway, llm=llm, voice=voice, registry_of_adapters=adapters,
-                   outbox=outbox, jobs=jobs, scheduler=scheduler)
+                   outbox=outbox, jobs=jobs, scheduler=scheduler, speech=speech)
 
     def build_adapters(self, platforms: list[str]) -> list[Adapter]:
         """The adapters for `platforms`; what WeChat refuses for now is held by the outbox."""
@@ -116,6 +122,8 @@ class App:
                 log.exception("adapter %s did not close cleanly", adapter.name)
         await self.gateway.aclose()
         await self.voice.aclose()
+        if self.speech is not None:
+            await self.speech.aclose()
         if self.llm is not None:
             await self.llm.aclose()
         symbols_store.stop_using()
@@ -143,18 +151,21 @@ def build_llm(settings: Settings) -> LLMRouter | None:
 
 
 def build_modes(settings: Settings, registry: ToolRegistry, llm: LLMRouter | None, *,
-                pool: Any = None) -> dict[str, Mode]:
+                pool: Any = None, speech: SpeechClient | None = None) -> dict[str, Mode]:
     """With no LLM the offline analyst answers and the debate runs deterministic experts."""
     debate = DebateMode(llm=llm, registry=registry, pool=pool,
                         budget_tokens=settings.debate_token_budget, find_symbols=find_symbols)
+    podcast = PodcastMode(llm=llm, pool=pool, speech=speech, voices=settings.speech_voices())
     if llm is None:
         offline = OfflineAnalyst(registry=registry, find_symbols=find_symbols,
                                  ict_answer=ict_answer)
-        return {"normal": offline, "fast": offline, "debate": debate, "plan": offline}
+        return {"normal": offline, "fast": offline, "debate": debate, "plan": offline,
+                "podcast": podcast}
     modes: dict[str, Mode] = {
         "normal": NormalMode(llm=llm, registry=registry, plan=settings.llm_plan),
         "fast": FastMode(llm=llm),
         "debate": debate,
+        "podcast": podcast,
     }
     if "ict_analyze" in registry:  # plan mode stands on the ICT tool; without it, normal mode
         modes["plan"] = PlanMode(llm=llm, registry=registry, find_symbols=find_symbols)

@@ -29,6 +29,7 @@ Ask in plain words: "NVDA latest close", "茅台最近走势", "compare AAPL and
 /subscribe [SYMBOLS] [at HH:MM] [daily|weekdays|tradingdays|mon..sun] [pdf] - a report pushed here
 /subscriptions - this chat's subscriptions; /unsubscribe ID|all
 /tz ZONE - your time zone; /report [SYMBOLS] - the report now
+/podcast [SYMBOLS] [pdf] - the daily podcast script now; /subscribe ... podcast - every weekday
 /help - this text"""
 
 HELP_ZH = """*Bullpen* - A股与美股研究助手。直接提问即可，例如"茅台最近走势"、"NVDA 最新收盘价"。
@@ -43,7 +44,8 @@ HELP_ZH = """*Bullpen* - A股与美股研究助手。直接提问即可，例如
 /usage 用量  /lang en|zh 语言  /help 帮助
 /watchlist [add|remove 股票] 自选  /report [股票] 立即生成报告
 /subscribe [股票] [at 08:00] [交易日|每天|工作日] [pdf] 定时推送报告
-/subscriptions 本聊天的订阅  /unsubscribe 编号|all 取消  /tz 时区"""
+/subscriptions 本聊天的订阅  /unsubscribe 编号|all 取消  /tz 时区
+/podcast [股票] [pdf] 每日播客脚本  /subscribe ... podcast 工作日定时推送"""
 
 COMMANDS: tuple[tuple[str, str], ...] = (
     ("start", "Start and show help"),
@@ -66,6 +68,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("unsubscribe", "Stop a subscription: /unsubscribe ID|all"),
     ("tz", "Your time zone: /tz Asia/Shanghai"),
     ("report", "The report now: /report [SYMBOLS]"),
+    ("podcast", "The daily podcast now: /podcast [SYMBOLS] [pdf]"),
 )
 KNOWN = {name for name, _ in COMMANDS}
 

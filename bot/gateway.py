@@ -95,6 +95,7 @@ class Gateway:
         self.outbox = outbox
         self._behind: set[str] = set()  # chats whose answers wait behind held deliveries
         self.report_llm = report_llm  # the narrative of /report (None: the offline template)
+
         self._runner = runner
         self._preprocess = preprocess
         self._on_event = on_event

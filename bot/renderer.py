@@ -319,6 +319,15 @@ class Renderer:
         kind_ok = (self._caps.supports_images if event.file.kind == "image"
                    else self._caps.supports_documents)
         if not kind_ok:
+            if event.file.mime_type in ("text/markdown", "text/plain"):
+                # a platform without documents (WeChat official accounts) gets the text
+                text = event.file.data.decode("utf-8", errors="replace")
+                for piece in split_text(text, self._caps.max_message_length):
+                    async def send(reply: Reply) -> None:
+                        ref = await self._adapter.send(self._chat, reply)
+                        self.result.message_ids.append(ref.message_id)
+
+                    await self._with_retries(send, piece, plain=True)
             return
         file = event.file
         if file.in_reply_to is None and self._in_reply_to is not None:

@@ -119,10 +119,31 @@ async def tz(ctx: CommandContext) -> None:
                      f"时区已设为 {zone}，新的订阅将使用它。"))
 
 
+_PODCAST_WORDS = frozenset({"podcast", "播客"})
+
+
+def _said(args: str, probe: str) -> bool:
+    """Whether `args` already names what `probe` adds (a time, a recurrence): adding a second
+    one is then refused by the parser."""
+    try:
+        parse_subscribe(f"{args} {probe}")
+    except ScheduleError:
+        return True
+    return False
+
+
 @command("subscribe")
 async def subscribe(ctx: CommandContext) -> None:
+    words = _tokens(ctx.args)
+    kind = "podcast" if any(w.lower() in _PODCAST_WORDS for w in words) else "report"
+    args = " ".join(w for w in words if w.lower() not in _PODCAST_WORDS)
+    if kind == "podcast":  # a podcast defaults to weekdays at 07:30
+        if not _said(args, "at 23:59"):
+            args += " at 07:30"
+        if not (_said(args, "mon") and _said(args, "tue")):
+            args += " weekdays"
     try:
-        spec = parse_subscribe(ctx.args)
+        spec = parse_subscribe(args)
     except ScheduleError as exc:
         await ctx.say(exc.message(ctx.lang))
         return
@@ -144,15 +165,17 @@ async def subscribe(ctx: CommandContext) -> None:
     sub = await ctx.store.subscriptions.add(
         owner_id=ctx.user_id, chat=ctx.msg.chat, symbols=res.codes,
         at_time=spec.at.strftime("%H:%M"), recurrence=spec.recurrence, tz=zone,
-        calendar=calendar, lang=ctx.lang, options={"pdf": spec.pdf})
+        calendar=calendar, lang=ctx.lang, options={"pdf": spec.pdf}, kind=kind)
     schedule = Schedule(at=spec.at, recurrence=spec.recurrence, tz=zone, calendar=calendar)
     nxt = schedule.next_fire(datetime.now(UTC)).astimezone(ZoneInfo(zone))
     what = ", ".join(res.codes) or _l(ctx.lang, "your watchlist", "你的自选")
+    thing = _l(ctx.lang, "a podcast" if kind == "podcast" else "a report",
+               "播客" if kind == "podcast" else "报告")
     await ctx.say(_l(
         ctx.lang,
-        f"Subscribed (#{sub.id}): a report on {what}, {schedule.describe('en')}"
+        f"Subscribed (#{sub.id}): {thing} on {what}, {schedule.describe('en')}"
         f"{', with PDF' if spec.pdf else ''}. Next: {nxt:%a %Y-%m-%d %H:%M} {zone}.",
-        f"已订阅（#{sub.id}）：{what} 的报告，{schedule.describe('zh')}"
+        f"已订阅（#{sub.id}）：{what} 的{thing}，{schedule.describe('zh')}"
         f"{'，附 PDF' if spec.pdf else ''}。下次：{nxt:%Y-%m-%d %H:%M}（{zone}）。"))
 
 
@@ -178,6 +201,8 @@ async def subscriptions(ctx: CommandContext) -> None:
             status = _l(ctx.lang, f"last: {last.status} {when:%Y-%m-%d %H:%M}",
                         f"上次：{last.status} {when:%Y-%m-%d %H:%M}")
         what = ", ".join(sub.symbols) or _l(ctx.lang, "watchlist", "自选")
+        if sub.kind == "podcast":
+            what += _l(ctx.lang, " (podcast)", "（播客）")
         paused = _l(ctx.lang, " (paused)", "（已暂停）") if sub.status == "paused" else ""
         lines.append(f"#{sub.id} {what} · {schedule.describe(ctx.lang)}{paused} · "
                      + _l(ctx.lang, f"next {nxt:%a %m-%d %H:%M}", f"下次 {nxt:%m-%d %H:%M}")
@@ -229,3 +254,35 @@ async def report(ctx: CommandContext) -> None:
             await ctx.say("\n".join([item.text, *res.problems]))
         else:
             await ctx.gateway.send_file(ctx.adapter, ctx.msg, item)
+
+
+MAX_ASKED = 30  # tickers read from one /podcast; the episode itself takes 10 (it says so)
+
+
+@command("podcast")
+async def podcast(ctx: CommandContext) -> None:
+    """The daily podcast now: for the tickers given, or the watchlist; queued and run like a
+    question (progress shown, /stop works)."""
+    from bot.commands import Question
+
+    words = _tokens(ctx.args)
+    pdf = any(w.lower() == "pdf" for w in words)
+    tokens = [w for w in words if w.lower() != "pdf"]
+    notes: list[str] = []
+    if len(tokens) > MAX_ASKED:
+        notes.append(_l(ctx.lang, f"{len(tokens)} tickers: the first {MAX_ASKED} are read",
+                        f"{len(tokens)} 个股票：只读取前 {MAX_ASKED} 个"))
+        tokens = tokens[:MAX_ASKED]
+    res = resolve_symbols(tokens, ctx.lang)
+    codes = res.codes if tokens else await ctx.store.subscriptions.watchlist(ctx.user_id)
+    if not codes:
+        await ctx.say("\n".join([*res.problems, _l(
+            ctx.lang, "Usage: /podcast SYMBOLS (or fill /watchlist first)",
+            "用法：/podcast 股票（或先添加 /watchlist）")]))
+        return
+    if res.problems or notes:  # said first; the episode is made from the rest
+        await ctx.say("\n".join([*notes, *res.problems]))
+    ctx.gateway.enqueue(ctx.adapter, ctx.msg, ctx.user_id, ctx.lang, Question(
+        text=f"/podcast {' '.join(codes)}", mode="podcast",
+        options={"intent": "podcast", "tickers": ",".join(codes), "pdf": "1" if pdf else ""}),
+        ctx.conversation, ctx.epoch)

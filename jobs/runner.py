@@ -9,14 +9,19 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
+from typing import Any, TypeVar
 
+from core.llm.speech import SpeechClient
 from core.ports import LLMProvider, Outbox, OutItem
 from core.store.subscriptions import Subscription, SubscriptionsRepo
 from core.types import Reply
+from jobs.podcast_items import podcast_items
 from jobs.report import Report, build_report
 from jobs.schedule import Schedule
+from podcast import PodcastError, PodcastResult, produce_podcast
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 DEFAULT_GRACE_S = 3600.0  # a fire missed by less than this (downtime) still runs, once
 
@@ -46,36 +51,58 @@ class FireResult:
 class JobRunner:
     def __init__(self, *, subscriptions: SubscriptionsRepo, outbox: Outbox,
                  llm: LLMProvider | None = None, grace_s: float = DEFAULT_GRACE_S,
-                 build: ReportBuilder = build_report) -> None:
+                 build: ReportBuilder = build_report, pool: Any = None,
+                 speech: SpeechClient | None = None,
+                 voices: dict[str, str] | None = None) -> None:
         self._subs = subscriptions
         self._outbox = outbox
         self._llm = llm
         self.grace_s = grace_s
         self._build = build
-        # one report per (symbols, language, pdf, day), shared by every subscriber of the fire
-        self._reports: dict[tuple[tuple[str, ...], str, bool, str], asyncio.Future[Report]] = {}
+        self._pool = pool  # the day's debate reports are reused by the podcast
+        self._speech = speech
+        self._voices = voices or {}
+        # one report per (symbols, language, pdf, day) and one podcast per (tickers in order,
+        # language, day), shared by every subscriber of the fire
+        self._reports: dict[tuple[Any, ...], asyncio.Future[Any]] = {}
         self.reports_built = 0
+        self.podcasts_built = 0
 
-    async def report(self, symbols: Sequence[str], *, lang: str, pdf: bool,
-                     day: str) -> Report:
-        key = (tuple(sorted(symbols)), lang, pdf, day)
+    async def _shared(self, key: tuple[Any, ...], make: Callable[[], Awaitable[T]]) -> T:
         fut = self._reports.get(key)
         if fut is None:
             fut = asyncio.get_running_loop().create_future()
             self._reports[key] = fut
             try:
-                built = await self._build(list(symbols), lang=lang, llm=self._llm, pdf=pdf)
-                self.reports_built += 1
-                fut.set_result(built)
+                fut.set_result(await make())
             except BaseException as exc:
                 del self._reports[key]
                 fut.set_exception(exc)
                 fut.exception()  # retrieved: the caller re-raises below
                 raise
-        return await asyncio.shield(fut)
+        got: T = await asyncio.shield(fut)
+        return got
+
+    async def report(self, symbols: Sequence[str], *, lang: str, pdf: bool,
+                     day: str) -> Report:
+        async def make() -> Report:
+            built = await self._build(list(symbols), lang=lang, llm=self._llm, pdf=pdf)
+            self.reports_built += 1
+            return built
+
+        return await self._shared(("report", tuple(sorted(symbols)), lang, pdf, day), make)
+
+    async def podcast(self, tickers: Sequence[str], *, lang: str, day: str) -> PodcastResult:
+        async def make() -> PodcastResult:
+            made = await produce_podcast(list(tickers), lang=lang, llm=self._llm,
+                                         pool=self._pool)
+            self.podcasts_built += 1
+            return made
+
+        return await self._shared(("podcast", tuple(tickers), lang, day), make)
 
     def forget_reports_before(self, day: str) -> None:
-        for key in [k for k in self._reports if k[3] < day]:
+        for key in [k for k in self._reports if k[-1] < day]:
             del self._reports[key]
 
     async def fire(self, sub: Subscription, fire_at: datetime) -> FireResult:
@@ -89,12 +116,19 @@ class JobRunner:
         key = delivery_key(sub, fire_at)
         try:
             symbols = sub.symbols or await self._subs.watchlist(sub.owner_id)
+            day = fire_at.astimezone(UTC).date().isoformat()
+            pdf = bool(sub.options.get("pdf"))
             if not symbols:
                 items: list[OutItem] = [Reply(text=_EMPTY[sub.lang == "zh"])]
+            elif sub.kind == "podcast":
+                try:
+                    episode = await self.podcast(symbols, lang=sub.lang, day=day)
+                    items = await podcast_items(episode, lang=sub.lang, pdf=pdf,
+                                                speech=self._speech, voices=self._voices)
+                except PodcastError as exc:
+                    items = [Reply(text=exc.message(sub.lang))]
             else:
-                day = fire_at.astimezone(UTC).date().isoformat()
-                report = await self.report(symbols, lang=sub.lang,
-                                           pdf=bool(sub.options.get("pdf")), day=day)
+                report = await self.report(symbols, lang=sub.lang, pdf=pdf, day=day)
                 items = report_items(report)
             await self._outbox.deliver(sub.chat, items, key=key, source=f"job:{sub.id}",
                                        subscription_id=sub.id)

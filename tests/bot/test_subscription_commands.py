@@ -11,6 +11,7 @@ import pytest
 
 from bot.gateway import Gateway
 from bot.outbox import AdapterRegistry, PostgresOutbox
+from bot.podcast_mode import PodcastMode
 from core.agent import AgentRunner
 from core.errors import Forbidden
 from core.store import Database, Store
@@ -29,8 +30,8 @@ class Chat:
         registry = AdapterRegistry()
         registry.add(self.adapter)
         self.outbox = PostgresOutbox(self.store.deliveries, registry)
-        self.gateway = Gateway(store=self.store, runner=AgentRunner(store=self.store, modes={}),
-                               outbox=self.outbox)
+        self.gateway = Gateway(store=self.store, runner=AgentRunner(
+            store=self.store, modes={"podcast": PodcastMode(llm=None)}), outbox=self.outbox)
 
     async def say(self, text: str, chat: ChatRef = CHAT, uid: str = "u1") -> str:
         """Send `text`; the bot's replies to it, joined."""
@@ -39,7 +40,8 @@ class Chat:
             platform=chat.platform, chat=chat, sender=Sender(platform_uid=uid),
             message_id=f"m{next(_ids)}", text=text))
         await self.gateway.idle()
-        return "\n".join(o.text for o in self.adapter.ops[before:] if o.kind == "send")
+        return "\n".join(self.adapter.texts[o.message_id] for o in self.adapter.ops[before:]
+                         if o.kind == "send")  # each message as it reads now (edits applied)
 
     async def subscriptions(self, chat: ChatRef = CHAT) -> list[object]:
         return list(await self.store.subscriptions.for_chat(chat))
@@ -157,3 +159,17 @@ async def test_link_codes_are_private_and_the_issuer_is_told(chat: Chat) -> None
     [sub] = await chat.store.subscriptions.for_chat(OTHER)
     owner = await chat.store.accounts.user_for("test", "u1", "")
     assert sub.owner_id == owner
+
+
+
+async def test_podcast_bad_input_is_told_and_the_rest_is_produced(chat: Chat) -> None:
+    assert "Usage: /podcast" in await chat.say("/podcast")  # no tickers, empty watchlist
+    said = await chat.say("/podcast NVDA ZZZZZQ ORCL")
+    assert "ZZZZZQ: did you mean" in said  # unknown: said first, not guessed
+    assert "Daily podcast" in said and "ticker:NVDA" in said
+    assert "ticker:ORCL — no verdict" in said  # no data offline: an honest section
+    twelve = "NVDA AAPL MSFT AMZN NFLX TSLA GOOG IBM ORCL INTC AMD QCOM"
+    said = await chat.say(f"/podcast {twelve}")
+    assert "ticker:QCOM" not in said and "10" in said  # capped, and the cap is said
+    many = " ".join(["NVDA"] * 31)
+    assert "31 tickers: the first 30 are read" in await chat.say(f"/podcast {many}")

@@ -292,3 +292,46 @@ async def test_a_scheduled_report_arrives(harness: PlatformHarness) -> None:
     assert re.search(r"\d{4}-\d{2}-\d{2}", report[0])  # figures carry their date
     [chart] = harness.sent_files(USER)
     assert chart.kind == "image" and chart.data.startswith(b"\x89PNG")
+
+
+async def test_the_podcast_now_and_on_a_schedule(harness: PlatformHarness) -> None:
+    import json
+    from datetime import UTC, datetime
+
+    from jobs.runner import schedule_of
+
+    async with harness.running() as app:  # offline: debates by deterministic experts
+        await harness.send_command(USER, "/podcast NVDA TSLA")
+        await harness.wait_for(lambda: harness.shows(USER, "Daily podcast"), within_s=90)
+        await harness.idle()
+        summary = [m for m in harness.visible_messages(USER) if "Daily podcast" in m]
+        assert len(summary) == 1
+        assert "ticker:NVDA" in summary[0] and "ticker:TSLA" in summary[0]
+        assert summary[0].index("ticker:NVDA") < summary[0].index("ticker:TSLA")
+        files = harness.sent_files(USER)
+        if harness.caps.supports_documents:
+            names = sorted(f.filename for f in files)
+            assert names[-1] == "script.json" and names[0].endswith(".md")
+            script = json.loads(next(f.data for f in files if f.filename == "script.json"))
+            assert [c["name"] for c in script["chapter"]] == [
+                "opening", "theme", "ticker:NVDA", "ticker:TSLA", "closing"]
+        else:  # no documents (WeChat official accounts): the script arrives as text
+            assert files == []
+            script_text = [m for m in harness.visible_messages(USER)
+                           if "Bullpen daily podcast" in m]
+            assert script_text and "**" not in script_text[0], harness.visible_messages(USER)
+
+        before = len(harness.visible_messages(USER))
+        await harness.send_command(USER, "/subscribe NVDA podcast")
+        await harness.wait_for(lambda: harness.shows(USER, "a podcast on NVDA"), within_s=30)
+        [sub] = await app.store.subscriptions.for_chat(harness.chat(USER))
+        assert sub.kind == "podcast" and sub.at_time == "07:30" and sub.recurrence == "weekdays"
+        fire_at = schedule_of(sub).next_fire(datetime.now(UTC))
+        [fired] = await app.jobs.due(fire_at)
+        assert fired.status == "done"
+        receipt = await app.outbox.wait(fired.delivery_key or "", timeout_s=60)
+        assert receipt is not None and receipt.status == "delivered", receipt
+        assert all(r.status == "skipped" for r in await app.jobs.due(fire_at))
+        await harness.idle()
+    pushed = [m for m in harness.visible_messages(USER)[before:] if "Daily podcast" in m]
+    assert len(pushed) == 1 and "ticker:NVDA" in pushed[0]

@@ -7,9 +7,9 @@ import io
 import av
 import pytest
 
-from bot.episode_audio import episode_audio
 from core.errors import LLMError
 from core.llm.speech import SpeechClient, SpeechProfile
+from podcast.audio import episode_audio
 from tests.fakes.openai_server import FakeOpenAI
 
 

@@ -8,7 +8,6 @@ import io
 from collections.abc import Sequence
 from typing import Any
 
-import av
 import numpy as np
 import numpy.typing as npt
 
@@ -21,6 +20,8 @@ PAUSE_S = 0.35
 
 def _decode(data: bytes) -> npt.NDArray[np.float32]:
     """Any audio the endpoint returned, as mono float32 at RATE."""
+    import av  # PyAV (FFmpeg) only when an episode is made: importing the bot stays light
+
     container: Any
     with av.open(io.BytesIO(data)) as container:
         resampler = av.AudioResampler(format="flt", layout="mono", rate=RATE)
@@ -34,6 +35,8 @@ def _decode(data: bytes) -> npt.NDArray[np.float32]:
 
 
 def _encode_mp3(samples: npt.NDArray[np.float32]) -> bytes:
+    import av
+
     out = io.BytesIO()
     with av.open(out, "w", format="mp3") as container:
         stream: Any = container.add_stream("libmp3lame", rate=RATE, layout="mono")

@@ -1,0 +1,67 @@
+"""`/podcast`: the episode as an answer in the chat, run like any question (queued per chat,
+stoppable with /stop, recorded): progress as status lines, the summary as the answer, the
+script (Markdown, script.json), the PDF when asked and the audio when speech is configured."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+from core.agent.turn import Turn
+from core.events import Done, Event, File, Status
+from core.llm.speech import SpeechClient
+from core.ports import LLMProvider
+from core.types import OutgoingFile, Reply
+from jobs.podcast_items import podcast_items
+from podcast import PodcastError, produce_podcast
+
+
+class PodcastMode:
+    name = "podcast"
+
+    def __init__(self, *, llm: LLMProvider | None, pool: Any = None,
+                 speech: SpeechClient | None = None,
+                 voices: dict[str, str] | None = None) -> None:
+        self._llm = llm
+        self._pool = pool
+        self._speech = speech
+        self._voices = voices or {}
+
+    async def run(self, turn: Turn) -> AsyncIterator[Event]:
+        tickers = [t for t in turn.options.get("tickers", "").split(",") if t]
+        zh = turn.lang == "zh"
+        yield Status(text=("正在为 " if zh else "Preparing the podcast: debates for ")
+                     + ", ".join(tickers))
+        progress: asyncio.Queue[Event] = asyncio.Queue()
+        task = asyncio.create_task(produce_podcast(
+            tickers, lang=turn.lang, llm=self._llm, pool=self._pool,
+            emit=progress.put_nowait))
+        try:
+            while not task.done():
+                getter = asyncio.ensure_future(progress.get())
+                await asyncio.wait({task, getter}, return_when=asyncio.FIRST_COMPLETED)
+                if getter.done():
+                    event = getter.result()
+                    if isinstance(event, Status):
+                        yield event
+                else:
+                    getter.cancel()
+            result = task.result()
+        except PodcastError as exc:
+            yield Done(text=exc.message(turn.lang))
+            return
+        finally:
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+        items = await podcast_items(result, lang=turn.lang,
+                                    pdf=turn.options.get("pdf") == "1",
+                                    speech=self._speech, voices=self._voices)
+        for item in items:
+            if isinstance(item, OutgoingFile):
+                yield File(file=item)
+        summary = next((i.text for i in items if isinstance(i, Reply)), "")
+        yield Done(text=summary, label=result.label if result.offline else "")

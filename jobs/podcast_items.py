@@ -1,0 +1,97 @@
+"""What a podcast delivery holds, the same for `/podcast` and a `podcast` subscription: a short
+summary listing the chapters, the script as Markdown and as `script.json`, a PDF when asked, and
+the whole episode as audio when a speech endpoint is configured."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from core.errors import LLMError
+from core.llm.speech import SpeechClient
+from core.ports import OutItem
+from core.types import OutgoingFile, Reply
+from podcast import PodcastResult, render_markdown, role_of, script_json
+from podcast.audio import episode_audio
+from tools.charts import cjk_font_path
+
+log = logging.getLogger(__name__)
+
+_ACTION_ZH = {"BUY": "买入", "SELL": "卖出", "HOLD": "持有"}
+
+
+def summary_text(result: PodcastResult, lang: str) -> str:
+    """The chat message: the episode's date, each chapter with its turn range, each ticker's
+    outcome, and what the run noted (repairs, drops, degraded levels)."""
+    zh = lang == "zh"
+    script = result.script
+    date = f"{script.date[:4]}-{script.date[4:6]}-{script.date[6:]}"
+    lines = [f"🎙 **{'每日播客' if zh else 'Daily podcast'} · {date}**"]
+    if result.label:
+        lines.append(f"_{result.label}_")
+    by_code = {t.code or t.ticker: t for t in result.tickers}
+    for ch in script.chapter:
+        name = ch.name
+        extra = ""
+        if name.startswith("ticker:"):
+            code = name.split(":", 1)[1]
+            status = by_code.get(code)
+            if status is not None and status.action:
+                action = _ACTION_ZH.get(status.action, status.action) if zh else status.action
+                extra = f" — {action}"
+            elif status is not None:
+                extra = " — " + ("无结论" if zh else "no verdict") + (
+                    f" ({status.detail})" if status.detail else "")
+        turns = ch.end_id - ch.start_id + 1
+        lines.append(f"• {name}{extra} ({turns} {'段' if zh else 'turns'})")
+    changed = [n for n in result.notes if n.kind in ("repair", "drop", "rejected_edit",
+                                                     "degraded", "input")]
+    if changed:
+        lines.append(("备注：" if zh else "Notes: ") + "; ".join(n.text for n in changed[:5]))
+    lines.append("_" + ("不构成投资建议。" if zh else "Not investment advice.") + "_")
+    return "\n".join(lines)
+
+
+def render_pdf(result: PodcastResult, lang: str) -> bytes:
+    """The script as a PDF (fpdf2 with the CJK font the charts use)."""
+    from fpdf import FPDF
+
+    pdf = FPDF(format="A4")
+    pdf.add_font("cjk", "", cjk_font_path())
+    pdf.set_auto_page_break(auto=True, margin=15)
+    pdf.add_page()
+    pdf.set_font("cjk", size=11)
+    for line in render_markdown(result.script, lang).splitlines():
+        text = line.lstrip("#").replace("**", "").strip()
+        size = 15 if line.startswith("# ") else 13 if line.startswith("## ") else 11
+        pdf.set_font("cjk", size=size)
+        pdf.multi_cell(0, 6, text or " ", new_x="LMARGIN", new_y="NEXT")
+    return bytes(pdf.output())
+
+
+async def podcast_items(result: PodcastResult, *, lang: str, pdf: bool = False,
+                        speech: SpeechClient | None = None,
+                        voices: dict[str, str] | None = None) -> list[OutItem]:
+    """The delivery. Audio that cannot be made is said in the summary, not a failed delivery."""
+    name = f"podcast-{result.script.date}"
+    summary = summary_text(result, lang)
+    files: list[OutItem] = [
+        OutgoingFile(kind="document", filename=f"{name}.md", mime_type="text/markdown",
+                     data=render_markdown(result.script, lang).encode("utf-8")),
+        OutgoingFile(kind="document", filename="script.json", mime_type="application/json",
+                     data=script_json(result.script).encode("utf-8")),
+    ]
+    if pdf:
+        data = await asyncio.to_thread(render_pdf, result, lang)
+        files.append(OutgoingFile(kind="document", filename=f"{name}.pdf",
+                                  mime_type="application/pdf", data=data))
+    if speech is not None:
+        turns = [(role_of(t.speaker) or "host", t.text) for t in result.script.scripts]
+        try:
+            files.append(await episode_audio(turns, client=speech, voices=voices or {},
+                                             filename=f"{name}.mp3"))
+        except LLMError as exc:
+            log.warning("podcast audio not made: %s", exc)
+            summary += "\n" + ("（音频未生成：" + str(exc) + "）" if lang == "zh"
+                               else f"(No audio this time: {exc})")
+    return [Reply(text=summary), *files]
