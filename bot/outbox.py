@@ -55,6 +55,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_DEADLINE_S = 6 * 3600.0  # a report still worth reading; held ones wait longer
 INLINE_WAIT_S = 5.0  # a shorter retry_after is waited out by the sending worker itself
+INLINE_BUDGET_S = 15.0  # at most this much waiting in place per claim, then rescheduled
 MAX_BACKOFF_S = 60.0
 
 
@@ -145,6 +146,7 @@ class PostgresOutbox:
         self._task: asyncio.Task[None] | None = None
         self._listener: asyncpg.Connection | None = None
         self._done: dict[str, asyncio.Event] = {}
+        self._paused: dict[str, float] = {}  # platform -> loop time its rate limit ends
 
     # --- the port --------------------------------------------------------------------------
 
@@ -291,12 +293,18 @@ class PostgresOutbox:
             await self._repo.finish(d.id, "failed",
                                     error=f"deadline passed; last error: {d.last_error}")
             return
+        # the claim was for a batch: before sending, make sure the lease is still ours (a
+        # long batch may outlive it, and another sender may have claimed the delivery)
+        if not await self._repo.renew(d.id, d.attempts, lease_s=self._lease_s):
+            return
         pieces = pieces_for(d.items, adapter)
         sent = d.pieces_sent
         ids = list(d.message_ids)
         plain = False
+        waited = 0.0  # rate-limit waits in place: bounded, so one chat cannot hold the batch
         while sent < len(pieces):
             piece = pieces[sent]
+            await self._respect_pause(d.chat.platform)
             if d.subscription_id is not None and sent > d.pieces_sent \
                     and await self._repo.status_of(d.id) == "cancelled":
                 return  # unsubscribed while it was going out: the rest is not sent
@@ -328,8 +336,16 @@ class PostgresOutbox:
                 continue
             except RateLimited as exc:
                 wait = max(exc.retry_after, 0.05)
-                if wait <= INLINE_WAIT_S and utcnow() + timedelta(seconds=wait) < d.deadline:
+                # the limit is the platform's, not this delivery's: every worker waits it out
+                loop = asyncio.get_running_loop()
+                self._paused[d.chat.platform] = max(self._paused.get(d.chat.platform, 0.0),
+                                                    loop.time() + wait)
+                if (wait <= INLINE_WAIT_S and waited + wait <= INLINE_BUDGET_S
+                        and utcnow() + timedelta(seconds=wait) < d.deadline):
+                    waited += wait
                     await self._sleep(wait)
+                    if not await self._repo.renew(d.id, d.attempts, lease_s=self._lease_s):
+                        return
                     continue
                 await self._later(d, wait, f"rate limited ({exc.retry_after:g} s)")
                 return
@@ -352,6 +368,16 @@ class PostgresOutbox:
                 ids.append(ref.message_id)
             await self._repo.progress(d.id, pieces_sent=sent, message_ids=ids)
         await self._repo.finish(d.id, "delivered")
+
+    async def _respect_pause(self, platform: str) -> None:
+        until = self._paused.get(platform)
+        if until is None:
+            return
+        left = until - asyncio.get_running_loop().time()
+        if left > 0:
+            await self._sleep(min(left, INLINE_WAIT_S))
+        else:
+            self._paused.pop(platform, None)
 
     async def _later(self, d: Delivery, seconds: float, error: str) -> None:
         at = utcnow() + timedelta(seconds=seconds)

@@ -24,6 +24,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 DEFAULT_GRACE_S = 3600.0  # a fire missed by less than this (downtime) still runs, once
+FIRE_CONCURRENCY = 16  # fires in flight at once (each builds or shares a report, then stores)
 
 
 def schedule_of(sub: Subscription) -> Schedule:
@@ -143,12 +144,23 @@ class JobRunner:
         await self._subs.finish_fire(sub.id, fire_at, status="done", delivery_key=key)
         return FireResult(sub.id, fire_at, "done", delivery_key=key)
 
+    async def fire_all(self, fires: Sequence[tuple[Subscription, datetime]]) -> list[FireResult]:
+        """Many fires at once, at most FIRE_CONCURRENCY in flight; results in the given order."""
+        sem = asyncio.Semaphore(FIRE_CONCURRENCY)
+
+        async def one(sub: Subscription, fire_at: datetime) -> FireResult:
+            async with sem:
+                return await self.fire(sub, fire_at)
+
+        return list(await asyncio.gather(*(one(s, f) for s, f in fires)))
+
     async def due(self, at: datetime, *, since: datetime | None = None,
                   only: int | None = None) -> list[FireResult]:
         """Fire every active subscription's fires in (since, at]; `since` defaults to the grace
         period before `at`. Fires older than the grace period are recorded as missed."""
         start = since or at - timedelta(seconds=self.grace_s)
         results: list[FireResult] = []
+        to_fire: list[tuple[Subscription, datetime]] = []
         for sub in await self._subs.active():
             if only is not None and sub.id != only:
                 continue
@@ -160,8 +172,8 @@ class JobRunner:
                     if await self._subs.record_fire(sub.id, fire_at, status="missed"):
                         results.append(FireResult(sub.id, fire_at, "missed"))
                     continue
-                results.append(await self.fire(sub, fire_at))
-        return results
+                to_fire.append((sub, fire_at))
+        return results + await self.fire_all(to_fire)
 
     async def fire_now(self, sub: Subscription, *, at: datetime | None = None) -> FireResult:
         """`bullpen jobs run ID`: a fire at this instant, outside the schedule."""

@@ -139,33 +139,35 @@ class Scheduler:
         """Make the APScheduler jobs match the active subscriptions."""
         assert self._aps is not None
         groups: dict[tuple[str, str, str, str], list[int]] = {}
+        by_id: dict[int, Subscription] = {}
         for sub in await self._subs.active():
             groups.setdefault(group_of(sub), []).append(sub.id)
+            by_id[sub.id] = sub
         for key in set(self._groups) - set(groups):
             with contextlib.suppress(Exception):
                 self._aps.remove_job(_job_id(key))
         for key, ids in groups.items():
             if key not in self._groups:
-                first = await self._subs.get(ids[0])
-                if first is None:
-                    continue
+                first = by_id[ids[0]]
                 self._aps.add_job(self._fire_group, schedule_of(first).trigger(), args=[key],
                                   id=_job_id(key), misfire_grace_time=int(
                                       self._runner.grace_s), coalesce=True)
         self._groups = groups
 
     async def _fire_group(self, key: tuple[str, str, str, str]) -> None:
+        """Fire every active subscription of one schedule: read in one query, fired by the
+        runner with bounded concurrency, each fire recorded once."""
         now = datetime.now(UTC)
         self._runner.forget_reports_before((now - timedelta(days=1)).date().isoformat())
-        for sub_id in list(self._groups.get(key, [])):
-            found = await self._subs.get(sub_id)
-            if found is None or found.status != "active":
-                continue
-            fires = schedule_of(found).fires_between(now - timedelta(minutes=5), now)
-            if fires:
-                task = asyncio.create_task(self._runner.fire(found, fires[-1]))
-                self._fires.add(task)
-                task.add_done_callback(self._fires.discard)
+        at_time, recurrence, tz, calendar = key
+        subs = await self._subs.active_on(at_time, recurrence, tz, calendar or None)
+        if not subs:
+            return
+        fires = schedule_of(subs[0]).fires_between(now - timedelta(minutes=5), now)
+        if fires:
+            task = asyncio.create_task(self._runner.fire_all([(s, fires[-1]) for s in subs]))
+            self._fires.add(task)
+            task.add_done_callback(self._fires.discard)
 
     def reload(self) -> None:
         self._reload.set()

@@ -139,6 +139,15 @@ class DeliveriesRepo:
             "SELECT count(*) FROM deliveries WHERE platform = $1 AND chat_id = $2"
             " AND status IN ('pending', 'held')", platform, chat_id))
 
+    async def renew(self, delivery_id: int, attempts: int, *, lease_s: float) -> bool:
+        """Extend the caller's lease; False when it is no longer the caller's (it ran out and
+        another sender claimed the delivery: `attempts` moved on), so it must not send."""
+        got = await self._pool.fetchval(
+            "UPDATE deliveries SET lease_until = now() + make_interval(secs => $3)"
+            " WHERE id = $1 AND attempts = $2 AND status = 'pending' RETURNING id",
+            delivery_id, attempts, lease_s)
+        return got is not None
+
     async def next_due_in(self, *, platforms: list[str]) -> float | None:
         """Seconds until the next pending delivery is due (0 if one is), None if none."""
         at = await self._pool.fetchval(

@@ -113,6 +113,15 @@ class SubscriptionsRepo:
             "SELECT * FROM subscriptions WHERE status = 'active' ORDER BY id")
         return [_subscription(r) for r in rows]
 
+    async def active_on(self, at_time: str, recurrence: str, tz: str,
+                        calendar: str | None) -> list[Subscription]:
+        """The active subscriptions of one schedule (a scheduler job's group), in one query."""
+        rows = await self._pool.fetch(
+            "SELECT * FROM subscriptions WHERE status = 'active' AND at_time = $1"
+            " AND recurrence = $2 AND tz = $3 AND calendar IS NOT DISTINCT FROM $4 ORDER BY id",
+            at_time, recurrence, tz, calendar)
+        return [_subscription(r) for r in rows]
+
     async def listing(self) -> list[Subscription]:
         rows = await self._pool.fetch(
             "SELECT * FROM subscriptions WHERE status <> 'removed' ORDER BY id")
