@@ -1,0 +1,425 @@
+"""`bullpen serve` under faults: real serve subprocesses against the Telegram fake in this test
+process, one fresh database per test, killed with SIGKILL.
+
+- a report fired while Telegram refuses every send (429 retry_after=30) survives `kill -9` of
+  the process that holds it, and the next process delivers it exactly once;
+- a 429 on every send for 60 s (retry_after 1..5 s) is waited out: the report arrives once,
+  after the window, and the retries honour each retry_after;
+- two serve processes on one database deliver a fire once, and when the scheduler's process is
+  killed the other takes the schedule over and fires the next minute's subscription once.
+
+Every wait is a bounded polling loop; every process is killed in `finally`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import itertools
+import json
+import math
+import os
+import signal
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.store import Database, Store
+from core.store.subscriptions import Subscription
+from core.types import ChatRef
+from jobs.runner import delivery_key, schedule_of
+from jobs.scheduler import LOCK_KEY
+from tests.fakes.telegram_server import FakeMessage, FakeTelegram, rate_limited
+
+BULLPEN = [sys.executable, "-m", "bot.cli"]
+SENDS = frozenset({"sendMessage", "sendPhoto", "sendDocument", "editMessageText"})
+_ENV_DROP = ("BULLPEN_", "DATABASE_URL", "TELEGRAM_", "DISCORD_", "SLACK_", "WECHAT_", "WECOM_")
+# the scheduler's advisory lock as pg_locks shows a bigint key: high and low 32 bits
+_LOCK_HI, _LOCK_LO = LOCK_KEY >> 32, LOCK_KEY & 0xFFFF_FFFF
+
+
+# --- the Telegram fake, with a time window in which every send is refused -------------------
+
+
+class RefusingTelegram(FakeTelegram):
+    """FakeTelegram that answers every send with 429 while a refusal window is open.
+
+    `refuse(for_s=..., retry_after=(...))` opens the window (`math.inf`: until `lift()`);
+    each refusal says the next `retry_after` of the cycle, and is recorded in `refused` as
+    (method, monotonic time, retry_after)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.refuse_until: float | None = None
+        self.refused: list[tuple[str, float, int]] = []
+        self._retry_after: itertools.cycle[int] = itertools.cycle([30])
+
+    def refuse(self, *, for_s: float = math.inf, retry_after: Sequence[int] = (30,)) -> float:
+        """Open the window; its end (monotonic)."""
+        self._retry_after = itertools.cycle(retry_after)
+        self.refuse_until = time.monotonic() + for_s
+        return self.refuse_until
+
+    def lift(self) -> None:
+        self.refuse_until = None
+
+    def _inject(self, method: str, params: dict[str, Any]) -> None:
+        if (method in SENDS and self.refuse_until is not None
+                and time.monotonic() < self.refuse_until):
+            wait = next(self._retry_after)
+            self.refused.append((method, time.monotonic(), wait))
+            raise rate_limited(wait)
+        super()._inject(method, params)
+
+    def reports(self, chat_id: int) -> list[FakeMessage]:
+        """The scheduled reports the chat shows (text messages naming NVDA with a narrative)."""
+        return [m for m in self.bot_messages(chat_id)
+                if m.kind == "text" and "NVDA" in m.text and "Narrative" in m.text]
+
+    def photos(self, chat_id: int) -> list[FakeMessage]:
+        return [m for m in self.bot_messages(chat_id) if m.kind == "photo"]
+
+
+# --- serve processes -------------------------------------------------------------------------
+
+
+@dataclass
+class Serve:
+    name: str
+    proc: asyncio.subprocess.Process
+    log: Path
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.returncode is None
+
+    def tail(self, lines: int = 40) -> str:
+        try:
+            text = self.log.read_text(errors="replace")
+        except OSError:
+            return ""
+        return f"--- {self.name} (rc={self.proc.returncode}) ---\n" + "\n".join(
+            text.splitlines()[-lines:])
+
+    async def kill(self) -> None:
+        if self.alive:
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.send_signal(signal.SIGKILL)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.proc.wait(), timeout=30)
+
+
+def _env(dsn: str, tmp_path: Path, name: str, tg: FakeTelegram) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_ENV_DROP)}
+    sep = "&" if "?" in dsn else "?"
+    env.update({
+        # asyncpg passes unknown DSN parameters as server settings: pg_stat_activity names
+        # every connection of this process, the scheduler's lock connection included
+        "DATABASE_URL": f"{dsn}{sep}application_name={name}",
+        "BULLPEN_DATA_DIR": str(tmp_path / name),
+        "BULLPEN_LOG_LEVEL": "INFO",
+        "BULLPEN_JOBS_LEADER_CHECK_S": "1",
+        "TELEGRAM_BOT_TOKEN": tg.token,
+        "TELEGRAM_API_BASE_URL": tg.base_url,
+        "TELEGRAM_FILE_BASE_URL": tg.base_file_url,
+    })
+    return env
+
+
+class Processes:
+    """The serve processes of one test; all of them are SIGKILLed at the end."""
+
+    def __init__(self, dsn: str, tmp_path: Path, tg: FakeTelegram) -> None:
+        self.dsn = dsn
+        self.tmp_path = tmp_path
+        self.tg = tg
+        self.all: list[Serve] = []
+
+    async def serve(self, name: str) -> Serve:
+        log = self.tmp_path / f"{name}.log"
+        with log.open("wb") as out:
+            proc = await asyncio.create_subprocess_exec(
+                *BULLPEN, "serve", cwd=self.tmp_path,
+                env=_env(self.dsn, self.tmp_path, name, self.tg),
+                stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=asyncio.subprocess.STDOUT)
+        got = Serve(name, proc, log)
+        self.all.append(got)
+        return got
+
+    async def bullpen(self, *args: str) -> list[dict[str, Any]]:
+        """A one-shot `bullpen ...` on the same database; its JSON lines."""
+        proc = await asyncio.create_subprocess_exec(
+            *BULLPEN, *args, cwd=self.tmp_path,
+            env=_env(self.dsn, self.tmp_path, "cli", self.tg) | {"BULLPEN_LOG_LEVEL": "WARNING"},
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE)
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(), timeout=120)
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+        assert proc.returncode == 0, err.decode(errors="replace")
+        return [json.loads(line) for line in out.decode().splitlines() if line.startswith("{")]
+
+    def logs(self) -> str:
+        return "\n".join(s.tail() for s in self.all)
+
+    async def aclose(self) -> None:
+        for s in self.all:
+            await s.kill()
+
+
+@contextlib.asynccontextmanager
+async def setup(pg_dsn: str, tmp_path: Path) -> AsyncIterator[tuple[RefusingTelegram, Processes,
+                                                                     Store]]:
+    tg = RefusingTelegram()
+    async with tg:
+        procs = Processes(pg_dsn, tmp_path, tg)
+        db = await Database.open(dsn=pg_dsn, data_dir=tmp_path / "test")
+        try:
+            yield tg, procs, Store(db, files_dir=tmp_path / "test" / "files")
+        finally:
+            await procs.aclose()
+            await db.aclose()
+
+
+async def until[T](check: Callable[[], Awaitable[T]], *, within_s: float, what: str,
+                   procs: Processes | None = None, alive: Sequence[Serve] = (),
+                   every_s: float = 0.2) -> T:
+    """Poll `check` until it returns something truthy (bounded); the serve processes in
+    `alive` must stay up meanwhile."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + within_s
+    while True:
+        got = await check()
+        if got:
+            return got
+        dead = [s.name for s in alive if not s.alive]
+        logs = procs.logs() if procs is not None else ""
+        assert not dead, f"{dead} exited while waiting for {what}\n{logs}"
+        assert loop.time() < end, f"no {what} within {within_s:g} s\n{logs}"
+        await asyncio.sleep(every_s)
+
+
+async def delivery(store: Store, key: str) -> dict[str, Any] | None:
+    row = await store.pool.fetchrow(
+        "SELECT status, attempts, last_error, pieces_sent, created_at, next_attempt_at"
+        " FROM deliveries WHERE key = $1", key)
+    return dict(row) if row is not None else None
+
+
+async def lock_holder(store: Store) -> str | None:
+    """The application_name of the process holding the scheduler's lock on this database."""
+    got: str | None = await store.pool.fetchval(
+        "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
+        " WHERE l.locktype = 'advisory' AND l.granted"
+        " AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+        " AND l.classid::bigint = $1 AND l.objid::bigint = $2 AND l.objsubid = 1",
+        _LOCK_HI, _LOCK_LO)
+    return got
+
+
+async def ready(store: Store, name: str) -> bool:
+    """The process's outbox sender listens: the adapters started before it."""
+    got = await store.pool.fetchval(
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1"
+        " AND query LIKE 'LISTEN%bullpen_outbox%'", name)
+    return bool(got)
+
+
+async def subscribe(tg: RefusingTelegram, store: Store, procs: Processes, serve: Serve,
+                    chat: int) -> Subscription:
+    """The user's `/subscribe NVDA at 08:00`, answered (Telegram accepts the answer)."""
+    tg.push(tg.message(chat, "/subscribe NVDA at 08:00"))
+
+    async def answered() -> bool:
+        return any("Subscribed (#" in t for t in tg.texts(chat))
+
+    await until(answered, within_s=90, what="answer to /subscribe", procs=procs, alive=[serve])
+    [sub] = await store.subscriptions.for_chat(ChatRef(platform="telegram", chat_id=str(chat)))
+    assert sub.symbols == ["NVDA"] and sub.at_time == "08:00"
+    return sub
+
+
+async def fire_due(procs: Processes, sub: Subscription, at: datetime) -> str:
+    """`bullpen jobs due --at <at>`: the subscription fires once; its delivery key."""
+    results = await procs.bullpen("jobs", "due", "--at", at.isoformat())
+    mine = [r for r in results if r["subscription_id"] == sub.id]
+    assert [r["status"] for r in mine] == ["done"], results
+    key: str = mine[0]["delivery_key"]
+    assert key == delivery_key(sub, at)
+    return key
+
+
+def assert_report_once(tg: RefusingTelegram, chat: int) -> None:
+    reports, photos = tg.reports(chat), tg.photos(chat)
+    assert len(reports) == 1, [m.text[:80] for m in tg.bot_messages(chat)]
+    assert len(photos) == 1, [m.kind for m in tg.bot_messages(chat)]
+    assert photos[0].data.startswith(b"\x89PNG")
+    assert photos[0].message_id > reports[0].message_id  # the chart follows its text
+
+
+# --- the tests -------------------------------------------------------------------------------
+
+
+async def test_kill_9_between_fire_and_delivery_delivers_once_after_restart(
+        pg_dsn: str, tmp_path: Path) -> None:
+    chat = 910001
+    async with setup(pg_dsn, tmp_path) as (tg, procs, store):
+        a = await procs.serve("serve-a")
+        sub = await subscribe(tg, store, procs, a, chat)
+        tg.refuse(retry_after=(30,))  # from now on nothing goes out
+        fire_at = schedule_of(sub).next_fire(datetime.now(UTC))
+        key = await fire_due(procs, sub, fire_at)
+
+        # serve A tried (NOTIFY woke it), Telegram said 429 retry_after=30: still pending
+        async def refused_and_pending() -> bool:
+            d = await delivery(store, key)
+            return bool(tg.refused and d and d["status"] == "pending" and d["attempts"] >= 1
+                        and "rate limited" in d["last_error"])
+
+        await until(refused_and_pending, within_s=30, what="a refused, pending delivery",
+                    procs=procs, alive=[a])
+        assert tg.reports(chat) == [] and tg.photos(chat) == []
+
+        await a.kill()
+        assert a.proc.returncode == -signal.SIGKILL
+        tg.lift()
+        b = await procs.serve("serve-b")
+
+        async def delivered() -> bool:
+            d = await delivery(store, key)
+            return bool(d and d["status"] == "delivered")
+
+        # B honours the retry_after=30 A was told, then sends
+        await until(delivered, within_s=90, what="the report delivered by serve B",
+                    procs=procs, alive=[b])
+        await tg.settle(quiet_s=1.0, within_s=20)
+        assert_report_once(tg, chat)
+        d = await delivery(store, key)
+        assert d is not None and d["pieces_sent"] == 2
+        n = await store.pool.fetchval("SELECT count(*) FROM deliveries WHERE subscription_id"
+                                      " = $1", sub.id)
+        assert n == 1
+
+
+@pytest.mark.slow
+async def test_a_429_on_every_send_for_60_s_still_delivers_once_after_it(
+        pg_dsn: str, tmp_path: Path) -> None:
+    chat = 910002
+    window_s = 60.0
+    async with setup(pg_dsn, tmp_path) as (tg, procs, store):
+        a = await procs.serve("serve-a")
+        sub = await subscribe(tg, store, procs, a, chat)
+        end = tg.refuse(for_s=window_s, retry_after=(1, 2, 3, 4, 5))
+        fire_at = schedule_of(sub).next_fire(datetime.now(UTC))
+        key = await fire_due(procs, sub, fire_at)
+
+        statuses: set[str] = set()
+
+        async def arrived() -> bool:
+            d = await delivery(store, key)
+            if d is not None:
+                statuses.add(d["status"])
+            return bool(tg.photos(chat)) and bool(d and d["status"] == "delivered")
+
+        await until(arrived, within_s=window_s + 60, what="the report after the 429 window",
+                    procs=procs, alive=[a], every_s=0.5)
+        await tg.settle(quiet_s=1.0, within_s=20)
+        assert statuses <= {"pending", "delivered"}, statuses  # never given up
+        assert_report_once(tg, chat)
+        # not before the window closed
+        assert all(m.sent_at >= end for m in tg.reports(chat) + tg.photos(chat))
+        # it kept trying through the window, each time after the retry_after it was told
+        refused = sorted(tg.refused, key=lambda r: r[1])
+        assert len(refused) >= 10, refused
+        assert refused[-1][1] >= end - 6.0, (refused[-1][1], end)
+        for (_, t0, wait), (_, t1, _) in itertools.pairwise(refused):
+            assert t1 - t0 >= wait - 0.2, (t0, wait, t1)
+
+
+async def test_two_serves_deliver_once_and_the_schedule_moves_when_its_process_dies(
+        pg_dsn: str, tmp_path: Path) -> None:
+    chat_due, chat_cron = 910003, 910004
+    async with setup(pg_dsn, tmp_path) as (tg, procs, store):
+        serves = {s.name: s for s in [await procs.serve("serve-a"),
+                                      await procs.serve("serve-b")]}
+        for name in serves:
+            await until(functools.partial(ready, store, name), within_s=90,
+                        what=f"{name} ready", procs=procs, alive=list(serves.values()))
+        leader_name = await until(functools.partial(lock_holder, store), within_s=30,
+                                  what="a scheduler leader", procs=procs,
+                                  alive=list(serves.values()))
+        assert leader_name in serves
+        leader = serves[leader_name]
+        [survivor] = [s for s in serves.values() if s is not leader]
+
+        subs = store.subscriptions
+        owner = await store.accounts.user_for("telegram", str(chat_due), "due")
+        due_sub = await subs.add(
+            owner_id=owner, chat=ChatRef(platform="telegram", chat_id=str(chat_due)),
+            symbols=["NVDA"], at_time="08:00", recurrence="daily", tz="UTC", calendar=None,
+            lang="en")
+
+        # one fire, two senders: delivered once
+        fire_at = schedule_of(due_sub).next_fire(datetime.now(UTC))
+        key = await fire_due(procs, due_sub, fire_at)
+
+        async def delivered(key: str) -> bool:
+            d = await delivery(store, key)
+            return bool(d and d["status"] == "delivered")
+
+        await until(functools.partial(delivered, key), within_s=60,
+                    what="the fired report delivered", procs=procs,
+                    alive=list(serves.values()))
+        await tg.settle(quiet_s=1.5, within_s=20)
+        assert_report_once(tg, chat_due)
+
+        # a subscription due at the next minute (>= 10 s away) in UTC, stored while the leader
+        # still leads; then its process dies
+        now = datetime.now(UTC)
+        cron_at = (now + timedelta(seconds=10 + 60)).replace(second=0, microsecond=0)
+        owner2 = await store.accounts.user_for("telegram", str(chat_cron), "cron")
+        cron_sub = await subs.add(
+            owner_id=owner2, chat=ChatRef(platform="telegram", chat_id=str(chat_cron)),
+            symbols=["NVDA"], at_time=cron_at.strftime("%H:%M"), recurrence="daily",
+            tz="UTC", calendar=None, lang="en")
+        assert schedule_of(cron_sub).next_fire(now) == cron_at
+        await leader.kill()
+        killed = datetime.now(UTC)
+        t0 = time.monotonic()
+
+        async def survivor_leads() -> bool:
+            return await lock_holder(store) == survivor.name
+
+        await until(survivor_leads, within_s=30,
+                    what="the survivor taking the scheduler's lock", procs=procs,
+                    alive=[survivor])
+        took_over_s = time.monotonic() - t0
+        assert took_over_s < 30
+
+        cron_key = delivery_key(cron_sub, cron_at)
+        wait_s = (cron_at - datetime.now(UTC)).total_seconds() + 60
+        await until(functools.partial(delivered, cron_key), within_s=wait_s,
+                    what="the next minute's report from the survivor", procs=procs,
+                    alive=[survivor], every_s=0.5)
+        await tg.settle(quiet_s=1.5, within_s=20)
+        assert_report_once(tg, chat_cron)
+        fires = await store.pool.fetch(
+            "SELECT fire_at, status, delivery_key FROM job_fires WHERE subscription_id = $1",
+            cron_sub.id)
+        assert [(r["fire_at"], r["status"], r["delivery_key"]) for r in fires] == [
+            (cron_at, "done", cron_key)]
+        rows = await store.pool.fetch(
+            "SELECT key, created_at FROM deliveries WHERE subscription_id = $1", cron_sub.id)
+        assert [r["key"] for r in rows] == [cron_key]
+        assert rows[0]["created_at"] > killed  # fired by the survivor, after the kill
+        assert_report_once(tg, chat_due)  # and the first fire was not sent again
