@@ -239,3 +239,22 @@ async def test_a_placeholder_that_is_gone_gets_the_answer_as_a_new_message(
     adapter.faults["edit"] = [PlatformError("message to edit not found")]
     await box.drain()
     assert [(o.kind, o.text) for o in adapter.ops] == [("send", "answer")]
+
+
+async def test_a_sender_waiting_out_429s_keeps_its_lease_so_no_other_sends_twice(
+        pg_db: Database) -> None:
+    """Short 429s waited out in place for longer than the lease: the sender renews its lease
+    after each wait (fenced by the claim), so a second sender never takes the delivery."""
+    adapter = RecordingAdapter()
+    adapter.faults["send"] = [RateLimited("flood", retry_after=0.4) for _ in range(6)]
+    registry = AdapterRegistry()
+    registry.add(adapter)
+    a = PostgresOutbox(DeliveriesRepo(pg_db.pool), registry, lease_s=1.0)
+    b = PostgresOutbox(DeliveriesRepo(pg_db.pool), registry, lease_s=1.0)
+    await a.deliver(CHAT, [Reply(text="once")], key="lease")
+    first = asyncio.create_task(a.drain())  # about 2.4 s of waiting in place, lease 1 s
+    for _ in range(12):
+        await asyncio.sleep(0.25)
+        await b.drain()
+    await first
+    assert [o.text for o in adapter.ops] == ["once"]
