@@ -619,3 +619,34 @@ def test_the_gateway_bench_runs_both_servers_and_rejects_every_forgery(pg_dsn: s
     assert result["forged_statuses"] == {"403": result["forged_sent"]}
     assert result["adapter_only"]["messages"] == 6 and result["persisted"]["inbound_events"] == 12
     assert {"throughput_ratio", "adapter_only_ratio", "within_target", "peer"} <= result.keys()
+
+
+async def test_a_scheduled_report_is_held_while_the_window_is_closed_and_comes_first(
+        wechat_app: AppFactory, wx: FakeWeChat) -> None:
+    from datetime import UTC, datetime
+
+    from jobs.runner import schedule_of
+
+    script = [Turn(text="NVDA closed lower."), Turn(text="The answer after.")]  # narrative first
+    async with FakeOpenAI(script) as llm:
+        async with wechat_app(wx, llm=llm) as (app, _):
+            owner = await app.store.accounts.user_for("wechat", USER, "")
+            sub = await app.store.subscriptions.add(
+                owner_id=owner, chat=ChatRef(platform="wechat", chat_id=USER),
+                symbols=["NVDA"], at_time="08:00", recurrence="daily", tz="Asia/Shanghai",
+                calendar=None, lang="en")
+            wx.close_window(USER)
+            fire_at = schedule_of(sub).next_fire(datetime.now(UTC))
+            [fired] = await app.jobs.due(fire_at)
+            key = fired.delivery_key or ""
+            got = await app.outbox.wait(key, timeout_s=20)
+            assert got is not None and got.status == "held", got
+            assert wx.texts(USER) == []
+            await wx.post(wx.text(USER, "good morning"))
+            await wx.wait_for(lambda: "The answer after." in wx.texts(USER), within_s=30)
+            await app.gateway.idle()
+            got = await app.outbox.wait(key, timeout_s=20)
+            assert got is not None and got.status == "delivered", got
+    texts = wx.texts(USER)
+    assert "NVDA" in texts[0] and texts[-1] == "The answer after."  # the report came first
+    assert [s.kind for s in wx.sent_to(USER)].count("image") == 1  # the chart, once
