@@ -13,7 +13,7 @@ import sys
 from typing import Any
 
 from bot.i18n import detect_lang
-from core.errors import DataUnavailable, InputError, StoreError, UnknownSymbol
+from core.errors import DataUnavailable, InputError, UnknownSymbol
 from core.events import Event, Status, TextDelta
 from debate.mode import DEFAULT_BUDGET_TOKENS, DebateMode, DebateOutcome, DebateRequest
 
@@ -44,28 +44,16 @@ def handler(args: argparse.Namespace) -> int:
 
 
 async def _run(args: argparse.Namespace) -> int:
-    from bot.app import MIGRATIONS, build_llm, build_tools
+    from bot.app import build_llm
+    from bot.cli.runtime import reuse_database
     from bot.cli.runtime import settings as load
-    from core.store import Database, migrate
+    from core.store import Database
 
     settings = load()
     llm = build_llm(settings)
     db: Database | None = None
     try:
-        if settings.database_url is not None:
-            try:
-                db = await Database.open(dsn=settings.database_url.get_secret_value(),
-                                         data_dir=settings.data_dir)
-                await migrate(db.pool, MIGRATIONS)
-            except StoreError as exc:
-                print(f"bullpen: no report reuse ({exc})", file=sys.stderr)
-                db = None
-        if db is not None:
-            registry = build_tools(settings, db)
-        else:
-            import tools
-
-            registry = tools.build_registry()
+        db, registry = await reuse_database(settings)
         mode = DebateMode(llm=llm, registry=registry, panel=args.panel,
                           budget_tokens=int(getattr(settings, "debate_token_budget",
                                                     DEFAULT_BUDGET_TOKENS)),

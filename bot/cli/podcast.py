@@ -17,7 +17,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from core.errors import StoreError
 from core.events import Event, Status
 
 
@@ -58,9 +57,10 @@ def handler(args: argparse.Namespace) -> int:
 
 
 async def _run(args: argparse.Namespace) -> int:
-    from bot.app import MIGRATIONS, build_llm, build_tools
+    from bot.app import build_llm
+    from bot.cli.runtime import reuse_database
     from bot.cli.runtime import settings as load
-    from core.store import Database, migrate
+    from core.store import Database
     from debate.mode import DEFAULT_BUDGET_TOKENS
     from podcast import PodcastError, produce_podcast
 
@@ -68,20 +68,7 @@ async def _run(args: argparse.Namespace) -> int:
     llm = build_llm(settings)
     db: Database | None = None
     try:
-        if settings.database_url is not None:
-            try:
-                db = await Database.open(dsn=settings.database_url.get_secret_value(),
-                                         data_dir=settings.data_dir)
-                await migrate(db.pool, MIGRATIONS)
-            except StoreError as exc:
-                print(f"bullpen: no report reuse ({exc})", file=sys.stderr)
-                db = None
-        if db is not None:
-            registry = build_tools(settings, db)
-        else:
-            import tools
-
-            registry = tools.build_registry()
+        db, registry = await reuse_database(settings)
         try:
             result = await produce_podcast(
                 args.tickers, date=args.date, lang=args.lang, budget=args.budget, llm=llm,

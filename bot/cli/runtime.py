@@ -163,3 +163,25 @@ def bench(args: argparse.Namespace) -> int:
         result = asyncio.run(result)
     print(json.dumps(result, indent=2, ensure_ascii=False, default=str))
     return 0
+
+
+async def reuse_database(settings: Settings) -> tuple[Database | None, Any]:
+    """For `bullpen debate` and `bullpen podcast`: the database when `DATABASE_URL` names one
+    (stored debate reports are reused; an unreachable one is said and skipped), and the tool
+    registry (on that database's cache, else plain)."""
+    from bot.app import build_tools
+
+    db: Database | None = None
+    if settings.database_url is not None:
+        try:
+            db = await Database.open(dsn=settings.database_url.get_secret_value(),
+                                     data_dir=settings.data_dir)
+            await migrate(db.pool, MIGRATIONS)
+        except StoreError as exc:
+            print(f"bullpen: no report reuse ({exc})", file=sys.stderr)
+            db = None
+    if db is not None:
+        return db, build_tools(settings, db)
+    import tools
+
+    return None, tools.build_registry()
