@@ -73,9 +73,10 @@ async def test_a_cancelled_waiter_never_starts() -> None:
 
 
 def test_faster_whisper_model_loads_once_per_process(backend: FasterWhisperBackend) -> None:
-    other = FasterWhisperBackend(workers=1)
+    other = FasterWhisperBackend(workers=1, compute_type=backend.compute_type,
+                                 cpu_threads=backend.cpu_threads)
     assert other._model() is backend._model() is load_faster_whisper(
-        None, cpu_threads=backend.cpu_threads)
+        None, compute_type=backend.compute_type, cpu_threads=backend.cpu_threads)
     assert backend.loaded and backend.english_only
 
 
