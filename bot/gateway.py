@@ -20,7 +20,7 @@ from bot.commands import Command, Question
 from bot.i18n import detect_lang, t
 from bot.outbox import say
 from bot.renderer import Renderer
-from core.agent.runner import AgentRunner
+from core.agent.runner import CANCEL_SHUTDOWN, AgentRunner
 from core.errors import Forbidden, PlatformError
 from core.events import Event
 from core.ports import Adapter, MessageHandler, Outbox
@@ -116,7 +116,7 @@ class Gateway:
         self._closing = True
         tasks = [w.task for w in self._workers.values() if w.task is not None]
         for task in tasks:
-            task.cancel()
+            task.cancel(CANCEL_SHUTDOWN)
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
@@ -303,7 +303,7 @@ class Gateway:
                 await worker.current
             except asyncio.CancelledError:
                 if not worker.stop_requested:  # the gateway is shutting down
-                    worker.current.cancel()
+                    worker.current.cancel(CANCEL_SHUTDOWN)
                     raise
             except Exception:
                 log.exception("run for %s failed", key)
@@ -336,8 +336,10 @@ class Gateway:
                 if self._on_event is not None:
                     self._on_event(msg, event)
                 await renderer.on_event(event)
-        except asyncio.CancelledError:
-            await asyncio.shield(renderer.deliver_final(t("stopped", job.lang), plain=True))
+        except asyncio.CancelledError as exc:
+            shutdown = bool(exc.args) and exc.args[0] == CANCEL_SHUTDOWN
+            await asyncio.shield(renderer.deliver_final(
+                t("interrupted" if shutdown else "stopped", job.lang), plain=True))
             raise
         finally:
             await renderer.aclose()

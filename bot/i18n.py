@@ -8,6 +8,9 @@ STRINGS: dict[str, dict[str, str]] = {
     "working": {"en": "⏳ Working on it…", "zh": "⏳ 正在分析…"},
     "failed": {"en": "⚠️ {error}", "zh": "⚠️ {error}"},
     "stopped": {"en": "⏹ Stopped.", "zh": "⏹ 已停止。"},
+    "interrupted": {"en": "⚠️ I was restarting and could not finish this answer: please ask "
+                          "again.",
+                    "zh": "⚠️ 服务重启，这个回答没能完成，请再问一次。"},
     "stopped_none": {"en": "Nothing is running.", "zh": "当前没有正在运行的任务。"},
     "mode_set": {"en": "Mode set to *{mode}*.", "zh": "模式已切换为 *{mode}*。"},
     "mode_now": {"en": "Current mode: *{mode}*. Choose: {choices}",

@@ -19,6 +19,9 @@ from core.types import ChatMessage, Usage
 
 log = logging.getLogger(__name__)
 
+# the message a run's task is cancelled with when the process shuts down (not a /stop)
+CANCEL_SHUTDOWN = "shutdown"
+
 HISTORY_LIMIT = 20
 SUMMARIZE_THRESHOLD = 60
 MAX_INPUT_CHARS = 20_000
@@ -150,9 +153,12 @@ class AgentRunner:
                         event = event.model_copy(update={"usage": recorder.usages})
                     yield event
                 await recorder.flush()
-            except asyncio.CancelledError:
-                await asyncio.shield(recorder.flush(
-                    ChatMessage(role="assistant", content="[stopped by the user]")))
+            except asyncio.CancelledError as exc:
+                # the record says who stopped it: the user (/stop), or a shutdown of the bot
+                why = ("[interrupted: Bullpen was shutting down]"
+                       if exc.args and exc.args[0] == CANCEL_SHUTDOWN
+                       else "[stopped by the user]")
+                await asyncio.shield(recorder.flush(ChatMessage(role="assistant", content=why)))
                 raise
             except LLMTimeout as exc:
                 log.warning("run failed: %s", exc)

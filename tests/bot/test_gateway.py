@@ -191,3 +191,17 @@ async def test_ict_and_chart_commands_run_in_normal_mode_in_a_debate_chat(pg_db,
         await chat.deliver(msg(body, str(i)))
     await gw.idle()
     assert chat.visible_text(CHAT)[1:] == ["normal answer", "normal answer", "debate answer"]
+
+
+async def test_a_shutdown_mid_answer_is_recorded_as_such_not_as_a_user_stop(pg_db, tmp_path):
+    llm = ScriptedLLM([text("too late")], latency_s=5)
+    gw, store = gateway(pg_db, tmp_path, llm)
+    chat = RecordingAdapter()
+    await chat.start(gw.handler_for(chat))
+    await chat.deliver(msg("slow question", "1"))
+    await asyncio.sleep(0.1)
+    await gw.aclose()  # SIGTERM: the app closes the gateway
+    assert "restarting" in chat.visible_text(CHAT)[-1]
+    conv = await store.conversations.active(CHAT, None)
+    last = (await store.conversations.messages(conv.id))[-1].message
+    assert last.content == "[interrupted: Bullpen was shutting down]"
