@@ -109,6 +109,9 @@ class App:
             self.adapters.append(adapter)
             self.registry_of_adapters.add(adapter)
         await self.outbox.start()
+        # messages a stopped process left unanswered are answered (beat and sweep)
+        self.gateway.start_sweeper(self.registry_of_adapters.get,
+                                   self.registry_of_adapters.platforms())
         if jobs:
             await self.scheduler.start()
 

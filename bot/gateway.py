@@ -10,7 +10,8 @@ import asyncio
 import contextlib
 import gc
 import logging
-from collections.abc import Awaitable, Callable
+import secrets
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
@@ -25,7 +26,15 @@ from core.errors import Forbidden, PlatformError
 from core.events import Event
 from core.ports import Adapter, MessageHandler, Outbox
 from core.store import Conversation, Store
-from core.types import Button, IncomingMessage, OutgoingFile, storable_message
+from core.types import (
+    Button,
+    IncomingMessage,
+    MessageRef,
+    OutgoingFile,
+    Reply,
+    storable_message,
+    utcnow,
+)
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +47,11 @@ PLACEHOLDER_WAIT_S = 1.0
 # Commands that act on the chat's run or conversation: never held, so that questions waiting in
 # the queue see their effect, as they always have.
 UNHELD_COMMANDS = frozenset({"stop", "mode", "new"})
+# crash safety: how often this process beats and sweeps, when another process's message counts
+# as left unanswered, and when it is too old to answer now (the user is asked to resend)
+SWEEP_S = 10.0
+STALE_S = 30.0
+TOO_OLD_S = 600.0
 
 
 @dataclass
@@ -54,6 +68,7 @@ class _Job:
     # resolved once the answer's placeholder is out (or the job ended without one)
     started: asyncio.Future[None] | None = None
     queued_at: float = 0.0
+    placeholder: str | None = None  # resumed after a crash: the bot's message to reuse
 
     def shown(self) -> None:
         if self.started is not None and not self.started.done():
@@ -94,6 +109,13 @@ class Gateway:
         # released from when the chat writes again
         self.outbox = outbox
         self._behind: set[str] = set()  # chats whose answers wait behind held deliveries
+        # crash safety: this process's id on the messages it answers, the ones queued now, the
+        # placeholders of resumed commands, and the sweeper that resumes others' stale ones
+        self.instance = secrets.token_hex(8)
+        self._queued: set[tuple[str, str]] = set()
+        self._resuming: dict[tuple[str, str], str | None] = {}
+        self._platforms: list[str] = []
+        self._sweeper: asyncio.Task[None] | None = None
         self.report_llm = report_llm  # the narrative of /report (None: the offline template)
 
         self._runner = runner
@@ -114,6 +136,11 @@ class Gateway:
 
     async def aclose(self) -> None:
         self._closing = True
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
+            self._sweeper = None
         tasks = [w.task for w in self._workers.values() if w.task is not None]
         for task in tasks:
             task.cancel(CANCEL_SHUTDOWN)
@@ -143,7 +170,8 @@ class Gateway:
             sender_uid=msg.sender.platform_uid,
             payload={"text": msg.text[:2000], "edit": msg.is_edit,
                      "attachments": [a.kind for a in msg.attachments]},
-            thread_id=msg.chat.thread_id)
+            thread_id=msg.chat.thread_id, message=msg.model_dump(mode="json"),
+            owner=self.instance)
         if not got.new:
             log.info("duplicate delivery %s/%s ignored", msg.platform, msg.message_id)
             return
@@ -160,6 +188,7 @@ class Gateway:
         else:
             self._behind.discard(msg.chat.key)
         if msg.is_edit or (msg.chat.is_group and not msg.addressed):
+            await self._mark(msg, "ignored")
             return  # edits are not re-answered; group chatter is not for us
         if got.user_id is not None:
             user_id, chosen = got.user_id, got.lang
@@ -169,6 +198,14 @@ class Gateway:
         lang = chosen or detect_lang(msg.text)
         if got.paused_subscriptions:
             await self._tell_paused(adapter, msg, lang, got.paused_subscriptions)
+        await self._route(adapter, msg, user_id, lang, got.conversation, epoch)
+
+    async def _route(self, adapter: Adapter, msg: IncomingMessage, user_id: UUID, lang: str,
+                     conversation: Conversation | None, epoch: int, *,
+                     placeholder: str | None = None) -> None:
+        """A recorded message to its answer: a question queued, or a command handled (a
+        command that queues nothing is answered when it returns)."""
+        key = (msg.chat.key, msg.message_id)
         text = msg.text
         if msg.callback_data:
             text = "/" + msg.callback_data.replace(":", " ", 1)
@@ -176,19 +213,26 @@ class Gateway:
             if self._preprocess is None:
                 await self._say(adapter, msg, t("unsupported", lang,
                                                 kind=msg.attachments[0].kind))
+                await self._mark(msg, "answered")
                 return
             # voice notes and the like: the preprocessor may turn them into text
             self._enqueue(adapter, msg, user_id, lang, Question(text=""),
-                          got.conversation, epoch)
+                          conversation, epoch, placeholder=placeholder)
             return
         cmd = commands.parse(text)
         if cmd is None:
             self._enqueue(adapter, msg, user_id, lang, Question(text=text),
-                          got.conversation, epoch)
+                          conversation, epoch, placeholder=placeholder)
             return
         if cmd.name not in UNHELD_COMMANDS:
             await self._after_placeholder(msg.chat.key)
-        await self._command(adapter, msg, user_id, lang, cmd, got.conversation, epoch)
+        self._resuming[key] = placeholder
+        try:
+            await self._command(adapter, msg, user_id, lang, cmd, conversation, epoch)
+        finally:
+            self._resuming.pop(key, None)
+        if key not in self._queued:
+            await self._mark(msg, "answered")
 
     # --- commands --------------------------------------------------------------------------
 
@@ -279,13 +323,17 @@ class Gateway:
 
     def _enqueue(self, adapter: Adapter, msg: IncomingMessage, user_id: UUID, lang: str,
                  question: Question, conversation: Conversation | None = None,
-                 epoch: int = -1) -> None:
+                 epoch: int = -1, *, placeholder: str | None = None) -> None:
+        self._queued.add((msg.chat.key, msg.message_id))
+        if placeholder is None:  # a command of a resumed message: its placeholder too
+            placeholder = self._resuming.get((msg.chat.key, msg.message_id))
         key = msg.chat.key
         worker = self._workers.get(key)
         if worker is None:
             worker = _ChatWorker()
             self._workers[key] = worker
-        job = _Job(adapter, msg, user_id, lang, question, conversation, epoch)
+        job = _Job(adapter, msg, user_id, lang, question, conversation, epoch,
+                   placeholder=placeholder)
         if question.text:  # not a voice note: transcribing it may take a while
             loop = asyncio.get_running_loop()
             job.started, job.queued_at = loop.create_future(), loop.time()
@@ -316,18 +364,41 @@ class Gateway:
     async def _answer(self, job: _Job) -> None:
         msg = job.message
         text = job.question.text
-        if self._preprocess is not None and not text:
-            got = await self._preprocess(job.adapter, msg, job.user_id, job.lang)
-            if got is None:
-                return
-            text = got
-        conv = job.conversation
-        if conv is None or job.epoch != self._conv_epoch:
-            conv = await self._store.conversations.active(msg.chat, job.user_id)
-        renderer = Renderer(job.adapter, msg.chat, lang=job.lang, in_reply_to=msg.message_id,
-                            outbox=self.outbox, queue_behind=msg.chat.key in self._behind)
-        await renderer.start()
-        job.shown()
+        status = "failed"
+        try:
+            if self._preprocess is not None and not text:
+                got = await self._preprocess(job.adapter, msg, job.user_id, job.lang)
+                if got is None:
+                    status = "answered"  # refused with a reason, said
+                    return
+                text = got
+            conv = job.conversation
+            if conv is None or job.epoch != self._conv_epoch:
+                conv = await self._store.conversations.active(msg.chat, job.user_id)
+            adopt = (MessageRef(chat=msg.chat, message_id=job.placeholder)
+                     if job.placeholder else None)
+            renderer = Renderer(job.adapter, msg.chat, lang=job.lang,
+                                in_reply_to=msg.message_id, outbox=self.outbox,
+                                queue_behind=msg.chat.key in self._behind, adopt=adopt)
+            await renderer.start()
+            job.shown()
+            await self._mark(msg, "running", user_id=job.user_id, lang=job.lang,
+                             placeholder=renderer.placeholder_id)
+            status = await self._run(job, conv, text, renderer)
+        except asyncio.CancelledError as exc:
+            if not (exc.args and exc.args[0] == CANCEL_SHUTDOWN):
+                status = "answered"  # stopped by the user, and said
+            else:
+                status = "running"  # shutting down: the next process answers it
+            raise
+        finally:
+            self._queued.discard((msg.chat.key, msg.message_id))
+            if status != "running":
+                await asyncio.shield(self._mark(msg, status))
+
+    async def _run(self, job: _Job, conv: Conversation, text: str, renderer: Renderer) -> str:
+        """The run's events through the renderer; the message's final state."""
+        msg = job.message
         try:
             async for event in self._runner.run(
                     conversation=conv, user_id=job.user_id, text=text, lang=job.lang,
@@ -343,3 +414,77 @@ class Gateway:
             raise
         finally:
             await renderer.aclose()
+        return "answered" if renderer.result.delivered else "failed"
+
+    # --- crash safety ----------------------------------------------------------------------
+
+    async def _mark(self, msg: IncomingMessage, status: str, **fields: Any) -> None:
+        """The message's recorded state; a failure to record is logged, never the user's."""
+        try:
+            await self._store.inbound.mark(platform=msg.platform, chat_id=msg.chat.chat_id,
+                                           message_id=msg.message_id, status=status, **fields)
+        except Exception as exc:
+            log.warning("state %s of %s/%s not recorded: %s", status, msg.platform,
+                        msg.message_id, exc)
+
+    async def resume_unanswered(self, adapters: Callable[[str], Adapter | None],
+                                platforms: Sequence[str] | None = None, *,
+                                stale_s: float = STALE_S, too_old_s: float = TOO_OLD_S) -> int:
+        """Answer the messages a stopped process left unanswered (its heartbeat went quiet for
+        `stale_s`): once each, reusing its placeholder; past `too_old_s` the user is asked to
+        send it again instead. How many were taken."""
+        served = [p for p in (platforms if platforms is not None else self._platforms)
+                  if adapters(p) is not None]
+        if not served:
+            return 0
+        rows = await self._store.inbound.claim_unanswered(
+            owner=self.instance, platforms=served, stale_s=stale_s)
+        for row in rows:
+            adapter = adapters(row["platform"])
+            if adapter is None:
+                continue
+            msg = IncomingMessage(**row["message"])
+            if row["user_id"] is not None:
+                user_id, lang = row["user_id"], row["lang"] or detect_lang(msg.text)
+            else:
+                user_id, chosen = await self._store.accounts.user_and_lang(
+                    msg.platform, msg.sender.platform_uid, msg.sender.display_name)
+                lang = chosen or detect_lang(msg.text)
+            age = (utcnow() - row["received_at"]).total_seconds()
+            log.info("answering %s/%s left unanswered by a stopped process (%.0f s old)",
+                     msg.platform, msg.message_id, age)
+            if age > too_old_s:
+                notice = t("restarted_resend", lang, text=msg.text[:80])
+                if row["placeholder"] and adapter.capabilities.can_edit:
+                    with contextlib.suppress(PlatformError):
+                        await adapter.edit(MessageRef(chat=msg.chat,
+                                                      message_id=row["placeholder"]),
+                                           Reply(text=notice, markup="plain"))
+                        await self._mark(msg, "failed")
+                        continue
+                await self._say(adapter, msg, notice)
+                await self._mark(msg, "failed")
+                continue
+            await self._route(adapter, msg, user_id, lang, None, self._conv_epoch,
+                              placeholder=row["placeholder"])
+        return len(rows)
+
+    def start_sweeper(self, adapters: Callable[[str], Adapter | None],
+                      platforms: list[str], *, every_s: float = SWEEP_S) -> None:
+        """A heartbeat for this process's messages and a sweep for other processes' stale
+        ones, every `every_s` (a task the gateway owns)."""
+        self._platforms = list(platforms)
+        if self._sweeper is None:
+            self._sweeper = asyncio.create_task(self._sweep(adapters, every_s),
+                                                name="inbound-sweeper")
+
+    async def _sweep(self, adapters: Callable[[str], Adapter | None], every_s: float) -> None:
+        while True:
+            try:
+                await self._store.inbound.heartbeat(self.instance)
+                await self.resume_unanswered(adapters)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("inbound sweep: %s: %s", type(exc).__name__, exc)
+            await asyncio.sleep(every_s)

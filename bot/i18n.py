@@ -8,9 +8,11 @@ STRINGS: dict[str, dict[str, str]] = {
     "working": {"en": "⏳ Working on it…", "zh": "⏳ 正在分析…"},
     "failed": {"en": "⚠️ {error}", "zh": "⚠️ {error}"},
     "stopped": {"en": "⏹ Stopped.", "zh": "⏹ 已停止。"},
-    "interrupted": {"en": "⚠️ I was restarting and could not finish this answer: please ask "
-                          "again.",
-                    "zh": "⚠️ 服务重启，这个回答没能完成，请再问一次。"},
+    "interrupted": {"en": "⚠️ I am restarting: I will finish this answer when I am back.",
+                    "zh": "⚠️ 服务正在重启，恢复后会继续完成这个回答。"},
+    "restarted_resend": {"en": "⚠️ I restarted before I could answer “{text}”. Please send it "
+                               "again.",
+                         "zh": "⚠️ 服务重启，没来得及回答“{text}”，请再发一次。"},
     "stopped_none": {"en": "Nothing is running.", "zh": "当前没有正在运行的任务。"},
     "mode_set": {"en": "Mode set to *{mode}*.", "zh": "模式已切换为 *{mode}*。"},
     "mode_now": {"en": "Current mode: *{mode}*. Choose: {choices}",

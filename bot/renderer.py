@@ -52,7 +52,8 @@ class Renderer:
                  clock: Callable[[], float] = time.monotonic,
                  min_edit_interval_s: float | None = None,
                  in_reply_to: str | None = None, outbox: Outbox | None = None,
-                 live_deadline_s: float = LIVE_DEADLINE_S, queue_behind: bool = False) -> None:
+                 live_deadline_s: float = LIVE_DEADLINE_S, queue_behind: bool = False,
+                 adopt: MessageRef | None = None) -> None:
         self._adapter = adapter
         self._outbox = outbox
         # the chat has deliveries held by the outbox (WeChat's closed window): this answer
@@ -71,6 +72,8 @@ class Renderer:
             interval *= 3  # group chats have tighter limits
         self._interval = interval
         self._placeholder: MessageRef | None = None
+        # an answer resumed after a crash reuses the placeholder the stopped process left
+        self._adopt = adopt
         self._status = ""
         self._text = ""
         self._shown = ""
@@ -90,9 +93,30 @@ class Renderer:
         with contextlib.suppress(PlatformError):
             await self._adapter.typing(self._chat)
 
+    @property
+    def placeholder_id(self) -> str | None:
+        return self._placeholder.message_id if self._placeholder is not None else None
+
     async def start(self) -> None:
         if not self._caps.can_edit:
             await self._typing()
+            return
+        if self._adopt is not None:
+            try:
+                await self._adapter.edit(self._adopt, Reply(
+                    text=t("working", self._lang), markup="plain",
+                    in_reply_to=self._in_reply_to))
+                self._placeholder = self._adopt
+            except MessageNotModified:
+                self._placeholder = self._adopt
+            except PlatformError as exc:  # gone or too old: a new one below
+                log.info("placeholder %s not reused: %s", self._adopt.message_id, exc)
+        if self._placeholder is not None:
+            self.result.message_ids.append(self._placeholder.message_id)
+            self._next_edit = self._clock() + self._interval
+            if self._interval > 0:
+                self._flushing = True
+                self._arm()
             return
         try:
             # the typing action and the placeholder go out together, not one after the other

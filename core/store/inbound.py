@@ -31,8 +31,9 @@ class Inbound:
 # ignored updates).
 _RECORD_FOR_SENDER = """
 WITH ins AS (
-    INSERT INTO inbound_events (platform, chat_id, message_id, sender_uid, payload)
-    VALUES ($1, $2, $3, $4, $5) ON CONFLICT (platform, chat_id, message_id) DO NOTHING
+    INSERT INTO inbound_events (platform, chat_id, message_id, sender_uid, payload, message,
+                                owner)
+    VALUES ($1, $2, $3, $4, $5, $7, $8) ON CONFLICT (platform, chat_id, message_id) DO NOTHING
     RETURNING id
 ), released AS (  -- the chat wrote again: deliveries held for it (WeChat's window) are due now
     UPDATE deliveries SET status = 'pending', next_attempt_at = now(),
@@ -71,12 +72,14 @@ class InboundRepo:
     async def record_for_sender(
         self, *, platform: str, chat_id: str, message_id: str, sender_uid: str = "",
         payload: dict[str, Any] | None = None, thread_id: str | None = None,
+        message: dict[str, Any] | None = None, owner: str | None = None,
     ) -> Inbound:
         """`record`, the user behind `sender_uid` on `platform` with their language, and the
-        active conversation of the chat (`chat_id`, `thread_id`)."""
+        active conversation of the chat (`chat_id`, `thread_id`). `message` (the whole
+        IncomingMessage) and `owner` (the serve process) let a crash's survivor answer it."""
         row = await self._pool.fetchrow(
             _RECORD_FOR_SENDER, platform, chat_id, message_id, sender_uid, payload or {},
-            thread_id or "")
+            thread_id or "", message, owner)
         assert row is not None
         user = row["sender_user_id"]
         return Inbound(new=row["inbound_id"] is not None,
@@ -96,3 +99,39 @@ class InboundRepo:
         return int(await self._pool.fetchval(
             "SELECT count(*) FROM inbound_events WHERE platform=$1 AND chat_id=$2"
             " AND message_id=$3", platform, chat_id, message_id))
+
+    # --- states: received -> running -> answered | failed | ignored -------------------------
+
+    async def mark(self, *, platform: str, chat_id: str, message_id: str, status: str,
+                   user_id: Any = None, lang: str | None = None,
+                   placeholder: str | None = None) -> None:
+        await self._pool.execute(
+            "UPDATE inbound_events SET status = $4, updated_at = now(),"
+            " user_id = coalesce($5, user_id), lang = coalesce($6, lang),"
+            " placeholder = coalesce($7, placeholder)"
+            " WHERE platform = $1 AND chat_id = $2 AND message_id = $3",
+            platform, chat_id, message_id, status, user_id, lang, placeholder)
+
+    async def heartbeat(self, owner: str) -> None:
+        """This process is alive: the messages it is answering are not anyone else's."""
+        await self._pool.execute(
+            "UPDATE inbound_events SET updated_at = now()"
+            " WHERE owner = $1 AND status IN ('received', 'running')", owner)
+
+    async def claim_unanswered(self, *, owner: str, platforms: list[str], stale_s: float,
+                               limit: int = 50) -> list[dict[str, Any]]:
+        """Messages left received or running by a process that stopped beating for
+        `stale_s`, taken over by `owner` (oldest first)."""
+        rows = await self._pool.fetch(
+            """
+            UPDATE inbound_events SET owner = $1, updated_at = now()
+            WHERE id IN (
+                SELECT id FROM inbound_events
+                WHERE status IN ('received', 'running') AND message IS NOT NULL
+                  AND platform = ANY($2::text[]) AND owner IS DISTINCT FROM $1
+                  AND updated_at < now() - make_interval(secs => $3)
+                ORDER BY id LIMIT $4 FOR UPDATE SKIP LOCKED)
+            RETURNING id, platform, chat_id, message_id, message, user_id, lang, placeholder,
+                      received_at, status
+            """, owner, platforms, stale_s, limit)
+        return [dict(r) for r in rows]

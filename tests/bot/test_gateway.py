@@ -202,6 +202,8 @@ async def test_a_shutdown_mid_answer_is_recorded_as_such_not_as_a_user_stop(pg_d
     await asyncio.sleep(0.1)
     await gw.aclose()  # SIGTERM: the app closes the gateway
     assert "restarting" in chat.visible_text(CHAT)[-1]
+    state = await pg_db.pool.fetchval("SELECT status FROM inbound_events WHERE message_id = '1'")
+    assert state == "running"  # left for the next process to answer
     conv = await store.conversations.active(CHAT, None)
     last = (await store.conversations.messages(conv.id))[-1].message
     assert last.content == "[interrupted: Bullpen was shutting down]"

@@ -1,0 +1,103 @@
+"""Crash-safe processing: a message left unanswered by a process that stopped (kill -9,
+SIGTERM mid-answer) is answered once by the next one, in the placeholder it left; one too old
+is answered with a request to send it again."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from core.testing import RecordingAdapter, ScriptedLLM, text
+from core.types import Reply
+from tests.bot.test_gateway import CHAT, gateway, msg
+
+
+async def left_by_a_dead_process(pg_db, adapter: RecordingAdapter, body: str, mid: str, *,  # type: ignore[no-untyped-def]
+                                 age_s: float, status: str = "running") -> str:
+    """The rows a killed process leaves: the message recorded, its placeholder shown."""
+    ref = await adapter.send(CHAT, Reply(text="⏳ Working on it…", markup="plain"))
+    m = msg(body, mid)
+    await pg_db.pool.execute(
+        "INSERT INTO inbound_events (platform, chat_id, message_id, sender_uid, message, owner,"
+        " status, placeholder, received_at, updated_at)"
+        " VALUES ($1, $2, $3, $4, $5, 'dead-process', $6, $7,"
+        "         now() - make_interval(secs => $8), now() - make_interval(secs => $8))",
+        m.platform, m.chat.chat_id, m.message_id, m.sender.platform_uid,
+        m.model_dump(mode="json"), status, ref.message_id, age_s)
+    return ref.message_id
+
+
+async def state(pg_db, mid: str) -> str:  # type: ignore[no-untyped-def]
+    got: str = await pg_db.pool.fetchval(
+        "SELECT status FROM inbound_events WHERE message_id = $1", mid)
+    return got
+
+
+async def test_a_message_a_killed_process_left_is_answered_once_in_its_placeholder(
+        pg_db, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    adapter = RecordingAdapter()
+    placeholder = await left_by_a_dead_process(pg_db, adapter, "NVDA outlook?", "7",
+                                               age_s=60)
+    llm = ScriptedLLM([text("NVDA looks strong.")])
+    gw, _ = gateway(pg_db, tmp_path, llm)
+    assert await gw.resume_unanswered(lambda p: adapter if p == "test" else None, ["test"]) == 1
+    await gw.idle()
+    assert adapter.visible_text(CHAT) == ["NVDA looks strong."]  # the placeholder became it
+    assert adapter.texts[placeholder] == "NVDA looks strong."
+    assert await state(pg_db, "7") == "answered"
+    assert await gw.resume_unanswered(lambda p: adapter, ["test"]) == 0  # once
+    await gw.handle(adapter, msg("NVDA outlook?", "7"))  # the platform redelivers it
+    await gw.idle()
+    assert adapter.visible_text(CHAT) == ["NVDA looks strong."] and len(llm.requests) == 1
+    await gw.aclose()
+
+
+async def test_a_live_process_keeps_its_messages(pg_db, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    adapter = RecordingAdapter()
+    await left_by_a_dead_process(pg_db, adapter, "still being answered", "8", age_s=5)
+    gw, _ = gateway(pg_db, tmp_path, ScriptedLLM([]))
+    assert await gw.resume_unanswered(lambda p: adapter, ["test"]) == 0  # its heartbeat is recent
+    await gw.aclose()
+
+
+async def test_one_too_old_to_answer_now_asks_to_send_it_again(pg_db, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    adapter = RecordingAdapter()
+    placeholder = await left_by_a_dead_process(pg_db, adapter, "what about gold", "9",
+                                               age_s=3600, status="received")
+    gw, _ = gateway(pg_db, tmp_path, ScriptedLLM([]))
+    assert await gw.resume_unanswered(lambda p: adapter, ["test"]) == 1
+    assert "Please send it again" in adapter.texts[placeholder]
+    assert "what about gold" in adapter.texts[placeholder]
+    assert await state(pg_db, "9") == "failed"
+    await gw.aclose()
+
+
+async def test_sigterm_mid_answer_then_the_next_process_finishes_it(
+        pg_db, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    adapter = RecordingAdapter()
+    first, _ = gateway(pg_db, tmp_path, ScriptedLLM([text("too late")], latency_s=5))
+    await adapter.start(first.handler_for(adapter))
+    await adapter.deliver(msg("slow question", "10"))
+    await asyncio.sleep(0.2)
+    await first.aclose()  # SIGTERM: the answer in flight is left for the next process
+    assert "restarting" in adapter.visible_text(CHAT)[-1]
+    assert await state(pg_db, "10") == "running"
+    await pg_db.pool.execute("UPDATE inbound_events SET updated_at = now() - interval '1 min'")
+    second, _ = gateway(pg_db, tmp_path, ScriptedLLM([text("The answer, after all.")]))
+    assert await second.resume_unanswered(lambda p: adapter, ["test"]) == 1
+    await second.idle()
+    assert adapter.visible_text(CHAT) == ["The answer, after all."]  # one message, edited
+    assert await state(pg_db, "10") == "answered"
+    await second.aclose()
+
+
+async def test_commands_and_ignored_messages_are_not_left_unanswered(
+        pg_db, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    adapter = RecordingAdapter()
+    gw, _ = gateway(pg_db, tmp_path, ScriptedLLM([text("an answer")]))
+    await adapter.start(gw.handler_for(adapter))
+    await adapter.deliver(msg("/help", "11"))
+    await adapter.deliver(msg("a question", "12"))
+    await gw.idle()
+    assert await state(pg_db, "11") == "answered" and await state(pg_db, "12") == "answered"
+    await gw.aclose()
