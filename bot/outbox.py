@@ -196,8 +196,7 @@ class PostgresOutbox:
     async def _send_in_order(self, queue: list[Delivery]) -> None:
         """One chat's deliveries in order; once one is held, the rest wait behind it."""
         for i, d in enumerate(queue):
-            await self._send_one(d)
-            if await self._repo.status_of(d.id) == "held":
+            if await self._send_one(d):
                 for rest in queue[i + 1:]:
                     await self._repo.finish(rest.id, "held",
                                             error="behind an earlier held delivery")
@@ -273,9 +272,10 @@ class PostgresOutbox:
 
             await asyncio.gather(*(chat_run(q) for q in by_chat.values()))
 
-    async def _send_one(self, d: Delivery) -> None:
+    async def _send_one(self, d: Delivery) -> bool:
+        """One delivery; True when it is held (what follows for the chat waits behind it)."""
         try:
-            await self._attempt(d)
+            return await self._attempt(d)
         except StoreError:
             raise
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
@@ -285,18 +285,19 @@ class PostgresOutbox:
             if event is not None:
                 event.set()
 
-    async def _attempt(self, d: Delivery) -> None:
+    async def _attempt(self, d: Delivery) -> bool:
+        """Send what is left of `d`; True when the platform holds it for now."""
         adapter = self._registry.get(d.chat.platform)
         if adapter is None:  # another process may run it: leave the claim to run out
-            return
+            return False
         if utcnow() >= d.deadline:
             await self._repo.finish(d.id, "failed",
                                     error=f"deadline passed; last error: {d.last_error}")
-            return
+            return False
         # the claim was for a batch: before sending, make sure the lease is still ours (a
         # long batch may outlive it, and another sender may have claimed the delivery)
         if not await self._repo.renew(d.id, d.attempts, lease_s=self._lease_s):
-            return
+            return False
         pieces = pieces_for(d.items, adapter)
         sent = d.pieces_sent
         ids = list(d.message_ids)
@@ -307,7 +308,7 @@ class PostgresOutbox:
             await self._respect_pause(d.chat.platform)
             if d.subscription_id is not None and sent > d.pieces_sent \
                     and await self._repo.status_of(d.id) == "cancelled":
-                return  # unsubscribed while it was going out: the rest is not sent
+                return False  # unsubscribed while it was going out: the rest is not sent
             try:
                 if piece.reply is not None and piece.edit_of is not None:
                     reply = _rendered(piece.reply, adapter, plain=plain)
@@ -331,7 +332,7 @@ class PostgresOutbox:
             except FormattingRejected:
                 if plain:
                     await self._repo.finish(d.id, "failed", error="formatting rejected")
-                    return
+                    return False
                 plain = True
                 continue
             except RateLimited as exc:
@@ -345,29 +346,30 @@ class PostgresOutbox:
                     waited += wait
                     await self._sleep(wait)
                     if not await self._repo.renew(d.id, d.attempts, lease_s=self._lease_s):
-                        return
+                        return False
                     continue
                 await self._later(d, wait, f"rate limited ({exc.retry_after:g} s)")
-                return
+                return False
             except Held as exc:
                 await self._repo.finish(d.id, "held", error=str(exc))
-                return
+                return True
             except Forbidden as exc:
                 await self._repo.finish(d.id, "failed", error=f"forbidden: {exc}")
                 if self.on_forbidden is not None:
                     with contextlib.suppress(Exception):
                         await self.on_forbidden(d)
-                return
+                return False
             except PlatformError as exc:
                 backoff = min(MAX_BACKOFF_S, 2.0 ** max(0, d.attempts - 1))
                 await self._later(d, backoff, f"{type(exc).__name__}: {exc}")
-                return
+                return False
             plain = False
             sent += 1
             if ref is not None:
                 ids.append(ref.message_id)
             await self._repo.progress(d.id, pieces_sent=sent, message_ids=ids)
         await self._repo.finish(d.id, "delivered")
+        return False
 
     async def _respect_pause(self, platform: str) -> None:
         until = self._paused.get(platform)
