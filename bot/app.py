@@ -88,6 +88,7 @@ class App:
         voice.outbox = outbox
         gateway = Gateway(store=store, runner=runner, preprocess=voice.preprocess,
                           outbox=outbox, report_llm=llm)
+        gateway.stale_s, gateway.too_old_s = settings.inbound_stale_s, settings.inbound_too_old_s
         jobs = JobRunner(subscriptions=store.subscriptions, outbox=outbox, llm=llm,
                          grace_s=settings.jobs_grace_s, pool=db.pool, speech=speech,
                          voices=settings.speech_voices())
@@ -111,7 +112,8 @@ class App:
         await self.outbox.start()
         # messages a stopped process left unanswered are answered (beat and sweep)
         self.gateway.start_sweeper(self.registry_of_adapters.get,
-                                   self.registry_of_adapters.platforms())
+                                   self.registry_of_adapters.platforms(),
+                                   every_s=self.settings.inbound_sweep_s)
         if jobs:
             await self.scheduler.start()
 

@@ -69,6 +69,7 @@ class _Job:
     started: asyncio.Future[None] | None = None
     queued_at: float = 0.0
     placeholder: str | None = None  # resumed after a crash: the bot's message to reuse
+    resumed: bool = False  # left unanswered by a stopped process: look for what it stored
 
     def shown(self) -> None:
         if self.started is not None and not self.started.done():
@@ -115,6 +116,7 @@ class Gateway:
         self._queued: set[tuple[str, str]] = set()
         self._resuming: dict[tuple[str, str], str | None] = {}
         self._platforms: list[str] = []
+        self.stale_s, self.too_old_s = STALE_S, TOO_OLD_S
         self._sweeper: asyncio.Task[None] | None = None
         self.report_llm = report_llm  # the narrative of /report (None: the offline template)
 
@@ -202,7 +204,7 @@ class Gateway:
 
     async def _route(self, adapter: Adapter, msg: IncomingMessage, user_id: UUID, lang: str,
                      conversation: Conversation | None, epoch: int, *,
-                     placeholder: str | None = None) -> None:
+                     placeholder: str | None = None, resumed: bool = False) -> None:
         """A recorded message to its answer: a question queued, or a command handled (a
         command that queues nothing is answered when it returns)."""
         key = (msg.chat.key, msg.message_id)
@@ -217,16 +219,17 @@ class Gateway:
                 return
             # voice notes and the like: the preprocessor may turn them into text
             self._enqueue(adapter, msg, user_id, lang, Question(text=""),
-                          conversation, epoch, placeholder=placeholder)
+                          conversation, epoch, placeholder=placeholder, resumed=resumed)
             return
         cmd = commands.parse(text)
         if cmd is None:
             self._enqueue(adapter, msg, user_id, lang, Question(text=text),
-                          conversation, epoch, placeholder=placeholder)
+                          conversation, epoch, placeholder=placeholder, resumed=resumed)
             return
         if cmd.name not in UNHELD_COMMANDS:
             await self._after_placeholder(msg.chat.key)
-        self._resuming[key] = placeholder
+        if resumed:
+            self._resuming[key] = placeholder
         try:
             await self._command(adapter, msg, user_id, lang, cmd, conversation, epoch)
         finally:
@@ -323,17 +326,19 @@ class Gateway:
 
     def _enqueue(self, adapter: Adapter, msg: IncomingMessage, user_id: UUID, lang: str,
                  question: Question, conversation: Conversation | None = None,
-                 epoch: int = -1, *, placeholder: str | None = None) -> None:
+                 epoch: int = -1, *, placeholder: str | None = None,
+                 resumed: bool = False) -> None:
         self._queued.add((msg.chat.key, msg.message_id))
-        if placeholder is None:  # a command of a resumed message: its placeholder too
-            placeholder = self._resuming.get((msg.chat.key, msg.message_id))
+        if (msg.chat.key, msg.message_id) in self._resuming:  # a resumed message's command
+            resumed = True
+            placeholder = placeholder or self._resuming[(msg.chat.key, msg.message_id)]
         key = msg.chat.key
         worker = self._workers.get(key)
         if worker is None:
             worker = _ChatWorker()
             self._workers[key] = worker
         job = _Job(adapter, msg, user_id, lang, question, conversation, epoch,
-                   placeholder=placeholder)
+                   placeholder=placeholder, resumed=resumed)
         if question.text:  # not a voice note: transcribing it may take a while
             loop = asyncio.get_running_loop()
             job.started, job.queued_at = loop.create_future(), loop.time()
@@ -366,14 +371,22 @@ class Gateway:
         text = job.question.text
         status = "failed"
         try:
-            if self._preprocess is not None and not text:
+            # resumed: how far the stopped process got (the question stored, its answer too)
+            turn = (await self._store.conversations.turn_of(msg.platform, msg.chat.chat_id,
+                                                            msg.message_id)
+                    if job.resumed else None)
+            if turn is not None:
+                text = turn.text
+            elif self._preprocess is not None and not text:
                 got = await self._preprocess(job.adapter, msg, job.user_id, job.lang)
                 if got is None:
                     status = "answered"  # refused with a reason, said
                     return
                 text = got
             conv = job.conversation
-            if conv is None or job.epoch != self._conv_epoch:
+            if turn is not None:
+                conv = await self._store.conversations.get(turn.conversation_id)
+            elif conv is None or job.epoch != self._conv_epoch:
                 conv = await self._store.conversations.active(msg.chat, job.user_id)
             adopt = (MessageRef(chat=msg.chat, message_id=job.placeholder)
                      if job.placeholder else None)
@@ -384,7 +397,17 @@ class Gateway:
             job.shown()
             await self._mark(msg, "running", user_id=job.user_id, lang=job.lang,
                              placeholder=renderer.placeholder_id)
-            status = await self._run(job, conv, text, renderer)
+            if turn is not None and turn.answer is not None:
+                # answered and stored before the process stopped (perhaps shown too): shown
+                # now, in its placeholder, without asking the model again
+                try:
+                    await renderer.deliver_final(turn.answer)
+                finally:
+                    await renderer.aclose()
+                status = "answered" if renderer.result.delivered else "failed"
+                return
+            status = await self._run(job, conv, text, renderer,
+                                     stored_as=turn.user_message_id if turn else None)
         except asyncio.CancelledError as exc:
             if not (exc.args and exc.args[0] == CANCEL_SHUTDOWN):
                 status = "answered"  # stopped by the user, and said
@@ -396,14 +419,15 @@ class Gateway:
             if status != "running":
                 await asyncio.shield(self._mark(msg, status))
 
-    async def _run(self, job: _Job, conv: Conversation, text: str, renderer: Renderer) -> str:
+    async def _run(self, job: _Job, conv: Conversation, text: str, renderer: Renderer,
+                   stored_as: int | None = None) -> str:
         """The run's events through the renderer; the message's final state."""
         msg = job.message
         try:
             async for event in self._runner.run(
                     conversation=conv, user_id=job.user_id, text=text, lang=job.lang,
                     mode=job.question.mode, options=job.question.options,
-                    platform_message_id=msg.message_id):
+                    platform_message_id=msg.message_id, stored_as=stored_as):
                 if self._on_event is not None:
                     self._on_event(msg, event)
                 await renderer.on_event(event)
@@ -429,10 +453,13 @@ class Gateway:
 
     async def resume_unanswered(self, adapters: Callable[[str], Adapter | None],
                                 platforms: Sequence[str] | None = None, *,
-                                stale_s: float = STALE_S, too_old_s: float = TOO_OLD_S) -> int:
+                                stale_s: float | None = None,
+                                too_old_s: float | None = None) -> int:
         """Answer the messages a stopped process left unanswered (its heartbeat went quiet for
         `stale_s`): once each, reusing its placeholder; past `too_old_s` the user is asked to
         send it again instead. How many were taken."""
+        stale_s = self.stale_s if stale_s is None else stale_s
+        too_old_s = self.too_old_s if too_old_s is None else too_old_s
         served = [p for p in (platforms if platforms is not None else self._platforms)
                   if adapters(p) is not None]
         if not served:
@@ -466,7 +493,7 @@ class Gateway:
                 await self._mark(msg, "failed")
                 continue
             await self._route(adapter, msg, user_id, lang, None, self._conv_epoch,
-                              placeholder=row["placeholder"])
+                              placeholder=row["placeholder"], resumed=True)
         return len(rows)
 
     def start_sweeper(self, adapters: Callable[[str], Adapter | None],

@@ -48,6 +48,14 @@ class Settings(BaseSettings):
     jobs_grace_s: float = Field(3600.0, validation_alias=_env("BULLPEN_JOBS_GRACE_S"))
     jobs_leader_check_s: float = Field(5.0, validation_alias=_env("BULLPEN_JOBS_LEADER_CHECK_S"))
 
+    # crash safety: each serve process beats for the messages it answers every sweep; one that
+    # went quiet for `stale` seconds stopped, and another process answers its messages (or,
+    # past `too_old`, asks the user to send them again)
+    inbound_sweep_s: float = Field(10.0, gt=0, validation_alias=_env("BULLPEN_INBOUND_SWEEP_S"))
+    inbound_stale_s: float = Field(30.0, gt=0, validation_alias=_env("BULLPEN_INBOUND_STALE_S"))
+    inbound_too_old_s: float = Field(600.0, gt=0,
+                                     validation_alias=_env("BULLPEN_INBOUND_TOO_OLD_S"))
+
     # text to speech for the podcast's audio: any OpenAI-compatible /v1/audio/speech endpoint
     # (unset: the podcast is delivered as a script only); one voice per speaker
     tts_base_url: str | None = Field(None, validation_alias=_env("BULLPEN_TTS_BASE_URL"))

@@ -127,8 +127,11 @@ class AgentRunner:
     async def run(
         self, *, conversation: Conversation, user_id: UUID | None, text: str,
         lang: str = "en", mode: str | None = None, options: dict[str, str] | None = None,
-        platform_message_id: str | None = None,
+        platform_message_id: str | None = None, stored_as: int | None = None,
     ) -> AsyncIterator[Event]:
+        """The run's events. `stored_as`: the user's message is stored already under that id
+        (a run resumed after its process stopped): it is not stored again, and the history is
+        what came before it."""
         problem = self.check_input(text)
         if problem:
             yield Failed(error=problem, kind="input")
@@ -136,7 +139,8 @@ class AgentRunner:
         mode_name = mode or conversation.mode
         runner = self._modes.get(mode_name) or self._modes["normal"]
         async with self.lock_for(conversation.id):
-            conv, history = await self._begin(conversation.id, text, platform_message_id)
+            conv, history = await self._begin(conversation.id, text, platform_message_id,
+                                              stored_as)
             recorder = _StoreRecorder(self._store, conv, user_id)
             turn = Turn(text=text, history=sanitize_history(history),
                         recorder=recorder, conversation_id=conv.id, user_id=user_id,
@@ -177,12 +181,18 @@ class AgentRunner:
                 if recorder.pending:  # an unexpected error, or the consumer closed the run
                     await asyncio.shield(recorder.flush())
 
-    async def _begin(self, conversation_id: UUID, text: str,
-                     platform_message_id: str | None) -> tuple[Conversation, list[ChatMessage]]:
+    async def _begin(self, conversation_id: UUID, text: str, platform_message_id: str | None,
+                     stored_as: int | None = None) -> tuple[Conversation, list[ChatMessage]]:
         """Under the lock: the conversation as it is now, its history window, and the user's
         message stored (one round trip unless a summary is due first)."""
         limits = self._limits
         conversations = self._store.conversations
+        if stored_as is not None:  # resumed: the message is there, the history precedes it
+            conv = await conversations.get(conversation_id)
+            history = [m.message for m in await conversations.messages(
+                conv.id, after_id=conv.summary_up_to, before_id=stored_as,
+                limit=limits.history_limit)]
+            return conv, history
         title = text.strip().splitlines()[0]
         start = await conversations.begin_turn(
             conversation_id, text, title=title, platform_message_id=platform_message_id,

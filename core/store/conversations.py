@@ -33,6 +33,41 @@ class StoredMessage:
 
 
 @dataclass(frozen=True)
+class StoredTurn:
+    """A platform message's turn as stored: the user's message and, when the run got that
+    far, the answer it ended with (what `ConversationsRepo.turn_of` found)."""
+
+    conversation_id: UUID
+    user_message_id: int
+    text: str  # the question as stored (a voice note: its transcript)
+    answer: str | None
+
+
+# Marks a run leaves in place of an answer when it was cut short (core.agent.runner).
+_CUT_SHORT = ("[interrupted:", "[stopped by the user]")
+
+# The latest user message stored for a platform message of a chat, and the last assistant
+# message without tool calls between it and the next user message (the answer, if any).
+_TURN_OF = """
+WITH u AS (
+    SELECT m.id, m.conversation_id, m.content FROM messages m
+    JOIN conversations c ON c.id = m.conversation_id
+    WHERE c.platform = $1 AND c.chat_id = $2 AND m.platform_message_id = $3
+      AND m.role = 'user'
+    ORDER BY m.id DESC LIMIT 1
+)
+SELECT u.id, u.conversation_id, u.content,
+       (SELECT a.content FROM messages a
+        WHERE a.conversation_id = u.conversation_id AND a.id > u.id AND a.role = 'assistant'
+          AND a.tool_calls IS NULL
+          AND NOT EXISTS (SELECT 1 FROM messages n WHERE n.conversation_id = u.conversation_id
+                          AND n.role = 'user' AND n.id > u.id AND n.id < a.id)
+        ORDER BY a.id DESC LIMIT 1) AS answer
+FROM u
+"""
+
+
+@dataclass(frozen=True)
 class TurnStart:
     """What `ConversationsRepo.begin_turn` read and wrote in its one round trip."""
 
@@ -203,6 +238,20 @@ class ConversationsRepo:
             " platform_message_id) VALUES ($1,$2,$3,$4,$5,$6) RETURNING id",
             conversation_id, message.role, message.content, calls, message.tool_call_id,
             platform_message_id))
+
+    async def turn_of(self, platform: str, chat_id: str,
+                      platform_message_id: str) -> StoredTurn | None:
+        """How far the run for a platform message got before its process stopped: None when
+        its user message was never stored; `answer` None when no answer was stored (or the
+        run left only a mark that it was cut short)."""
+        row = await self._pool.fetchrow(_TURN_OF, platform, chat_id, platform_message_id)
+        if row is None:
+            return None
+        answer = row["answer"]
+        if answer is not None and (not answer.strip() or answer.startswith(_CUT_SHORT)):
+            answer = None
+        return StoredTurn(conversation_id=row["conversation_id"], user_message_id=row["id"],
+                          text=row["content"], answer=answer)
 
     async def add_reply_refs(self, message_id: int, refs: list[str]) -> None:
         await self._pool.execute(

@@ -88,6 +88,46 @@ async def test_sigterm_mid_answer_then_the_next_process_finishes_it(
     await second.idle()
     assert adapter.visible_text(CHAT) == ["The answer, after all."]  # one message, edited
     assert await state(pg_db, "10") == "answered"
+    # the question is stored once; the history says what happened to the first run
+    assert await said(pg_db, "10") == [
+        ("user", "slow question"), ("assistant", "[interrupted: Bullpen was shutting down]"),
+        ("assistant", "The answer, after all.")]
+    await second.aclose()
+
+
+async def said(pg_db, mid: str) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
+    """What the conversation of the question `mid` holds from that question on."""
+    rows = await pg_db.pool.fetch(
+        "SELECT role, content FROM messages WHERE conversation_id = (SELECT conversation_id"
+        " FROM messages WHERE platform_message_id = $1) AND id >= (SELECT id FROM messages"
+        " WHERE platform_message_id = $1) ORDER BY id", mid)
+    return [(r["role"], r["content"]) for r in rows]
+
+
+async def test_an_answer_stored_before_the_process_died_is_shown_without_asking_again(
+        pg_db, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Killed after the answer was stored (and perhaps shown) but before the message's state
+    was: the next process shows the stored answer in the placeholder; the model is not asked
+    and nothing is stored twice."""
+    adapter = RecordingAdapter()
+    first, _ = gateway(pg_db, tmp_path, ScriptedLLM([text("Stored, then the lights went out.")]))
+    await adapter.start(first.handler_for(adapter))
+    await adapter.deliver(msg("NVDA?", "11"))
+    await first.idle()
+    # as if the process died before recording the state: still running, owner gone quiet
+    await pg_db.pool.execute(
+        "UPDATE inbound_events SET status = 'running', owner = 'dead-process',"
+        " updated_at = now() - interval '1 min' WHERE message_id = '11'")
+    await first.aclose()
+    llm = ScriptedLLM([])  # asking it would fail the test: it has nothing scripted
+    second, _ = gateway(pg_db, tmp_path, llm)
+    assert await second.resume_unanswered(lambda p: adapter, ["test"]) == 1
+    await second.idle()
+    assert adapter.visible_text(CHAT) == ["Stored, then the lights went out."]
+    assert llm.requests == []
+    assert await state(pg_db, "11") == "answered"
+    assert await said(pg_db, "11") == [("user", "NVDA?"),
+                                       ("assistant", "Stored, then the lights went out.")]
     await second.aclose()
 
 
