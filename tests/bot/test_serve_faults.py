@@ -136,10 +136,12 @@ def _env(dsn: str, tmp_path: Path, name: str, tg: FakeTelegram) -> dict[str, str
 class Processes:
     """The serve processes of one test; all of them are SIGKILLed at the end."""
 
-    def __init__(self, dsn: str, tmp_path: Path, tg: FakeTelegram) -> None:
+    def __init__(self, dsn: str, tmp_path: Path, tg: FakeTelegram, *,
+                 extra_env: dict[str, str] | None = None) -> None:
         self.dsn = dsn
         self.tmp_path = tmp_path
         self.tg = tg
+        self.extra_env = dict(extra_env or {})
         self.all: list[Serve] = []
 
     async def serve(self, name: str) -> Serve:
@@ -147,7 +149,7 @@ class Processes:
         with log.open("wb") as out:
             proc = await asyncio.create_subprocess_exec(
                 *BULLPEN, "serve", cwd=self.tmp_path,
-                env=_env(self.dsn, self.tmp_path, name, self.tg),
+                env=_env(self.dsn, self.tmp_path, name, self.tg) | self.extra_env,
                 stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=asyncio.subprocess.STDOUT)
         got = Serve(name, proc, log)
         self.all.append(got)

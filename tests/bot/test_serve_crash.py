@@ -1,0 +1,162 @@
+"""`bullpen serve` killed with -9 in the middle of an answer, then started again: real serve
+processes against the Telegram fake and a streaming OpenAI-compatible fake in this process, one
+fresh database per test.
+
+The fake kills the process at the exact request that marks each point of the run:
+- `stored`: the message is stored, its placeholder is on its way (the kill comes before
+  Telegram takes it);
+- `placeholder`: the placeholder is shown, the first progress edit is on its way;
+- `mid_stream`: part of the answer is shown in the placeholder;
+- `final`: the whole answer is shown, the process dies before it hears back (so before the
+  message's state is recorded).
+
+After the restart every question is answered exactly once, in one message, and no placeholder
+is left saying it is working.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.bot.test_serve_faults import Processes, RefusingTelegram, Serve, until
+from tests.fakes.openai_server import FakeOpenAI, Turn
+
+# no digits: the answer is not a data answer that a checker would send back for a tool
+ANSWER = " ".join([
+    "Markets climb a wall of worry and slide down a slope of hope.",
+    "Earnings season tends to move chip makers more than the index.",
+    "Guidance matters more than the quarter just reported.",
+    "Watch the spread between the leaders and the laggards.",
+    "Breadth that narrows while prices rise is a warning, not a verdict.",
+    "That is all for now: check the levels again after the close.",
+])
+LAST_WORDS = "check the levels again after the close."
+WORKING = "⏳"
+
+
+class KillingTelegram(RefusingTelegram):
+    """The Telegram fake, able to SIGKILL a serve process at one request: before Telegram
+    applies it (`after=False`) or after (`after=True`, the reply never reaches the process)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.victim: int | None = None
+        self.when: Callable[[str, dict[str, Any]], bool] | None = None
+        self.after = False
+        self.killed_at: tuple[str, str] | None = None
+
+    def arm(self, pid: int, when: Callable[[str, dict[str, Any]], bool], *,
+            after: bool) -> None:
+        self.victim, self.when, self.after = pid, when, after
+
+    def _fire(self, method: str, params: dict[str, Any]) -> bool:
+        if self.victim is None or self.when is None or not self.when(method, params):
+            return False
+        os.kill(self.victim, signal.SIGKILL)
+        self.killed_at = (method, str(params.get("text", ""))[:60])
+        self.victim = self.when = None
+        return True
+
+    async def _m_sendMessage(self, p: dict[str, Any], f: dict[str, Any]) -> dict[str, Any]:
+        if not self.after and self._fire("sendMessage", p):
+            raise ConnectionResetError  # the dead process hears nothing anyway
+        got = await super()._m_sendMessage(p, f)
+        if self.after:
+            self._fire("sendMessage", p)
+        return got
+
+    async def _m_editMessageText(self, p: dict[str, Any], f: dict[str, Any]) -> Any:
+        if not self.after and self._fire("editMessageText", p):
+            raise ConnectionResetError
+        got = await super()._m_editMessageText(p, f)
+        if self.after:
+            self._fire("editMessageText", p)
+        return got
+
+
+def _text(p: dict[str, Any]) -> str:
+    return str(p.get("text", ""))
+
+
+# the four points, as (which request, kill after Telegram applied it)
+POINTS: dict[str, tuple[Callable[[str, dict[str, Any]], bool], bool]] = {
+    "stored": (lambda m, p: m == "sendMessage" and _text(p).startswith(WORKING), False),
+    "placeholder": (lambda m, p: m == "editMessageText", False),
+    "mid_stream": (lambda m, p: m == "editMessageText" and "wall of worry" in _text(p)
+                   and LAST_WORDS not in _text(p), True),
+    "final": (lambda m, p: m == "editMessageText" and LAST_WORDS in _text(p)
+              and WORKING not in _text(p), True),
+}
+
+
+def _llm_env(llm: FakeOpenAI) -> dict[str, str]:
+    return {
+        "BULLPEN_LLM_BASE_URL": llm.base_url, "BULLPEN_LLM_MODEL": "fake-model",
+        "BULLPEN_LLM_API_KEY": "sk-test", "BULLPEN_LLM_PLANNING": "0",
+        # a stopped process's messages are taken over 3 s after its last beat
+        "BULLPEN_INBOUND_SWEEP_S": "0.5", "BULLPEN_INBOUND_STALE_S": "3",
+    }
+
+
+async def _answers(tg: RefusingTelegram, chat: int) -> list[str]:
+    return [t for t in tg.texts(chat) if LAST_WORDS in t and WORKING not in t]
+
+
+@pytest.mark.parametrize("point", list(POINTS))
+async def test_kill_9_mid_answer_then_restart_answers_each_question_once(
+        point: str, pg_dsn: str, tmp_path: Path) -> None:
+    when, after = POINTS[point]
+    # a slow stream: about 4 s for the whole answer, so there are edits to kill at
+    llm = FakeOpenAI(default=Turn(text=ANSWER, chunk=12, chunk_delay_s=0.12))
+    tg = KillingTelegram()
+    async with llm, tg:
+        procs = Processes(pg_dsn, tmp_path, tg, extra_env=_llm_env(llm))
+        try:
+            first = await procs.serve("first")
+            chat = 4242
+            tg.push(tg.message(chat, "/help"))  # up and answering before the question
+
+            async def helped() -> bool:
+                return bool(tg.texts(chat))
+
+            await until(helped, within_s=90, what="an answer to /help", procs=procs,
+                        alive=[first])
+            tg.arm(first.proc.pid, when, after=after)
+            tg.push(tg.message(chat, "How do markets feel this week?"))
+
+            await until(_exited(first), within_s=60, what=f"the kill at {point}", procs=procs)
+            assert tg.killed_at is not None, point
+            if point == "final":  # the user saw the whole answer before the process died
+                assert len(await _answers(tg, chat)) == 1
+            second = await procs.serve("second")
+
+            async def answered() -> list[str]:
+                got = await _answers(tg, chat)
+                working = [t for t in tg.texts(chat) if WORKING in t]
+                return got if got and not working else []
+
+            await until(answered, within_s=90, what="the answer after the restart",
+                        procs=procs, alive=[second])
+            texts = tg.texts(chat)
+            assert len(await _answers(tg, chat)) == 1, texts  # exactly once
+            assert not [t for t in texts if WORKING in t], texts  # nothing left frozen
+            assert len(texts) == 2, texts  # /help's answer and the one answer
+            question_requests = [r for r in llm.requests
+                                 if "markets feel" in str(r.get("messages", [])[-1:])]
+            if point == "final":  # shown from what was stored: the model is not asked again
+                assert len(question_requests) == 1
+        finally:
+            await procs.aclose()
+
+
+def _exited(serve: Serve) -> Callable[[], Any]:
+    async def check() -> bool:
+        return not serve.alive
+
+    return check
