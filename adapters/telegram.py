@@ -1,9 +1,13 @@
 """Telegram, translated (python-telegram-bot 22): updates -> `IncomingMessage`, replies -> Bot API.
 
-Polling runs the PTB `Application` and `Updater` by hand (`run_polling` would block); webhook
-mode serves its own small aiohttp endpoint so the `X-Telegram-Bot-Api-Secret-Token` check is a
-constant-time compare answering 401. The check is on by default: with no secret given, one is
-generated and registered with setWebhook; only `webhook_insecure=True` turns it off.
+Polling is our own getUpdates loop feeding PTB's `Application` (its `Updater` confirms every
+update it fetched with the next poll, stored or not): an update is confirmed only once the
+gateway has stored it, so one that could not be (the database down) is fetched again, and one
+in hand when the process dies is redelivered to the next. Webhook mode serves its own small
+aiohttp endpoint so the `X-Telegram-Bot-Api-Secret-Token` check is a constant-time compare
+answering 401, and answers 503 for an update that could not be stored (Telegram retries it).
+The check is on by default: with no secret given, one is generated and registered with
+setWebhook; only `webhook_insecure=True` turns it off.
 
 Updates of different chats are processed concurrently, those of one chat in order. Platform
 refusals become `core.errors` types (`RetryAfter` -> `RateLimited`, rejected HTML ->
@@ -13,6 +17,7 @@ refusals become `core.errors` types (`RetryAfter` -> `RateLimited`, rejected HTM
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import json
 import logging
@@ -53,6 +58,7 @@ from core.errors import (
     MessageNotModified,
     PlatformError,
     RateLimited,
+    StoreUnavailable,
     TooLarge,
 )
 from core.ports import MessageHandler
@@ -79,6 +85,7 @@ ALLOWED_UPDATES = ["message", "edited_message", "callback_query"]
 MAX_PHOTO_BYTES = 10 * 1024 * 1024  # larger images go as documents
 MAX_DOWNLOAD_BYTES = 20 * 1024 * 1024  # the Bot API's getFile limit
 MAX_CAPTION = 1024
+WEBHOOK_ANSWER_S = 20.0  # a webhook POST waits this long to hear whether its update was stored
 _FORMATTING = ("can't parse entities", "can't find end", "unsupported start tag",
                "unexpected end tag")
 _GONE = ("chat not found", "have no rights to send", "not enough rights to send",
@@ -128,6 +135,43 @@ class _PerChatOrder(BaseUpdateProcessor):
 
     async def shutdown(self) -> None:
         return None
+
+
+class _Confirmations:
+    """The `offset` of the next getUpdates, which confirms every update before it: updates
+    are confirmed up to the first one still in hand or not stored (refused), so Telegram keeps
+    those. Updates Telegram sends again while in hand, or handled behind that first one, are
+    not handed on twice; a refused one is, when it comes again."""
+
+    def __init__(self) -> None:
+        self._outcomes: dict[int, asyncio.Future[bool]] = {}  # update_id -> stored?
+        self._next = 0  # one past the highest update_id handed on
+
+    def take(self, update_id: int) -> asyncio.Future[bool] | None:
+        """A future to resolve with the update's outcome, or None when it is not to be handed
+        on (in hand or handled)."""
+        if update_id in self._outcomes:
+            return None
+        outcome: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._outcomes[update_id] = outcome
+        self._next = max(self._next, update_id + 1)
+        return outcome
+
+    def offset(self) -> tuple[int, bool]:
+        """The offset to poll with, and whether the first update there was refused (the
+        caller waits a little before asking for it again)."""
+        while self._outcomes:
+            first = min(self._outcomes)
+            outcome = self._outcomes[first]
+            if not outcome.done():
+                return first, False
+            del self._outcomes[first]
+            if not outcome.result():
+                return first, True
+        return self._next, False
+
+    def in_hand(self) -> int:
+        return sum(1 for o in self._outcomes.values() if not o.done())
 
 
 def _given(value: Any, default: float) -> float | None:
@@ -223,7 +267,7 @@ class TelegramAdapter:
         self.capabilities = Capabilities(
             max_message_length=4096, can_edit=True, min_edit_interval_s=min_edit_interval_s,
             supports_images=True, supports_documents=True, supports_voice=True,
-            supports_buttons=True, markup="telegram_html")
+            supports_buttons=True, markup="telegram_html", redelivers=True)
         # our own HTTP clients, so they are closed even when start() fails half-way
         self._requests = (_AiohttpRequest(pool_size=256, proxy_url=proxy_url),
                           _AiohttpRequest(pool_size=1, proxy_url=proxy_url))
@@ -235,8 +279,7 @@ class TelegramAdapter:
             builder = builder.base_url(base_url)
         if base_file_url:
             builder = builder.base_file_url(base_file_url)
-        if webhook_url:
-            builder = builder.updater(None)
+        builder = builder.updater(None)  # updates come from _poll or the webhook
         self._app: Application[Any, Any, Any, Any, Any, Any] = builder.build()
         self._app.add_handler(TypeHandler(Update, self._on_update))
         self._app.add_error_handler(self._on_error)
@@ -244,6 +287,9 @@ class TelegramAdapter:
         self._me: User | None = None
         self._initialized = False
         self._site_runner: web.AppRunner | None = None
+        self._confirmations = _Confirmations()
+        self._outcomes: dict[int, asyncio.Future[bool]] = {}  # in hand, by update_id
+        self._poller: asyncio.Task[None] | None = None
         self.webhook_port: int | None = None  # the bound port once the webhook server runs
 
     # --- lifecycle -------------------------------------------------------------------------
@@ -272,22 +318,22 @@ class TelegramAdapter:
         if self._webhook_url:
             await self._start_webhook(self._webhook_url)
             return
-        assert self._app.updater is not None
         try:
-            await self._app.updater.start_polling(
-                poll_interval=0.0, timeout=timedelta(seconds=self._poll_timeout_s),
-                allowed_updates=ALLOWED_UPDATES, error_callback=self._on_poll_error)
+            await self._app.bot.delete_webhook()
         except tg.TelegramError as exc:
             raise self._error("deleteWebhook", exc) from None
+        self._poller = asyncio.create_task(self._poll(), name="telegram-poll")
 
     async def aclose(self) -> None:
         """Stop taking updates, finish the ones in hand, close the HTTP clients."""
         if self._site_runner is not None:
             await self._site_runner.cleanup()
             self._site_runner = None
-        updater = self._app.updater
-        if updater is not None and updater.running:
-            await updater.stop()
+        if self._poller is not None:
+            self._poller.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._poller
+            self._poller = None
         if self._app.running:
             await self._app.stop()
         if self._initialized:
@@ -307,6 +353,34 @@ class TelegramAdapter:
 
     def _on_poll_error(self, exc: tg.TelegramError) -> None:
         log.warning("telegram polling: %s", self._error("getUpdates", exc))
+
+    async def _poll(self) -> None:
+        """getUpdates in a loop; each update goes to PTB's queue once, and is confirmed (by
+        the next poll's offset) only when it was stored (see `_Confirmations`)."""
+        wait = 1.0
+        while True:
+            offset, refused = self._confirmations.offset()
+            if refused:  # not stored (the database is down): ask for it again in a while
+                await asyncio.sleep(wait)
+                wait = min(wait * 2, 30.0)
+            try:
+                updates = await self._app.bot.get_updates(
+                    offset=offset or None, timeout=timedelta(seconds=self._poll_timeout_s),
+                    allowed_updates=ALLOWED_UPDATES)
+            except asyncio.CancelledError:
+                raise
+            except tg.TelegramError as exc:
+                self._on_poll_error(exc)
+                await asyncio.sleep(wait)
+                wait = min(wait * 2, 30.0)
+                continue
+            if not refused:
+                wait = 1.0
+            for update in updates:
+                outcome = self._confirmations.take(update.update_id)
+                if outcome is not None:
+                    self._outcomes[update.update_id] = outcome
+                    await self._app.update_queue.put(update)
 
     async def _on_error(self, update: object, context: Any) -> None:
         err = context.error
@@ -352,17 +426,36 @@ class TelegramAdapter:
             update = Update.de_json(data, self._app.bot)
         except Exception:  # not an update: nothing reaches the bot
             return web.Response(status=400)
+        outcome = self._confirmations.take(update.update_id)
+        if outcome is None:  # Telegram's retry of one in hand
+            return web.Response(status=200)
+        self._outcomes[update.update_id] = outcome
         await self._app.update_queue.put(update)
+        try:  # stored (or not) within seconds; a long command goes on after the answer
+            stored = await asyncio.wait_for(asyncio.shield(outcome), WEBHOOK_ANSWER_S)
+        except TimeoutError:
+            stored = True
+        self._confirmations.offset()  # forgets what was handled
+        if not stored:  # Telegram delivers it again later
+            return web.Response(status=503, text="temporarily unavailable")
         return web.Response(status=200)
 
     # --- updates in ------------------------------------------------------------------------
 
     async def _on_update(self, update: Update, context: Any) -> None:
-        if update.callback_query is not None:
-            await self._answer_callback(update.callback_query)
-        incoming = self.translate(update)
-        if incoming is not None and self._on_message is not None:
-            await self._on_message(incoming)
+        stored = True
+        try:
+            if update.callback_query is not None:
+                await self._answer_callback(update.callback_query)
+            incoming = self.translate(update)
+            if incoming is not None and self._on_message is not None:
+                await self._on_message(incoming)
+        except StoreUnavailable:
+            stored = False  # not confirmed: Telegram keeps it and sends it again
+        finally:
+            outcome = self._outcomes.pop(update.update_id, None)
+            if outcome is not None and not outcome.done():
+                outcome.set_result(stored)
 
     async def _answer_callback(self, query: CallbackQuery) -> None:
         try:

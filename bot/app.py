@@ -60,12 +60,14 @@ class App:
     async def create(cls, settings: Settings) -> App:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         dsn = settings.database_url.get_secret_value() if settings.database_url else None
-        db = await Database.open(dsn=dsn, data_dir=settings.data_dir)
+        db = await Database.open(dsn=dsn, data_dir=settings.data_dir,
+                                 retry_budget_s=settings.db_retry_s)
         try:
             await migrate(db.pool, MIGRATIONS)
         except Exception:
             await db.aclose()
             raise
+        db.supervise()  # the embedded server is started again when it goes down
         store = Store(db, files_dir=settings.files_dir)
         symbols_store.use_postgres(db.dsn)  # the directory loads from stocknames when current
         registry = build_tools(settings, db)

@@ -22,10 +22,12 @@ from bot.i18n import detect_lang, t
 from bot.outbox import say
 from bot.renderer import Renderer
 from core.agent.runner import CANCEL_SHUTDOWN, AgentRunner
-from core.errors import Forbidden, PlatformError
+from core.errors import Forbidden, PlatformError, StoreUnavailable
 from core.events import Event
 from core.ports import Adapter, MessageHandler, Outbox
 from core.store import Conversation, Store
+from core.store.inbound import Inbound
+from core.store.retry import retry_budget
 from core.types import (
     Button,
     IncomingMessage,
@@ -52,6 +54,10 @@ UNHELD_COMMANDS = frozenset({"stop", "mode", "new"})
 SWEEP_S = 10.0
 STALE_S = 30.0
 TOO_OLD_S = 600.0
+# an update that cannot be stored within this is left to the platform's redelivery (or kept
+# and retried here, for platforms that do not redeliver, for up to KEEP_TRYING_S)
+RECORD_BUDGET_S = 5.0
+KEEP_TRYING_S = 900.0
 
 
 @dataclass
@@ -117,7 +123,12 @@ class Gateway:
         self._resuming: dict[tuple[str, str], str | None] = {}
         self._platforms: list[str] = []
         self.stale_s, self.too_old_s = STALE_S, TOO_OLD_S
+        self.record_budget_s, self.keep_trying_s = RECORD_BUDGET_S, KEEP_TRYING_S
         self._sweeper: asyncio.Task[None] | None = None
+        # database outages: messages not stored yet (told once), and their background retries
+        self._unstored: dict[tuple[str, str], bool] = {}
+        self._in_hand: set[tuple[str, str]] = set()  # recorded, being routed now
+        self._retrying: set[asyncio.Task[None]] = set()
         self.report_llm = report_llm  # the narrative of /report (None: the offline template)
 
         self._runner = runner
@@ -143,6 +154,8 @@ class Gateway:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._sweeper
             self._sweeper = None
+        for retry in list(self._retrying):
+            retry.cancel()
         tasks = [w.task for w in self._workers.values() if w.task is not None]
         for task in tasks:
             task.cancel(CANCEL_SHUTDOWN)
@@ -163,20 +176,46 @@ class Gateway:
     # --- entry -----------------------------------------------------------------------------
 
     async def handle(self, adapter: Adapter, msg: IncomingMessage) -> None:
+        """Record `msg`, then answer it. When the database cannot store it (down, restarting:
+        `StoreUnavailable` after `record_budget_s` of retries) the user is told once; a
+        platform that redelivers unacknowledged updates gets the error back (so the update
+        is not acknowledged), for the others the gateway keeps trying in the background."""
         if self._closing:
             return
         msg = storable_message(msg)  # NUL or a lone surrogate would fail the first insert
+        try:
+            await self._handle(adapter, msg)
+        except StoreUnavailable as exc:
+            await self._unavailable(adapter, msg, exc)
+            if adapter.capabilities.redelivers:
+                raise
+            self._keep_trying(adapter, msg)
+
+    async def _handle(self, adapter: Adapter, msg: IncomingMessage) -> None:
         epoch = self._conv_epoch
-        got = await self._store.inbound.record_for_sender(
-            platform=msg.platform, chat_id=msg.chat.chat_id, message_id=msg.message_id,
-            sender_uid=msg.sender.platform_uid,
-            payload={"text": msg.text[:2000], "edit": msg.is_edit,
-                     "attachments": [a.kind for a in msg.attachments]},
-            thread_id=msg.chat.thread_id, message=msg.model_dump(mode="json"),
-            owner=self.instance)
+        with retry_budget(self.record_budget_s):
+            got = await self._store.inbound.record_for_sender(
+                platform=msg.platform, chat_id=msg.chat.chat_id, message_id=msg.message_id,
+                sender_uid=msg.sender.platform_uid,
+                payload={"text": msg.text[:2000], "edit": msg.is_edit,
+                         "attachments": [a.kind for a in msg.attachments]},
+                thread_id=msg.chat.thread_id, message=msg.model_dump(mode="json"),
+                owner=self.instance)
+        self._unstored.pop((msg.chat.key, msg.message_id), None)
         if not got.new:
+            if await self._redelivered_unanswered(adapter, msg, got.previous):
+                return
             log.info("duplicate delivery %s/%s ignored", msg.platform, msg.message_id)
             return
+        key = (msg.chat.key, msg.message_id)
+        self._in_hand.add(key)
+        try:
+            await self._handle_new(adapter, msg, got, epoch)
+        finally:
+            self._in_hand.discard(key)
+
+    async def _handle_new(self, adapter: Adapter, msg: IncomingMessage, got: Inbound,
+                          epoch: int) -> None:
         behind = False
         if got.held and self.outbox is not None:  # the chat wrote: what was held goes first
             try:
@@ -273,6 +312,73 @@ class Gateway:
                 f"(removed from the chat or blocked). /unsubscribe {sub.id} to remove it, or "
                 f"add me back and /subscribe again."))
             await subs.acknowledge_pause(sub.id)
+
+    async def _redelivered_unanswered(self, adapter: Adapter, msg: IncomingMessage,
+                                      previous: tuple[str, str | None, float] | None) -> bool:
+        """A platform's redelivery of a message nobody is answering (its process stopped, or
+        this one lost it to a database outage between storing and answering it): resumed now
+        instead of dropped as a duplicate. True when it was."""
+        if previous is None:
+            return False
+        status, owner, quiet_s = previous
+        if status not in ("received", "running"):
+            return False
+        mine = owner == self.instance
+        if mine and ((msg.chat.key, msg.message_id) in self._queued
+                     or (msg.chat.key, msg.message_id) in self._in_hand):
+            return False  # being answered here
+        if not mine and quiet_s < self.stale_s:
+            return False  # its process is alive and answering it
+        row = await self._store.inbound.claim(
+            owner=self.instance, platform=msg.platform, chat_id=msg.chat.chat_id,
+            message_id=msg.message_id, stale_s=self.stale_s)
+        if row is None:
+            return False
+        await self._resume(adapter, row, self.too_old_s)
+        return True
+
+    # --- database outages ------------------------------------------------------------------
+
+    async def _unavailable(self, adapter: Adapter, msg: IncomingMessage,
+                           exc: StoreUnavailable) -> None:
+        """Tell the user once per message that the answer waits for the database."""
+        key = (msg.chat.key, msg.message_id)
+        log.warning("message %s/%s not stored: %s", msg.platform, msg.message_id, exc)
+        if key in self._unstored:
+            return
+        if len(self._unstored) > 10_000:  # a long outage: forget the oldest
+            self._unstored.pop(next(iter(self._unstored)))
+        self._unstored[key] = True
+        lang = detect_lang(msg.text)
+        # straight to the platform: the outbox keeps its deliveries in the database
+        await say(adapter, msg, t("db_unavailable", lang), outbox=None, plain=True)
+
+    def _keep_trying(self, adapter: Adapter, msg: IncomingMessage) -> None:
+        """A platform that does not redeliver: keep the message here and record it (then answer
+        it) once the database is back, for up to `keep_trying_s`."""
+        task = asyncio.create_task(self._retry_later(adapter, msg),
+                                   name=f"unstored:{msg.chat.key}:{msg.message_id}")
+        self._retrying.add(task)
+        task.add_done_callback(self._retrying.discard)
+
+    async def _retry_later(self, adapter: Adapter, msg: IncomingMessage) -> None:
+        loop = asyncio.get_running_loop()
+        end, wait = loop.time() + self.keep_trying_s, 1.0
+        while not self._closing and loop.time() < end:
+            await asyncio.sleep(wait)
+            wait = min(wait * 2, 15.0)
+            try:
+                await self._handle(adapter, msg)
+                return
+            except StoreUnavailable as exc:
+                log.info("message %s/%s still not stored: %s", msg.platform, msg.message_id,
+                         exc)
+            except Exception:
+                log.exception("message %s/%s failed after the database came back",
+                              msg.platform, msg.message_id)
+                return
+        log.error("message %s/%s dropped: the database stayed unreachable", msg.platform,
+                  msg.message_id)
 
     # what command handlers use (bot.command_table)
 
@@ -468,33 +574,37 @@ class Gateway:
             owner=self.instance, platforms=served, stale_s=stale_s)
         for row in rows:
             adapter = adapters(row["platform"])
-            if adapter is None:
-                continue
-            msg = IncomingMessage(**row["message"])
-            if row["user_id"] is not None:
-                user_id, lang = row["user_id"], row["lang"] or detect_lang(msg.text)
-            else:
-                user_id, chosen = await self._store.accounts.user_and_lang(
-                    msg.platform, msg.sender.platform_uid, msg.sender.display_name)
-                lang = chosen or detect_lang(msg.text)
-            age = (utcnow() - row["received_at"]).total_seconds()
-            log.info("answering %s/%s left unanswered by a stopped process (%.0f s old)",
-                     msg.platform, msg.message_id, age)
-            if age > too_old_s:
-                notice = t("restarted_resend", lang, text=msg.text[:80])
-                if row["placeholder"] and adapter.capabilities.can_edit:
-                    with contextlib.suppress(PlatformError):
-                        await adapter.edit(MessageRef(chat=msg.chat,
-                                                      message_id=row["placeholder"]),
-                                           Reply(text=notice, markup="plain"))
-                        await self._mark(msg, "failed")
-                        continue
-                await self._say(adapter, msg, notice)
-                await self._mark(msg, "failed")
-                continue
-            await self._route(adapter, msg, user_id, lang, None, self._conv_epoch,
-                              placeholder=row["placeholder"], resumed=True)
+            if adapter is not None:
+                await self._resume(adapter, row, too_old_s)
         return len(rows)
+
+    async def _resume(self, adapter: Adapter, row: dict[str, Any], too_old_s: float) -> None:
+        """A message taken over from a stopped process (or found unanswered on redelivery):
+        answered, in its placeholder; past `too_old_s` the user is asked to send it again."""
+        msg = IncomingMessage(**row["message"])
+        if row["user_id"] is not None:
+            user_id, lang = row["user_id"], row["lang"] or detect_lang(msg.text)
+        else:
+            user_id, chosen = await self._store.accounts.user_and_lang(
+                msg.platform, msg.sender.platform_uid, msg.sender.display_name)
+            lang = chosen or detect_lang(msg.text)
+        age = (utcnow() - row["received_at"]).total_seconds()
+        log.info("answering %s/%s left unanswered (%.0f s old)", msg.platform, msg.message_id,
+                 age)
+        if age > too_old_s:
+            notice = t("restarted_resend", lang, text=msg.text[:80])
+            if row["placeholder"] and adapter.capabilities.can_edit:
+                with contextlib.suppress(PlatformError):
+                    await adapter.edit(MessageRef(chat=msg.chat,
+                                                  message_id=row["placeholder"]),
+                                       Reply(text=notice, markup="plain"))
+                    await self._mark(msg, "failed")
+                    return
+            await self._say(adapter, msg, notice)
+            await self._mark(msg, "failed")
+            return
+        await self._route(adapter, msg, user_id, lang, None, self._conv_epoch,
+                          placeholder=row["placeholder"], resumed=True)
 
     def start_sweeper(self, adapters: Callable[[str], Adapter | None],
                       platforms: list[str], *, every_s: float = SWEEP_S) -> None:

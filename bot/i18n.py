@@ -10,6 +10,9 @@ STRINGS: dict[str, dict[str, str]] = {
     "stopped": {"en": "⏹ Stopped.", "zh": "⏹ 已停止。"},
     "interrupted": {"en": "⚠️ I am restarting: I will finish this answer when I am back.",
                     "zh": "⚠️ 服务正在重启，恢复后会继续完成这个回答。"},
+    "db_unavailable": {"en": "⚠️ My database is briefly unavailable. I have your message and "
+                             "will answer it as soon as it is back.",
+                       "zh": "⚠️ 数据库暂时不可用。你的消息我已收到，恢复后会立即回答。"},
     "restarted_resend": {"en": "⚠️ I restarted before I could answer “{text}”. Please send it "
                                "again.",
                          "zh": "⚠️ 服务重启，没来得及回答“{text}”，请再发一次。"},

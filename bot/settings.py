@@ -48,6 +48,9 @@ class Settings(BaseSettings):
     jobs_grace_s: float = Field(3600.0, validation_alias=_env("BULLPEN_JOBS_GRACE_S"))
     jobs_leader_check_s: float = Field(5.0, validation_alias=_env("BULLPEN_JOBS_LEADER_CHECK_S"))
 
+    # how long a statement is retried while the database is unreachable (then the write
+    # fails); the embedded server is restarted when it is found down
+    db_retry_s: float = Field(60.0, ge=0, validation_alias=_env("BULLPEN_DB_RETRY_S"))
     # crash safety: each serve process beats for the messages it answers every sweep; one that
     # went quiet for `stale` seconds stopped, and another process answers its messages (or,
     # past `too_old`, asks the user to send them again)

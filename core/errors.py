@@ -42,6 +42,11 @@ class StoreError(BullpenError):
     pass
 
 
+class StoreUnavailable(StoreError):
+    """The database cannot be reached now (down, restarting) and retries ran out: nothing was
+    stored, so the caller must not acknowledge what it was given (the platform redelivers)."""
+
+
 class InputError(BullpenError):
     pass
 

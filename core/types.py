@@ -108,6 +108,9 @@ class Capabilities(BaseModel):
     supports_voice: bool = True
     supports_buttons: bool = False
     markup: Markup = "plain"
+    # the platform delivers an update again when the bot does not acknowledge it (Telegram's
+    # polling offset, webhook 5xx): an update that cannot be stored is left to it
+    redelivers: bool = False
 
 
 # --- LLM messages -----------------------------------------------------------------------------

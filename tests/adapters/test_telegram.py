@@ -25,6 +25,7 @@ from core.errors import (
     MessageNotModified,
     PlatformError,
     RateLimited,
+    StoreUnavailable,
 )
 from core.types import Button, ChatRef, IncomingMessage, OutgoingFile, Reply
 from tests.adapters.conftest import (
@@ -409,6 +410,80 @@ async def test_voice_notes_become_attachments_and_download_without_leaking_the_t
     with pytest.raises(InputError):
         await adapter.fetch_attachment(got[0], 3)
     assert all(tg.token not in e and "http" not in e and "file_8" not in e for e in errors)
+
+
+class Outage:
+    """A gateway that cannot store the message `text` the first `refusals` times."""
+
+    def __init__(self, refusals: int, text: str) -> None:
+        self.refusals, self.text = refusals, text
+        self.handed: list[str] = []
+        self.stored: list[str] = []
+
+    async def __call__(self, message: IncomingMessage) -> None:
+        self.handed.append(message.text)
+        if message.text == self.text and self.refusals > 0:
+            self.refusals -= 1
+            raise StoreUnavailable("the database is unreachable")
+        self.stored.append(message.text)
+
+
+async def test_an_update_that_could_not_be_stored_is_not_confirmed_and_comes_again(tg):
+    """Polling: the offset stays at an update the gateway could not store, so Telegram keeps
+    it and it is handed on again; updates after it are handed on once."""
+    adapter = telegram_adapter(tg)
+    outage = Outage(refusals=2, text="during the outage")
+    await adapter.start(outage)
+    try:
+        first = tg.push(tg.message(CHAT, "during the outage"))
+        tg.push(tg.message(CHAT + 1, "another chat"))
+        await tg.wait_for(lambda: "during the outage" in outage.stored, within_s=30)
+        await tg.wait_for(lambda: tg.pending_updates() == 0, within_s=30)
+    finally:
+        await adapter.aclose()
+    assert outage.handed.count("during the outage") == 3  # refused twice, then stored
+    assert outage.stored.count("during the outage") == 1
+    assert outage.handed.count("another chat") == 1
+    assert first["update_id"] < tg.confirmed_offset()
+
+
+async def test_a_process_that_dies_with_an_update_in_hand_leaves_it_to_the_next(tg):
+    """An update handed on but not yet stored when the adapter stops is not confirmed: the
+    next poller gets it."""
+    stop = asyncio.Event()
+    handed: list[str] = []
+
+    async def stuck(message: IncomingMessage) -> None:
+        handed.append(message.text)
+        await stop.wait()  # the database hangs
+
+    adapter = telegram_adapter(tg)
+    await adapter.start(stuck)
+    tg.push(tg.message(CHAT, "in hand"))
+    await tg.wait_for(lambda: handed == ["in hand"], within_s=30)
+    assert tg.pending_updates() == 1  # not confirmed
+    stop.set()
+    await adapter.aclose()
+
+
+async def test_webhook_answers_503_for_an_update_that_could_not_be_stored(tg):
+    adapter = telegram_adapter(tg, webhook_url="https://bot.example.com/hook", webhook_port=0,
+                               webhook_secret="s3cret-Token")
+    outage = Outage(refusals=1, text="webhook during the outage")
+    await adapter.start(outage)
+    try:
+        url = f"http://127.0.0.1:{adapter.webhook_port}/hook"
+        headers = {"X-Telegram-Bot-Api-Secret-Token": "s3cret-Token"}
+        update = {"update_id": 77, **tg.message(CHAT, "webhook during the outage")}
+        async with aiohttp.ClientSession() as http:
+            async with http.post(url, json=update, headers=headers) as resp:
+                assert resp.status == 503  # Telegram delivers it again later
+            async with http.post(url, json=update, headers=headers) as resp:
+                assert resp.status == 200
+    finally:
+        await adapter.aclose()
+    assert outage.handed == ["webhook during the outage"] * 2
+    assert outage.stored == ["webhook during the outage"]
 
 
 async def test_platform_refusals_map_to_the_core_error_types(bare, tg):

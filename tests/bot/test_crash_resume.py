@@ -141,3 +141,34 @@ async def test_commands_and_ignored_messages_are_not_left_unanswered(
     await gw.idle()
     assert await state(pg_db, "11") == "answered" and await state(pg_db, "12") == "answered"
     await gw.aclose()
+
+
+async def test_a_redelivery_of_a_message_nobody_is_answering_resumes_it_at_once(
+        pg_db, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The platform redelivers (Telegram after a crash, WeChat's retries): a message whose
+    process went quiet is answered now, in its placeholder, not dropped as a duplicate."""
+    adapter = RecordingAdapter()
+    placeholder = await left_by_a_dead_process(pg_db, adapter, "AAPL?", "12", age_s=60)
+    llm = ScriptedLLM([text("AAPL, answered on redelivery.")])
+    gw, _ = gateway(pg_db, tmp_path, llm)
+    await gw.handle(adapter, msg("AAPL?", "12"))
+    await gw.idle()
+    assert adapter.visible_text(CHAT) == ["AAPL, answered on redelivery."]
+    assert adapter.texts[placeholder] == "AAPL, answered on redelivery."
+    assert await state(pg_db, "12") == "answered"
+    await gw.handle(adapter, msg("AAPL?", "12"))  # and again: now a plain duplicate
+    await gw.idle()
+    assert len(llm.requests) == 1
+    await gw.aclose()
+
+
+async def test_a_redelivery_while_its_process_is_alive_is_a_duplicate(
+        pg_db, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    adapter = RecordingAdapter()
+    await left_by_a_dead_process(pg_db, adapter, "MSFT?", "13", age_s=1)  # beat 1 s ago
+    llm = ScriptedLLM([])
+    gw, _ = gateway(pg_db, tmp_path, llm)
+    await gw.handle(adapter, msg("MSFT?", "13"))
+    await gw.idle()
+    assert llm.requests == [] and await state(pg_db, "13") == "running"
+    await gw.aclose()

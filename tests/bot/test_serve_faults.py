@@ -119,10 +119,11 @@ class Serve:
 def _env(dsn: str, tmp_path: Path, name: str, tg: FakeTelegram) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(_ENV_DROP)}
     sep = "&" if "?" in dsn else "?"
-    env.update({
+    if dsn:  # else serve starts its own embedded server under its data directory
         # asyncpg passes unknown DSN parameters as server settings: pg_stat_activity names
         # every connection of this process, the scheduler's lock connection included
-        "DATABASE_URL": f"{dsn}{sep}application_name={name}",
+        env["DATABASE_URL"] = f"{dsn}{sep}application_name={name}"
+    env.update({
         "BULLPEN_DATA_DIR": str(tmp_path / name),
         "BULLPEN_LOG_LEVEL": "INFO",
         "BULLPEN_JOBS_LEADER_CHECK_S": "1",

@@ -162,6 +162,7 @@ class FakeTelegram(FakePlatform):
         self.answered: list[dict[str, Any]] = []
         self.webhook: dict[str, Any] = {}
         self._queues: dict[str, list[dict[str, Any]]] = {t: [] for t in self.tokens}
+        self._offset = 0
         self._update_ids = itertools.count(1)
         self._message_ids = itertools.count(1000)
         self._file_ids = itertools.count(1)
@@ -363,9 +364,18 @@ class FakeTelegram(FakePlatform):
         return {**self._me(), "can_join_groups": True, "can_read_all_group_messages": False,
                 "supports_inline_queries": False}
 
+    def pending_updates(self, token: str | None = None) -> int:
+        """Updates not confirmed yet (getUpdates confirms those before its `offset`)."""
+        return len(self._queues[token or self.token])
+
+    def confirmed_offset(self) -> int:
+        """The highest `offset` getUpdates was called with."""
+        return self._offset
+
     async def _m_getUpdates(self, p: dict[str, Any], f: dict[str, Any]) -> list[dict[str, Any]]:
         queue = self._queues[p["__token__"]]
         offset = int(p.get("offset") or 0)
+        self._offset = max(self._offset, offset)
         if offset:
             queue[:] = [u for u in queue if u["update_id"] >= offset]
         limit = int(p.get("limit") or 100)
