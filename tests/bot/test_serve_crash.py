@@ -160,3 +160,47 @@ def _exited(serve: Serve) -> Callable[[], Any]:
         return not serve.alive
 
     return check
+
+
+async def test_a_429_on_every_send_and_edit_for_60_s_still_ends_in_the_answer(
+        pg_dsn: str, tmp_path: Path) -> None:
+    """The placeholder is out, then Telegram refuses every send and edit for 60 s (retry_after
+    1 to 5 s): the answer arrives after the window, once, and the placeholder does not stay
+    saying it is working."""
+    llm = FakeOpenAI(default=Turn(text=ANSWER, chunk=12, chunk_delay_s=0.12))
+    tg = KillingTelegram()
+    async with llm, tg:
+        procs = Processes(pg_dsn, tmp_path, tg, extra_env=_llm_env(llm))
+        try:
+            serve = await procs.serve("serve")
+            chat = 4343
+            tg.push(tg.message(chat, "/help"))
+
+            async def helped() -> bool:
+                return bool(tg.texts(chat))
+
+            await until(helped, within_s=90, what="an answer to /help", procs=procs,
+                        alive=[serve])
+            tg.push(tg.message(chat, "How do markets feel this week?"))
+
+            async def placeholder() -> bool:
+                return any(t.startswith(WORKING) for t in tg.texts(chat))
+
+            await until(placeholder, within_s=60, what="the placeholder", procs=procs,
+                        alive=[serve], every_s=0.02)
+            window_end = tg.refuse(for_s=60, retry_after=(1, 2, 3, 5))
+
+            async def answered() -> list[str]:
+                got = await _answers(tg, chat)
+                working = [t for t in tg.texts(chat) if WORKING in t]
+                return got if got and not working else []
+
+            await until(answered, within_s=200, what="the answer after the 429 window",
+                        procs=procs, alive=[serve])
+            texts = tg.texts(chat)
+            assert len(await _answers(tg, chat)) == 1, texts
+            assert not [t for t in texts if WORKING in t], texts
+            assert tg.refused and max(t for _, t, _ in tg.refused) <= window_end
+            assert {m for m, _, _ in tg.refused} >= {"editMessageText"}
+        finally:
+            await procs.aclose()
