@@ -2,7 +2,9 @@
 processes against the Telegram fake and a streaming OpenAI-compatible fake in this process, one
 fresh database per test.
 
-The fake kills the process at the exact request that marks each point of the run:
+Parametrised over Telegram (polling, redelivers what was not confirmed) and Discord (the
+gateway, which does not redeliver: the next process finds the message in the database). The
+fake kills the process at the exact request that marks each point of the run:
 - `stored`: the message is stored, its placeholder is on its way (the kill comes before
   Telegram takes it);
 - `placeholder`: the placeholder is shown, the first progress edit is on its way;
@@ -25,6 +27,7 @@ from typing import Any
 import pytest
 
 from tests.bot.test_serve_faults import Processes, RefusingTelegram, Serve, until
+from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeOpenAI, Turn
 
 # no digits: the answer is not a data answer that a checker would send back for a tool
@@ -40,59 +43,137 @@ LAST_WORDS = "check the levels again after the close."
 WORKING = "⏳"
 
 
-class KillingTelegram(RefusingTelegram):
-    """The Telegram fake, able to SIGKILL a serve process at one request: before Telegram
-    applies it (`after=False`) or after (`after=True`, the reply never reaches the process)."""
+class _Killer:
+    """Arms a fake to SIGKILL a serve process at one send or edit: before the platform applies
+    it (`after=False`) or after (`after=True`, the reply never reaches the process)."""
 
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+    def _init_killer(self) -> None:
         self.victim: int | None = None
-        self.when: Callable[[str, dict[str, Any]], bool] | None = None
+        self.when: Callable[[str, str], bool] | None = None
         self.after = False
         self.killed_at: tuple[str, str] | None = None
 
-    def arm(self, pid: int, when: Callable[[str, dict[str, Any]], bool], *,
-            after: bool) -> None:
+    def arm(self, pid: int, when: Callable[[str, str], bool], *, after: bool) -> None:
         self.victim, self.when, self.after = pid, when, after
 
-    def _fire(self, method: str, params: dict[str, Any]) -> bool:
-        if self.victim is None or self.when is None or not self.when(method, params):
+    def _fire(self, kind: str, text: str) -> bool:
+        if self.victim is None or self.when is None or not self.when(kind, text):
             return False
         os.kill(self.victim, signal.SIGKILL)
-        self.killed_at = (method, str(params.get("text", ""))[:60])
+        self.killed_at = (kind, text[:60])
         self.victim = self.when = None
         return True
 
+
+class KillingTelegram(RefusingTelegram, _Killer):
+    """The Telegram fake with a kill switch (`_Killer`)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._init_killer()
+
     async def _m_sendMessage(self, p: dict[str, Any], f: dict[str, Any]) -> dict[str, Any]:
-        if not self.after and self._fire("sendMessage", p):
+        text = str(p.get("text", ""))
+        if not self.after and self._fire("send", text):
             raise ConnectionResetError  # the dead process hears nothing anyway
         got = await super()._m_sendMessage(p, f)
         if self.after:
-            self._fire("sendMessage", p)
+            self._fire("send", text)
         return got
 
     async def _m_editMessageText(self, p: dict[str, Any], f: dict[str, Any]) -> Any:
-        if not self.after and self._fire("editMessageText", p):
+        text = str(p.get("text", ""))
+        if not self.after and self._fire("edit", text):
             raise ConnectionResetError
         got = await super()._m_editMessageText(p, f)
         if self.after:
-            self._fire("editMessageText", p)
+            self._fire("edit", text)
         return got
 
 
-def _text(p: dict[str, Any]) -> str:
-    return str(p.get("text", ""))
+class KillingDiscord(FakeDiscord, _Killer):
+    """The Discord fake (gateway and REST) with a kill switch (`_Killer`)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._init_killer()
+
+    async def _send(self, bot: Any, p: dict[str, Any], f: list[Any]) -> Any:
+        text = str(p.get("content") or "")
+        if not self.after and self._fire("send", text):
+            raise ConnectionResetError
+        got = await super()._send(bot, p, f)
+        if self.after:
+            self._fire("send", text)
+        return got
+
+    async def _edit(self, bot: Any, p: dict[str, Any], f: list[Any]) -> Any:
+        text = str(p.get("content") or "")
+        if not self.after and self._fire("edit", text):
+            raise ConnectionResetError
+        got = await super()._edit(bot, p, f)
+        if self.after:
+            self._fire("edit", text)
+        return got
 
 
-# the four points, as (which request, kill after Telegram applied it)
-POINTS: dict[str, tuple[Callable[[str, dict[str, Any]], bool], bool]] = {
-    "stored": (lambda m, p: m == "sendMessage" and _text(p).startswith(WORKING), False),
-    "placeholder": (lambda m, p: m == "editMessageText", False),
-    "mid_stream": (lambda m, p: m == "editMessageText" and "wall of worry" in _text(p)
-                   and LAST_WORDS not in _text(p), True),
-    "final": (lambda m, p: m == "editMessageText" and LAST_WORDS in _text(p)
-              and WORKING not in _text(p), True),
+# the four points, as (which send or edit, kill after the platform applied it)
+POINTS: dict[str, tuple[Callable[[str, str], bool], bool]] = {
+    "stored": (lambda kind, text: kind == "send" and text.startswith(WORKING), False),
+    "placeholder": (lambda kind, text: kind == "edit", False),
+    "mid_stream": (lambda kind, text: kind == "edit" and "wall of worry" in text
+                   and LAST_WORDS not in text, True),
+    "final": (lambda kind, text: kind == "edit" and LAST_WORDS in text
+              and WORKING not in text, True),
 }
+
+
+class Side:
+    """Where the user writes in these tests: a Telegram private chat or a Discord DM, through
+    the platform's fake (serve always polls the Telegram fake too)."""
+
+    def __init__(self, platform: str) -> None:
+        self.platform = platform
+        self.tg = KillingTelegram()
+        self.discord = KillingDiscord() if platform == "discord" else None
+
+    @property
+    def killer(self) -> _Killer:
+        return self.discord if self.discord is not None else self.tg
+
+    async def __aenter__(self) -> Side:
+        await self.tg.__aenter__()
+        if self.discord is not None:
+            await self.discord.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self.discord is not None:
+            await self.discord.__aexit__(*exc)
+        await self.tg.__aexit__(*exc)
+
+    def env(self) -> dict[str, str]:
+        if self.discord is None:
+            return {}
+        return {"DISCORD_BOT_TOKEN": self.discord.token,
+                "DISCORD_API_BASE_URL": self.discord.api_base_url,
+                "DISCORD_GATEWAY_URL": self.discord.gateway_url}
+
+    def chat(self, n: int) -> int:
+        return 5000 + 10 * n if self.discord is not None else 4000 + n  # a DM / private chat
+
+    async def say(self, chat: int, text: str) -> None:
+        if self.discord is not None:
+            bot = self.discord.bot  # serve connects to the gateway once it has started
+            await self.discord.wait_for(lambda: bool(bot.sessions), within_s=120)
+            await self.discord.push(self.discord.message(chat, text))
+        else:
+            self.tg.push(self.tg.message(chat, text))
+
+    def texts(self, chat: int) -> list[str]:
+        if self.discord is not None:
+            return self.discord.texts(chat)
+        return self.tg.texts(chat)
 
 
 def _llm_env(llm: FakeOpenAI) -> dict[str, str]:
@@ -104,47 +185,46 @@ def _llm_env(llm: FakeOpenAI) -> dict[str, str]:
     }
 
 
-async def _answers(tg: RefusingTelegram, chat: int) -> list[str]:
-    return [t for t in tg.texts(chat) if LAST_WORDS in t and WORKING not in t]
+def _answers(texts: list[str]) -> list[str]:
+    return [t for t in texts if LAST_WORDS in t and WORKING not in t]
 
 
+@pytest.mark.parametrize("platform", ["telegram", "discord"])
 @pytest.mark.parametrize("point", list(POINTS))
 async def test_kill_9_mid_answer_then_restart_answers_each_question_once(
-        point: str, pg_dsn: str, tmp_path: Path) -> None:
+        point: str, platform: str, pg_dsn: str, tmp_path: Path) -> None:
     when, after = POINTS[point]
     # a slow stream: about 4 s for the whole answer, so there are edits to kill at
     llm = FakeOpenAI(default=Turn(text=ANSWER, chunk=12, chunk_delay_s=0.12))
-    tg = KillingTelegram()
-    async with llm, tg:
-        procs = Processes(pg_dsn, tmp_path, tg, extra_env=_llm_env(llm))
+    async with llm, Side(platform) as side:
+        procs = Processes(pg_dsn, tmp_path, side.tg, extra_env=_llm_env(llm) | side.env())
         try:
             first = await procs.serve("first")
-            chat = 4242
-            tg.push(tg.message(chat, "/help"))  # up and answering before the question
+            chat = side.chat(1)
+            await side.say(chat, "/help")  # up and answering before the question
 
             async def helped() -> bool:
-                return bool(tg.texts(chat))
+                return bool(side.texts(chat))
 
             await until(helped, within_s=90, what="an answer to /help", procs=procs,
                         alive=[first])
-            tg.arm(first.proc.pid, when, after=after)
-            tg.push(tg.message(chat, "How do markets feel this week?"))
-
+            side.killer.arm(first.proc.pid, when, after=after)
+            await side.say(chat, "How do markets feel this week?")
             await until(_exited(first), within_s=60, what=f"the kill at {point}", procs=procs)
-            assert tg.killed_at is not None, point
+            assert side.killer.killed_at is not None, point
             if point == "final":  # the user saw the whole answer before the process died
-                assert len(await _answers(tg, chat)) == 1
+                assert len(_answers(side.texts(chat))) == 1
             second = await procs.serve("second")
 
             async def answered() -> list[str]:
-                got = await _answers(tg, chat)
-                working = [t for t in tg.texts(chat) if WORKING in t]
-                return got if got and not working else []
+                texts = side.texts(chat)
+                working = [t for t in texts if WORKING in t]
+                return _answers(texts) if _answers(texts) and not working else []
 
             await until(answered, within_s=90, what="the answer after the restart",
                         procs=procs, alive=[second])
-            texts = tg.texts(chat)
-            assert len(await _answers(tg, chat)) == 1, texts  # exactly once
+            texts = side.texts(chat)
+            assert len(_answers(texts)) == 1, texts  # exactly once
             assert not [t for t in texts if WORKING in t], texts  # nothing left frozen
             assert len(texts) == 2, texts  # /help's answer and the one answer
             question_requests = [r for r in llm.requests
@@ -191,14 +271,14 @@ async def test_a_429_on_every_send_and_edit_for_60_s_still_ends_in_the_answer(
             window_end = tg.refuse(for_s=60, retry_after=(1, 2, 3, 5))
 
             async def answered() -> list[str]:
-                got = await _answers(tg, chat)
+                got = _answers(tg.texts(chat))
                 working = [t for t in tg.texts(chat) if WORKING in t]
                 return got if got and not working else []
 
             await until(answered, within_s=200, what="the answer after the 429 window",
                         procs=procs, alive=[serve])
             texts = tg.texts(chat)
-            assert len(await _answers(tg, chat)) == 1, texts
+            assert len(_answers(texts)) == 1, texts
             assert not [t for t in texts if WORKING in t], texts
             assert tg.refused and max(t for _, t, _ in tg.refused) <= window_end
             assert {m for m, _, _ in tg.refused} >= {"editMessageText"}
