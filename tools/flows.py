@@ -104,12 +104,13 @@ async def get_northbound_flow(
     """
     providers.load()
     result: Northbound = await fx.run("cn.northbound", EmptyQuery())
-    if top:
+    if top and not result.source.offline:  # the offline data has no holdings (its note says)
         try:
             holdings: Northbound = await fx.run("cn.northbound_holdings", EmptyQuery())
             result.top_holdings = holdings.top_holdings[:top]
         except DataUnavailable as exc:
-            result.source.note = f"top holdings unavailable: {exc}"
+            note = f"top holdings unavailable: {exc}"
+            result.source.note = f"{result.source.note}; {note}" if result.source.note else note
     return result
 
 

@@ -10,8 +10,10 @@ from typing import Annotated
 import pandas as pd
 from pydantic import BaseModel, Field
 
-from core.errors import BullpenError, InvalidArguments
+from core.errors import BullpenError, DataUnavailable, InvalidArguments
+from tools import snapshot
 from tools.bars import MA_WINDOWS, interval_minutes, normalize_interval, with_moving_averages
+from tools.data import cn_packs, packs
 from tools.data.prices import get_bars
 from tools.models import DataSource, price_decimals, rnd, tool
 from tools.symbol_lookup import ResolvedSymbol, resolve_symbol
@@ -124,8 +126,44 @@ def quote_from_bars(sym: ResolvedSymbol, df: pd.DataFrame) -> Quote:
 
 async def _quote(symbol: str) -> Quote:
     sym = resolve_symbol(symbol)
-    df = await get_bars(sym, "1d")
+    try:
+        df = await get_bars(sym, "1d")
+    except DataUnavailable:
+        one_day = _one_day_quote(sym)
+        if one_day is None:
+            raise
+        return one_day
     return quote_from_bars(sym, df)
+
+
+def _one_day_quote(sym: ResolvedSymbol) -> Quote | None:
+    """An A-share the snapshot has no history for, from the pack's one-day table of 5,051
+    A-shares (2023-08-25): that day's bar and previous close, and no 52-week range."""
+    if sym.market != "cn" or not sym.exchange:
+        return None
+    try:
+        row = cn_packs.one_day(sym.code, sym.exchange)
+    except DataUnavailable:
+        return None
+    if row is None:
+        return None
+    d = price_decimals(row.close)
+    change = row.close - row.prev_close
+    version = packs.by_name(cn_packs.HQ).version
+    source = DataSource(
+        provider=snapshot.PROVIDER,
+        dataset=f"{cn_packs.HQ} {version}: shsz_stock_data.js, one day of "
+                f"{cn_packs.one_day_count():,} A-shares, unadjusted, CNY; the snapshot has no "
+                f"price history of {sym.code}",
+        as_of=row.day, offline=True,
+        note="offline snapshot: one historical day, not live")
+    return Quote(
+        symbol=sym.code, name=sym.name or row.name, market="cn", currency=_currency(sym),
+        as_of=row.day, close=round(row.close, d), prev_close=round(row.prev_close, d),
+        change=round(change, d),
+        change_pct=round(change / row.prev_close * 100.0, 2) if row.prev_close else None,
+        open=round(row.open, d), high=round(row.high, d), low=round(row.low, d),
+        volume=int(row.volume), source=source)
 
 
 @tool(label="Fetching a quote for {symbol}", tags=["market", "quote"])

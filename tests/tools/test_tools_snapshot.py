@@ -22,7 +22,8 @@ def test_every_series_loads_with_label(symbol: str, interval: str) -> None:
     assert (df["high"] >= df[["open", "close"]].max(axis=1) - 1e-6).mean() > 0.99
     assert df.attrs["provider"] == "snapshot" and df.attrs["offline"] is True
     assert df.attrs["as_of"] == df.index[-1].date()
-    assert snapshot.info(symbol).package in df.attrs["dataset"]
+    series = next(s for s in snapshot.series_for(symbol) if s.interval == interval)
+    assert series.package.removeprefix("pack:") in df.attrs["dataset"]
 
 
 def test_known_last_dates_and_prices() -> None:

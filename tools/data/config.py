@@ -7,6 +7,7 @@ Never configured means offline: the snapshot of real historical prices shipped b
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 DataMode = Literal["offline", "live", "record", "replay"]
@@ -32,9 +33,18 @@ class DataConfig:
     allow_private_urls: bool = False
     # Base URLs, overridable so tests point real clients at loopback servers.
     base_urls: tuple[tuple[str, str], ...] = ()
+    # Where `bullpen data install` unpacked the data packs (None: <repo>/data/packs, the
+    # default data directory's, which a fresh clone's `make test` fills once).
+    packs_dir: Path | None = None
 
     def base_url(self, name: str, default: str) -> str:
         return dict(self.base_urls).get(name, default)
+
+    def packs(self) -> Path:
+        return self.packs_dir or DEFAULT_PACKS_DIR
+
+
+DEFAULT_PACKS_DIR = Path(__file__).resolve().parents[2] / "data" / "packs"
 
 
 _config = DataConfig()

@@ -12,6 +12,10 @@ or its shape changed, which the contract tests run over fixtures shaped on real 
   for the dataset's TTL; failures are never cached;
 - record: like live without reading the cache, and every raw response is stored;
 - replay: raw responses come only from the recordings, so a session replays byte for byte.
+
+A `local` fetcher reads an installed data pack (no network). It answers in offline mode only
+(never cached or recorded); the other modes keep to the live providers, so a live failure is
+said as such rather than answered with years-old pack data.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ class Fetcher[Q: BaseModel, R: BaseModel]:
     result_model: ClassVar[type[BaseModel]]
     ttl_s: ClassVar[int] = 3600
     priority: ClassVar[int] = 50  # lower runs first within a dataset
+    local: ClassVar[bool] = False  # reads an installed data pack, never the network
 
     def supports(self, query: Q) -> bool:
         """Whether this provider can answer the query at all (e.g. its market)."""
@@ -80,10 +85,33 @@ async def run(dataset: str, query: BaseModel) -> Any:
     chain = [f for f in fetchers(dataset) if f.supports(query)]
     if not chain:
         raise DataUnavailable(f"no provider serves {dataset} for this query", provider="none")
-    if cfg.mode == "offline":
-        raise DataUnavailable(
-            f"{dataset} needs a live provider ({', '.join(f.provider for f in chain)}); the "
-            "offline snapshot holds price history only", provider="offline")
+    local = [f for f in chain if f.local]
+    chain = [f for f in chain if not f.local]
+    if cfg.mode == "offline" or not chain:
+        if not local:
+            raise DataUnavailable(
+                f"{dataset} needs a live provider "
+                f"({', '.join(dict.fromkeys(f.provider for f in chain))}); "
+                "the offline data does not cover this query", provider="offline")
+        return await _run_local(local, query)
+    return await _run_remote(dataset, chain, query)
+
+
+async def _run_local(chain: list[Fetcher[Any, Any]], query: BaseModel) -> Any:
+    failures: list[DataUnavailable] = []
+    for fetcher in chain:
+        try:
+            raw = await fetcher.fetch(query)
+            return _transform(fetcher, query, json.loads(dump_raw(raw)))
+        except DataUnavailable as exc:
+            failures.append(exc)
+    if len(failures) == 1:
+        raise failures[0]
+    raise DataUnavailable("; ".join(str(f) for f in failures), provider=failures[0].provider)
+
+
+async def _run_remote(dataset: str, chain: list[Fetcher[Any, Any]], query: BaseModel) -> Any:
+    cfg = get_config()
     query_json, key = store.query_key(query)
     pool = cfg.pool
     if cfg.mode == "live" and pool is not None:

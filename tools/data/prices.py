@@ -13,20 +13,20 @@ import pandas as pd
 from core.errors import DataUnavailable, UnknownSymbol
 from tools import snapshot
 from tools.bars import aggregate, interval_minutes, normalize_interval
+from tools.data import cn_packs, providers
 from tools.data import fetcher as fx
-from tools.data import providers
 from tools.data.config import get_config
 from tools.data.models import Bars, BarsQuery
 from tools.symbol_lookup import ResolvedSymbol
 
 
 def _snapshot_bars_sync(sym: ResolvedSymbol, interval: str) -> pd.DataFrame:
-    code = snapshot.canonical(sym.code) or sym.code
-    if not snapshot.series_for(code):
+    code = snapshot.key_for(sym.code, sym.market, sym.exchange)
+    if code is None:
         if sym.name:  # a real symbol, just not in the offline data
-            held = ", ".join(snapshot.symbols())
             raise DataUnavailable(
-                f"the offline snapshot has no data for {sym.code} {sym.name}; it holds {held}",
+                f"the offline snapshot has no data for {sym.code} {sym.name}"
+                f"{one_day_hint(sym)}; it holds {snapshot.held_text(sym.market)}",
                 provider=snapshot.PROVIDER,
             )
         raise UnknownSymbol(sym.code, snapshot.suggest(sym.code))
@@ -35,6 +35,19 @@ def _snapshot_bars_sync(sym: ResolvedSymbol, interval: str) -> pd.DataFrame:
     out = aggregate(df, interval, native)
     out.attrs = dict(df.attrs)
     return out
+
+
+def one_day_hint(sym: ResolvedSymbol) -> str:
+    """", only the one day 2023-08-25 (close 1824.98)" when the one-day A-share table has it."""
+    if sym.market != "cn" or not sym.exchange:
+        return ""
+    try:
+        row = cn_packs.one_day(sym.code, sym.exchange)
+    except DataUnavailable:
+        return ""
+    if row is None:
+        return ""
+    return f", only the one day {row.day.isoformat()} (close {row.close:g} CNY)"
 
 
 async def snapshot_bars(sym: ResolvedSymbol, interval: str) -> pd.DataFrame:

@@ -7,6 +7,14 @@ import functools
 
 @functools.cache
 def load() -> None:
-    from tools.data import akshare_provider, sec_provider, web_provider, yahoo_provider
+    from tools.data import (
+        akshare_provider,
+        dartlab_provider,
+        sec_provider,
+        web_provider,
+        yahoo_provider,
+        zvt_provider,
+    )
 
-    del akshare_provider, sec_provider, web_provider, yahoo_provider
+    del akshare_provider, dartlab_provider, sec_provider, web_provider, yahoo_provider
+    del zvt_provider
