@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +71,7 @@ class App:
         store = Store(db, files_dir=settings.files_dir)
         symbols_store.use_postgres(db.dsn)  # the directory loads from stocknames when current
         registry = build_tools(settings, db)
+        await offer_generated_tools(registry, store, settings)
         llm = build_llm(settings)
         profile = settings.speech_profile()
         speech = SpeechClient(profile) if profile is not None else None
@@ -134,6 +135,10 @@ class App:
         if self.llm is not None:
             await self.llm.aclose()
         symbols_store.stop_using()
+        from tools.sandbox import default_sandbox, use_sandbox
+
+        await default_sandbox().aclose()  # the warm sandbox's zygote
+        use_sandbox(None)
         await self.db.aclose()
 
 
@@ -148,6 +153,34 @@ def build_tools(settings: Settings, db: Database) -> ToolRegistry:
         timeout_s=settings.data_timeout_s, packs_dir=settings.data_dir.resolve() / "packs",
     ))
     return tools.build_registry()
+
+
+# run_ta_script (sandboxed analysis code) and the strategies knowledge base (issue 22)
+SANDBOX_TOOL_MODULES = ("tools.ta_script", "tools.strategies")
+
+
+async def offer_generated_tools(registry: ToolRegistry, store: Store,
+                                settings: Settings | None = None) -> None:
+    """The sandboxed analysis tools, and the verified tools the LLM wrote for itself (always
+    run in the sandbox, calculation only). Runs fork from a warm zygote (both layers on unless
+    a named setting turns one off), started on first use and ended by `App.aclose`."""
+    import importlib
+
+    from tools.evolve import offer_verified
+    from tools.sandbox import Sandbox, SandboxPolicy, use_sandbox
+
+    policy = SandboxPolicy()
+    if settings is not None and not settings.sandbox_ast_check:
+        log.warning("sandbox: the static check is OFF (BULLPEN_SANDBOX_AST_CHECK)")
+        policy = replace(policy, ast_check=False)
+    if settings is not None and not settings.sandbox_isolation:
+        log.warning("sandbox: the runtime guard and OS isolation are OFF "
+                    "(BULLPEN_SANDBOX_ISOLATION)")
+        policy = replace(policy, runtime_guard=False, os_isolation=False)
+    use_sandbox(Sandbox(warm=True, policy=policy))
+    for module in SANDBOX_TOOL_MODULES:
+        importlib.import_module(module)
+    await offer_verified(registry, store.tool_artifacts)
 
 
 def build_llm(settings: Settings) -> LLMRouter | None:

@@ -167,4 +167,4 @@ async def question(ctx: CommandContext) -> None:
 
 
 # the watchlist, subscriptions and reports register themselves on import
-from bot import subscription_commands  # noqa: E402,F401
+from bot import subscription_commands, ta_commands  # noqa: E402,F401

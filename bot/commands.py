@@ -69,6 +69,8 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("tz", "Your time zone: /tz Asia/Shanghai"),
     ("report", "The report now: /report [SYMBOLS]"),
     ("podcast", "The daily podcast now: /podcast [SYMBOLS] [pdf]"),
+    ("ta", "Run a TA script: /ta SYMBOL, then a python block"),
+    ("tools", "Tools the model wrote for itself"),
 )
 KNOWN = {name for name, _ in COMMANDS}
 

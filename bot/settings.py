@@ -48,6 +48,10 @@ class Settings(BaseSettings):
     jobs_grace_s: float = Field(3600.0, validation_alias=_env("BULLPEN_JOBS_GRACE_S"))
     jobs_leader_check_s: float = Field(5.0, validation_alias=_env("BULLPEN_JOBS_LEADER_CHECK_S"))
 
+    # the sandbox of analysis code the agent writes (run_ta_script, generated tools): both of
+    # its layers are on; only these named settings turn one off (for debugging, never in use)
+    sandbox_ast_check: bool = Field(True, validation_alias=_env("BULLPEN_SANDBOX_AST_CHECK"))
+    sandbox_isolation: bool = Field(True, validation_alias=_env("BULLPEN_SANDBOX_ISOLATION"))
     # how long a statement is retried while the database is unreachable (then the write
     # fails); the embedded server is restarted when it is found down
     db_retry_s: float = Field(60.0, ge=0, validation_alias=_env("BULLPEN_DB_RETRY_S"))

@@ -14,7 +14,8 @@ from pathlib import Path
 from bot.cli import runtime
 
 FEATURE_MODULES = ("bot.cli.ict", "bot.cli.symbols", "bot.cli.transcribe", "bot.cli.debate",
-                   "bot.cli.jobs", "bot.cli.podcast", "bot.cli.data")
+                   "bot.cli.jobs", "bot.cli.podcast", "bot.cli.data",
+                   "bot.cli.tools")
 
 
 def build_parser() -> argparse.ArgumentParser:

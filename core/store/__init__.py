@@ -12,7 +12,9 @@ from core.store.files import FilesRepo
 from core.store.inbound import Inbound, InboundRepo
 from core.store.kept_replies import KeptRepliesRepo
 from core.store.migrate import migrate
+from core.store.strategies import StrategiesRepo
 from core.store.subscriptions import Subscription, SubscriptionsRepo
+from core.store.tool_artifacts import ToolArtifactsRepo
 from core.store.usage import UsageRepo, UsageTotals
 
 
@@ -30,10 +32,13 @@ class Store:
         self.kept_replies = KeptRepliesRepo(db.pool)
         self.deliveries = DeliveriesRepo(db.pool)
         self.subscriptions = SubscriptionsRepo(db.pool)
+        self.strategies = StrategiesRepo(db.pool)
+        self.tool_artifacts = ToolArtifactsRepo(db.pool)
 
 
 __all__ = [
     "AccountsRepo", "Conversation", "ConversationsRepo", "Database", "DeliveriesRepo", "Delivery",
     "FilesRepo", "Inbound", "InboundRepo", "KeptRepliesRepo", "Store", "StoredMessage",
-    "Subscription", "SubscriptionsRepo", "TurnStart", "UsageRepo", "UsageTotals", "migrate",
+    "StrategiesRepo", "Subscription", "SubscriptionsRepo", "ToolArtifactsRepo", "TurnStart",
+    "UsageRepo", "UsageTotals", "migrate",
 ]

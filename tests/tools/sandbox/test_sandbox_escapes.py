@@ -1,0 +1,235 @@
+"""The escape suite: every attempt is blocked and reported, by the AST check when both layers
+are on, and again by the child's own defences when the AST check is switched off by name. No
+attempt leaves a process behind, reads what it aimed at, writes outside its work dir or opens a
+connection."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import asyncpg
+import psutil
+import pytest
+
+from tools.sandbox import Sandbox, SandboxLimits, SandboxPolicy, SandboxRun
+
+
+@dataclass(frozen=True)
+class Escape:
+    name: str
+    code: str
+    # what the AST check says about it (None: nothing static to see; the OS limits stop it)
+    ast_says: str | None
+    runtime_says: str  # text in the report when the AST check is off
+
+
+ESCAPES = [
+    Escape("import_os", "import os\nresult = os.listdir('/')", "import of 'os'",
+           "import of 'os' is not allowed"),
+    Escape("import_subprocess",
+           "import subprocess\nresult = subprocess.run(['id'], capture_output=True).stdout",
+           "import of 'subprocess'", "import of 'subprocess' is not allowed"),
+    Escape("import_socket", "import socket\nresult = socket.socket().fileno()",
+           "import of 'socket'", "import of 'socket' is not allowed"),
+    Escape("import_ctypes", "import ctypes\nresult = ctypes.CDLL(None).getpid()",
+           "import of 'ctypes'", "import of 'ctypes' is not allowed"),
+    Escape("dunder_import", "os = __import__('os')\nresult = os.listdir('/')",
+           "'__import__' is not allowed", "import of 'os' is not allowed"),
+    Escape("getattr_trick",
+           "import pandas as pd\nos = getattr(pd.io.common, 'o' + 's')\n"
+           "result = os.popen('id').read()",
+           "'getattr' is not allowed", "subprocess.Popen is not allowed"),
+    Escape("subclasses_trick",
+           "c = [k for k in ().__class__.__base__.__subclasses__()\n"
+           "     if k.__name__ == 'catch_warnings'][0]\n"
+           "os = c()._module.__builtins__['__import__']('os')\n"
+           "result = os.system('id')",
+           "dunder attribute .__class__", "os.system is not allowed"),
+    Escape("eval_through_a_string",
+           "import typing\ndef f(x: \"__import__('os').system('id')\"): pass\n"
+           "result = typing.get_type_hints(f)",
+           "names a dunder attribute", "import of 'os' is not allowed"),
+    Escape("os_through_pandas", "import pandas as pd\nresult = pd.io.common.os.listdir('/')",
+           "attribute .os", "reading '/' is not allowed"),
+    Escape("os_through_numpy",
+           "import numpy as np\nresult = np.lib._datasource.os.system('id')",
+           "attribute .os", "os.system is not allowed"),
+    Escape("read_etc_passwd", "result = open('/etc/passwd').read()",
+           "outside the work directory", "reading '/etc/passwd' is not allowed"),
+    Escape("read_postgres_files", "result = open(PGDATA + '/PG_VERSION').read()",
+           "outside the work directory", "is not allowed (open)"),
+    Escape("write_outside", "with open(TARGET, 'w') as f:\n    f.write('escaped')\nresult = 1",
+           "outside the work directory", "writing"),
+    Escape("fork_bomb",
+           "import pandas as pd\nos = pd.io.common.os\nwhile True:\n    os.fork()",
+           "attribute .os", "os.fork is not allowed"),
+    Escape("memory_bomb", "blob = bytearray(8 * 1024 ** 3)\nresult = len(blob)",
+           None, "memory limit"),
+    Escape("infinite_loop", "n = 0\nwhile True:\n    n += 1", None, "CPU time limit"),
+    Escape("network_127_0_0_1",
+           "import pandas as pd\nresult = pd.io.common.urlopen('http://127.0.0.1:PORT/').read()",
+           "attribute .io", "is not allowed (no processes, network"),
+    Escape("socket_127_0_0_1",
+           "import socket\ns = socket.create_connection(('127.0.0.1', PORT), timeout=2)\n"
+           "result = s.recv(10)", "import of 'socket'", "import of 'socket' is not allowed"),
+]
+
+
+class Listener:
+    """A loopback TCP server that counts connections (none may arrive)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.accepted = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.accepted += 1
+            conn.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.sock.close()
+
+
+@pytest.fixture
+def listener() -> Iterator[Listener]:
+    lst = Listener()
+    yield lst
+    lst.close()
+
+
+@pytest.fixture
+async def pgdata(pg_dsn: str) -> str:
+    conn = await asyncpg.connect(pg_dsn)
+    try:
+        return str(await conn.fetchval("SHOW data_directory"))
+    finally:
+        await conn.close()
+
+
+LIMITS = SandboxLimits(cpu_s=2, wall_s=20, memory_mb=1024)
+
+
+def _code(escape: Escape, *, pgdata: str, target: Path, port: int) -> str:
+    return (escape.code.replace("PGDATA", repr(pgdata)).replace("TARGET", repr(str(target)))
+            .replace("PORT", str(port)))
+
+
+def _assert_contained(run: SandboxRun, target: Path, listener: Listener,
+                      zygote_pid: int | None = None) -> None:
+    assert run.status != "ok", run
+    assert run.result is None
+    assert not target.exists(), "a file was written outside the work directory"
+    assert listener.accepted == 0, "a connection reached the host"
+    assert run.leftover == 0
+    left = [p for p in psutil.Process().children(recursive=True) if p.pid != zygote_pid]
+    assert left == []
+
+
+def _children_but_zygotes() -> list[psutil.Process]:
+    """Our child processes, except the warm fixture's zygote (alive until the module ends)."""
+    left = []
+    for proc in psutil.Process().children(recursive=True):
+        try:
+            if "--zygote" not in " ".join(proc.cmdline()):
+                left.append(proc)
+        except psutil.NoSuchProcess:
+            continue
+    return left
+
+
+@pytest.fixture(scope="module")
+async def warm() -> AsyncIterator[Sandbox]:
+    """The warm start (forked from a zygote), with the AST check off."""
+    sandbox = Sandbox(limits=LIMITS, policy=SandboxPolicy(ast_check=False), warm=True)
+    yield sandbox
+    await sandbox.aclose()
+    assert psutil.Process().children(recursive=True) == []
+
+
+@pytest.mark.parametrize("escape", ESCAPES, ids=[e.name for e in ESCAPES])
+async def test_blocked_with_both_layers(escape: Escape, pgdata: str, tmp_path: Path,
+                                        listener: Listener) -> None:
+    target = tmp_path / "escaped.txt"
+    run = await Sandbox(limits=LIMITS).run(
+        _code(escape, pgdata=pgdata, target=target, port=listener.port))
+    _assert_contained(run, target, listener)
+    if escape.ast_says is not None:
+        assert run.status == "blocked" and run.refused_by == "ast"
+        assert escape.ast_says in run.error, run.error
+        assert run.isolation == {}  # refused before any process started
+    else:
+        assert run.refused_by == "os limits"
+        assert escape.runtime_says in run.message(), run.message()
+
+
+@pytest.mark.parametrize("escape", ESCAPES, ids=[e.name for e in ESCAPES])
+async def test_blocked_by_the_child_when_the_ast_check_is_off(
+        escape: Escape, pgdata: str, tmp_path: Path, listener: Listener) -> None:
+    target = tmp_path / "escaped.txt"
+    sandbox = Sandbox(limits=LIMITS, policy=SandboxPolicy(ast_check=False))
+    run = await sandbox.run(_code(escape, pgdata=pgdata, target=target, port=listener.port))
+    _assert_contained(run, target, listener)
+    assert run.refused_by in ("runtime guard", "os limits"), run
+    assert escape.runtime_says in run.message(), run.message()
+
+
+@pytest.mark.parametrize("escape", ESCAPES, ids=[e.name for e in ESCAPES])
+async def test_blocked_in_a_warm_start_too(escape: Escape, warm: Sandbox, pgdata: str,
+                                          tmp_path: Path, listener: Listener) -> None:
+    """A run forked from the zygote (pandas already imported) is held by the same defences."""
+    target = tmp_path / "escaped.txt"
+    run = await warm.run(_code(escape, pgdata=pgdata, target=target, port=listener.port))
+    zygote = warm._zygote
+    assert zygote is not None and zygote.alive  # it really ran warm
+    _assert_contained(run, target, listener, zygote_pid=zygote.proc.pid)
+    assert run.refused_by in ("runtime guard", "os limits"), run
+    assert escape.runtime_says in run.message(), run.message()
+    assert run.isolation.get("guard") is True
+
+
+async def test_network_namespace_alone_refuses_loopback(listener: Listener) -> None:
+    """With the AST check and the in-process guard both off, the OS layer still has no
+    network: the child's namespace has only a loopback interface that is down."""
+    code = ("import socket\ntry:\n"
+            f"    socket.create_connection(('127.0.0.1', {listener.port}), timeout=2)\n"
+            "    result = 'connected'\nexcept OSError as exc:\n    result = str(exc)\n")
+    policy = SandboxPolicy(ast_check=False, runtime_guard=False)
+    run = await Sandbox(limits=LIMITS, policy=policy).run(code)
+    if not run.isolation.get("net_namespace"):
+        pytest.skip(f"no network namespace on this machine: {run.isolation}")
+    assert run.ok, run
+    assert run.result != "connected" and "unreachable" in run.result.lower()
+    assert listener.accepted == 0
+    assert run.leftover == 0 and _children_but_zygotes() == []
+
+
+async def test_pid_namespace_ends_every_process_the_code_started() -> None:
+    """With only the OS layer on, a child that starts a sleeper and returns leaves nothing: the
+    code ran as pid 1 of its own pid namespace, and the namespace ended with it."""
+    code = ("import subprocess\np = subprocess.Popen(['sleep', '67.25'])\nresult = p.pid")
+    policy = SandboxPolicy(ast_check=False, runtime_guard=False)
+    run = await Sandbox(limits=LIMITS, policy=policy).run(code)
+    if not run.isolation.get("pid_namespace"):
+        pytest.skip(f"no pid namespace on this machine: {run.isolation}")
+    assert run.ok, run
+    assert run.leftover == 0
+    assleep = [p for p in psutil.process_iter(["cmdline"])
+               if (p.info.get("cmdline") or [])[:2] == ["sleep", "67.25"]
+               and p.ppid() in (1, 0)]
+    assert assleep == [] and _children_but_zygotes() == []
