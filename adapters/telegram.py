@@ -85,6 +85,7 @@ ALLOWED_UPDATES = ["message", "edited_message", "callback_query"]
 MAX_PHOTO_BYTES = 10 * 1024 * 1024  # larger images go as documents
 MAX_DOWNLOAD_BYTES = 20 * 1024 * 1024  # the Bot API's getFile limit
 MAX_CAPTION = 1024
+PROGRESS_WAIT_S = 0.25  # polling: the longest wait for an update in hand before asking again
 WEBHOOK_ANSWER_S = 20.0  # a webhook POST waits this long to hear whether its update was stored
 _FORMATTING = ("can't parse entities", "can't find end", "unsupported start tag",
                "unexpected end tag")
@@ -170,8 +171,12 @@ class _Confirmations:
                 return first, True
         return self._next, False
 
-    def in_hand(self) -> int:
-        return sum(1 for o in self._outcomes.values() if not o.done())
+    def front(self) -> asyncio.Future[bool] | None:
+        """The outcome of the first update not confirmed yet, while it is in hand."""
+        if not self._outcomes:
+            return None
+        outcome = self._outcomes[min(self._outcomes)]
+        return None if outcome.done() else outcome
 
 
 def _given(value: Any, default: float) -> float | None:
@@ -381,6 +386,11 @@ class TelegramAdapter:
                 if outcome is not None:
                     self._outcomes[update.update_id] = outcome
                     await self._app.update_queue.put(update)
+            front = self._confirmations.front()
+            if front is not None:
+                # an update in hand holds the offset back, so the next poll would bring it
+                # (and every one after it) again at once: give it a moment to be stored
+                await asyncio.wait([front], timeout=PROGRESS_WAIT_S)
 
     async def _on_error(self, update: object, context: Any) -> None:
         err = context.error

@@ -21,6 +21,7 @@ from bot.commands import Command, Question
 from bot.i18n import detect_lang, t
 from bot.outbox import say
 from bot.renderer import Renderer
+from bot.state_marks import StateMarks
 from core.agent.runner import CANCEL_SHUTDOWN, AgentRunner
 from core.errors import Forbidden, PlatformError, StoreUnavailable
 from core.events import Event
@@ -128,6 +129,7 @@ class Gateway:
         # database outages: messages not stored yet (told once), and their background retries
         self._unstored: dict[tuple[str, str], bool] = {}
         self._in_hand: set[tuple[str, str]] = set()  # recorded, being routed now
+        self._marks = StateMarks(store.inbound.mark_many)  # states, by group commit
         self._retrying: set[asyncio.Task[None]] = set()
         self.report_llm = report_llm  # the narrative of /report (None: the offline template)
 
@@ -551,8 +553,8 @@ class Gateway:
     async def _mark(self, msg: IncomingMessage, status: str, **fields: Any) -> None:
         """The message's recorded state; a failure to record is logged, never the user's."""
         try:
-            await self._store.inbound.mark(platform=msg.platform, chat_id=msg.chat.chat_id,
-                                           message_id=msg.message_id, status=status, **fields)
+            await self._marks.mark((msg.platform, msg.chat.chat_id, msg.message_id), status,
+                                   **fields)
         except Exception as exc:
             log.warning("state %s of %s/%s not recorded: %s", status, msg.platform,
                         msg.message_id, exc)

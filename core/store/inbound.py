@@ -119,6 +119,28 @@ class InboundRepo:
             " WHERE platform = $1 AND chat_id = $2 AND message_id = $3",
             platform, chat_id, message_id, status, user_id, lang, placeholder)
 
+    async def mark_many(self, marks: dict[tuple[str, str, str], dict[str, Any]]) -> None:
+        """`mark` for many messages in one statement: (platform, chat_id, message_id) ->
+        {"status": ..., and optionally "user_id", "lang", "placeholder"} (one entry each)."""
+        if not marks:
+            return
+        keys = list(marks)
+        rows = [marks[k] for k in keys]
+        await self._pool.execute(
+            """
+            UPDATE inbound_events e SET status = x.status, updated_at = now(),
+                   user_id = coalesce(x.user_id, e.user_id), lang = coalesce(x.lang, e.lang),
+                   placeholder = coalesce(x.placeholder, e.placeholder)
+            FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::uuid[], $6::text[],
+                        $7::text[]) AS x(platform, chat_id, message_id, status, user_id, lang,
+                                         placeholder)
+            WHERE e.platform = x.platform AND e.chat_id = x.chat_id
+              AND e.message_id = x.message_id
+            """,
+            [k[0] for k in keys], [k[1] for k in keys], [k[2] for k in keys],
+            [r["status"] for r in rows], [r.get("user_id") for r in rows],
+            [r.get("lang") for r in rows], [r.get("placeholder") for r in rows])
+
     async def heartbeat(self, owner: str) -> None:
         """This process is alive: the messages it is answering are not anyone else's."""
         await self._pool.execute(
