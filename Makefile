@@ -25,7 +25,7 @@ FIND_PY312 = py=""; \
 	done; \
 	if [ -z "$$py" ]; then echo "Python 3.12 not found: install python3.12 first" >&2; exit 1; fi
 
-.PHONY: run test lint typecheck imports pytest install lock clean
+.PHONY: run test test-llm lint typecheck imports pytest install lock clean
 
 run: $(STAMP) $(PACKS_DIR)/.installed-stamp
 	$(VENV)/bin/bullpen serve
@@ -33,6 +33,13 @@ run: $(STAMP) $(PACKS_DIR)/.installed-stamp
 test: $(STAMP) data/packs/.installed-stamp lint typecheck imports pytest
 
 install: $(STAMP)
+
+# A real model, not part of `test`: installs the `llm` extra (xllamacpp's prebuilt llama.cpp
+# server and SmolLM2-135M's GGUF), then runs tests/llm_real against it on loopback.
+test-llm: $(STAMP)
+	@$(FIND_PY312); \
+	$(UV) sync --frozen --extra dev --extra llm --python "$$py"
+	BULLPEN_TEST_LLM=1 $(PYTHON) -m pytest -q tests/llm_real
 
 $(UV):
 	@$(FIND_PY312); \

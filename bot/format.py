@@ -66,7 +66,15 @@ def tool_error(exc: BullpenError | str, lang: str) -> str:
     return f"⚠️ {exc}"
 
 
+def _is_fx(symbol: str) -> bool:
+    """A currency pair (EURUSD, EURUSD=X): a rate, quoted to 4 decimals without a sign."""
+    pair = symbol.removesuffix("=X").replace("/", "")
+    return len(pair) == 6 and pair.isalpha() and pair.isupper()
+
+
 def quote(q: Any, lang: str) -> str:
+    if _is_fx(q.symbol):
+        return _fx_quote(q, lang)
     c = _cur(getattr(q, "currency", ""))
     name = f"{q.name} ({q.symbol})" if getattr(q, "name", "") else q.symbol
     date = q.as_of.isoformat()
@@ -83,6 +91,23 @@ def quote(q: Any, lang: str) -> str:
                  f"{c}{_num(abs(q.change or 0))} ({_pct(q.change_pct)}) from the previous close.",
                  f"52-week range: {c}{_num(q.low_52w)} – {c}{_num(q.high_52w)}; "
                  f"volume {_vol(q.volume)}."]
+    lines.append(_source(getattr(q, "source", None), lang))
+    return "\n".join(lines)
+
+
+def _fx_quote(q: Any, lang: str) -> str:
+    name = f"{q.name} ({q.symbol})" if getattr(q, "name", "") else q.symbol
+    date = q.as_of.isoformat()
+    rate, change = _num(q.close, 4), _num(abs(q.change or 0), 4)
+    up = (q.change or 0) >= 0
+    if lang == "zh":
+        lines = [f"**{name}** 在 {date} 的汇率为 **{rate}**，较前值{'上涨' if up else '下跌'} "
+                 f"{change}（{_pct(q.change_pct)}）。",
+                 f"52周区间：{_num(q.low_52w, 4)} – {_num(q.high_52w, 4)}。"]
+    else:
+        lines = [f"**{name}** was at **{rate}** on {date}, {'up' if up else 'down'} {change} "
+                 f"({_pct(q.change_pct)}) from the previous close.",
+                 f"52-week range: {_num(q.low_52w, 4)} – {_num(q.high_52w, 4)}."]
     lines.append(_source(getattr(q, "source", None), lang))
     return "\n".join(lines)
 

@@ -282,7 +282,14 @@ def _data_offline() -> bool:
     return get_config().mode == "offline"
 
 
+_ONE_PERIOD = re.compile(r"\b(?:last|past|this)\s+(day|week|month|quarter|year)\b", re.I)
+
+
 def detect_period(text: str) -> str | None:
+    one = _ONE_PERIOD.search(text)
+    if one and not _PERIOD.search(text):  # "over the last year": one of the unit
+        return {"day": "1d", "week": "7d", "month": "1mo", "quarter": "3mo",
+                "year": "1y"}[one.group(1).lower()]
     m = _PERIOD.search(text)
     if m:
         n, unit = int(m.group(1)), m.group(2).lower()

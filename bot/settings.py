@@ -34,6 +34,11 @@ class Settings(BaseSettings):
     llm_timeout_s: float = Field(60.0, validation_alias=_env("BULLPEN_LLM_TIMEOUT_S"))
     llm_max_retries: int = Field(2, validation_alias=_env("BULLPEN_LLM_MAX_RETRIES"))
     llm_plan: bool = Field(True, validation_alias=_env("BULLPEN_LLM_PLANNING"))
+    # the model's context window in tokens (unset: asked from the server, else 32,768) and the
+    # max_tokens of a call that names none; `BULLPEN_LLM_<ROLE>_CONTEXT_TOKENS` per role
+    llm_context_tokens: int | None = Field(None, ge=512,
+                                           validation_alias=_env("BULLPEN_LLM_CONTEXT_TOKENS"))
+    llm_max_tokens: int = Field(1024, ge=16, validation_alias=_env("BULLPEN_LLM_MAX_TOKENS"))
 
     debate_token_budget: int | None = Field(
         200_000, validation_alias=_env("BULLPEN_DEBATE_TOKEN_BUDGET"))
@@ -185,10 +190,12 @@ class Settings(BaseSettings):
         return ModelProfile(
             name="default", base_url=self.llm_base_url, model=self.llm_model,
             api_key=self.llm_api_key or SecretStr("not-needed"),
-            timeout_s=self.llm_timeout_s, max_retries=self.llm_max_retries)
+            timeout_s=self.llm_timeout_s, max_retries=self.llm_max_retries,
+            context_tokens=self.llm_context_tokens, max_output_tokens=self.llm_max_tokens)
 
     def role_profiles(self) -> dict[str, ModelProfile]:
-        """`BULLPEN_LLM_<ROLE>_MODEL` / `_BASE_URL` / `_API_KEY` override the default per role."""
+        """`BULLPEN_LLM_<ROLE>_MODEL` / `_BASE_URL` / `_API_KEY` / `_CONTEXT_TOKENS` override
+        the default per role."""
         default = self.default_profile()
         env = {**{k: v for k, v in dotenv_values(".env").items() if v is not None},
                **os.environ}
@@ -198,7 +205,8 @@ class Settings(BaseSettings):
             model = env.get(prefix + "MODEL")
             base = env.get(prefix + "BASE_URL")
             key = env.get(prefix + "API_KEY")
-            if not (model or base or key):
+            ctx = env.get(prefix + "CONTEXT_TOKENS")
+            if not (model or base or key or ctx):
                 continue
             base_url = base or (default.base_url if default else None)
             model_name = model or (default.model if default else None)
@@ -208,7 +216,10 @@ class Settings(BaseSettings):
                 name=role, base_url=base_url, model=model_name,
                 api_key=SecretStr(key) if key else (
                     default.api_key if default else SecretStr("not-needed")),
-                timeout_s=self.llm_timeout_s, max_retries=self.llm_max_retries)
+                timeout_s=self.llm_timeout_s, max_retries=self.llm_max_retries,
+                context_tokens=int(ctx) if ctx and ctx.isdigit() else (
+                    default.context_tokens if default else None),
+                max_output_tokens=self.llm_max_tokens)
         return out
 
     @property

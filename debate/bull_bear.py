@@ -22,7 +22,7 @@ from core.tools import ToolRegistry
 from core.types import ChatMessage
 from debate import prompts
 from debate.budget import LEVELS, TOOL_RESULT_EST, BudgetExhausted, Level, estimate_tokens
-from debate.engine import Engine, PanelResult
+from debate.engine import DebateFailed, Engine, PanelResult, reasons
 from debate.evidence import Evidence
 from debate.experts import BudgetTooSmall
 from debate.grounding import canonical_args, source_for_tool
@@ -376,19 +376,33 @@ class BullBearPanel:
                             pack_ids | self._cited(openings), level,
                             self._rebuttal_ask(a, side, openings, level), floor)
                 for a, side, slot in ANALYSTS)))
-        verdict, order = await self._judge(hyp, pack, openings + rebuttals,
+        arguments = openings + rebuttals
+        failed = [a for a in arguments if a.failed]
+        if len(failed) == len(arguments):
+            raise DebateFailed(
+                f"The debate failed: none of the {len(arguments)} analyst turns got an answer "
+                f"from the model ({reasons([a.error for a in failed])}). There is no verdict "
+                "and no report is kept.")
+        verdict, order = await self._judge(hyp, pack, arguments,
                                            costs["summary"] if llm_summary else 0)
+        if verdict is None:
+            raise DebateFailed(
+                "The debate failed: the judge could not answer ("
+                + next((n.split(": ", 1)[1] for n in reversed(self.notes)
+                        if n.startswith("the judge failed")), "no reason given")
+                + "). There is no verdict and no report is kept.")
         if llm_summary:
             summary = await self._summary(hyp, pack, openings + rebuttals, verdict)
         else:
             summary = self._code_summary(hyp, verdict)
-        if verdict is None:
-            conclusion = Conclusion(text="The judge gave no verdict; no call is made.",
-                                    action="HOLD", confidence=0.0)
-        else:
-            conclusion = Conclusion(
-                text=f"{verdict.verdict}: " + "; ".join(verdict.reasons[:3]),
-                action=verdict.action, confidence=round(verdict.confidence / 10.0, 2))
+        missing = [f"{a.analyst} {a.phase}: {a.error}" for a in failed]
+        if any(n.startswith("hypothesis formation failed") for n in self.notes):
+            missing.insert(0, "the model's hypothesis (a default one was used)")
+        share = (len(arguments) - len(failed)) / len(arguments)  # what the judge could weigh
+        conclusion = Conclusion(
+            text=f"{verdict.verdict}: " + "; ".join(verdict.reasons[:3]),
+            action=verdict.action, confidence=round(verdict.confidence / 10.0 * share, 2),
+            missing=missing)
         output = BullBearOutput(
             ticker=self.ev.symbol.code, date=self.today.strftime("%Y%m%d"),
             question=self.question, hypothesis=hyp, data=items, openings=openings,

@@ -2,7 +2,8 @@
 
 A turn is one debater's answer: up to `tool_rounds` rounds of tool calls (each round's calls
 run in parallel through the registry, which never raises), then one JSON object validated by
-pydantic. An invalid answer gets one repair request; a second failure, a timeout or a model
+pydantic (tool calls a model writes as text, e.g. Hermes `<tool_call>`, count as calls). An
+invalid answer gets one repair request; a second failure, a timeout or a model
 error marks the turn failed and the debate goes on. Every call reserves its worst case against
 the budget and reports its usage.
 """
@@ -18,8 +19,9 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from core.errors import LLMError, LLMTimeout
+from core.errors import InputError, LLMError, LLMTimeout
 from core.events import Event, ToolFinished, ToolStarted
+from core.llm.textcalls import parse_text_calls
 from core.ports import LLMProvider
 from core.tools import ToolRegistry, truncate
 from core.types import ChatMessage, LLMResponse, ToolCall, Usage
@@ -35,6 +37,22 @@ EXCLUDED_TOOLS = frozenset({"generate_chart", "generate_pdf", "dispatch_subagent
                             "analyze_trade_opportunity", "lookup_data_sources",
                             "save_data_source"})
 EXCLUDED_TAGS = frozenset({"chart", "output", "report"})
+
+
+class DebateFailed(InputError):
+    """The models could not answer (every expert, or the judge): no verdict, no report.
+
+    An `InputError` like `BudgetTooSmall`, so every caller of `DebateMode.produce` (chat,
+    CLI, podcast) already says it as a failure of this request rather than crashing."""
+
+
+def reasons(errors: list[str], limit: int = 3) -> str:
+    """Distinct failure reasons, the most frequent first: `x (3 turns); y`."""
+    counts: dict[str, int] = {}
+    for e in errors:
+        counts[e] = counts.get(e, 0) + 1
+    top = sorted(counts.items(), key=lambda kv: -kv[1])[:limit]
+    return "; ".join(f"{e} ({n} turns)" if n > 1 else e for e, n in top)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -208,11 +226,13 @@ class Engine:
                 msgs.append(ChatMessage(role="user", content=prompts.FINISH))
             resp = await self.call(msgs, seat=seat, role=role, tools=offer,
                                    max_tokens=max_tokens, floor=floor)
-            if resp.tool_calls and offer is not None:
+            calls, said = resp.tool_calls, resp.content
+            if not calls and offer is not None and self.tools is not None:
+                calls, said = parse_text_calls(resp.content, self.tools.names())
+            if calls and offer is not None:
                 used += 1
-                msgs.append(ChatMessage(role="assistant", content=resp.content,
-                                        tool_calls=resp.tool_calls))
-                result.tool_ids += await self._tool_round(label, resp.tool_calls, msgs, catalog)
+                msgs.append(ChatMessage(role="assistant", content=said, tool_calls=calls))
+                result.tool_ids += await self._tool_round(label, calls, msgs, catalog)
                 continue
             value, error = parse_reply(resp.content, model)
             if value is None:

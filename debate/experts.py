@@ -15,7 +15,7 @@ from core.events import Status, TextDelta
 from core.types import ChatMessage
 from debate import prompts
 from debate.budget import LEVELS, TOOL_RESULT_EST, Level, choose, estimate_tokens
-from debate.engine import Engine, PanelResult
+from debate.engine import DebateFailed, Engine, PanelResult, reasons
 from debate.evidence import Evidence
 from debate.grounding import SourceCatalog
 from debate.models import (
@@ -47,8 +47,13 @@ def consensus(rnd: DebateRound, threshold: float, seats: int) -> Action | None:
     return turns[0].action
 
 
+def answered(rnd: DebateRound) -> int:
+    return sum(1 for t in rnd.turns().values() if not t.failed)
+
+
 def support(rnd: DebateRound, action: Action) -> float:
-    """Conclusion confidence: the backing `action` has, as a share of the whole panel."""
+    """Conclusion confidence: the backing `action` has, as a share of the whole panel (a
+    failed seat counts as no backing, so a partly failed round lowers it)."""
     turns = list(rnd.turns().values())
     if not turns:
         return 0.0
@@ -282,11 +287,13 @@ class ExpertsPanel:
 
     def _conclude(self, rounds: list[DebateRound], reply: ModeratorReply | None,
                   agreed: Action | None) -> Conclusion:
+        """From the last round in which some expert answered; what failed is listed as
+        missing (its seats count as no backing in the confidence)."""
         last = rounds[-1]
         if reply is None:
             action = agreed or plurality(last)
             text = ("The moderator gave no conclusion; from the panel's final positions ("
-                    + ", ".join(f"{n} {t.action} {t.confidence:.2f}"
+                    + ", ".join(f"{n} {'failed' if t.failed else f'{t.action} {t.confidence:.2f}'}"
                                 for n, t in last.turns().items()) + f") the call is {action}.")
         else:
             action, text = reply.action, reply.text
@@ -295,7 +302,17 @@ class ExpertsPanel:
                                   "stands")
                 action = agreed
         return Conclusion(text=text, action=action, confidence=support(last, action),
-                          consensus=agreed is not None)
+                          consensus=agreed is not None, missing=self._missing(rounds, reply))
+
+    def _missing(self, rounds: list[DebateRound], reply: ModeratorReply | None) -> list[str]:
+        out = [f"{name} (round {rnd.round}): {t.error}"
+               for rnd in self._done for name, t in rnd.turns().items() if t.failed
+               and rnd.round == rounds[-1].round]
+        out += [f"round {rnd.round}: every expert failed" for rnd in self._done
+                if rnd.round > rounds[-1].round]
+        if reply is None:
+            out.append("the moderator's conclusion (written by code from the positions)")
+        return out
 
     async def run(self) -> PanelResult[TickerDebateOutput]:
         """All rounds, the moderator's decisions and the conclusion."""
@@ -323,6 +340,10 @@ class ExpertsPanel:
             turns = await asyncio.gather(*(self._expert(n, rnd, planned, rounds, level, floor)
                                            for n in self.experts))
             rounds.append(DebateRound(round=rnd, **dict(zip(self.experts, turns, strict=True))))
+            if not answered(rounds[-1]):
+                stop = f"every expert failed in round {rnd}"
+                self.e.emit(Status(text=f"Round {rnd}: every expert failed; stopping"))
+                break
             if rnd < self.limits.min_rounds and rnd < planned:
                 continue
             agreed = consensus(rounds[-1], self.limits.consensus_confidence, len(self.experts))
@@ -338,10 +359,19 @@ class ExpertsPanel:
                 break
             if rnd == planned:
                 stop = f"reached the last planned round ({planned})"
-        if rounds and moderated != rounds[-1].round:  # the budget cut the debate short
-            agreed = consensus(rounds[-1], self.limits.consensus_confidence, len(self.experts))
-            reply = await self._moderate(rounds, agreed, True, planned, level)
-        conclusion = self._conclude(rounds, reply, agreed)
+        basis = [r for r in rounds if answered(r)]
+        if basis:  # the rounds up to the last one anybody answered in
+            basis = rounds[:rounds.index(basis[-1]) + 1]
+        else:
+            errors = [t.error for r in rounds for t in r.turns().values()]
+            raise DebateFailed(
+                f"The debate failed: none of the {len(errors)} expert turns got an answer from "
+                f"the model ({reasons(errors)}). There is no verdict and no report is "
+                "kept.")
+        if moderated != basis[-1].round:  # the budget or failures cut the debate short
+            agreed = consensus(basis[-1], self.limits.consensus_confidence, len(self.experts))
+            reply = await self._moderate(basis, agreed, True, planned, level)
+        conclusion = self._conclude(basis, reply, agreed)
         output = TickerDebateOutput(ticker=self.ev.symbol.code,
                                     date=self.today.strftime("%Y%m%d"), rounds=rounds,
                                     conclusion=conclusion)

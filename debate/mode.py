@@ -29,7 +29,16 @@ from core.types import ChatMessage, OutgoingFile, Usage
 from debate import offline as offline_panel
 from debate.budget import Budget
 from debate.bull_bear import BullBearPanel
-from debate.engine import Emit, Engine, Limits, PanelResult, Profiles, UsageSink, debate_tools
+from debate.engine import (
+    DebateFailed,
+    Emit,
+    Engine,
+    Limits,
+    PanelResult,
+    Profiles,
+    UsageSink,
+    debate_tools,
+)
 from debate.evidence import BarsLoader, Evidence, default_bars, gather_evidence, require_data
 from debate.experts import BudgetTooSmall, ExpertsPanel, progress_line
 from debate.models import (
@@ -189,6 +198,9 @@ class DebateMode:
                                "Try a code or ticker, e.g. /debate 600519 or /debate NVDA.",
                          kind="input")
             return
+        except DebateFailed as exc:
+            yield Failed(error=str(exc), kind="llm")
+            return
         except (BudgetTooSmall, InputError) as exc:
             yield Failed(error=str(exc), kind="input")
             return
@@ -205,6 +217,10 @@ class DebateMode:
                 f"({art.meta.ticker}) - {art.conclusion.action}"))
         text = summary_markdown(art)
         label = art.meta.label
+        if art.conclusion.missing:
+            label = (label + "; " if label else "") + (
+                f"partial debate: {len(art.conclusion.missing)} part(s) failed, confidence "
+                "lowered accordingly")
         if outcome.reused_from is not None:
             label = (label + "; " if label else "") + (
                 f"reused report from {outcome.reused_from:%Y-%m-%d %H:%M} UTC; "
@@ -243,7 +259,8 @@ class DebateMode:
                       emit: Emit | None = None, on_usage: UsageSink | None = None,
                       user_id: Any = None, conversation_id: Any = None) -> DebateOutcome:
         """Resolve, reuse or debate, render the report and store it. Raises UnknownSymbol,
-        InputError, BudgetTooSmall or DataUnavailable for inputs it cannot debate."""
+        InputError, BudgetTooSmall or DataUnavailable for inputs it cannot debate, and
+        DebateFailed (nothing rendered or stored) when the models could not answer."""
         sink: Emit = emit or (lambda _e: None)
         # a cold symbols directory takes seconds to build: keep it off the event loop
         symbol, question = await asyncio.to_thread(self.resolve, request)

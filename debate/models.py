@@ -171,6 +171,15 @@ class Conclusion(BaseModel):
     action: Action
     confidence: float = Field(ge=0.0, le=1.0)
     consensus: bool = False
+    # the parts of a partly failed debate that are missing (only present when some are)
+    missing: list[str] = Field(default_factory=list)
+
+    @model_serializer(mode="wrap")
+    def _compact(self, handler: Any) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if not data.get("missing"):
+            data.pop("missing", None)
+        return data
 
 
 class TickerDebateOutput(BaseModel):

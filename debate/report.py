@@ -65,8 +65,11 @@ def render_markdown(artifact: DebateArtifact) -> str:
         out += ["", f"> {m.label}"]
     out += ["", "## Conclusion", "",
             f"**{c.action}** · confidence {_conf(c.confidence)} · consensus "
-            f"{'yes' if c.consensus else 'no'}", "", c.text, "",
-            "## Key metrics (computed from data)", "", "| Metric | Value |", "|---|---|"]
+            f"{'yes' if c.consensus else 'no'}", "", c.text, ""]
+    if c.missing:
+        out += ["**Partial debate: these parts failed, so the confidence is lower:**", "",
+                *(f"- {x}" for x in c.missing), ""]
+    out += ["## Key metrics (computed from data)", "", "| Metric | Value |", "|---|---|"]
     out += [f"| {x.label} | {x.display} |" for x in artifact.metrics]
     if m.data_source:
         out += ["", f"Data: {m.data_source}"]
@@ -136,7 +139,11 @@ def summary_markdown(artifact: DebateArtifact) -> str:
     if artifact.bull_bear:
         lines.append(f"Hypothesis: {artifact.bull_bear.hypothesis.hypothesis}")
     lines += ["", f"**Conclusion: {c.action}** (confidence {c.confidence:.2f}, "
-                  f"{'consensus' if c.consensus else 'no consensus'})", c.text]
+                  f"{'consensus' if c.consensus else 'no consensus'}"
+                  + (", partial: some parts failed" if c.missing else "") + ")", c.text]
+    if c.missing:
+        lines.append("**Missing:** " + "; ".join(c.missing[:6])
+                     + (f"; and {len(c.missing) - 6} more" if len(c.missing) > 6 else ""))
     if m.stop_reason:
         lines.append(f"\n_Stopped: {m.stop_reason}_")
     extra = m.degradations + [n for n in m.notes if "failed" in n or "dropped" in n]

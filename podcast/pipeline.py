@@ -33,7 +33,7 @@ from core.events import Event, Status
 from core.ports import LLMProvider
 from core.tools import ToolRegistry
 from debate.budget import Budget, BudgetExhausted
-from debate.engine import Emit
+from debate.engine import DebateFailed, Emit
 from debate.evidence import HISTORY_BARS, BarsLoader, default_bars
 from debate.experts import BudgetTooSmall
 from debate.mode import DEFAULT_BUDGET_TOKENS, DebateMode, DebateRequest
@@ -299,6 +299,8 @@ class _Run:
             st.state, st.detail = "over_budget", str(exc)
         except UnknownSymbol as exc:
             st.state, st.detail = "unknown", str(exc)
+        except DebateFailed as exc:  # every expert failed: no verdict (the debate says why)
+            st.state, st.detail = "no_verdict", str(exc)
         except InputError as exc:
             st.state, st.detail = "failed", str(exc)
         else:

@@ -26,9 +26,11 @@ TARGET_P99_FIRST_EDIT_MS = 300.0
 MESSAGES_PER_CHAT = 3  # per round, closed loop (throughput)
 PACED_RATE = 20.0  # questions per second over all chats (latency)
 PACED_PER_CHAT = 2
-QUESTION = "What is NVDA's latest close?"
-ANSWER = ("NVDA closed at 181.02 in the last session of the snapshot; the 20-day average is "
-          "176.40 and volume was in line with the month.")
+# not a data question, and no figures in the answer: the agent's grounding check (a data
+# question answered without a tool is sent back once) stays out of what is measured
+QUESTION = "Good morning, desk: anything to flag before the bell?"
+ANSWER = ("Good morning. Nothing unusual overnight: the snapshot is quiet, breadth looks "
+          "normal and the desk has no alerts before the bell.")
 FAKES = Path(__file__).resolve().parents[2] / "tests" / "fakes"
 
 

@@ -1,4 +1,11 @@
-"""Normal mode: a tool-free planning turn, then the tool loop (parallel calls), streamed."""
+"""Normal mode: a tool-free planning turn, then the tool loop (parallel calls), streamed.
+
+What a model says is checked before it is shown as an answer: template markup never passes
+(also not live, `MarkupGate`), tool calls written as text are parsed and run like API ones, an
+answer cut at the length limit is continued once and labelled when still cut, and an answer
+whose figures no tool returned (or a data question answered without a tool) is sent back once
+with a request to use a tool, then labelled unverified.
+"""
 
 from __future__ import annotations
 
@@ -10,14 +17,27 @@ from typing import Any
 
 from core import context
 from core.agent import prompts
+from core.agent.grounding import unsupported_figures, wants_data
+from core.agent.labels import join, label
+from core.agent.toolpick import rank_schemas
 from core.agent.turn import Turn
 from core.events import Done, Event, File, Status, TextDelta, Thinking, ToolFinished, ToolStarted
 from core.llm.base import Final, TextChunk, ThinkingChunk
+from core.llm.markup import MarkupGate, strip_markup
+from core.llm.textcalls import parse_text_calls
 from core.ports import LLMProvider
 from core.tools import ToolOutcome, ToolRegistry
 from core.types import ChatMessage, LLMResponse, OutgoingFile, ToolCall
 
 MAX_TURNS = 30
+PLAN_MAX_TOKENS = 256
+PLAN_MAX_CHARS = 800
+
+
+def _join_parts(first: str, second: str) -> str:
+    if not first:
+        return second
+    return first + ("" if first.endswith((" ", "\n")) or not second else " ") + second
 
 
 def _args_dict(call: ToolCall) -> dict[str, Any]:
@@ -58,45 +78,90 @@ class NormalMode:
             yield Status(text="Planning...")
             plan = await self._llm.complete(
                 [*messages, ChatMessage(role="system", content=prompts.PLANNING)],
-                role="planner")
+                role="planner", max_tokens=PLAN_MAX_TOKENS)
             await turn.recorder.usage(plan.usage)
             if plan.thinking:
                 yield Thinking(source="planner", text=plan.thinking)
-            head = plan.content.strip()
+            head = strip_markup(plan.content)
             if head.upper().startswith("ANSWER:"):
                 answer = head[len("ANSWER:"):].strip()
-                await turn.recorder.message(ChatMessage(role="assistant", content=answer))
-                yield TextDelta(text=answer)
-                yield Done(text=answer)
-                return
+                # a direct answer only for small talk: a data question, figures or a cut
+                # answer go to the tool loop
+                if answer and plan.finish_reason != "length" and not wants_data(turn.text) \
+                        and not unsupported_figures(answer, [], also=[turn.text]):
+                    await turn.recorder.message(ChatMessage(role="assistant", content=answer))
+                    yield TextDelta(text=answer)
+                    yield Done(text=answer)
+                    return
+                head = ""
             if head:
                 body = head[len("PLAN:"):].strip() if head.upper().startswith("PLAN:") else head
+                body = body[:PLAN_MAX_CHARS]
                 yield Thinking(source="planner", text=body)
                 messages.append(ChatMessage(role="system", content="Your plan:\n" + body))
 
-        schemas = self._registry.schemas()
+        run_start = len(messages)
+        schemas = rank_schemas(turn.text, self._registry) if len(self._registry) else []
+        names = set(self._registry.names())
+        tools_used = 0
+        nudged = continued = False
+        prefix = ""  # an answer cut at the length limit, being continued
         for n in range(self._max_turns):
             final_turn = n == self._max_turns - 1
+            offer = None if final_turn or continued or not schemas else schemas
             response: LLMResponse | None = None
-            async for item in self._llm.stream(
-                    messages, role="agent", tools=None if final_turn else schemas):
+            gate = MarkupGate()
+            async for item in self._llm.stream(messages, role="agent", tools=offer):
                 if isinstance(item, TextChunk):
-                    yield TextDelta(text=item.text)
+                    if shown := gate.feed(item.text):
+                        yield TextDelta(text=shown)
                 elif isinstance(item, ThinkingChunk):
                     yield Thinking(source="agent", text=item.text)
                 elif isinstance(item, Final):
                     response = item.response
+            if rest := gate.flush():
+                yield TextDelta(text=rest)
             assert response is not None
             await turn.recorder.usage(response.usage)
-            assistant = ChatMessage(role="assistant", content=response.content,
-                                    tool_calls=response.tool_calls)
-            messages.append(assistant)
-            await turn.recorder.message(assistant)
-            if not response.tool_calls:
-                yield Done(text=response.content)
-                return
-            async for event in self._run_tools(response.tool_calls, messages, turn):
-                yield event
+            calls, content = response.tool_calls, response.content
+            if not calls and offer:
+                calls, content = parse_text_calls(content, names)
+            content = strip_markup(content)
+            if calls:
+                tools_used += len(calls)
+                assistant = ChatMessage(role="assistant", content=content, tool_calls=calls)
+                messages.append(assistant)
+                await turn.recorder.message(assistant)
+                async for event in self._run_tools(calls, messages, turn):
+                    yield event
+                continue
+            if response.finish_reason == "length" and not continued and not final_turn:
+                continued, prefix = True, _join_parts(prefix, content)
+                messages += [ChatMessage(role="assistant", content=content),
+                             ChatMessage(role="user", content=prompts.CONTINUE)]
+                yield Status(text="Continuing a cut-off answer...")
+                continue
+            answer = _join_parts(prefix, content)
+            tool_texts = [m.content for m in messages[run_start:] if m.role == "tool"]
+            bad = unsupported_figures(answer, tool_texts,
+                                      also=[turn.text, turn.summary,
+                                            *(m.content for m in turn.history)])
+            no_tool = tools_used == 0 and wants_data(turn.text)
+            if (bad or no_tool) and not nudged and offer and not final_turn:
+                nudged, prefix = True, ""
+                messages += [ChatMessage(role="assistant", content=answer),
+                             ChatMessage(role="user", content=prompts.use_tools(bad))]
+                yield Status(text="Checking the figures with a tool...")
+                continue
+            notes = [label("cut_off", turn.lang, tokens=response.usage.completion_tokens)
+                     if response.finish_reason == "length" else "",
+                     label("unverified", turn.lang, figures=", ".join(bad[:6])) if bad
+                     else label("no_tool", turn.lang) if no_tool and schemas else ""]
+            if not answer:
+                answer = label("empty", turn.lang)
+            await turn.recorder.message(ChatMessage(role="assistant", content=answer))
+            yield Done(text=answer, label=join(*notes))
+            return
         yield Done(text="I reached the limit of tool calls for one question; "
                         "here is what I found so far.")
 

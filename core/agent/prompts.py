@@ -21,6 +21,16 @@ If it is small talk or needs no market data, reply exactly `ANSWER:` followed by
 Otherwise reply `PLAN:` followed by at most five short steps naming the tools you will call.
 Do not call tools now."""
 
+CONTINUE = """Your answer was cut off at the length limit. Continue exactly where it stopped,
+without repeating anything, and finish briefly."""
+
+USE_TOOLS = """Your answer states figures ({figures}) that no tool returned in this conversation.
+Call the tool that gives them now, then answer with the tool's figures and date; or answer
+without figures."""
+
+NO_TOOL = """This question needs market data and you called no tool. Call the tool that gives
+the data now, then answer with its figures and date."""
+
 FAST = """You are Bullpen in fast mode: answer in one short reply from what you know and the
 conversation so far. Say plainly when a figure may be out of date. Answer in the user's
 language."""
@@ -28,6 +38,10 @@ language."""
 SUMMARIZE = """Summarise the conversation below for your own future reference: the user's
 goals, the symbols discussed, figures already found (with dates), and open questions.
 At most 250 words. Keep any earlier summary's facts that still matter."""
+
+
+def use_tools(figures: list[str]) -> str:
+    return USE_TOOLS.format(figures=", ".join(figures[:6])) if figures else NO_TOOL
 
 
 def system_prompt(base: str, today: date, extra: str = "") -> str:

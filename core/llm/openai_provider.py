@@ -1,4 +1,13 @@
-"""One model profile served through the official `openai` client (any compatible endpoint)."""
+"""One model profile served through the official `openai` client (any compatible endpoint).
+
+Every call is fitted into the profile's context window (`core.llm.fit`) and always carries
+`max_tokens`; `timeout_s` is a deadline for the whole call, retries and keep-alives included
+(a read timeout alone is reset by every keep-alive a server sends). A server's refusal reaches
+the caller with its reason, secrets redacted. A request the server still finds too long is
+fitted again once with the sizes the server reported. A stream that breaks off malformed
+(llama.cpp's 500 "does not match the expected format" arrives mid-stream) is retried once
+without streaming; if that fails too, `LLMBadResponse` lets the router fall back.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +15,19 @@ import asyncio
 import json
 import logging
 import random
+import re
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
+import httpx
 import openai
 
 from core.errors import LLMBadResponse, LLMError, LLMRateLimited, LLMTimeout
 from core.llm.base import Final, StreamItem, TextChunk, ThinkingChunk
-from core.llm.profiles import ModelProfile
+from core.llm.fit import ContextOverflow, Fitted, estimate_request, fit_request
+from core.llm.profiles import DEFAULT_CONTEXT, ModelProfile
+from core.llm.redact import error_text, redact
 from core.llm.think import ThinkSplitter, split_thinking
 from core.types import ChatMessage, LLMResponse, ToolCall, Usage
 
@@ -22,10 +35,24 @@ log = logging.getLogger(__name__)
 
 _RETRYABLE = (openai.RateLimitError, openai.InternalServerError, openai.APITimeoutError,
               openai.APIConnectionError)
+# llama.cpp, vLLM and OpenAI say a prompt is too long in these words
+_OVER_LLAMA = re.compile(r"request \((\d+) tokens\) exceeds the available context size "
+                         r"\((\d+) tokens\)")
+_OVER_OPENAI = re.compile(r"maximum context length is (\d+) tokens.*?(?:requested|resulted "
+                          r"in) (\d+) tokens", re.DOTALL)
 
 
 def _estimate_tokens(text: str) -> int:
     return max(1, len(text) // 4)
+
+
+class _ServerOverflow(LLMError):
+    """The server counted the prompt and found it over its window (sizes when it said them)."""
+
+    def __init__(self, message: str, *, prompt: int | None, context: int | None) -> None:
+        super().__init__(message)
+        self.prompt = prompt
+        self.context = context
 
 
 class OpenAIProvider:
@@ -39,24 +66,84 @@ class OpenAIProvider:
             timeout=profile.timeout_s,
             max_retries=0,  # retries are ours, so fallbacks and usage stay accountable
         )
+        self._context: int | None = profile.context_tokens
+        self._ratio = 1.0  # server tokens per estimated token, when it counted more
+        self.peak_request_tokens = 0  # largest prompt + max_tokens sent (server-counted prompt)
 
     async def aclose(self) -> None:
         await self._client.close()
 
-    def _request(
-        self, messages: Sequence[ChatMessage], tools: Sequence[dict[str, Any]] | None,
-        max_tokens: int | None, json_mode: bool,
-    ) -> dict[str, Any]:
+    # --- the context window -----------------------------------------------------------------
+
+    async def context_tokens(self) -> int:
+        """The profile's window: as configured, else as the server says, else the default."""
+        if self._context is None:
+            found = await self._discover_context()
+            self._context = found or DEFAULT_CONTEXT
+            log.info("llm %s: context window %d tokens (%s)", self.profile.name, self._context,
+                     "from the server" if found else "default")
+        return self._context
+
+    async def _discover_context(self) -> int | None:
+        base = self.profile.base_url.rstrip("/")
+        root = base[:-3] if base.endswith("/v1") else base
+        headers = {"Authorization": f"Bearer {self.profile.api_key.get_secret_value()}"}
+        try:
+            async with httpx.AsyncClient(timeout=3.0, headers=headers) as http:
+                props = await http.get(root + "/props")  # llama.cpp: the per-slot window
+                if props.status_code == 200:
+                    n = _int((props.json().get("default_generation_settings") or {})
+                             .get("n_ctx"))
+                    if n:
+                        return n
+                models = await http.get(base + "/models")
+                if models.status_code == 200:
+                    return _context_from_models(models.json(), self.profile.model)
+        except (httpx.HTTPError, ValueError, AttributeError) as exc:
+            log.info("llm %s: context window not discoverable: %s", self.profile.name, exc)
+        return None
+
+    async def fit(self, messages: Sequence[ChatMessage], tools: Sequence[dict[str, Any]] | None,
+                  max_tokens: int | None) -> Fitted:
+        context = await self.context_tokens()
+        fitted = fit_request(messages, tools, context=context,
+                             max_tokens=max_tokens or self.profile.max_output_tokens,
+                             ratio=self._ratio)
+        if fitted.trimmed:
+            log.info("llm %s: request fitted into %d tokens: %s", self.profile.name, context,
+                     "; ".join(fitted.trimmed))
+        return fitted
+
+    def _learn(self, exc: _ServerOverflow, fitted: Fitted) -> None:
+        if exc.context and (self._context is None or exc.context < self._context):
+            self._context = exc.context
+        if exc.prompt:
+            est = estimate_request(fitted.messages, fitted.tools)
+            self._ratio = max(self._ratio, exc.prompt / max(1, est) * 1.05)
+
+    def _calibrate(self, fitted: Fitted, prompt_tokens: int | None) -> None:
+        if not prompt_tokens:
+            return
+        self.peak_request_tokens = max(self.peak_request_tokens,
+                                       prompt_tokens + fitted.max_tokens)
+        est = estimate_request(fitted.messages, fitted.tools)
+        if prompt_tokens > est * self._ratio:  # the estimate was short: be safer from now on
+            self._ratio = prompt_tokens / max(1, est) * 1.05
+
+    # --- requests ---------------------------------------------------------------------------
+
+    def _request(self, fitted: Fitted, json_mode: bool) -> dict[str, Any]:
         req: dict[str, Any] = {
             "model": self.profile.model,
-            "messages": [m.to_openai() for m in messages],
+            "messages": [m.to_openai() for m in fitted.messages],
+            "max_tokens": fitted.max_tokens,
         }
-        if tools:
-            req["tools"] = list(tools)
-        if max_tokens:
-            req["max_tokens"] = max_tokens
+        if fitted.tools:
+            req["tools"] = list(fitted.tools)
         if json_mode:
             req["response_format"] = {"type": "json_object"}
+        log.debug("llm %s request: ~%d prompt tokens + max_tokens %d", self.profile.name,
+                  fitted.prompt_tokens, fitted.max_tokens)
         return req
 
     def _usage(self, role: str, prompt: int, completion: int, started: float) -> Usage:
@@ -67,7 +154,19 @@ class OpenAIProvider:
             latency_s=time.perf_counter() - started,
         )
 
-    async def _with_retries(self, attempt_fn: Any) -> Any:
+    def _status_error(self, exc: openai.APIStatusError) -> LLMError:
+        why = redact(error_text(exc.body, exc.message), self.profile.api_key.get_secret_value())
+        for pattern, prompt_first in ((_OVER_LLAMA, True), (_OVER_OPENAI, False)):
+            if m := pattern.search(why):
+                a, b = int(m.group(1)), int(m.group(2))
+                prompt, context = (a, b) if prompt_first else (b, a)
+                return _ServerOverflow(f"HTTP {exc.status_code}: {why}",
+                                       prompt=prompt, context=context)
+        if exc.status_code == 400 and "context" in why.lower():
+            return _ServerOverflow(f"HTTP 400: {why}", prompt=None, context=None)
+        return LLMError(f"HTTP {exc.status_code}: {why}")
+
+    async def _with_retries(self, attempt_fn: Callable[[], Awaitable[Any]]) -> Any:
         delay = 0.5
         for attempt in range(self.profile.max_retries + 1):
             try:
@@ -75,30 +174,77 @@ class OpenAIProvider:
             except _RETRYABLE as exc:
                 last = attempt == self.profile.max_retries
                 if last:
-                    raise _translate(exc) from exc
+                    raise self._translate(exc) from exc
                 wait = _retry_after(exc) or delay * (1 + random.random() * 0.25)
                 log.warning("llm %s: %s, retrying in %.1fs", self.profile.name,
                             type(exc).__name__, wait)
                 await asyncio.sleep(min(wait, 30.0))
                 delay *= 2
             except openai.APIStatusError as exc:
-                raise LLMError(f"{self.profile.name}: HTTP {exc.status_code}") from exc
+                raise self._status_error(exc) from exc
             except (json.JSONDecodeError, openai.APIResponseValidationError, ValueError) as exc:
                 raise LLMBadResponse(f"{self.profile.name}: malformed response") from exc
         raise AssertionError("unreachable")
+
+    def _translate(self, exc: Exception) -> LLMError:
+        if isinstance(exc, openai.APITimeoutError):
+            return LLMTimeout("the model did not answer in time")
+        if isinstance(exc, openai.RateLimitError):
+            return LLMRateLimited("the model is rate limited", retry_after=_retry_after(exc))
+        if isinstance(exc, openai.APIConnectionError):
+            return LLMError("the model's endpoint could not be reached")
+        if isinstance(exc, openai.APIStatusError):
+            return self._status_error(exc)
+        return LLMError(f"the model's endpoint failed ({type(exc).__name__})")
+
+    def _deadline(self) -> LLMTimeout:
+        return LLMTimeout(f"the model did not answer in time ({self.profile.timeout_s:g} s "
+                          "for the whole call)")
+
+    async def _create(self, messages: Sequence[ChatMessage],
+                      tools: Sequence[dict[str, Any]] | None, max_tokens: int | None,
+                      json_mode: bool, stream: bool) -> tuple[Fitted, Any]:
+        """Fit, send (with retries); on the server's "too long", fit again once and resend."""
+        fitted = await self.fit(messages, tools, max_tokens)
+        for again in (True, False):
+            req = self._request(fitted, json_mode)
+            if stream:
+                req["stream"] = True
+                req["stream_options"] = {"include_usage": True}
+            async def attempt(req: dict[str, Any] = req) -> Any:
+                return await self._client.chat.completions.create(**req)
+
+            try:
+                return fitted, await self._with_retries(attempt)
+            except _ServerOverflow as exc:
+                if not again:
+                    raise
+                log.warning("llm %s: %s; fitting again", self.profile.name, exc)
+                self._learn(exc, fitted)
+                try:
+                    fitted = await self.fit(messages, tools, max_tokens)
+                except ContextOverflow as again_exc:
+                    raise ContextOverflow(f"{exc}; {again_exc}") from again_exc
+        raise AssertionError("unreachable")
+
+    # --- complete ---------------------------------------------------------------------------
 
     async def complete(
         self, messages: Sequence[ChatMessage], *, role: str = "agent",
         tools: Sequence[dict[str, Any]] | None = None, max_tokens: int | None = None,
         json_mode: bool = False,
     ) -> LLMResponse:
-        req = self._request(messages, tools, max_tokens, json_mode)
+        try:
+            async with asyncio.timeout(self.profile.timeout_s):
+                return await self._complete(messages, role, tools, max_tokens, json_mode)
+        except TimeoutError as exc:
+            raise self._deadline() from exc
+
+    async def _complete(self, messages: Sequence[ChatMessage], role: str,
+                        tools: Sequence[dict[str, Any]] | None, max_tokens: int | None,
+                        json_mode: bool) -> LLMResponse:
         started = time.perf_counter()
-
-        async def attempt() -> Any:
-            return await self._client.chat.completions.create(**req)
-
-        resp = await self._with_retries(attempt)
+        fitted, resp = await self._create(messages, tools, max_tokens, json_mode, False)
         if not getattr(resp, "choices", None):
             raise LLMBadResponse(f"{self.profile.name}: response has no choices")
         msg = resp.choices[0].message
@@ -112,7 +258,9 @@ class OpenAIProvider:
             for i, c in enumerate(msg.tool_calls or [])
         ]
         u = resp.usage
-        prompt = u.prompt_tokens if u else sum(_estimate_tokens(m.content) for m in messages)
+        self._calibrate(fitted, u.prompt_tokens if u else None)
+        prompt = u.prompt_tokens if u else sum(_estimate_tokens(m.content)
+                                               for m in fitted.messages)
         completion = u.completion_tokens if u else _estimate_tokens(msg.content or "")
         return LLMResponse(
             content=text, thinking=thinking, tool_calls=calls,
@@ -120,27 +268,34 @@ class OpenAIProvider:
             finish_reason=resp.choices[0].finish_reason or "",
         )
 
+    # --- stream -----------------------------------------------------------------------------
+
     async def stream(
         self, messages: Sequence[ChatMessage], *, role: str = "agent",
         tools: Sequence[dict[str, Any]] | None = None, max_tokens: int | None = None,
     ) -> AsyncIterator[StreamItem]:
-        req = self._request(messages, tools, max_tokens, False)
-        req["stream"] = True
-        req["stream_options"] = {"include_usage": True}
+        deadline = asyncio.get_running_loop().time() + self.profile.timeout_s
         started = time.perf_counter()
-
-        async def attempt() -> Any:
-            return await self._client.chat.completions.create(**req)
-
-        stream = await self._with_retries(attempt)
+        try:  # the deadline is armed around each wait only, never across a yield
+            async with asyncio.timeout_at(deadline):
+                fitted, stream = await self._create(messages, tools, max_tokens, False, True)
+        except TimeoutError as exc:
+            raise self._deadline() from exc
         splitter = ThinkSplitter()
         text_parts: list[str] = []
         think_parts: list[str] = []
         calls: dict[int, dict[str, str]] = {}
         usage = None
         finish = ""
+        chunks = stream.__aiter__()
+        broken: str | None = None
         try:
-            async for chunk in stream:
+            while True:
+                try:
+                    async with asyncio.timeout_at(deadline):
+                        chunk = await chunks.__anext__()
+                except StopAsyncIteration:
+                    break
                 if getattr(chunk, "usage", None):
                     usage = chunk.usage
                 if not chunk.choices:
@@ -168,10 +323,33 @@ class OpenAIProvider:
                         slot["name"] += tc.function.name
                     if tc.function and tc.function.arguments:
                         slot["arguments"] += tc.function.arguments
+        except (TimeoutError, httpx.TimeoutException) as exc:
+            raise self._deadline() from exc
         except _RETRYABLE as exc:
-            raise _translate(exc) from exc
-        except (json.JSONDecodeError, openai.APIError, ValueError) as exc:
-            raise LLMBadResponse(f"{self.profile.name}: malformed stream") from exc
+            raise self._translate(exc) from exc
+        except (json.JSONDecodeError, openai.APIError, httpx.HTTPError, ValueError) as exc:
+            body = getattr(exc, "body", None)
+            broken = redact(error_text(body, str(getattr(exc, "message", "") or exc)),
+                            self.profile.api_key.get_secret_value())
+        finally:
+            await _close(stream)
+        if broken is not None:
+            log.warning("llm %s: malformed stream (%s); retrying once without streaming",
+                        self.profile.name, broken)
+            try:
+                async with asyncio.timeout_at(deadline):
+                    resp = await self._complete(messages, role, tools, max_tokens, False)
+            except TimeoutError as exc:
+                raise self._deadline() from exc
+            except LLMError as exc:
+                raise LLMBadResponse(f"{self.profile.name}: malformed stream ({broken}); "
+                                     f"the retry without streaming failed too ({exc})") from exc
+            shown = "".join(text_parts)
+            if resp.content.startswith(shown) and len(resp.content) > len(shown):
+                yield TextChunk(resp.content[len(shown):])
+            yield Final(resp.model_copy(update={"usage": resp.usage.model_copy(
+                update={"latency_s": time.perf_counter() - started})}))
+            return
         visible, thinking = splitter.flush()
         if visible:
             text_parts.append(visible)
@@ -180,8 +358,9 @@ class OpenAIProvider:
             think_parts.append(thinking)
             yield ThinkingChunk(thinking)
         text = "".join(text_parts)
+        self._calibrate(fitted, usage.prompt_tokens if usage else None)
         prompt = usage.prompt_tokens if usage else sum(
-            _estimate_tokens(m.content) for m in messages)
+            _estimate_tokens(m.content) for m in fitted.messages)
         completion = usage.completion_tokens if usage else _estimate_tokens(text)
         yield Final(LLMResponse(
             content=text.strip(), thinking="".join(think_parts).strip(),
@@ -193,6 +372,40 @@ class OpenAIProvider:
         ))
 
 
+async def _close(stream: Any) -> None:
+    close = getattr(stream, "close", None)
+    if close is not None:
+        try:
+            await close()
+        except (httpx.HTTPError, OSError):
+            pass
+
+
+def _int(value: Any) -> int | None:
+    try:
+        n = int(value)
+    except (TypeError, ValueError):
+        return None
+    return n if n > 0 else None
+
+
+def _context_from_models(body: Any, model: str) -> int | None:
+    """The window a `/models` listing states: vLLM `max_model_len`, LM Studio / OpenRouter
+    `context_length`, llama.cpp `meta.n_ctx_train`; the profile's model first."""
+    entries = body.get("data") if isinstance(body, dict) else None
+    if not isinstance(entries, list):
+        return None
+    entries = sorted((e for e in entries if isinstance(e, dict)),
+                     key=lambda e: e.get("id") != model)
+    for e in entries:
+        meta = e.get("meta") if isinstance(e.get("meta"), dict) else {}
+        for value in (e.get("max_model_len"), e.get("context_length"),
+                      e.get("context_window"), meta.get("n_ctx"), meta.get("n_ctx_train")):
+            if n := _int(value):
+                return n
+    return None
+
+
 def _retry_after(exc: Exception) -> float | None:
     response = getattr(exc, "response", None)
     if response is None:
@@ -202,13 +415,3 @@ def _retry_after(exc: Exception) -> float | None:
         return float(value) if value else None
     except ValueError:
         return None
-
-
-def _translate(exc: Exception) -> LLMError:
-    if isinstance(exc, openai.APITimeoutError):
-        return LLMTimeout("the model did not answer in time")
-    if isinstance(exc, openai.RateLimitError):
-        return LLMRateLimited("the model is rate limited", retry_after=_retry_after(exc))
-    if isinstance(exc, openai.APIConnectionError):
-        return LLMError("the model's endpoint could not be reached")
-    return LLMError(f"the model's endpoint failed ({type(exc).__name__})")

@@ -10,13 +10,20 @@ ROLES = (
 )
 
 
+DEFAULT_CONTEXT = 32_768
+
+
 class ModelProfile(BaseModel):
     name: str = "default"
     base_url: str
     api_key: SecretStr = SecretStr("not-needed")
     model: str
-    timeout_s: float = 60.0
+    timeout_s: float = 60.0  # the whole call: retries, keep-alives and streaming included
     max_retries: int = 2
+    # the context window in tokens; None: asked from the server (vLLM, llama.cpp, LM Studio
+    # say it), else DEFAULT_CONTEXT
+    context_tokens: int | None = None
+    max_output_tokens: int = 1024  # max_tokens of a call that names none
     # USD per million tokens, for the usage table; 0 when unknown.
     price_in_per_mtok: float = 0.0
     price_out_per_mtok: float = 0.0

@@ -6,7 +6,7 @@ import logging
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from core.errors import ConfigError, LLMError
+from core.errors import ConfigError, LLMBadResponse, LLMError
 from core.llm.base import Final, StreamItem
 from core.llm.openai_provider import OpenAIProvider
 from core.llm.profiles import ModelProfile
@@ -38,6 +38,14 @@ class LLMRouter:
             self._providers[profile.name] = OpenAIProvider(profile)
         return self._providers[profile.name]
 
+    async def context_tokens(self, role: str = "agent") -> int:
+        """The context window of the role's first profile (configured or discovered)."""
+        return await self._provider(self.chain(role)[0]).context_tokens()
+
+    def peak_request_tokens(self) -> int:
+        """The largest request sent so far: server-counted prompt plus `max_tokens`."""
+        return max((p.peak_request_tokens for p in self._providers.values()), default=0)
+
     async def aclose(self) -> None:
         for p in self._providers.values():
             await p.aclose()
@@ -61,7 +69,9 @@ class LLMRouter:
         self, messages: Sequence[ChatMessage], *, role: str = "agent",
         tools: Sequence[dict[str, Any]] | None = None, max_tokens: int | None = None,
     ) -> AsyncIterator[StreamItem]:
-        """Fall back only while nothing was yielded: a half-streamed answer is not restarted."""
+        """Fall back while nothing was yielded, or after a malformed stream (its text is
+        superseded by the `Final` of the next profile): a half-streamed answer that timed out
+        or was refused is not restarted."""
         errors: list[str] = []
         for profile in self.chain(role):
             yielded = False
@@ -74,7 +84,7 @@ class LLMRouter:
                         return
                 return
             except LLMError as exc:
-                if yielded:
+                if yielded and not isinstance(exc, LLMBadResponse):
                     raise
                 log.warning("llm profile %s failed for %s: %s", profile.name, role, exc)
                 errors.append(f"{profile.name}: {exc}")

@@ -91,7 +91,9 @@ def discord_app(pg_dsn: str, tmp_path: Path, dc: FakeDiscord) -> Callable[..., A
 async def test_a_question_gets_one_placeholder_growing_edits_and_the_answer(
         discord_app: AppFactory, dc: FakeDiscord) -> None:
     answer = "NVDA closed higher on the day per the snapshot; volume was about average."
-    async with FakeOpenAI([Turn(text=answer, chunk=9)]) as llm:
+    # a data question: the model looks the quote up first
+    async with FakeOpenAI([Turn(tool_calls=[("get_quote", {"symbol": "NVDA"})]),
+                           Turn(text=answer, chunk=9)]) as llm:
         async with discord_app(llm=llm) as (app, _):
             await dc.push(dc.message(DM, "How did NVDA do today?"))
             await dc.wait_for(lambda: dc.texts(DM)[-1:] == [answer])
@@ -102,7 +104,7 @@ async def test_a_question_gets_one_placeholder_growing_edits_and_the_answer(
     assert message.history[0] == WORKING
     assert message.edits >= 2
     assert message.content == stored == answer
-    assert user_texts(llm) == ["How did NVDA do today?"]
+    assert user_texts(llm) == ["How did NVDA do today?"] * 2  # the tool call, the answer
     assert [c["name"] for c in dc.bot.commands] == [name for name, _ in COMMANDS]
     assert dc.calls_of("typing", DM)
 
@@ -155,7 +157,7 @@ async def test_the_same_message_create_delivered_twice_runs_once(
         discord_app: AppFactory, dc: FakeDiscord) -> None:
     async with FakeOpenAI(default=Turn(text="Answered once.")) as llm:
         async with discord_app(llm=llm) as (app, _):
-            event = dc.message(DM, "What about AAPL?")
+            event = dc.message(DM, "Are you there?")
             await dc.push(event)
             await dc.push(event)  # the same message id again: a redelivery
             await dc.wait_for(lambda: dc.texts(DM) == ["Answered once."])
@@ -382,17 +384,17 @@ async def test_in_guilds_only_mentions_and_replies_to_the_bot_are_answered(
         async with discord_app(llm=llm) as (app, _):
             kw: dict[str, Any] = {"guild": True, "user_id": 77}
             await dc.push(dc.message(GUILD, "just chatting about NVDA", **kw))
-            await dc.push(dc.message(GUILD, "what about NVDA?", mention=True, **kw))
+            await dc.push(dc.message(GUILD, "what do you think?", mention=True, **kw))
             await dc.wait_for(lambda: dc.texts(GUILD) == ["ok"])
             answer = dc.bot_messages(GUILD)[0].id
             await app.gateway.idle()
-            await dc.push(dc.message(GUILD, "and AAPL?", reply_to=answer, **kw))
+            await dc.push(dc.message(GUILD, "and then?", reply_to=answer, **kw))
             await dc.push(dc.message(GUILD, "bots talk too", author_bot=True, mention=True))
             await dc.wait_for(lambda: dc.texts(GUILD) == ["ok", "ok"])
             await app.gateway.idle()
             await dc.settle(0.2)
             assert await inbound_count(app) == 3  # the other bot's message is not taken
-    assert user_texts(llm) == ["what about NVDA?", "and AAPL?"]
+    assert user_texts(llm) == ["what do you think?", "and then?"]
 
 
 # --- the adapter's own translation -------------------------------------------------------------
@@ -534,13 +536,15 @@ def test_the_gateway_bench_runs_both_bots_and_no_forged_interaction_gets_in(
 async def test_a_voice_message_is_downloaded_through_the_adapter_and_answered(
         discord_app: AppFactory, dc: FakeDiscord) -> None:
     ogg = (AUDIO / "latest_nvda_aapl.ogg").read_bytes()  # "What's the latest on Nvidia and Apple?"
-    async with FakeOpenAI(default=Turn(text="Both rose.")) as llm:
+    script = [Turn(tool_calls=[("get_quotes", {"symbols": ["NVDA", "AAPL"]})]),
+              Turn(text="Both rose.")]
+    async with FakeOpenAI(script) as llm:
         async with discord_app(llm=llm) as (app, _):
             await dc.push(dc.voice_message(DM, ogg, duration_s=3.0))
             await dc.wait_for(lambda: "Both rose." in dc.texts(DM), within_s=60)
             await app.gateway.idle()
     heard, answer = dc.texts(DM)
     assert heard.startswith("Heard:") and answer == "Both rose."
-    [question] = user_texts(llm)  # transcribed by the bundled Whisper, names corrected
+    question = user_texts(llm)[0]  # transcribed by the bundled Whisper, names corrected
     assert "NVDA" in question and "AAPL" in question
     assert dc.calls_of("download")

@@ -86,7 +86,9 @@ async def post_ok(slack: FakeSlack, url: str | None, body: dict[str, Any], **kw:
 async def test_a_question_gets_one_placeholder_growing_updates_and_the_core_answer(
         slack_app, slack):
     answer = "NVDA closed higher on the day per the snapshot; volume was about average."
-    async with FakeOpenAI([Turn(text=answer, chunk=9)]) as llm:
+    # a data question: the model looks the quote up first
+    async with FakeOpenAI([Turn(tool_calls=[("get_quote", {"symbol": "NVDA"})]),
+                           Turn(text=answer, chunk=9)]) as llm:
         async with slack_app(llm=llm) as (app, _, url):
             await post_ok(slack, url, slack.envelope(slack.message(DM, "How did NVDA do?")))
             await slack.wait_for(lambda: slack.texts(DM)[-1:] == [answer])
@@ -97,14 +99,14 @@ async def test_a_question_gets_one_placeholder_growing_updates_and_the_core_answ
     assert message.history[0] == WORKING and message.thread_ts is None
     assert message.edits >= 2
     assert message.text == stored == answer
-    assert user_texts(llm) == ["How did NVDA do?"]
+    assert user_texts(llm) == ["How did NVDA do?"] * 2  # the tool call, the answer
 
 
 async def test_a_channel_mention_is_answered_in_its_thread_and_the_thread_stays_there(
         slack_app, slack):
     async with FakeOpenAI(default=Turn(text="In the thread.")) as llm:
         async with slack_app(llm=llm) as (app, _, url):
-            mention = slack.mention(CHANNEL, "what about NVDA?", user="U0BOB")
+            mention = slack.mention(CHANNEL, "what do you think?", user="U0BOB")
             await post_ok(slack, url, slack.envelope(mention))
             await slack.wait_for(lambda: slack.texts(CHANNEL) == ["In the thread."])
             thread = mention["ts"]
@@ -112,12 +114,12 @@ async def test_a_channel_mention_is_answered_in_its_thread_and_the_thread_stays_
             await post_ok(slack, url, slack.envelope(slack.message(
                 CHANNEL, "lunch anyone?", user="U0BOB")))
             await post_ok(slack, url, slack.envelope(slack.message(
-                CHANNEL, "and AAPL?", user="U0BOB", thread_ts=thread)))
+                CHANNEL, "and then?", user="U0BOB", thread_ts=thread)))
             await slack.wait_for(lambda: len(slack.texts(CHANNEL)) == 2)
             await app.gateway.idle()
             await slack.settle(0.2)
             assert await inbound_count(app) == 3  # every message is recorded
-    assert user_texts(llm) == ["what about NVDA?", "and AAPL?"]
+    assert user_texts(llm) == ["what do you think?", "and then?"]
     assert [m.thread_ts for m in slack.bot_messages(CHANNEL)] == [thread, thread]
     assert not slack.bot_messages(CHANNEL, thread=None)
 
@@ -173,11 +175,11 @@ async def test_a_429_on_the_final_update_is_waited_out_and_the_final_text_arrive
 async def test_a_redelivered_event_and_its_mention_twin_run_once(slack_app, slack):
     async with FakeOpenAI(default=Turn(text="Answered once.")) as llm:
         async with slack_app(llm=llm) as (app, _, url):
-            message = slack.message(CHANNEL, f"<@{BOT_USER}> What about AAPL?")
+            message = slack.message(CHANNEL, f"<@{BOT_USER}> Are you there?")
             body = slack.envelope(message)
             await post_ok(slack, url, body)
             await post_ok(slack, url, body, retry_num=1)  # Slack was unsure: the same event
-            mention = {**slack.mention(CHANNEL, "What about AAPL?"), "ts": message["ts"]}
+            mention = {**slack.mention(CHANNEL, "Are you there?"), "ts": message["ts"]}
             await post_ok(slack, url, slack.envelope(mention))  # the same message, as a mention
             await slack.wait_for(lambda: slack.texts(CHANNEL) == ["Answered once."])
             await app.gateway.idle()
@@ -262,7 +264,7 @@ async def test_socket_mode_delivers_a_mention_end_to_end(slack_app, slack):
         async with slack_app(llm=llm, adapter={"app_token": slack.app_token}) as (app, _, url):
             assert url is None
             await slack.wait_for(lambda: bool(slack.sockets))
-            mention = slack.mention(CHANNEL, "what about MSFT?")
+            mention = slack.mention(CHANNEL, "anyone around?")
             first = await slack.push(slack.envelope(mention))
             again = await slack.push(slack.envelope(mention), retry_attempt=1)
             await slack.wait_for(lambda: slack.texts(CHANNEL) == ["Over the socket."])
@@ -271,7 +273,7 @@ async def test_socket_mode_delivers_a_mention_end_to_end(slack_app, slack):
             await app.gateway.idle()
             assert await inbound_count(app) == 2
     assert {first, again, command} <= slack.acks.keys()  # every envelope acknowledged
-    assert user_texts(llm) == ["what about MSFT?"]
+    assert user_texts(llm) == ["anyone around?"]
     assert slack.bot_messages(CHANNEL)[0].thread_ts == mention["ts"]
     assert not slack.sockets  # closed on shutdown
     assert len(slack.calls_of("apps.connections.open")) == 1

@@ -126,7 +126,9 @@ def squash(text: str) -> str:
 async def test_a_question_is_acked_at_once_and_answered_through_customer_service(
         wechat_app: AppFactory, wx: FakeWeChat) -> None:
     answer = "NVDA closed higher on the day per the snapshot; volume was about average."
-    async with FakeOpenAI([Turn(text=answer, latency_s=0.5)]) as llm:
+    # a data question: the model looks the quote up first
+    async with FakeOpenAI([Turn(tool_calls=[("get_quote", {"symbol": "NVDA"})]),
+                           Turn(text=answer, latency_s=0.5)]) as llm:
         async with wechat_app(wx, llm=llm) as (app, _):
             ack = await wx.post(wx.text(USER, "How did NVDA do today?"))
             assert (ack.status, ack.text) == (200, "success")
@@ -135,7 +137,7 @@ async def test_a_question_is_acked_at_once_and_answered_through_customer_service
             await app.gateway.idle()
             stored = await app.db.pool.fetchval(
                 "SELECT content FROM messages WHERE role = 'assistant' ORDER BY id DESC LIMIT 1")
-    assert stored == answer and asked(llm) == ["How did NVDA do today?"]
+    assert stored == answer and asked(llm) == ["How did NVDA do today?"] * 2
     [send] = wx.calls_of("message/custom/send")
     assert send.body == {"touser": USER, "msgtype": "text", "text": {"content": answer}}
     assert wx.tokens_issued == 1  # from the fake's base URL, fetched once
@@ -190,7 +192,7 @@ async def test_safe_mode_end_to_end(wechat_app: AppFactory) -> None:
 
 
 async def test_a_retry_storm_of_one_msgid_runs_once(wechat_app: AppFactory, wx: FakeWeChat) -> None:
-    question = wx.text(USER, "What about AAPL?")
+    question = wx.text(USER, "Are you there?")
     async with FakeOpenAI(default=Turn(text="Answered once.", latency_s=1.0)) as llm:
         async with wechat_app(wx, llm=llm) as (app, adapter):
             storm = await wx.storm(question, retries=3, spacing_s=0.2)
@@ -239,7 +241,8 @@ async def test_malformed_xml_gets_400_and_nothing_is_processed(bare: Bare, wx: F
 async def test_a_voice_message_with_recognition_is_answered_from_its_text(
         wechat_app: AppFactory, wx: FakeWeChat) -> None:
     media = wx.add_media(b"#!AMR\nnot-downloaded")
-    async with FakeOpenAI(default=Turn(text="Both rose.")) as llm:
+    async with FakeOpenAI([Turn(tool_calls=[("get_quote", {"symbol": "NVDA"})]),
+                           Turn(text="Both rose.")]) as llm:
         async with wechat_app(wx, llm=llm) as (app, _):
             await wx.post(wx.voice(USER, media, recognition="What's the latest on Nvidia?"))
             await wx.wait_for(lambda: "Both rose." in wx.texts(USER), within_s=30)

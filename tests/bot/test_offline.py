@@ -239,3 +239,22 @@ async def test_a_comparison_cut_to_the_shared_dates_says_so() -> None:
             "(NVDA has data to 2025-02-14).") in done.text
     _, same_end = await _ask("Compare AAPL and IBM")  # both end 2013-03-01: nothing to say
     assert "dates all series share" not in same_end.text
+
+
+def test_one_unit_periods_in_words_are_read_as_that_unit() -> None:
+    from bot.offline import detect_period
+
+    assert detect_period("IBM history over the last year") == "1y"
+    assert detect_period("AAPL over the past week") == "7d"
+    assert detect_period("NVDA over the last 3 months") == "3mo"  # a number still wins
+    assert detect_period("NVDA latest close") is None
+
+
+async def test_a_currency_rate_is_quoted_to_four_decimals_without_a_dollar_sign() -> None:
+    from bot import format as fmt
+    from tools.market import get_quote
+
+    q = await get_quote("EURUSD")
+    text = fmt.quote(q, "en")
+    assert f"{q.close:.4f}" in text and "$" not in text
+    assert q.as_of.isoformat() in text

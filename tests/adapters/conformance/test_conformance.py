@@ -54,7 +54,10 @@ def script_answer(llm: FakeOpenAI, harness: PlatformHarness, *,
 async def test_a_question_gets_the_core_answer_once(harness: PlatformHarness) -> None:
     question = "How did NVDA do today?"
     answer = "NVDA closed higher on the day per the snapshot; volume was about average."
-    async with FakeOpenAI([Turn(text=answer, chunk=9)]) as llm:
+    # a data question: the model looks the quote up first (an answer without a tool call
+    # would be sent back once to use one, and labelled unverified)
+    async with FakeOpenAI([Turn(tool_calls=[("get_quote", {"symbol": "NVDA"})]),
+                           Turn(text=answer, chunk=9)]) as llm:
         async with harness.running(llm=llm) as app:
             await harness.send_text(USER, question)
             await harness.wait_for(lambda: harness.final_text(USER) == answer)
@@ -63,7 +66,7 @@ async def test_a_question_gets_the_core_answer_once(harness: PlatformHarness) ->
                 "SELECT content FROM messages WHERE role = 'assistant' ORDER BY id DESC LIMIT 1")
             assert await harness.inbound_count() == 1
     assert harness.visible_messages(USER) == [answer] and stored == answer
-    assert user_texts(llm) == [question]
+    assert user_texts(llm) == [question, question]  # the tool call, then the answer
     assert len(harness.outgoing("send", USER)) == 1  # a placeholder edited in place, or the answer
     if harness.caps.can_edit:
         assert len(harness.outgoing("edit", USER)) >= 1
@@ -210,7 +213,7 @@ async def test_a_429_on_the_final_edit_is_waited_out_and_the_final_text_arrives(
 async def test_the_same_message_delivered_again_runs_once(harness: PlatformHarness) -> None:
     async with FakeOpenAI(default=Turn(text="Answered once.", latency_s=0.3)) as llm:
         async with harness.running(llm=llm):
-            await harness.deliver_duplicate(USER, "What about AAPL?")
+            await harness.deliver_duplicate(USER, "Are you there?")
             await harness.wait_for(lambda: harness.final_text(USER) == "Answered once.")
             await harness.idle()
             await harness.settle(0.3)
@@ -245,7 +248,9 @@ async def test_forged_deliveries_are_refused_and_nothing_reaches_the_core(
 async def test_a_voice_note_is_heard_then_answered(harness: PlatformHarness) -> None:
     # "What's the latest on Nvidia and Apple?", in the format the platform's clients record
     note = AUDIO / f"latest_nvda_aapl.{harness.voice_format}"
-    async with FakeOpenAI(default=Turn(text="Both rose.")) as llm:
+    script = [Turn(tool_calls=[("get_quotes", {"symbols": ["NVDA", "AAPL"]})]),
+              Turn(text="Both rose.")]
+    async with FakeOpenAI(script) as llm:
         async with harness.running(llm=llm):
             await harness.send_voice(USER, note)
             await harness.wait_for(lambda: harness.final_text(USER) == "Both rose.",
@@ -253,7 +258,7 @@ async def test_a_voice_note_is_heard_then_answered(harness: PlatformHarness) -> 
             await harness.idle()
     heard, answer = harness.visible_messages(USER)
     assert heard.startswith("Heard:") and answer == "Both rose."
-    [question] = user_texts(llm)  # transcribed by the bundled Whisper, names corrected
+    question = user_texts(llm)[0]  # transcribed by the bundled Whisper, names corrected
     # which names survive a platform's codec (8 kHz AMR on WeChat) depends on the CPU: the
     # ones shown are among those said, and each reached the agent's question
     codes = heard.partition(" -> ")[2].split(", ") if " -> " in heard else []

@@ -49,7 +49,7 @@ async def test_one_person_linked_across_four_platforms_is_one_user_everywhere(
     async with FakeOpenAI(default=script) as llm, \
             run_app(everywhere, dsn=pg_dsn, data_dir=tmp_path / "data", llm=llm) as app:
         for h in everywhere:  # before linking: four people, as far as Bullpen knows
-            await h.send_text(USER, f"How is NVDA doing? (asked on {h.name})")
+            await h.send_text(USER, f"Good morning, anyone there? (asked on {h.name})")
             await h.wait_for(lambda h=h: h.final_text(USER) == ANSWER)
         await app.gateway.idle()
         assert await users(app) == 4

@@ -1,0 +1,134 @@
+"""Scoring one answer, and the tables of a run (JSON rows, Markdown)."""
+
+from __future__ import annotations
+
+import re
+import statistics
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from core.agent.grounding import figures
+
+
+def has_figure(answer: str, value: float) -> bool:
+    """The answer states `value` to the precision it writes it with, a precision of 0.1% or
+    finer (so "139" is not 138.85, "138.9" is)."""
+    for written, got, tol in figures(answer):
+        if written.endswith(("%", "％")) or tol > 0.001 * abs(value):
+            continue
+        if abs(got - value) <= max(tol, 1e-9) * (1 + 1e-9):
+            return True
+    return False
+
+
+def has_date(answer: str, iso: str) -> bool:
+    if iso in answer:
+        return True
+    y, m, d = iso.split("-")
+    forms = (f"{y}{m}{d}", f"{y}年{int(m)}月{int(d)}日", f"{y}/{m}/{d}", f"{y}年{m}月{d}日")
+    return any(f in answer for f in forms)
+
+
+@dataclass
+class Row:
+    id: str
+    lang: str
+    kind: str
+    question: str
+    covered: bool  # an expectation could be computed (data exists for it)
+    expected: list[tuple[str, float]] = field(default_factory=list)
+    dates: list[str] = field(default_factory=list)
+    figure_found: bool = False
+    date_found: bool = False
+    unsupported: list[str] = field(default_factory=list)
+    labelled: bool = False  # the answer carries an unverified / cut-off / failure label
+    tool_calls: int = 0
+    wall_s: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    answer: str = ""
+    label: str = ""
+    error: str = ""
+    markup_leak: bool = False
+
+    @property
+    def correct(self) -> bool:
+        """Covered: every expected figure and date. Otherwise: nothing invented."""
+        if self.covered:
+            return self.figure_found and self.date_found
+        return not self.unsupported and not self.error
+
+    @property
+    def grounded_or_labelled(self) -> bool:
+        return not self.unsupported or self.labelled
+
+
+_MARKUP = re.compile(r"<\|[a-z_]+\|>|</?tool_(?:call|response)>|\[TOOL_CALLS\]")
+
+
+def markup_leaked(text: str) -> bool:
+    return bool(_MARKUP.search(text))
+
+
+def _median(values: list[float]) -> float:
+    return round(statistics.median(values), 2) if values else 0.0
+
+
+def summary(rows: list[Row]) -> dict[str, Any]:
+    covered = [r for r in rows if r.covered]
+    others = [r for r in rows if not r.covered and r.kind in ("unknown", "chat")]
+    return {
+        "questions": len(rows),
+        "covered": len(covered),
+        "figure_and_date": sum(r.correct for r in covered),
+        "figure_and_date_pct": round(100 * sum(r.correct for r in covered)
+                                     / max(1, len(covered)), 1),
+        "no_invention_pct": round(100 * sum(r.correct for r in others) / max(1, len(others)), 1),
+        "unsupported_answers": sum(1 for r in rows if r.unsupported),
+        "unsupported_unlabelled": sum(1 for r in rows if not r.grounded_or_labelled),
+        "markup_leaks": sum(r.markup_leak for r in rows),
+        "errors": sum(1 for r in rows if r.error),
+        "tool_calls_per_answer": round(sum(r.tool_calls for r in rows) / max(1, len(rows)), 2),
+        "wall_s_median": _median([r.wall_s for r in rows]),
+        "wall_s_total": round(sum(r.wall_s for r in rows), 1),
+        "prompt_tokens": sum(r.prompt_tokens for r in rows),
+        "completion_tokens": sum(r.completion_tokens for r in rows),
+    }
+
+
+def by_kind(rows: list[Row]) -> dict[str, dict[str, Any]]:
+    kinds = list(dict.fromkeys(r.kind for r in rows))
+    return {k: summary([r for r in rows if r.kind == k]) for k in kinds}
+
+
+def to_json(model: str, rows: list[Row], extra: dict[str, Any]) -> dict[str, Any]:
+    return {"model": model, **extra, "summary": summary(rows), "by_kind": by_kind(rows),
+            "rows": [{**asdict(r), "correct": r.correct} for r in rows]}
+
+
+def markdown(model: str, rows: list[Row], extra: dict[str, Any]) -> str:
+    s = summary(rows)
+    out = [f"### {model}", ""]
+    if extra:
+        out += ["; ".join(f"{k}: {v}" for k, v in extra.items()), ""]
+    out += ["| kind | questions | covered | figure + date | unsupported numbers "
+            "(unlabelled) | markup leaks | errors | tool calls / answer | median s | tokens "
+            "(prompt + completion) |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for kind, k in [*by_kind(rows).items(), ("**all**", s)]:
+        found = (f"{k['figure_and_date']}/{k['covered']} ({k['figure_and_date_pct']}%)"
+                 if k["covered"] else f"no invention {k['no_invention_pct']}%")
+        out.append(f"| {kind} | {k['questions']} | {k['covered']} | {found} | "
+                   f"{k['unsupported_answers']} ({k['unsupported_unlabelled']}) | "
+                   f"{k['markup_leaks']} | {k['errors']} | {k['tool_calls_per_answer']} | "
+                   f"{k['wall_s_median']} | {k['prompt_tokens']:,} + "
+                   f"{k['completion_tokens']:,} |")
+    misses = [r for r in rows if not r.correct]
+    if misses:
+        out += ["", "Missed: " + "; ".join(
+            f"`{r.id}` ({r.error[:60] or ('no figure' if r.covered and not r.figure_found else 'no date' if r.covered else 'unsupported ' + ', '.join(r.unsupported[:3]))})"  # noqa: E501
+            for r in misses)]
+    uncovered = [r.id for r in rows if not r.covered and r.kind not in ("unknown", "chat")]
+    if uncovered:
+        out += ["", "Not covered (no data for the expectation): " + ", ".join(uncovered)]
+    return "\n".join(out)

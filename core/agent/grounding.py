@@ -1,0 +1,114 @@
+"""Which figures in an answer did not come from the run's tool results (house rule 5).
+
+A figure is a number with a decimal point, a percent sign, a thousands separator, a unit of
+magnitude (万, 亿, million, bn ...) or a value of 100 or more; years, dates, times and numbers
+the user typed, security codes (6 digits), index names (CSI 300) and bar intervals (15m) are
+not figures. A figure is supported when some number in the tool results
+rounds to it at the precision written (after the unit's scale, and /100 for percentages).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+
+_DATE = re.compile(
+    r"(?:19|20)\d{2}(?:-\d{1,2}-\d{1,2}|/\d{1,2}/\d{1,2}|\.\d{1,2}\.\d{1,2}|年\d{1,2}月(?:\d{1,2}日)?"
+    r"|-\d{2}(?!\d))|\b\d{1,2}:\d{2}(?::\d{2})?\b|(?<!\d)(?:19|20)\d{6}(?!\d)")
+# names with a number in them, and bar intervals: not figures
+_NAMES = re.compile(r"(?:S&P|CSI|SSE|SZSE|Russell|FTSE|Nikkei|DAX|STOXX|Nasdaq|沪深|中证|上证|深证"
+                    r"|中小|科创|创业板)\s?\d+|(?<![\d.])\d{1,3}(?:m|h|d|w|mo|min|y)\b"
+                    r"|(?<![\d.,])\d{6}(?!\d|[.,]\d)", re.IGNORECASE)
+_FIGURE = re.compile(
+    r"(?<![A-Za-z0-9_.])([-+−]?)((?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)\s*"
+    r"(%|％|万亿|亿|万|千|trillion|billion|million|thousand|bn|mn|tn|[KMBT](?![A-Za-z]))?",
+    re.IGNORECASE)
+_TOOL_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+_THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+_SCALE = {"万亿": 1e12, "亿": 1e8, "万": 1e4, "千": 1e3, "trillion": 1e12, "tn": 1e12,
+          "t": 1e12, "billion": 1e9, "bn": 1e9, "b": 1e9, "million": 1e6, "mn": 1e6,
+          "m": 1e6, "thousand": 1e3, "k": 1e3}
+# a question that wants market data (so an answer without a tool call is unverified)
+_DATA_WORDS = re.compile(
+    r"\b(?:price|close|closing|closed|quote|opened?|high|low|volume|returns?|change|market cap|"
+    r"p/?e|eps|revenue|earnings|profit|dividends?|rsi|macd|sma|ema|moving average|bollinger|"
+    r"indicators?|chart|trend|ict|order blocks?|52.week|compare|performance|how much|rate|"
+    r"level|index|worth|valuation)\b|"
+    r"股价|价格|收盘|开盘|最高|最低|成交|涨|跌|市值|市盈率|营收|利润|分红|指标|均线|走势|行情|多少|对比|比较|"
+    r"点位|表现|汇率|指数|估值|净值",
+    re.IGNORECASE)
+_CODE = re.compile(r"(?<![\w.])(?:\d{6}(?:\.(?:SH|SZ|BJ))?|\$?[A-Z]{2,6}(?:[.-][A-Z]{1,3})?)"
+                   r"(?![\w])|沪深300|中证500|上证|深证|创业板|科创50|恒生")
+_NOT_CODES = frozenset({"OK", "AI", "US", "USA", "UK", "EU", "PDF", "FAQ", "CEO", "HI", "THE",
+                        "AND", "OR", "IT", "IS", "BTW", "LOL", "PS"})
+
+
+def figures(text: str) -> list[tuple[str, float, float]]:
+    """(as written, value, tolerance) for each figure in `text`."""
+    body = _NAMES.sub(" ", _DATE.sub(" ", text))
+    out: list[tuple[str, float, float]] = []
+    for m in _FIGURE.finditer(body):
+        sign, digits, unit = m.group(1), m.group(2), (m.group(3) or "")
+        plain = digits.replace(",", "")
+        try:
+            value = float(plain)
+        except ValueError:
+            continue
+        decimals = len(plain.split(".")[1]) if "." in plain else 0
+        is_figure = bool(decimals or unit or "," in digits or value >= 100)
+        if not is_figure or (not decimals and not unit and 1900 <= value <= 2100):
+            continue
+        scale = _SCALE.get(unit.lower(), 1.0) if unit not in ("%", "％") else 1.0
+        tol = 0.5 * 10 ** -decimals
+        if not decimals and not unit and "," not in digits:
+            tol = 0.5  # an integer as written
+        value = -value if sign in ("-", "−") else value
+        out.append((m.group(0).strip(), value * scale, tol * scale))
+    return out
+
+
+def _numbers(texts: Iterable[str]) -> list[float]:
+    found: set[float] = set()
+    for text in texts:
+        written = [m.group(0).replace(",", "") for m in _THOUSANDS.finditer(text)]
+        for raw in [*(m.group(0) for m in _TOOL_NUMBER.finditer(text)), *written]:
+            try:
+                v = float(raw)
+            except ValueError:
+                continue
+            if math.isfinite(v):
+                found.add(v)
+    return sorted(found)
+
+
+def _supported(value: float, tol: float, percent: bool, known: list[float]) -> bool:
+    targets = [value, value / 100.0] if percent else [value]
+    for target in targets:
+        t = tol / 100.0 if target is not value else tol
+        for k in known:
+            if abs(abs(k) - abs(target)) <= t * (1 + 1e-9) + 1e-12:
+                return True
+    return False
+
+
+def unsupported_figures(answer: str, tool_texts: Iterable[str], *,
+                        also: Iterable[str] = ()) -> list[str]:
+    """Figures in `answer` that no tool result (or `also`, e.g. the question) backs."""
+    known = _numbers([*tool_texts, *also])
+    typed = {f[0] for text in also for f in figures(text)}
+    out: list[str] = []
+    for written, value, tol in figures(answer):
+        if written in typed or written in out:
+            continue
+        percent = written.endswith(("%", "％"))
+        if not _supported(value, tol, percent, known):
+            out.append(written)
+    return out
+
+
+def wants_data(question: str) -> bool:
+    """Whether a question asks for market data (a named security or a data word)."""
+    if _DATA_WORDS.search(question):
+        return True
+    return any(m.group(0).lstrip("$") not in _NOT_CODES for m in _CODE.finditer(question))

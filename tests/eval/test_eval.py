@@ -1,0 +1,112 @@
+"""`bullpen eval`: expectations computed from the snapshot, scoring, and both kinds of run
+(the offline analyst; a model, here the local OpenAI-compatible fake with the real client)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pytest
+
+import tools
+from bot.cli.eval import select
+from bot.eval.questions import QUESTIONS, quote
+from bot.eval.run import recording_ict, run_questions
+from bot.eval.score import has_date, has_figure, markdown, to_json
+from bot.offline import OfflineAnalyst
+from bot.symbols_bridge import find_symbols
+from core.agent import NormalMode
+from core.llm import LLMRouter, ModelProfile
+from tests.fakes.openai_server import FakeOpenAI, Turn, prompt_size
+
+
+@pytest.fixture(scope="module")
+def registry():
+    return tools.build_registry()
+
+
+def test_the_set_is_at_least_40_questions_in_both_languages_and_every_kind():
+    assert len(QUESTIONS) >= 40
+    assert {q.lang for q in QUESTIONS} == {"en", "zh"}
+    assert {q.kind for q in QUESTIONS} == {"quote", "range", "compare", "indicator", "ict",
+                                          "unknown", "chat"}
+    assert len({q.id for q in QUESTIONS}) == len(QUESTIONS)
+    assert all(q.expect is None for q in QUESTIONS if q.kind in ("unknown", "chat"))
+
+
+def test_selection_by_kind_and_language_and_a_clear_error_for_a_bad_kind():
+    args = argparse.Namespace(kinds="quote,chat", lang="zh", limit=None)
+    chosen = select(args)
+    assert chosen and all(q.kind in ("quote", "chat") and q.lang == "zh" for q in chosen)
+    with pytest.raises(SystemExit, match="unknown kind"):
+        select(argparse.Namespace(kinds="quotes", lang=None, limit=None))
+
+
+def test_figures_are_matched_at_the_precision_written():
+    assert has_figure("closed at **$138.85** on 2025-02-14", 138.85)
+    assert has_figure("收于 4,629.94 点", 4629.94)
+    assert has_figure("about 138.9", 138.85)  # rounded as written
+    assert not has_figure("about 139", 138.85)  # 139 is not 138.85 to the unit
+    assert not has_figure("up 2.63%", 2.63)  # a percentage is not the price
+    assert has_date("在 2025年2月14日 收盘", "2025-02-14")
+    assert has_date("x 2025-02-14", "2025-02-14")
+    assert not has_date("2025-02-13", "2025-02-14")
+
+
+async def test_expectations_are_computed_from_the_snapshot_at_run_time():
+    from tools.market import get_quote
+
+    got = await quote("NVDA")()
+    q = await get_quote(symbol="NVDA")
+    assert got.figures == [("NVDA close", q.close)] and got.dates == [str(q.as_of)[:10]]
+
+
+async def test_the_offline_analyst_answers_quotes_with_figure_and_date(registry):
+    chosen = [q for q in QUESTIONS if q.id in ("q-nvda-en", "q-csi-zh", "h-hello-en")]
+
+    def make(reg, tool_log):
+        return OfflineAnalyst(registry=reg, find_symbols=find_symbols,
+                              ict_answer=recording_ict(tool_log))
+
+    rows = await run_questions(chosen, make, registry, timeout_s=120)
+    by_id = {r.id: r for r in rows}
+    for qid in ("q-nvda-en", "q-csi-zh"):
+        r = by_id[qid]
+        assert r.covered and r.correct, r
+        assert r.tool_calls >= 1 and not r.unsupported and not r.markup_leak
+    assert not by_id["h-hello-en"].covered
+    table = markdown("offline analyst", rows, {})
+    assert "| quote | 2 | 2 | 2/2 (100.0%)" in table
+    data = to_json("offline analyst", rows, {})
+    assert data["summary"]["covered"] == 2 and len(data["rows"]) == 3
+    json.dumps(data)  # serialisable as printed
+
+
+async def test_a_model_run_scores_grounded_and_invented_answers_and_logs_request_sizes(
+        registry):
+    chosen = [q for q in QUESTIONS if q.id in ("q-nvda-en", "q-btc-en")]
+    from tools.market import get_quote
+
+    nvda = await get_quote(symbol="NVDA")
+    call = ('<tool_call>{"name": "get_quote", "arguments": {"symbol": "NVDA"}}</tool_call>')
+    script = [Turn(text="PLAN: call get_quote"), Turn(text=call),
+              Turn(text=f"NVDA closed at {nvda.close} on {nvda.as_of}."),
+              Turn(text="PLAN: answer"), Turn(text="Bitcoin is at 99,999.99 today."),
+              Turn(text="Bitcoin is at 99,999.99 today.")]
+    async with FakeOpenAI(script, context_tokens=8192) as srv:
+        llm = LLMRouter(default=ModelProfile(name="fake", base_url=srv.base_url,
+                                             model="fake-model", max_retries=0))
+
+        def make(reg, tool_log):
+            return NormalMode(llm=llm, registry=reg, plan=True)
+
+        rows = await run_questions(chosen, make, registry, timeout_s=60)
+        peak = llm.peak_request_tokens()
+        await llm.aclose()
+    good, bad = rows
+    assert good.correct and good.tool_calls == 1 and not good.unsupported
+    assert not bad.correct and bad.unsupported == ["99,999.99"] and bad.labelled
+    assert "Unverified" in bad.label
+    assert not srv.refused and all(prompt_size(r) + r["max_tokens"] <= 8192
+                                   for r in srv.requests)
+    assert 0 < peak <= 8192  # the fake's usage counts 20 prompt tokens: plus max_tokens
