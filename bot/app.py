@@ -17,6 +17,7 @@ from bot.platforms import build_adapters
 from bot.podcast_mode import PodcastMode
 from bot.settings import Settings
 from bot.symbols_bridge import find_symbols
+from bot.voice.language import store_context_source
 from bot.voice.pipeline import VoicePipeline
 from core.agent import AgentRunner, FastMode, NormalMode
 from core.agent.runner import RunLimits
@@ -89,6 +90,7 @@ class App:
 
         outbox.on_forbidden = paused
         voice.outbox = outbox
+        voice.context_source = store_context_source(db.pool)  # /lang and recent messages
         gateway = Gateway(store=store, runner=runner, preprocess=voice.preprocess,
                           outbox=outbox, report_llm=llm)
         gateway.stale_s, gateway.too_old_s = settings.inbound_stale_s, settings.inbound_too_old_s

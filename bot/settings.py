@@ -94,6 +94,22 @@ class Settings(BaseSettings):
     voice_max_bytes: int = Field(20 * 1024 * 1024,
                                  validation_alias=_env("BULLPEN_VOICE_MAX_BYTES"))
     voice_workers: int = Field(1, validation_alias=_env("BULLPEN_VOICE_WORKERS"))
+    # languages voice notes are heard in ("zh,en": Mandarin needs the whisper-base data pack;
+    # "en": tiny.en only); the multilingual model (unset: the pack); the model that hears
+    # English once a note is known to be English (base found 33/33 expected symbols of the
+    # English fixtures against tiny.en's 29/33, at ~4x the time: `bullpen bench stt`; without
+    # the pack, tiny.en hears everything); per-note deadline:
+    # base + per second of audio, capped
+    voice_languages: str = Field("zh,en", validation_alias=_env("BULLPEN_VOICE_LANGUAGES"))
+    whisper_multilingual_model: str | None = Field(
+        None, validation_alias=_env("BULLPEN_WHISPER_MULTILINGUAL_MODEL"))
+    whisper_english_model: Literal["tiny.en", "base"] = Field(
+        "base", validation_alias=_env("BULLPEN_WHISPER_ENGLISH_MODEL"))
+    voice_deadline_s: float = Field(20.0, validation_alias=_env("BULLPEN_VOICE_DEADLINE_S"))
+    voice_deadline_per_audio_s: float = Field(
+        0.5, validation_alias=_env("BULLPEN_VOICE_DEADLINE_PER_AUDIO_S"))
+    voice_deadline_max_s: float = Field(90.0,
+                                        validation_alias=_env("BULLPEN_VOICE_DEADLINE_MAX_S"))
 
     # Telegram (starts when the token is set)
     telegram_bot_token: SecretStr | None = Field(None, validation_alias=_env("TELEGRAM_BOT_TOKEN"))

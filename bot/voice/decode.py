@@ -78,6 +78,19 @@ _MESSAGES: dict[str, dict[str, str]] = {
         "zh": "这条语音听起来不是英语，而当前的语音模型只能识别英语。请直接用文字输入问题（文字支持"
               "中文），或用英语提问。",
     },
+    "language_other": {
+        "en": "That voice note doesn't sound like Mandarin or English, the two languages I can "
+              "listen to (Cantonese and other languages can't be transcribed yet). Please type "
+              "your question instead: text works in any language.",
+        "zh": "这条语音听起来不是普通话或英语；语音识别目前只支持这两种语言（粤语等暂不支持）。"
+              "请直接输入文字提问，文字支持任何语言。",
+    },
+    "too_slow": {
+        "en": "Sorry, I couldn't make out that voice note in time ({limit:.0f} s). Please send "
+              "a shorter, clearer one, or type your question.",
+        "zh": "抱歉，这条语音未能在 {limit:.0f} 秒内识别完成。"
+              "请发一条更短、更清楚的语音，或直接输入问题。",
+    },
     "unavailable": {
         "en": "Voice notes can't be transcribed right now. Please type your question.",
         "zh": "暂时无法识别语音，请直接输入问题。",
@@ -161,6 +174,24 @@ class SpeechNotEnglish(AudioError):
     """The note is not in English and the model understands English only."""
 
     key = "language"
+
+
+class LanguageUnsupported(AudioError):
+    """Neither Mandarin nor English (Cantonese, Thai ...): the user is asked to type."""
+
+    key = "language_other"
+
+
+class NoteTooSlow(AudioError):
+    """The note could not be heard within its deadline (``limit`` seconds)."""
+
+    key = "too_slow"
+
+    def __init__(self, detail: str = "", *, limit: float = 0.0) -> None:
+        super().__init__(detail or "deadline passed", limit=limit)
+
+    def message(self, lang: str = "en") -> str:
+        return message_for(self.key, lang, limit=self.params.get("limit") or 0.0)
 
 
 class TranscriptionUnavailable(AudioError):

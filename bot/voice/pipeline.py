@@ -18,14 +18,23 @@ from uuid import UUID
 
 from pydantic import BaseModel, Field
 
-from bot.voice.backends import RawTranscript, Transcriber, make_backend
+from bot.voice.backends import (
+    FasterWhisperBackend,
+    RawTranscript,
+    Transcriber,
+    make_backend,
+    make_multilingual,
+)
 from bot.voice.correct import Correction, common_words, correct
 from bot.voice.decode import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_SECONDS,
+    Audio,
     AudioError,
     AudioTooLarge,
     FetchFailed,
+    LanguageUnsupported,
+    NoteTooSlow,
     NoVoiceNote,
     SpeechNotEnglish,
     SpeechUnclear,
@@ -35,6 +44,14 @@ from bot.voice.decode import (
     decode,
 )
 from bot.voice.hints import Hints, build_hints
+from bot.voice.language import PLATFORM_LOCALE, ContextSource, LanguageContext, choose
+from bot.voice.mandarin import (
+    ZH_PROMPT,
+    cantonese_share,
+    correct_mandarin,
+    simplified,
+    strip_prompt_echo,
+)
 from core.errors import ConfigError, PlatformError, TooLarge
 from core.ports import Adapter, Outbox
 from core.types import Attachment, IncomingMessage
@@ -50,7 +67,18 @@ _HALLUCINATIONS = frozenset({
     "you", "thank you", "thanks", "thank you for watching", "thanks for watching",
     "thank you so much for watching", "please subscribe", "bye", "okay", "so",
     "subtitles by the amaraorg community", "music", "applause", "silence",
+    # Mandarin ones (simplified, punctuation removed)
+    "谢谢观看", "谢谢大家", "请不吝点赞订阅转发打赏支持明镜与点点栏目", "字幕by索兰娅",
+    "中文字幕志愿者李宗盛", "明镜与点点栏目", "谢谢",
 })
+# Below this mean log-probability a Mandarin transcript is refused (Whisper base is less sure
+# of Mandarin than tiny.en of English: -1.0, its own failure line, refused most synthetic
+# notes; the synthetic Cantonese note scored -1.44).
+MIN_LOGPROB_ZH = -1.3
+# A prompt name whose tokens average below this without the prompt was put there by the prompt
+# ("Xiaomi" at -6.8 on a note that said "Show me"); names really said scored -4.1 at worst.
+LEAK_LOGPROB = -5.5
+CANTONESE_SHARE = 0.12
 
 
 class Transcript(BaseModel):
@@ -86,8 +114,21 @@ class VoicePipeline:
                  max_seconds: float = DEFAULT_MAX_SECONDS, max_bytes: int = DEFAULT_MAX_BYTES,
                  hint_source: HintSource | None = None, use_hints: bool = True,
                  correct_names: bool = True, min_logprob: float = -1.0,
-                 min_unprompted_logprob: float = -2.0, max_unknown_share: float = 0.35) -> None:
+                 min_unprompted_logprob: float = -2.0, max_unknown_share: float = 0.35,
+                 multilingual: FasterWhisperBackend | None = None,
+                 english_model: str = "tiny.en",
+                 context_source: ContextSource | None = None, deadline_s: float = 20.0,
+                 deadline_per_audio_s: float = 0.5, deadline_max_s: float = 90.0) -> None:
         self.backend: Transcriber = backend if backend is not None else make_backend()
+        # Mandarin (and language detection); None: English only, as with tiny.en alone
+        self.multilingual = multilingual
+        # which model hears English once the note is known to be English: "tiny.en" (the
+        # backend above) or "base" (the multilingual one); see `bullpen bench stt`
+        self.english_model = english_model
+        self.context_source = context_source
+        self.deadline_s = deadline_s
+        self.deadline_per_audio_s = deadline_per_audio_s
+        self.deadline_max_s = deadline_max_s
         self.max_seconds = max_seconds
         self.max_bytes = max_bytes
         self.hint_source = hint_source
@@ -119,10 +160,24 @@ class VoicePipeline:
             beam_size=int(get("whisper_beam_size", 5)),
             compute_type=str(get("whisper_compute_type", "int8")),
             cpu_threads=int(get("whisper_cpu_threads", 0)))
+        multilingual = None
+        if "zh" in str(get("voice_languages", "zh,en")).split(","):
+            multilingual = make_multilingual(
+                model=get("whisper_multilingual_model", None),
+                compute_type=str(get("whisper_compute_type", "int8")),
+                cpu_threads=int(get("whisper_cpu_threads", 0)),
+                beam_size=int(get("whisper_beam_size", 5)))
+            if multilingual is not None and isinstance(backend, FasterWhisperBackend):
+                multilingual.pool = backend.pool  # one CPU queue for both models
         kwargs: dict[str, Any] = {
             "backend": backend,
+            "multilingual": multilingual,
+            "english_model": str(get("whisper_english_model", "base")),
             "max_seconds": float(get("voice_max_seconds", DEFAULT_MAX_SECONDS)),
             "max_bytes": int(get("voice_max_bytes", DEFAULT_MAX_BYTES)),
+            "deadline_s": float(get("voice_deadline_s", 20.0)),
+            "deadline_per_audio_s": float(get("voice_deadline_per_audio_s", 0.5)),
+            "deadline_max_s": float(get("voice_deadline_max_s", 90.0)),
         }
         kwargs.update(overrides)
         return cls(**kwargs)
@@ -156,31 +211,87 @@ class VoicePipeline:
         """
         text = raw.text.strip()
         plain = re.sub(r"[^\w\s]", "", text.lower()).strip()
-        english_only = self.backend.english_only
+        model_en_only = self.backend.english_only
+        english_only = model_en_only and self.multilingual is None  # what the user is told
         if not plain or plain in _HALLUCINATIONS:
             raise SpeechUnclear("nothing recognisable", english_only=english_only)
         letters = [ch for ch in text if ch.isalpha()]
-        if english_only and sum(not ch.isascii() for ch in letters) > 0.3 * len(letters):
+        if model_en_only and sum(not ch.isascii() for ch in letters) > 0.3 * len(letters):
             raise SpeechNotEnglish(f"non-Latin transcript from an English-only model: {text!r}")
         low = raw.avg_logprob is not None and raw.avg_logprob < self.min_logprob
         leaning = (raw.unprompted_logprob is not None
                    and raw.unprompted_logprob < self.min_unprompted_logprob)
-        unknown = english_only and _unknown_share(text, names) >= self.max_unknown_share
+        unknown = model_en_only and _unknown_share(text, names) >= self.max_unknown_share
         if low or leaning or unknown:
             raise SpeechUnclear(f"low confidence (logprob {raw.avg_logprob}, unprompted "
                                 f"{raw.unprompted_logprob}, unknown words {unknown})",
                                 heard=text, english_only=english_only)
 
+    def check_mandarin(self, raw: RawTranscript) -> None:
+        """Refuse an empty, hallucinated, Cantonese or low-confidence Mandarin transcript."""
+        text = raw.text.strip()
+        plain = re.sub(r"[^\w]", "", text.lower())
+        if not plain or plain in _HALLUCINATIONS:
+            raise SpeechUnclear("nothing recognisable")
+        if cantonese_share(text) >= CANTONESE_SHARE:
+            raise LanguageUnsupported(f"written Cantonese: {text!r}")
+        if raw.avg_logprob is not None and raw.avg_logprob < MIN_LOGPROB_ZH:
+            raise SpeechUnclear(f"low confidence (logprob {raw.avg_logprob:.2f})", heard=text)
+
     # --- API ---------------------------------------------------------------------------------
+
+    def deadline_for(self, duration_s: float) -> float:
+        """Seconds a note of this length may take to be heard before it is refused."""
+        return min(self.deadline_max_s,
+                   self.deadline_s + self.deadline_per_audio_s * max(0.0, duration_s))
+
+    async def hear(self, audio: Audio, *, context: LanguageContext | None = None,
+                   prompt: str = "") -> RawTranscript:
+        """Whisper on decoded audio, in Mandarin or English, within the note's deadline.
+
+        Raises :class:`LanguageUnsupported` for other languages and :class:`NoteTooSlow`
+        past the deadline (the worker stops at its next 30 s window).
+        """
+        context = context or LanguageContext()
+        limit = self.deadline_for(audio.duration_s)
+        deadline = time.monotonic() + limit
+        multi = self.multilingual
+
+        async def run() -> RawTranscript:
+            if multi is None:
+                return await self.backend.transcribe(audio, prompt=prompt)
+            lang = context.certain
+            if lang is None:
+                lang = choose(context, await multi.detect(audio))
+            if lang == "en" and self.english_model != "base":
+                return await self.backend.transcribe(audio, prompt=prompt)
+            used = ZH_PROMPT if lang == "zh" else prompt
+            raw = await multi.transcribe(audio, prompt=used, language=lang, deadline=deadline)
+            text = drop_prompt_leaks(raw, used)
+            if lang == "zh":
+                text = strip_prompt_echo(simplified(text))
+            return RawTranscript(text=text, language=lang,
+                                 language_probability=raw.language_probability,
+                                 avg_logprob=raw.avg_logprob, no_speech_prob=raw.no_speech_prob,
+                                 backend=raw.backend + (":base" if lang == "zh" else ""))
+
+        try:
+            return await asyncio.wait_for(run(), timeout=limit)
+        except TimeoutError as exc:
+            raise NoteTooSlow(f"not heard within {limit:.0f} s", limit=limit) from exc
+        except NoteTooSlow as exc:
+            raise NoteTooSlow(str(exc), limit=limit) from exc
 
     async def transcribe(self, data: bytes, *, filename: str = "", mime: str = "",
                          recognition: str | None = None, hints: Sequence[str] = (),
-                         duration_s: float | None = None) -> Transcript:
+                         duration_s: float | None = None,
+                         context: LanguageContext | None = None) -> Transcript:
         """Transcribe one note and correct it; raises an :class:`AudioError` subclass.
 
         ``recognition`` (WeChat's own transcript) is used instead of Whisper when present.
-        ``hints`` are codes to bias towards (watchlist, recent symbols). ``filename`` and
-        ``mime`` are informational: the container is detected from the bytes.
+        ``hints`` are codes to bias towards (watchlist, recent symbols). ``context`` is what
+        is known of the speaker's language. ``filename`` and ``mime`` are informational: the
+        container is detected from the bytes.
         """
         directory = await asyncio.to_thread(self.directory)
         hint = await asyncio.to_thread(self.hints_for, tuple(hints)) if (
@@ -198,10 +309,18 @@ class VoicePipeline:
                                             max_seconds=self.max_seconds)
             prompt = hint.prompt if (self.use_hints and hint is not None) else ""
             try:
-                raw = await self.backend.transcribe(audio, prompt=prompt)
+                raw = await self.hear(audio, context=context, prompt=prompt)
             except ConfigError as exc:
                 raise TranscriptionUnavailable(str(exc)) from exc
             duration = audio.duration_s
+        if raw.language == "zh" or (from_platform and has_cjk(raw.text)):
+            if not from_platform:
+                self.check_mandarin(raw)
+            fixed = await asyncio.to_thread(correct_mandarin, raw.text, directory, hint)
+            return Transcript(text=fixed.text, language="zh", duration_s=duration,
+                              elapsed_s=time.perf_counter() - start, query=fixed.query,
+                              symbols=fixed.symbols, source=raw.backend,
+                              avg_logprob=raw.avg_logprob)
         if self.correct_names:
             fixed = await asyncio.to_thread(correct, raw.text, directory,
                                             hint if self.use_hints or hints else None)
@@ -222,9 +341,10 @@ class VoicePipeline:
         and the benchmark call it so that ``elapsed_s`` measures one note.
         """
         await asyncio.to_thread(self.hints_for)
-        load = getattr(self.backend, "load", None)
-        if load is not None:
-            await load()
+        for backend in (self.backend, self.multilingual):
+            load = getattr(backend, "load", None)
+            if load is not None:
+                await load()
 
     async def preprocess(self, adapter: Adapter, msg: IncomingMessage, user_id: UUID,
                          lang: str) -> str | None:
@@ -242,6 +362,8 @@ class VoicePipeline:
             except PlatformError:
                 pass
             codes = await self._hint_codes(user_id)
+            context = await self._context(user_id, msg.platform)
+            lang = context.chosen or context.recent or context.locale or lang
             data = b""
             if not (att.recognition and att.recognition.strip()):
                 try:
@@ -254,7 +376,9 @@ class VoicePipeline:
                     raise FetchFailed(str(exc)) from exc
             transcript = await self.transcribe(
                 data, filename=att.filename, mime=att.mime_type, recognition=att.recognition,
-                hints=codes, duration_s=att.duration_s)
+                hints=codes, duration_s=att.duration_s, context=context)
+            if not context.chosen:
+                lang = transcript.language  # answer in the language the note was in
         except AudioError as exc:
             log.info("voice note %s/%s refused: %s: %s", msg.platform, msg.message_id,
                      type(exc).__name__, exc)
@@ -271,10 +395,22 @@ class VoicePipeline:
         return transcript.query
 
     async def aclose(self) -> None:
-        """Release the backend's worker threads and HTTP client."""
+        """Release the backends' worker threads and HTTP client."""
         await self.backend.aclose()
+        if self.multilingual is not None:
+            await self.multilingual.aclose()
 
     # --- helpers -----------------------------------------------------------------------------
+
+    async def _context(self, user_id: UUID, platform: str) -> LanguageContext:
+        locale = PLATFORM_LOCALE.get(platform)
+        if self.context_source is None:
+            return LanguageContext(locale=locale)
+        try:
+            return await self.context_source(user_id, platform)
+        except Exception as exc:  # a nicety, like the hints
+            log.warning("language context failed for %s: %s", user_id, exc)
+            return LanguageContext(locale=locale)
 
     async def _hint_codes(self, user_id: UUID) -> Sequence[str]:
         if self.hint_source is None:
@@ -290,6 +426,34 @@ class VoicePipeline:
         from bot.outbox import say
 
         await say(adapter, msg, text, outbox=self.outbox, plain=True)
+
+
+def drop_prompt_leaks(raw: RawTranscript, prompt: str) -> str:
+    """``raw.text`` without the prompt's names that the audio itself does not support.
+
+    Whisper copies names from its prompt into notes that never said them, where the prompt
+    joins the note: at the start of the transcript. Re-scored without the prompt, such a
+    name's tokens are very unlikely (``raw.unprompted_tokens``). Only a name that opens the
+    transcript is judged: a name said mid-sentence can score as low ("Is Costco more ...").
+    """
+    text = raw.text
+    if not prompt or not raw.unprompted_tokens:
+        return text
+    names = {n.strip(" .") for n in prompt.split(",") if n.strip(" .")}
+    cuts: list[tuple[int, int]] = []
+    for name in names:
+        for m in re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", text, flags=re.IGNORECASE):
+            s, e = m.span()
+            if re.search(r"\w", text[:s]):
+                continue
+            lps = [lp for a, b, lp in raw.unprompted_tokens if a < e and s < b]
+            if lps and sum(lps) / len(lps) < LEAK_LOGPROB:
+                cuts.append((s, e))
+    for s, e in sorted(cuts, reverse=True):
+        text = text[:s] + text[e:]
+    if cuts:
+        log.info("prompt names dropped from %r: %s", raw.text, [raw.text[s:e] for s, e in cuts])
+    return re.sub(r"\s{2,}", " ", text).strip()
 
 
 def _unknown_share(text: str, names: Sequence[Match]) -> float:

@@ -575,12 +575,11 @@ async def test_a_50_mb_voice_gets_the_too_large_reply(
             await wx.post(wx.voice(USER, media))
             await wx.wait_for(lambda: bool(wx.texts(USER)), within_s=30)
             await app.gateway.idle()
-    [reply] = wx.texts(USER)
+    [reply] = wx.texts(USER)  # in Mandarin: a WeChat user who never wrote is taken for one
     if declare_size:
-        assert reply == ("That audio file is 50.0 MB; I can take at most 20 MB. "
-                         "Please send a shorter voice note.")
+        assert reply == "这个音频文件有 50.0 MB，最大只能处理 20 MB，请发一条短一点的语音。"
     else:  # no size declared: it says how much it read before stopping (20.1 MB)
-        assert reply.startswith("That audio file is 20.") and "at most 20 MB" in reply
+        assert reply.startswith("这个音频文件有 20.") and "最大只能处理 20 MB" in reply
         assert wx.media_sent[media] < FIFTY_MB
     assert len(wx.calls_of("media/get")) == 1 and not llm.requests
 

