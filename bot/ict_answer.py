@@ -254,6 +254,13 @@ async def ict_answer(symbol: str, interval: str, plan: bool, *,
     Intraday timeframes (4H and below) also get the bias stack. Raises the tool's errors
     (`UnknownSymbol`, `DataUnavailable`, `InvalidArguments`) for the caller to word.
     """
+    result, files = await ict_result(symbol, interval, plan, lang=lang)
+    return render(result, lang), files
+
+
+async def ict_result(symbol: str, interval: str, plan: bool, *,
+                     lang: str = "en") -> tuple[ICTResult, list[OutgoingFile]]:
+    """The ICT tool's result for `ict_answer` (and the eval, which logs it), with its chart."""
     stack = ict_interval(interval) not in ("daily", "weekly", "monthly")
     files: list[OutgoingFile] = []
     token = context.use(context.RunContext(lang=lang, on_file=files.append))
@@ -261,4 +268,4 @@ async def ict_answer(symbol: str, interval: str, plan: bool, *,
         result = await ict_analyze(symbol, interval, stack=stack, chart=True, plan=plan)
     finally:
         context.reset(token)
-    return render(result, lang), files
+    return result, files

@@ -69,19 +69,11 @@ def recording_registry(registry: ToolRegistry, tool_log: ToolLog) -> ToolRegistr
 
 def recording_ict(tool_log: ToolLog) -> Callable[..., Any]:
     """`bot.ict_answer.ict_answer`, logging the analysis it renders."""
-    from bot.ict_answer import render
-    from core import context
-    from tools.ict_tool import ict_analyze, ict_interval
+    from bot.ict_answer import ict_result, render
 
     async def answer(symbol: str, interval: str, plan: bool, *,
                      lang: str = "en") -> tuple[str, list[OutgoingFile]]:
-        stack = ict_interval(interval) not in ("daily", "weekly", "monthly")
-        files: list[OutgoingFile] = []
-        token = context.use(context.RunContext(lang=lang, on_file=files.append))
-        try:
-            result = await ict_analyze(symbol, interval, stack=stack, chart=True, plan=plan)
-        finally:
-            context.reset(token)
+        result, files = await ict_result(symbol, interval, plan, lang=lang)
         tool_log.add(result)
         return render(result, lang), files
 
