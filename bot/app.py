@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from bot import symbols_store
+from bot import budget_gateway, symbols_store
 from bot.gateway import Gateway
 from bot.ict_answer import ict_answer
 from bot.offline import OfflineAnalyst
@@ -94,6 +94,7 @@ class App:
         gateway = Gateway(store=store, runner=runner, preprocess=voice.preprocess,
                           outbox=outbox, report_llm=llm)
         gateway.stale_s, gateway.too_old_s = settings.inbound_stale_s, settings.inbound_too_old_s
+        budget_gateway.configure(gateway, store, settings)
         jobs = JobRunner(subscriptions=store.subscriptions, outbox=outbox, llm=llm,
                          grace_s=settings.jobs_grace_s, pool=db.pool, speech=speech,
                          voices=settings.speech_voices())

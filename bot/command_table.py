@@ -104,16 +104,6 @@ async def lang(ctx: CommandContext) -> None:
         await ctx.say(ctx.tr("lang_bad"))
 
 
-@command("usage")
-async def usage(ctx: CommandContext) -> None:
-    store = ctx.store
-    conv = await store.conversations.active(ctx.msg.chat, ctx.user_id)
-    c = await store.usage.for_conversation(conv.id)
-    m = await store.usage.for_user_this_month(ctx.user_id)
-    await ctx.say(ctx.tr("usage", conv_tokens=c.tokens, conv_cost=c.cost_usd,
-                         conv_calls=c.calls, month_tokens=m.tokens, month_cost=m.cost_usd))
-
-
 # --- accounts --------------------------------------------------------------------------------
 
 
@@ -166,5 +156,5 @@ async def question(ctx: CommandContext) -> None:
                             ctx.epoch)
 
 
-# the watchlist, subscriptions and reports register themselves on import
-from bot import subscription_commands, ta_commands  # noqa: E402,F401
+# the watchlist, subscriptions, reports, /usage and /admin register themselves on import
+from bot import admin_commands, subscription_commands, ta_commands  # noqa: E402,F401

@@ -11,12 +11,13 @@ import contextlib
 import gc
 import logging
 import secrets
+import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
-from bot import commands
+from bot import budget_gateway, commands
 from bot.commands import Command, Question
 from bot.i18n import detect_lang, t
 from bot.outbox import say
@@ -26,6 +27,7 @@ from core.agent.runner import CANCEL_SHUTDOWN, AgentRunner
 from core.errors import Forbidden, PlatformError, StoreUnavailable
 from core.events import Event
 from core.ports import Adapter, MessageHandler, Outbox
+from core.rate_limit import RateLimiter
 from core.store import Conversation, Store
 from core.store.inbound import Inbound
 from core.store.retry import retry_budget
@@ -38,6 +40,7 @@ from core.types import (
     storable_message,
     utcnow,
 )
+from core.usage_gate import UsageGate
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +80,7 @@ class _Job:
     queued_at: float = 0.0
     placeholder: str | None = None  # resumed after a crash: the bot's message to reuse
     resumed: bool = False  # left unanswered by a stopped process: look for what it stored
+    token_allowance: int | None = None  # the person's budget left (core.usage_gate)
 
     def shown(self) -> None:
         if self.started is not None and not self.started.done():
@@ -140,6 +144,14 @@ class Gateway:
         self._closing = False
         # moves on every /mode and /new: a conversation read before is then read again
         self._conv_epoch = 0
+        # who may spend what (bot.budget_gateway; None/off: everyone, unlimited, in parallel)
+        self.gate: UsageGate | None = None
+        self.rates: RateLimiter | None = None
+        self.admins: frozenset[str] = frozenset()  # "platform:uid"
+        self.one_run_per_person = False
+        self.conversation_token_budget: int | None = None
+        self._person_locks: weakref.WeakValueDictionary[UUID, asyncio.Lock] = (
+            weakref.WeakValueDictionary())
 
     def handler_for(self, adapter: Adapter) -> MessageHandler:
         _freeze_startup_heap()
@@ -239,6 +251,11 @@ class Gateway:
             user_id, chosen = await self._store.accounts.user_and_lang(
                 msg.platform, msg.sender.platform_uid, msg.sender.display_name)
         lang = chosen or detect_lang(msg.text)
+        if self.gate is not None and not await budget_gateway.admitted(self, msg, user_id):
+            await self._say(adapter, msg, t("access_denied", lang,
+                                            who=budget_gateway.account_of(msg)))
+            await self._mark(msg, "answered")
+            return
         if got.paused_subscriptions:
             await self._tell_paused(adapter, msg, lang, got.paused_subscriptions)
         await self._route(adapter, msg, user_id, lang, got.conversation, epoch)
@@ -291,6 +308,9 @@ class Gateway:
 
         if cmd.name in ("mode", "new"):
             self._conv_epoch += 1  # conversations read before are stale from now on
+        if (self.gate is not None and cmd.name in budget_gateway.GATED_COMMANDS
+                and not await budget_gateway.command_allowed(self, adapter, msg, user_id, lang)):
+            return
         await dispatch(CommandContext(gateway=self, store=self._store, adapter=adapter, msg=msg,
                                       user_id=user_id, lang=lang, cmd=cmd,
                                       conversation=conversation, epoch=epoch))
@@ -436,6 +456,12 @@ class Gateway:
                  question: Question, conversation: Conversation | None = None,
                  epoch: int = -1, *, placeholder: str | None = None,
                  resumed: bool = False) -> None:
+        if self.rates is not None and not resumed:
+            refusal = budget_gateway.rate_refusal(self.rates, msg, user_id, lang, question,
+                                                  conversation)
+            if refusal is not None:  # refused before it is queued: it never reaches the model
+                self._tell_later(adapter, msg, refusal)
+                return
         self._queued.add((msg.chat.key, msg.message_id))
         if (msg.chat.key, msg.message_id) in self._resuming:  # a resumed message's command
             resumed = True
@@ -478,6 +504,7 @@ class Gateway:
         msg = job.message
         text = job.question.text
         status = "failed"
+        person: asyncio.Lock | None = None
         try:
             # resumed: how far the stopped process got (the question stored, its answer too)
             turn = (await self._store.conversations.turn_of(msg.platform, msg.chat.chat_id,
@@ -496,6 +523,15 @@ class Gateway:
                 conv = await self._store.conversations.get(turn.conversation_id)
             elif conv is None or job.epoch != self._conv_epoch:
                 conv = await self._store.conversations.active(msg.chat, job.user_id)
+            if self.one_run_per_person:
+                person = await self._person_turn(job)
+            if turn is None and (self.gate is not None
+                                 or self.conversation_token_budget is not None):
+                got_conv = await budget_gateway.before_run(self, job, conv)
+                if got_conv is None:
+                    status = "answered"  # refused with the reset time, said
+                    return
+                conv = got_conv
             adopt = (MessageRef(chat=msg.chat, message_id=job.placeholder)
                      if job.placeholder else None)
             renderer = Renderer(job.adapter, msg.chat, lang=job.lang,
@@ -523,6 +559,8 @@ class Gateway:
                 status = "running"  # shutting down: the next process answers it
             raise
         finally:
+            if person is not None:
+                person.release()
             self._queued.discard((msg.chat.key, msg.message_id))
             if status != "running":
                 await asyncio.shield(self._mark(msg, status))
@@ -535,7 +573,8 @@ class Gateway:
             async for event in self._runner.run(
                     conversation=conv, user_id=job.user_id, text=text, lang=job.lang,
                     mode=job.question.mode, options=job.question.options,
-                    platform_message_id=msg.message_id, stored_as=stored_as):
+                    platform_message_id=msg.message_id, stored_as=stored_as,
+                    token_allowance=job.token_allowance):
                 if self._on_event is not None:
                     self._on_event(msg, event)
                 await renderer.on_event(event)
@@ -547,6 +586,35 @@ class Gateway:
         finally:
             await renderer.aclose()
         return "answered" if renderer.result.delivered else "failed"
+
+    # --- who may spend what ----------------------------------------------------------------
+
+    async def _person_turn(self, job: _Job) -> asyncio.Lock:
+        """One run at a time per person (linked accounts are one): a question from another
+        chat or platform waits here, the user told it is queued. The caller releases it."""
+        lock = self._person_locks.get(job.user_id)
+        if lock is None:
+            lock = asyncio.Lock()
+            self._person_locks[job.user_id] = lock
+        if lock.locked():
+            await self._say(job.adapter, job.message, t("queued_person", job.lang))
+        try:
+            await lock.acquire()
+        except asyncio.CancelledError as exc:  # /stop while it waited: said, like a run's
+            if not (exc.args and exc.args[0] == CANCEL_SHUTDOWN):
+                await asyncio.shield(self._say(job.adapter, job.message,
+                                               t("stopped", job.lang)))
+            raise
+        return lock
+
+    def _tell_later(self, adapter: Adapter, msg: IncomingMessage, text: str) -> None:
+        async def tell() -> None:
+            await self._say(adapter, msg, text)
+            await self._mark(msg, "answered")
+
+        task = asyncio.create_task(tell(), name=f"tell:{msg.chat.key}:{msg.message_id}")
+        self._retrying.add(task)
+        task.add_done_callback(self._retrying.discard)
 
     # --- crash safety ----------------------------------------------------------------------
 

@@ -47,12 +47,31 @@ STRINGS: dict[str, dict[str, str]] = {
                   "zh": "已解除绑定。"},
     "unlink_none": {"en": "This account is not linked to another one.",
                     "zh": "此账号没有绑定其他账号。"},
-    "usage": {"en": "This conversation: {conv_tokens:,} tokens (${conv_cost:.4f}) in {conv_calls} "
-                    "model calls.\nThis month: {month_tokens:,} tokens (${month_cost:.4f}).",
-              "zh": "本对话：{conv_tokens:,} tokens（${conv_cost:.4f}），"
-                    "{conv_calls} 次模型调用。\n"
-                    "本月：{month_tokens:,} tokens（${month_cost:.4f}）。"},
     "needs_arg": {"en": "Usage: {usage}", "zh": "用法：{usage}"},
+    "access_denied": {"en": "This bot is private. Ask its admin to allow your account "
+                            "{who}.",
+                      "zh": "这是私有机器人。请联系管理员允许你的账号 {who}。"},
+    "rate_limited": {"en": "Too many requests ({what}): please try again in {wait}.",
+                     "zh": "请求太频繁（{what}），请在 {wait}后再试。"},
+    "rate_message": {"en": "messages per minute", "zh": "每分钟消息数"},
+    "rate_voice": {"en": "voice notes per hour", "zh": "每小时语音数"},
+    "rate_heavy": {"en": "debates and podcasts per day", "zh": "每日辩论和播客数"},
+    "queued_person": {"en": "Queued: I'm still answering your other question; this one comes "
+                            "next.",
+                      "zh": "已排队：你的另一个问题还在回答中，之后处理这个。"},
+    "budget_refused": {"en": "You have used your {which}. It resets at {at}.",
+                       "zh": "你的{which}已用完，将于 {at} 重置。"},
+    "budget_degraded": {"en": "Your budget is nearly used: answering in fast mode (one model "
+                              "call, no tools).",
+                        "zh": "预算即将用完：本次以快速模式回答（一次模型调用，不调用工具）。"},
+    "budget_daily_tokens": {"en": "daily token budget", "zh": "每日 token 预算"},
+    "budget_daily_usd": {"en": "daily spending budget", "zh": "每日费用预算"},
+    "budget_monthly_tokens": {"en": "monthly token budget", "zh": "每月 token 预算"},
+    "budget_monthly_usd": {"en": "monthly spending budget", "zh": "每月费用预算"},
+    "conversation_closed": {"en": "That conversation reached its budget ({used:,} tokens) and "
+                                  "is closed. I started a new one carrying its summary.",
+                            "zh": "上一个对话已达到预算（{used:,} tokens）并已关闭。"
+                                  "已开始新对话，并带上了之前的摘要。"},
     "bad_timeframe": {"en": "I don't know the timeframe \"{tf}\". Use 1m, 5m, 15m, 30m, 1h, 4h, "
                             "1d, 1w or 1mo (or 1H, 4H, 1D, 3M, 6M, 1Y, Max).",
                       "zh": "不支持的周期“{tf}”。可用：1m、5m、15m、30m、1h、4h、1d、1w、1mo"

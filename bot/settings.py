@@ -18,6 +18,17 @@ def _env(name: str) -> AliasChoices:
     return AliasChoices(name, name.lower())
 
 
+def _price(name: str, value: str) -> float:
+    try:
+        price = float(value)
+    except ValueError:
+        price = -1.0
+    if price < 0:
+        raise ValueError(f"{name}={value!r}: a price in US dollars per million tokens, "
+                         "e.g. 0.6")
+    return price
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_file=".env", extra="ignore", populate_by_name=True)
 
@@ -39,10 +50,38 @@ class Settings(BaseSettings):
     llm_context_tokens: int | None = Field(None, ge=512,
                                            validation_alias=_env("BULLPEN_LLM_CONTEXT_TOKENS"))
     llm_max_tokens: int = Field(1024, ge=16, validation_alias=_env("BULLPEN_LLM_MAX_TOKENS"))
+    # the model's price in US dollars per million input and output tokens (what budgets in
+    # dollars count); `BULLPEN_LLM_<ROLE>_PRICE_IN_PER_MTOK` / `_PRICE_OUT_PER_MTOK` per role
+    llm_price_in_per_mtok: float = Field(
+        0.0, ge=0, validation_alias=_env("BULLPEN_LLM_PRICE_IN_PER_MTOK"))
+    llm_price_out_per_mtok: float = Field(
+        0.0, ge=0, validation_alias=_env("BULLPEN_LLM_PRICE_OUT_PER_MTOK"))
 
     debate_token_budget: int | None = Field(
         200_000, validation_alias=_env("BULLPEN_DEBATE_TOKEN_BUDGET"))
     max_input_chars: int = Field(20_000, validation_alias=_env("BULLPEN_MAX_INPUT_CHARS"))
+
+    # who may spend what (core.usage_gate): open or allowlist access; admins as platform:uid
+    # ("telegram:123,slack:U1"); per-person budgets per UTC day and month (unset: unlimited;
+    # /admin budget sets a person's own); rate limits per person (0: unlimited)
+    access: Literal["open", "allowlist"] = Field("open", validation_alias=_env("BULLPEN_ACCESS"))
+    admins: str = Field("", validation_alias=_env("BULLPEN_ADMINS"))
+    budget_daily_tokens: int | None = Field(
+        None, validation_alias=_env("BULLPEN_BUDGET_DAILY_TOKENS"))
+    budget_monthly_tokens: int | None = Field(
+        None, validation_alias=_env("BULLPEN_BUDGET_MONTHLY_TOKENS"))
+    budget_daily_usd: float | None = Field(None, validation_alias=_env("BULLPEN_BUDGET_DAILY_USD"))
+    budget_monthly_usd: float | None = Field(
+        None, validation_alias=_env("BULLPEN_BUDGET_MONTHLY_USD"))
+    rate_messages_per_minute: int = Field(
+        20, ge=0, validation_alias=_env("BULLPEN_RATE_MESSAGES_PER_MINUTE"))
+    rate_voice_per_hour: int = Field(30, ge=0, validation_alias=_env("BULLPEN_RATE_VOICE_PER_HOUR"))
+    rate_debates_per_day: int = Field(
+        20, ge=0, validation_alias=_env("BULLPEN_RATE_DEBATES_PER_DAY"))
+    one_run_per_person: bool = Field(True, validation_alias=_env("BULLPEN_ONE_RUN_PER_PERSON"))
+    # seed 003: a conversation that spent this many tokens is closed (unset: never)
+    conversation_token_budget: int | None = Field(
+        None, ge=1, validation_alias=_env("BULLPEN_CONVERSATION_TOKEN_BUDGET"))
     data_timeout_s: float = Field(15.0, validation_alias=_env("BULLPEN_DATA_TIMEOUT_S"))
     sec_user_agent: str | None = Field(None, validation_alias=_env("SEC_USER_AGENT"))
     tavily_api_key: SecretStr | None = Field(None, validation_alias=_env("TAVILY_API_KEY"))
@@ -207,7 +246,9 @@ class Settings(BaseSettings):
             name="default", base_url=self.llm_base_url, model=self.llm_model,
             api_key=self.llm_api_key or SecretStr("not-needed"),
             timeout_s=self.llm_timeout_s, max_retries=self.llm_max_retries,
-            context_tokens=self.llm_context_tokens, max_output_tokens=self.llm_max_tokens)
+            context_tokens=self.llm_context_tokens, max_output_tokens=self.llm_max_tokens,
+            price_in_per_mtok=self.llm_price_in_per_mtok,
+            price_out_per_mtok=self.llm_price_out_per_mtok)
 
     def role_profiles(self) -> dict[str, ModelProfile]:
         """`BULLPEN_LLM_<ROLE>_MODEL` / `_BASE_URL` / `_API_KEY` / `_CONTEXT_TOKENS` override
@@ -222,7 +263,9 @@ class Settings(BaseSettings):
             base = env.get(prefix + "BASE_URL")
             key = env.get(prefix + "API_KEY")
             ctx = env.get(prefix + "CONTEXT_TOKENS")
-            if not (model or base or key or ctx):
+            price_in = env.get(prefix + "PRICE_IN_PER_MTOK")
+            price_out = env.get(prefix + "PRICE_OUT_PER_MTOK")
+            if not (model or base or key or ctx or price_in or price_out):
                 continue
             base_url = base or (default.base_url if default else None)
             model_name = model or (default.model if default else None)
@@ -235,7 +278,11 @@ class Settings(BaseSettings):
                 timeout_s=self.llm_timeout_s, max_retries=self.llm_max_retries,
                 context_tokens=int(ctx) if ctx and ctx.isdigit() else (
                     default.context_tokens if default else None),
-                max_output_tokens=self.llm_max_tokens)
+                max_output_tokens=self.llm_max_tokens,
+                price_in_per_mtok=_price(prefix + "PRICE_IN_PER_MTOK", price_in) if price_in
+                else (default.price_in_per_mtok if default else 0.0),
+                price_out_per_mtok=_price(prefix + "PRICE_OUT_PER_MTOK", price_out) if price_out
+                else (default.price_out_per_mtok if default else 0.0))
         return out
 
     @property

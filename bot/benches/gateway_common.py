@@ -231,8 +231,10 @@ async def our_app(database_url: str | None) -> AsyncIterator[Any]:
     from core.testing import ScriptedLLM, text
 
     with tempfile.TemporaryDirectory(prefix="bullpen-bench-") as tmp:
+        # each chat is one person sending far more than a person may per minute: the rate
+        # limit (a product rule, not the gateway's cost) is off here
         settings = load_settings(data_dir=Path(tmp), database_url=database_url, llm_plan=False,
-                                 telegram_bot_token=None)
+                                 telegram_bot_token=None, rate_messages_per_minute=0)
         app = await App.create(settings)
         try:
             llm = ScriptedLLM(default=text(ANSWER))

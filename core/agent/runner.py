@@ -128,10 +128,12 @@ class AgentRunner:
         self, *, conversation: Conversation, user_id: UUID | None, text: str,
         lang: str = "en", mode: str | None = None, options: dict[str, str] | None = None,
         platform_message_id: str | None = None, stored_as: int | None = None,
+        token_allowance: int | None = None,
     ) -> AsyncIterator[Event]:
         """The run's events. `stored_as`: the user's message is stored already under that id
         (a run resumed after its process stopped): it is not stored again, and the history is
-        what came before it."""
+        what came before it. `token_allowance`: the run stops (Failed, kind "budget") once its
+        model calls spent that many tokens (the person's budget left, `core.usage_gate`)."""
         problem = self.check_input(text)
         if problem:
             yield Failed(error=problem, kind="input")
@@ -149,6 +151,11 @@ class AgentRunner:
                 async for event in runner.run(turn):
                     if recorder.pending:  # stored before it is shown
                         await recorder.flush()
+                    if (token_allowance is not None and not isinstance(event, Done)
+                            and sum(u.total_tokens for u in recorder.usages) >= token_allowance):
+                        yield Failed(error="Your usage budget is spent: this answer stops "
+                                           "here. /usage shows when it resets.", kind="budget")
+                        return
                     if isinstance(event, File):
                         path = await self._store.files.save(
                             event.file, user_id=user_id, conversation_id=conv.id)

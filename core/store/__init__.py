@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from core.store.accounts import AccountsRepo
+from core.store.budgets import Budget, BudgetsRepo, Spend
 from core.store.conversations import Conversation, ConversationsRepo, StoredMessage, TurnStart
 from core.store.database import Database
 from core.store.deliveries import DeliveriesRepo, Delivery
@@ -34,11 +35,31 @@ class Store:
         self.subscriptions = SubscriptionsRepo(db.pool)
         self.strategies = StrategiesRepo(db.pool)
         self.tool_artifacts = ToolArtifactsRepo(db.pool)
+        self.budgets = BudgetsRepo(db.pool)
 
 
 __all__ = [
-    "AccountsRepo", "Conversation", "ConversationsRepo", "Database", "DeliveriesRepo", "Delivery",
-    "FilesRepo", "Inbound", "InboundRepo", "KeptRepliesRepo", "Store", "StoredMessage",
-    "StrategiesRepo", "Subscription", "SubscriptionsRepo", "ToolArtifactsRepo", "TurnStart",
-    "UsageRepo", "UsageTotals", "migrate",
+    "AccountsRepo",
+    "Budget",
+    "BudgetsRepo",
+    "Conversation",
+    "ConversationsRepo",
+    "Database",
+    "DeliveriesRepo",
+    "Delivery",
+    "FilesRepo",
+    "Inbound",
+    "InboundRepo",
+    "KeptRepliesRepo",
+    "Spend",
+    "Store",
+    "StoredMessage",
+    "StrategiesRepo",
+    "Subscription",
+    "SubscriptionsRepo",
+    "ToolArtifactsRepo",
+    "TurnStart",
+    "UsageRepo",
+    "UsageTotals",
+    "migrate",
 ]

@@ -1,0 +1,178 @@
+"""The gateway's side of who may spend what: access, rate limits, and the usage gate's
+decision before a run (kept here so that `bot.gateway` only calls in)."""
+
+from __future__ import annotations
+
+import logging
+import math
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+from uuid import UUID
+
+from bot.commands import Question
+from bot.i18n import t
+from core.ports import Adapter
+from core.rate_limit import Rate, RateLimiter
+from core.store import Budget, Conversation, Store
+from core.types import IncomingMessage
+from core.usage_gate import UsageGate
+
+if TYPE_CHECKING:
+    from bot.gateway import Gateway, _Job
+    from bot.settings import Settings
+
+log = logging.getLogger(__name__)
+
+# modes that cost many model calls: counted against the debates-per-day limit
+HEAVY_MODES = frozenset({"debate", "podcast"})
+# what a degraded run uses instead (the cheaper profile: FastMode's one call, no tools)
+DEGRADED_MODE = "fast"
+# the modes degraded to it (the debate degrades itself, seed 002 ADR-010; a podcast is not a
+# question fast mode could answer: both run with the token allowance only)
+DEGRADABLE_MODES = frozenset({"normal", "plan"})
+
+
+def account_of(msg: IncomingMessage) -> str:
+    return f"{msg.platform}:{msg.sender.platform_uid}"
+
+
+def is_admin(gateway: Gateway, msg: IncomingMessage) -> bool:
+    return account_of(msg) in gateway.admins
+
+
+async def admitted(gateway: Gateway, msg: IncomingMessage, user_id: UUID) -> bool:
+    if is_admin(gateway, msg):
+        return True
+    assert gateway.gate is not None
+    return await gateway.gate.admitted(user_id)
+
+
+def rate_limiter(settings: Settings) -> RateLimiter:
+    return RateLimiter({
+        "message": Rate(settings.rate_messages_per_minute, 60.0),
+        "voice": Rate(settings.rate_voice_per_hour, 3600.0),
+        "heavy": Rate(settings.rate_debates_per_day, 86_400.0),
+    })
+
+
+def rate_refusal(rates: RateLimiter, msg: IncomingMessage, user_id: UUID, lang: str,
+                 question: Question, conversation: Conversation | None) -> str | None:
+    """What the person is told when this question is over a rate limit (with when to try
+    again), or None: it is allowed and counted."""
+    got = rate_wait(rates, msg, user_id, question, conversation)
+    if got is None:
+        return None
+    kind, wait = got
+    return t("rate_limited", lang, what=t("rate_" + kind, lang), wait=_duration(wait, lang))
+
+
+def _duration(seconds: float, lang: str) -> str:
+    s = max(1, math.ceil(seconds))
+    if s < 120:
+        return f"{s} 秒" if lang == "zh" else f"{s} s"
+    hours, minutes = divmod(math.ceil(s / 60), 60)
+    if hours >= 48:
+        days, hours = divmod(hours, 24)
+        return f"{days} 天 {hours} 小时" if lang == "zh" else f"{days} d {hours} h"
+    if lang == "zh":
+        return f"{hours} 小时 {minutes} 分" if hours else f"{minutes} 分钟"
+    return f"{hours} h {minutes} min" if hours else f"{minutes} min"
+
+
+def rate_wait(rates: RateLimiter, msg: IncomingMessage, user_id: UUID, question: Question,
+              conversation: Conversation | None) -> tuple[str, float] | None:
+    """The limit this question is over and the seconds until it may be asked, or None: it
+    counts now."""
+    mode = question.mode or (conversation.mode if conversation is not None else None)
+    kinds = ["message"]
+    if not question.text and any(a.kind in ("voice", "audio") for a in msg.attachments):
+        kinds.append("voice")
+    if mode in HEAVY_MODES:
+        kinds.append("heavy")
+    for kind in kinds:
+        wait = rates.hit(user_id, kind)
+        if wait is not None:
+            return kind, wait
+    return None
+
+
+# commands that spend model calls outside a run (the report's narrative): refused when the
+# person's budget is spent
+GATED_COMMANDS = frozenset({"report"})
+
+
+async def command_allowed(gateway: Gateway, adapter: Adapter, msg: IncomingMessage,
+                          user_id: UUID, lang: str) -> bool:
+    assert gateway.gate is not None
+    decision = await gateway.gate.check(user_id)
+    if decision.action != "refuse":
+        return True
+    assert decision.resets_at is not None
+    await gateway.say(adapter, msg, t("budget_refused", lang,
+                                      which=t("budget_" + decision.reason, lang),
+                                      at=_when(decision.resets_at, lang)))
+    return False
+
+
+def _when(at: datetime, lang: str) -> str:
+    left = max(0.0, (at - datetime.now(UTC)).total_seconds())
+    return f"{at:%Y-%m-%d %H:%M} UTC ({_duration(left, lang)})"
+
+
+async def before_run(gateway: Gateway, job: _Job, conv: Conversation) -> Conversation | None:
+    """The usage gate's decision for `job`: None when refused (the user told when the budget
+    resets); else the conversation to run in (a new one when `conv` spent its own budget),
+    the job degraded or given its token allowance as decided."""
+    store, msg = gateway._store, job.message
+    if gateway.gate is not None:
+        decision = await gateway.gate.check(job.user_id)
+        if decision.action == "refuse":
+            assert decision.resets_at is not None
+            await gateway.say(job.adapter, msg, t(
+                "budget_refused", job.lang, which=t("budget_" + decision.reason, job.lang),
+                at=_when(decision.resets_at, job.lang)))
+            return None
+        job.token_allowance = decision.token_allowance
+        mode = job.question.mode or conv.mode
+        if decision.action == "degrade" and mode in DEGRADABLE_MODES:
+            job.question = Question(job.question.text, mode=DEGRADED_MODE,
+                                    options=job.question.options)
+            await gateway.say(job.adapter, msg, t("budget_degraded", job.lang))
+    budget = gateway.conversation_token_budget
+    if budget is not None and conv.token_budget is None:
+        await store.budgets.set_conversation_budget(conv.id, budget)
+        conv = await store.conversations.get(conv.id)
+    if conv.token_budget is not None and conv.token_used >= conv.token_budget:
+        conv = await _carry_over(gateway, job, conv)
+    return conv
+
+
+async def _carry_over(gateway: Gateway, job: _Job, old: Conversation) -> Conversation:
+    """Seed 003: a conversation over its token budget is closed; the question starts a new
+    one that carries the old one's summary (or its last exchanges), and the user is told."""
+    store = gateway._store
+    summary = old.summary
+    if not summary:
+        recent = await store.conversations.messages(old.id, limit=6)
+        summary = "\n".join(f"{m.message.role}: {m.message.content[:500]}" for m in recent
+                            if m.message.content and m.message.role in ("user", "assistant"))
+    new = await store.conversations.start_new(job.message.chat, job.user_id)
+    gateway._conv_epoch += 1  # conversations read before are stale from now on
+    if summary:
+        await store.conversations.set_summary(new.id, summary, 0)
+    if old.token_budget is not None:
+        await store.budgets.set_conversation_budget(new.id, old.token_budget)
+    await gateway.say(job.adapter, job.message, t("conversation_closed", job.lang,
+                                                  used=old.token_used))
+    return await store.conversations.get(new.id)
+
+
+def configure(gateway: Gateway, store: Store, settings: Settings) -> None:
+    """The settings' access, admins, budgets and rate limits onto `gateway` (bot.app)."""
+    gateway.gate = UsageGate(store.budgets, access=settings.access, default=Budget(
+        settings.budget_daily_tokens, settings.budget_monthly_tokens, settings.budget_daily_usd,
+        settings.budget_monthly_usd))
+    gateway.admins = frozenset(a.strip() for a in settings.admins.split(",") if a.strip())
+    gateway.rates = rate_limiter(settings)
+    gateway.one_run_per_person = settings.one_run_per_person
+    gateway.conversation_token_budget = settings.conversation_token_budget

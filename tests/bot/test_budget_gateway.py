@@ -1,0 +1,357 @@
+"""Who may spend what, through the gateway: budgets refused with the reset time on every
+platform and in every mode, degraded runs, conversation budgets, one run per person, rate
+limits, allowlist access and /admin."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+from typing import Any
+
+from bot import budget_gateway
+from bot.gateway import Gateway
+from core.agent import AgentRunner, FastMode, NormalMode
+from core.rate_limit import Rate, RateLimiter
+from core.store import Budget, Store
+from core.testing import RecordingAdapter, ScriptedLLM, text
+from core.tools import ToolRegistry
+from core.types import Attachment, ChatRef, IncomingMessage, Sender, Usage
+from core.usage_gate import UsageGate
+
+PLATFORMS = ("telegram", "discord", "slack", "wechat", "console")
+
+
+def msg(body: str, mid: str, uid: str, chat: ChatRef) -> IncomingMessage:
+    return IncomingMessage(platform=chat.platform, chat=chat, sender=Sender(platform_uid=uid),
+                           message_id=mid, text=body)
+
+
+def make(pg_db: Any, tmp_path: Path, llm: Any, preprocess: Any = None,
+         **gate: Any) -> tuple[Gateway, Store]:
+    """A gateway with the gate on; every mode is a real mode on the scripted LLM."""
+    store = Store(pg_db, files_dir=tmp_path)
+    normal = NormalMode(llm=llm, registry=ToolRegistry(), plan=False)
+    runner = AgentRunner(store=store, modes={"normal": normal, "fast": FastMode(llm=llm),
+                                             "debate": normal, "plan": normal,
+                                             "podcast": normal})
+    gw = Gateway(store=store, runner=runner, preprocess=preprocess)
+    gw.gate = UsageGate(store.budgets, **gate)
+    return gw, store
+
+
+async def spent(store: Store, platform: str, uid: str, tokens: int) -> None:
+    user = await store.accounts.user_for(platform, uid)
+    await store.usage.record(Usage(prompt_tokens=tokens, cost_usd=0.01), user_id=user,
+                             conversation_id=None)
+
+
+async def test_at_the_daily_budget_every_platform_and_mode_is_refused_with_the_reset_time(
+        pg_db, tmp_path):
+    llm = ScriptedLLM(default=text("should not run"))
+    gw, store = make(pg_db, tmp_path, llm, default=Budget(daily_tokens=1000))
+    for platform in PLATFORMS:
+        adapter = RecordingAdapter(name=platform)
+        await adapter.start(gw.handler_for(adapter))
+        chat = ChatRef(platform=platform, chat_id="c1")
+        await spent(store, platform, "u1", 1000)
+        for i, q in enumerate(["NVDA latest close?", "/fast NVDA", "/debate NVDA or AMD",
+                               "/plan NVDA", "/ict NVDA 1h", "/podcast NVDA"]):
+            await adapter.deliver(msg(q, str(i), "u1", chat))
+            await gw.idle()
+        shown = adapter.visible_text(chat)
+        assert len(shown) == 6, (platform, shown)
+        assert all(re.search(r"daily token budget\. It resets at \d{4}-\d\d-\d\d 00:00 UTC", s)
+                   for s in shown), shown
+    assert llm.requests == []
+
+
+async def test_little_budget_left_runs_in_fast_mode_and_says_so(pg_db, tmp_path):
+    llm = ScriptedLLM(default=text("quick answer"))
+    gw, store = make(pg_db, tmp_path, llm, default=Budget(daily_tokens=1000))
+    adapter = RecordingAdapter(name="telegram")
+    await adapter.start(gw.handler_for(adapter))
+    chat = ChatRef(platform="telegram", chat_id="c1")
+    await spent(store, "telegram", "u1", 900)
+    await adapter.deliver(msg("NVDA outlook", "1", "u1", chat))
+    await gw.idle()
+    shown = adapter.visible_text(chat)
+    assert "fast mode" in shown[0] and shown[-1] == "quick answer"
+    assert len(llm.requests) == 1 and not llm.requests[0].get("tools")
+
+
+async def test_admin_budget_takes_effect_at_once(pg_db, tmp_path):
+    llm = ScriptedLLM(default=text("answered"))
+    gw, store = make(pg_db, tmp_path, llm, cache_s=3600)
+    gw.admins = frozenset({"telegram:boss"})
+    adapter = RecordingAdapter(name="telegram")
+    await adapter.start(gw.handler_for(adapter))
+    boss, user = ChatRef(platform="telegram", chat_id="b"), ChatRef(platform="telegram",
+                                                                     chat_id="u")
+    await spent(store, "telegram", "u2", 500)
+    await adapter.deliver(msg("first", "1", "u2", user))
+    await gw.idle()
+    assert adapter.visible_text(user)[-1] == "answered"
+    await adapter.deliver(msg("/admin budget telegram:u2 100 -", "2", "boss", boss))
+    assert "daily 100 tokens" in adapter.visible_text(boss)[-1]
+    await adapter.deliver(msg("second", "3", "u2", user))
+    await gw.idle()
+    assert "daily token budget" in adapter.visible_text(user)[-1]
+    await adapter.deliver(msg("/usage", "4", "u2", user))
+    assert re.search(r"Today: [\d,]+ tokens .* of 100 tokens; resets", adapter.visible_text(
+        user)[-1])
+    # bad input gets a clear message and changes nothing
+    await adapter.deliver(msg("/admin budget telegram:u2 lots -", "5", "boss", boss))
+    assert "token counts, $amounts or -" in adapter.visible_text(boss)[-1]
+    await adapter.deliver(msg("/admin budget u2 1 1", "6", "boss", boss))
+    assert "not PLATFORM:ID" in adapter.visible_text(boss)[-1]
+    await adapter.deliver(msg("/admin budget telegram:u2 - $5", "7", "boss", boss))
+    await adapter.deliver(msg("third", "8", "u2", user))
+    await gw.idle()
+    assert adapter.visible_text(user)[-1] == "answered"
+    await adapter.deliver(msg("/admin usage", "9", "boss", boss))
+    assert "Today:" in adapter.visible_text(boss)[-1]
+    await adapter.deliver(msg("/admin usage", "10", "u2", user))  # not an admin
+    assert "Only the bot's admins" in adapter.visible_text(user)[-1]
+
+
+async def test_allowlist_refuses_a_stranger_and_admits_an_allowed_user(pg_db, tmp_path):
+    llm = ScriptedLLM(default=text("welcome"))
+    gw, _ = make(pg_db, tmp_path, llm, access="allowlist")
+    gw.admins = frozenset({"slack:ADMIN"})
+    adapter = RecordingAdapter(name="slack")
+    await adapter.start(gw.handler_for(adapter))
+    stranger, admin = ChatRef(platform="slack", chat_id="D1"), ChatRef(platform="slack",
+                                                                         chat_id="D0")
+    await adapter.deliver(msg("hello", "1", "U9", stranger))
+    await gw.idle()
+    assert "private" in adapter.visible_text(stranger)[-1]
+    assert "slack:U9" in adapter.visible_text(stranger)[-1]
+    assert llm.requests == []
+    await adapter.deliver(msg("/admin allow slack:U9", "2", "ADMIN", admin))
+    await adapter.deliver(msg("hello again", "3", "U9", stranger))
+    await gw.idle()
+    assert adapter.visible_text(stranger)[-1] == "welcome"
+    await adapter.deliver(msg("/admin block slack:U9", "4", "ADMIN", admin))
+    await adapter.deliver(msg("and again", "5", "U9", stranger))
+    await gw.idle()
+    assert "private" in adapter.visible_text(stranger)[-1] and len(llm.requests) == 1
+
+
+async def test_a_burst_reaches_the_llm_at_most_the_allowed_number_of_times(pg_db, tmp_path):
+    llm = ScriptedLLM(default=text("ok"))
+    gw, _ = make(pg_db, tmp_path, llm)
+    gw.rates = RateLimiter({"message": Rate(5, 60.0)})
+    adapter = RecordingAdapter(name="telegram")
+    await adapter.start(gw.handler_for(adapter))
+    chat = ChatRef(platform="telegram", chat_id="c1")
+    await asyncio.gather(*(adapter.deliver(msg(f"q{i}", str(i), "u1", chat))
+                           for i in range(100)))
+    await gw.idle()
+    await asyncio.sleep(0.05)  # the refusals are told by small tasks
+    assert len(llm.requests) == 5
+    shown = adapter.visible_text(chat)
+    assert sum(s == "ok" for s in shown) == 5
+    assert sum(bool(re.fullmatch(r"Too many requests \(messages per minute\): please try "
+                                 r"again in \d+ s\.", s)) for s in shown) == 95
+
+
+async def test_voice_notes_per_hour_and_debates_per_day_are_limited(pg_db, tmp_path):
+    llm = ScriptedLLM(default=text("ok"))
+    heard: list[str] = []
+
+    async def hear(adapter: Any, message: IncomingMessage, user_id: Any, lang: str) -> str:
+        heard.append(message.message_id)
+        return "what did NVDA close at"
+
+    gw, _ = make(pg_db, tmp_path, llm, preprocess=hear)
+    gw.rates = RateLimiter({"message": Rate(100, 60.0), "voice": Rate(2, 3600.0),
+                            "heavy": Rate(1, 86_400.0)})
+    adapter = RecordingAdapter(name="wechat")
+    await adapter.start(gw.handler_for(adapter))
+    chat = ChatRef(platform="wechat", chat_id="c1")
+    for i in range(3):
+        note = msg("", f"v{i}", "u1", chat).model_copy(
+            update={"attachments": [Attachment(kind="voice", file_id=f"f{i}")]})
+        await adapter.deliver(note)
+        await gw.idle()
+    await asyncio.sleep(0.05)
+    assert heard == ["v0", "v1"]  # the third note is not even transcribed
+    assert re.search(r"voice notes per hour\): please try again in (59 min|1 h 0 min)\.",
+                     adapter.visible_text(chat)[-1])
+    await adapter.deliver(msg("/debate NVDA or AMD", "d1", "u1", chat))
+    await gw.idle()
+    await adapter.deliver(msg("/debate AMD or INTC", "d2", "u1", chat))
+    await gw.idle()
+    assert re.search(r"debates and podcasts per day\): please try again in "
+                     r"(23 h 59 min|24 h 0 min)\.", adapter.visible_text(chat)[-1])
+    assert len(llm.requests) == 3
+
+
+async def test_report_is_refused_when_the_budget_is_spent(pg_db, tmp_path):
+    gw, store = make(pg_db, tmp_path, ScriptedLLM(), default=Budget(daily_usd=0.01))
+    adapter = RecordingAdapter(name="telegram")
+    await adapter.start(gw.handler_for(adapter))
+    chat = ChatRef(platform="telegram", chat_id="c1")
+    await spent(store, "telegram", "u1", 10)  # $0.01
+    await adapter.deliver(msg("/report NVDA", "1", "u1", chat))
+    assert "daily spending budget. It resets at" in adapter.visible_text(chat)[-1]
+
+
+class Overlap:
+    """A scripted LLM that counts how many of its calls run at once."""
+
+    def __init__(self) -> None:
+        self.inner = ScriptedLLM(default=text("answer"), latency_s=0.2)
+        self.now = self.most = 0
+
+    async def complete(self, *a: Any, **k: Any) -> Any:
+        self.now += 1
+        self.most = max(self.most, self.now)
+        try:
+            return await self.inner.complete(*a, **k)
+        finally:
+            self.now -= 1
+
+    def stream(self, *a: Any, **k: Any) -> Any:
+        outer = self
+
+        async def gen() -> Any:
+            outer.now += 1
+            outer.most = max(outer.most, outer.now)
+            try:
+                async for chunk in outer.inner.stream(*a, **k):
+                    yield chunk
+            finally:
+                outer.now -= 1
+
+        return gen()
+
+
+async def test_one_linked_person_on_telegram_and_slack_runs_one_question_at_a_time(
+        pg_db, tmp_path):
+    llm = Overlap()
+    gw, store = make(pg_db, tmp_path, llm)
+    gw.one_run_per_person = True
+    tg, sl = RecordingAdapter(name="telegram"), RecordingAdapter(name="slack")
+    await tg.start(gw.handler_for(tg))
+    await sl.start(gw.handler_for(sl))
+    tchat, schat = ChatRef(platform="telegram", chat_id="t"), ChatRef(platform="slack",
+                                                                        chat_id="s")
+    owner = await store.accounts.user_for("telegram", "t1")
+    code = await store.accounts.issue_link_code(owner)
+    other = await store.accounts.user_for("slack", "s1")
+    assert (await store.accounts.redeem_link_code(code, other)).ok
+    await asyncio.gather(tg.deliver(msg("NVDA?", "1", "t1", tchat)),
+                         sl.deliver(msg("AMD?", "1", "s1", schat)))
+    await gw.idle()
+    assert llm.most == 1 and len(llm.inner.requests) == 2
+    shown = tg.visible_text(tchat) + sl.visible_text(schat)
+    assert shown.count("answer") == 2
+    assert sum("Queued" in s for s in shown) == 1
+
+
+async def test_two_people_still_run_side_by_side(pg_db, tmp_path):
+    llm = Overlap()
+    gw, _ = make(pg_db, tmp_path, llm)
+    gw.one_run_per_person = True
+    tg = RecordingAdapter(name="telegram")
+    await tg.start(gw.handler_for(tg))
+    a, b = ChatRef(platform="telegram", chat_id="a"), ChatRef(platform="telegram", chat_id="b")
+    await asyncio.gather(tg.deliver(msg("NVDA?", "1", "pa", a)),
+                         tg.deliver(msg("AMD?", "1", "pb", b)))
+    await gw.idle()
+    assert llm.most == 2
+
+
+async def test_a_conversation_over_its_budget_closes_and_the_next_starts_with_its_summary(
+        pg_db, tmp_path):
+    llm = ScriptedLLM(default=text("fine"))
+    gw, store = make(pg_db, tmp_path, llm)
+    gw.conversation_token_budget = 20  # each scripted answer costs 15 tokens
+    adapter = RecordingAdapter(name="discord")
+    await adapter.start(gw.handler_for(adapter))
+    chat = ChatRef(platform="discord", chat_id="c1")
+    for i, q in enumerate(["What about NVDA margins?", "And AMD?"]):
+        await adapter.deliver(msg(q, str(i), "u1", chat))
+        await gw.idle()
+    first = await store.conversations.active(chat, None)
+    assert first.token_used == 30 and first.token_budget == 20
+    await adapter.deliver(msg("Compare them", "3", "u1", chat))
+    await gw.idle()
+    shown = adapter.visible_text(chat)
+    assert "reached its budget (30 tokens)" in shown[-2] and shown[-1] == "fine"
+    second = await store.conversations.active(chat, None)
+    assert second.id != first.id and second.token_budget == 20
+    assert "NVDA margins" in second.summary
+    prompt = " ".join(m.content for m in llm.requests[-1]["messages"])
+    assert "NVDA margins" in prompt  # the new conversation carries the old one's summary
+
+
+async def test_configure_reads_the_settings(pg_db, tmp_path):
+    from bot.settings import load_settings
+
+    gw, store = make(pg_db, tmp_path, ScriptedLLM())
+    budget_gateway.configure(gw, store, load_settings(
+        access="allowlist", admins="telegram:1, slack:U2", budget_daily_tokens=5000,
+        rate_messages_per_minute=3))
+    assert gw.admins == {"telegram:1", "slack:U2"} and gw.gate is not None
+    assert gw.gate.access == "allowlist" and gw.gate.default == Budget(daily_tokens=5000)
+    assert gw.one_run_per_person
+    defaults = load_settings()
+    assert (defaults.access, defaults.budget_daily_tokens, defaults.conversation_token_budget) == (
+        "open", None, None)
+
+
+def test_prices_per_profile_come_from_the_settings(monkeypatch):
+    import pytest
+
+    from bot.settings import load_settings
+
+    monkeypatch.setenv("BULLPEN_LLM_JUDGE_PRICE_OUT_PER_MTOK", "2.5")
+    s = load_settings(llm_base_url="http://127.0.0.1:1/v1", llm_model="m",
+                      llm_price_in_per_mtok=0.5, llm_price_out_per_mtok=1.5)
+    default = s.default_profile()
+    assert default is not None and default.cost(1_000_000, 1_000_000) == 2.0
+    judge = s.role_profiles()["judge"]
+    assert (judge.price_in_per_mtok, judge.price_out_per_mtok) == (0.5, 2.5)
+    monkeypatch.setenv("BULLPEN_LLM_JUDGE_PRICE_OUT_PER_MTOK", "cheap")
+    with pytest.raises(ValueError, match="PRICE_OUT_PER_MTOK='cheap': a price in US dollars"):
+        s.role_profiles()
+
+
+async def test_refusals_speak_the_users_language(pg_db, tmp_path):
+    gw, store = make(pg_db, tmp_path, ScriptedLLM(), default=Budget(monthly_tokens=10))
+    gw.rates = RateLimiter({"message": Rate(1, 60.0)})
+    adapter = RecordingAdapter(name="wechat")
+    await adapter.start(gw.handler_for(adapter))
+    chat = ChatRef(platform="wechat", chat_id="zh")
+    await spent(store, "wechat", "u1", 10)
+    await adapter.deliver(msg("英伟达最新收盘价是多少？", "1", "u1", chat))
+    await gw.idle()
+    assert re.search(r"你的每月 token 预算已用完，将于 \d{4}-\d\d-01 00:00 UTC",
+                     adapter.visible_text(chat)[-1])
+    await adapter.deliver(msg("再问一次英伟达", "2", "u1", chat))
+    await gw.idle()
+    await asyncio.sleep(0.05)
+    assert re.fullmatch(r"请求太频繁（每分钟消息数），请在 \d+ 秒后再试。",
+                        adapter.visible_text(chat)[-1])
+
+
+async def test_stop_while_queued_behind_ones_own_run_says_stopped(pg_db, tmp_path):
+    llm = ScriptedLLM(default=text("first done"), latency_s=0.5)
+    gw, _ = make(pg_db, tmp_path, llm)
+    gw.one_run_per_person = True
+    tg = RecordingAdapter(name="telegram")
+    await tg.start(gw.handler_for(tg))
+    a, b = ChatRef(platform="telegram", chat_id="a"), ChatRef(platform="telegram", chat_id="b")
+    await tg.deliver(msg("NVDA?", "1", "p", a))
+    await asyncio.sleep(0.1)
+    await tg.deliver(msg("AMD?", "1", "p", b))
+    await asyncio.sleep(0.1)
+    await tg.deliver(msg("/stop", "2", "p", b))
+    await gw.idle()
+    assert tg.visible_text(b) == [
+        "Queued: I'm still answering your other question; this one comes next.", "⏹ Stopped."]
+    assert tg.visible_text(a) == ["first done"] and len(llm.requests) == 1
+    await gw.aclose()
