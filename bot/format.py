@@ -66,6 +66,11 @@ def tool_error(exc: BullpenError | str, lang: str) -> str:
     return f"⚠️ {exc}"
 
 
+def _has_range(q: Any) -> bool:
+    """A 52-week range to show (a one-day quote has none)."""
+    return getattr(q, "low_52w", None) is not None and getattr(q, "high_52w", None) is not None
+
+
 def _is_fx(symbol: str) -> bool:
     """A currency pair (EURUSD, EURUSD=X): a rate, quoted to 4 decimals without a sign."""
     pair = symbol.removesuffix("=X").replace("/", "")
@@ -83,14 +88,14 @@ def quote(q: Any, lang: str) -> str:
         move = "上涨" if up else "下跌"
         lines = [f"**{name}** 在 {date} 收于 **{c}{_num(q.close)}**，较前一交易日{move} "
                  f"{c}{_num(abs(q.change or 0))}（{_pct(q.change_pct)}）。",
-                 f"52周区间：{c}{_num(q.low_52w)} – {c}{_num(q.high_52w)}；"
-                 f"成交量：{_vol(q.volume)}。"]
+                 (f"52周区间：{c}{_num(q.low_52w)} – {c}{_num(q.high_52w)}；"
+                  if _has_range(q) else "") + f"成交量：{_vol(q.volume)}。"]
     else:
         move = "up" if up else "down"
         lines = [f"**{name}** closed at **{c}{_num(q.close)}** on {date}, {move} "
                  f"{c}{_num(abs(q.change or 0))} ({_pct(q.change_pct)}) from the previous close.",
-                 f"52-week range: {c}{_num(q.low_52w)} – {c}{_num(q.high_52w)}; "
-                 f"volume {_vol(q.volume)}."]
+                 (f"52-week range: {c}{_num(q.low_52w)} – {c}{_num(q.high_52w)}; volume "
+                  if _has_range(q) else "Volume ") + f"{_vol(q.volume)}."]
     lines.append(_source(getattr(q, "source", None), lang))
     return "\n".join(lines)
 

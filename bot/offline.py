@@ -203,7 +203,9 @@ def coverage_text(lang: str) -> str:
             blocks.append(f"{title}:\n" + "\n".join(lines))
     if missing:
         blocks.append(("缺少：" if zh else "Missing:") + "\n" + "\n".join(missing))
-    return "\n".join(blocks) or ("- （快照数据包未安装）" if zh else
+    # a blank line between markets: a heading right under a list item would be read as part
+    # of that item ("... 2019-08-12 US stocks and indexes (USD):")
+    return "\n\n".join(blocks) or ("- （快照数据包未安装）" if zh else
                                  "- (no snapshot package is installed)")
 
 

@@ -116,6 +116,7 @@ async def test_moutai_price_is_its_one_day_quote() -> None:
     _, text = await _ask("贵州茅台现在多少钱", lang="zh")
     assert f"¥{close:,.2f}" in text and "2023-08-25" in text
     assert "no price history of 600519" in text
+    assert "n/a" not in text and "52周区间" not in text  # one day has no 52-week range
 
 
 async def test_apple_risk_factors_in_the_latest_10k() -> None:
