@@ -5,7 +5,8 @@
     ├── StoreError             Postgres unreachable, migration failed
     ├── InputError             the user's input is unusable (empty, too long, bad file)
     │   ├── InvalidArguments   a tool's arguments failed validation
-    │   └── TooLarge           a file over a size limit, refused before it was read whole
+    │   ├── TooLarge           a file over a size limit, refused before it was read whole
+    │   └── QueryRefused       the admin console's SQL failed (Postgres's own message)
     ├── ToolError              a tool ran and failed
     │   ├── UnknownTool        no tool by that name
     │   ├── DataUnavailable    a provider could not supply data (names the provider)
@@ -131,6 +132,11 @@ class FormattingRejected(PlatformError):
 
 class Forbidden(PlatformError):
     pass
+
+
+class QueryRefused(InputError):
+    """The admin console's SQL failed or was refused (a write in the READ ONLY transaction, a
+    timeout, a syntax error); the message is Postgres's own."""
 
 
 class SignatureError(BullpenError):

@@ -222,3 +222,155 @@ class Outbox(Protocol):
     async def wait(self, key: str, *, timeout_s: float) -> Receipt | None:
         """The receipt once delivered, failed or held (None if `key` is unknown)."""
         ...
+
+
+# --- the web platform -----------------------------------------------------------------------
+# The web adapter is translation only, like the others: what it shows beyond the live chat
+# (sign-in, a person's conversations and files, share links, the admin console) it asks of a
+# `WebDirectory` that `bot` implements over the store. Ids are opaque strings to the adapter.
+
+
+@dataclass(frozen=True)
+class WebPerson:
+    """Who a web session belongs to: the linked person (`user_id`), as the gateway knows them
+    on the web platform (`platform_uid`, the sender id the adapter puts on their messages)."""
+
+    user_id: str
+    platform_uid: str
+    display_name: str = ""
+    lang: str = "en"  # "en" or "zh": the page's language
+    is_admin: bool = False
+
+
+@dataclass(frozen=True)
+class WebSession:
+    """A signed-in browser. `token` goes in an HttpOnly cookie, `csrf` in every unsafe
+    request's ``X-CSRF-Token`` header (or ``csrf`` form field)."""
+
+    token: str
+    csrf: str
+    person: WebPerson
+    expires_at: datetime
+
+
+@dataclass(frozen=True)
+class WebConversationInfo:
+    id: str
+    platform: str
+    chat_id: str
+    title: str
+    mode: str
+    is_active: bool
+    updated_at: datetime
+    writable: bool  # only the person's own web chat is; other platforms' chats are read-only
+
+
+@dataclass(frozen=True)
+class WebFileInfo:
+    id: str
+    filename: str
+    kind: str  # "image" | "document"
+    mime_type: str
+    size_bytes: int
+    created_at: datetime
+    conversation_id: str | None = None
+
+
+@dataclass(frozen=True)
+class WebEntry:
+    """One shown message of a transcript: what the user asked or the agent answered (never a
+    tool call or a tool result), or a file the answer carried."""
+
+    role: Literal["user", "assistant", "file"]
+    text: str
+    at: datetime
+    file: WebFileInfo | None = None
+
+
+@dataclass(frozen=True)
+class WebTranscript:
+    conversation: WebConversationInfo
+    entries: tuple[WebEntry, ...]
+
+
+@dataclass(frozen=True)
+class WebFileData:
+    info: WebFileInfo
+    data: bytes
+
+
+@dataclass(frozen=True)
+class WebTable:
+    """Rows for the admin console; values already rendered as text (None stays None)."""
+
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str | None, ...], ...]
+    total: int | None = None  # row count of the table, when paging one
+    truncated: bool = False  # the row limit cut the result
+
+
+class WebDirectory(Protocol):
+    """What the web platform needs from the rest of Bullpen. Every lookup by id is scoped to
+    the asking person: someone else's conversation or file is None (the page answers 404)."""
+
+    async def redeem_login(self, token: str) -> WebSession | None:
+        """A one-time sign-in link's token, exchanged for a new session; None when unknown,
+        used or expired (the link works once, for 10 minutes)."""
+        ...
+
+    async def session(self, token: str) -> WebSession | None:
+        """The live session for a cookie, or None (unknown, expired, or logged out)."""
+        ...
+
+    async def end_session(self, token: str) -> None: ...
+
+    async def conversations(self, person: WebPerson) -> list[WebConversationInfo]: ...
+
+    async def transcript(self, person: WebPerson,
+                         conversation_id: str) -> WebTranscript | None: ...
+
+    async def web_transcript(self, person: WebPerson) -> WebTranscript | None:
+        """The person's active web conversation, to draw the page with on load."""
+        ...
+
+    async def files(self, person: WebPerson) -> list[WebFileInfo]: ...
+
+    async def file(self, person: WebPerson, file_id: str) -> WebFileData | None: ...
+
+    async def share(self, person: WebPerson, conversation_id: str) -> str | None:
+        """Publish the conversation; the share token (None if it is not the person's)."""
+        ...
+
+    async def unshare(self, person: WebPerson, conversation_id: str) -> bool: ...
+
+    async def shared(self, share_token: str) -> WebTranscript | None:
+        """A published conversation, read-only; None once revoked or when never issued."""
+        ...
+
+    async def shared_file(self, share_token: str, file_id: str) -> WebFileData | None:
+        """A file of a published conversation (its charts), None otherwise."""
+        ...
+
+    async def admin_tables(self) -> list[tuple[str, int]]:
+        """Every table of the schema with its row count (admins only: the adapter checks
+        `person.is_admin` before any admin call)."""
+        ...
+
+    async def admin_rows(self, table: str, *, page: int, page_size: int) -> WebTable | None:
+        """A page of a table's rows; None when `table` is not a table of the schema."""
+        ...
+
+    async def admin_query(self, sql: str) -> WebTable:
+        """`sql` inside a READ ONLY transaction with a statement timeout and a row limit.
+        Raises `core.errors.QueryRefused` with Postgres's own message on any error (a write
+        attempt: "cannot execute DELETE in a read-only transaction")."""
+        ...
+
+
+@runtime_checkable
+class EventObserver(Protocol):
+    """An adapter that shows the run's typed events as they come (the web page: status, tool
+    progress, thinking), besides the replies the renderer sends and edits. `ref` is the
+    placeholder the events belong to."""
+
+    async def observe(self, chat: ChatRef, ref: MessageRef | None, event: Event) -> None: ...
