@@ -1,4 +1,7 @@
-"""The local console chat: stdin lines in, replies edited in place in the terminal (rich)."""
+"""The local console chat: stdin lines in, replies edited in place in the terminal (rich).
+
+One person at one terminal: there are no group chats, so no `core.ports.ChatAdmins` (group
+admin checks never arise)."""
 
 from __future__ import annotations
 

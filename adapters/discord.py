@@ -16,6 +16,10 @@ With `interactions_port`, an aiohttp endpoint takes HTTP interactions: the Ed255
 signature seen before is refused (401); PING gets PONG. Only `interactions_insecure=True` turns
 the check off.
 
+Group admins (`core.ports.ChatAdmins`): a member whose permissions in the channel grant
+Administrator, Manage Server or Manage Channels; a slash command carries them, a mention is
+answered by fetching the member.
+
 discord.py reads its REST base and gateway URL from class attributes (process-global):
 `api_base_url`/`gateway_url` are set while the adapter runs and restored by `aclose`.
 Events of one chat are handed on in arrival order, other chats go ahead. Refusals become
@@ -74,6 +78,8 @@ MAX_DOWNLOAD_BYTES = 25 * 1024 * 1024
 INTERACTION_TTL_S = 14 * 60.0  # interaction tokens last 15 minutes
 ACK_GRACE_S = 2.0  # a deferred response no reply took by then gets the command's echo
 SIGNATURE_WINDOW_S = 300.0
+MEMBER_PERMISSIONS_S = 60.0  # a slash command's resolved permissions answer for this long
+_KNOWN_CHANNELS = 4096
 COMMAND_OPTION = {"type": 3, "name": "text", "required": False,
                   "description": "What to ask, or the command's arguments"}
 # the chat is gone or closed to us: cannot message the user, missing access or permissions,
@@ -234,6 +240,11 @@ class DiscordAdapter:
         self._pending: dict[str, list[_Pending]] = {}
         self._originals: dict[str, _Pending] = {}  # message id -> its interaction
         self._seen: OrderedDict[str, float] = OrderedDict()  # signatures in the window
+        # group admins (is_chat_admin): the guild of each guild channel seen, and the
+        # permissions slash commands carried (the member's, resolved in the channel)
+        self._guild_of: OrderedDict[str, int] = OrderedDict()
+        self._permissions: OrderedDict[tuple[str, str], tuple[float, discord.Permissions]] = (
+            OrderedDict())
         self._site_runner: web.AppRunner | None = None
         self._holding = False
         self._closed = False
@@ -381,6 +392,8 @@ class DiscordAdapter:
         attachments = [_attachment(a, message.flags.voice) for a in message.attachments]
         if not text and not attachments:
             return None
+        if message.guild is not None:
+            self._remember_guild(str(message.channel.id), message.guild.id)
         ref = message.reference
         return IncomingMessage(
             platform=PLATFORM,
@@ -437,6 +450,12 @@ class DiscordAdapter:
             return None
         values = [str(o["value"]) for o in data.get("options") or () if "value" in o]
         is_group = interaction.guild_id is not None
+        if interaction.guild_id is not None:
+            channel = str(interaction.channel_id)
+            self._remember_guild(channel, interaction.guild_id)
+            if isinstance(interaction.user, discord.Member):  # Discord resolved its permissions
+                _put(self._permissions, (channel, str(interaction.user.id)),
+                     (time.monotonic() + MEMBER_PERMISSIONS_S, interaction.permissions))
         return IncomingMessage(
             platform=PLATFORM,
             chat=ChatRef(platform=PLATFORM, chat_id=str(interaction.channel_id),
@@ -444,6 +463,43 @@ class DiscordAdapter:
             sender=_sender(interaction.user), message_id=_interaction_message_id(interaction),
             text=" ".join([f"/{name}", *values]).strip(), received_at=interaction.created_at,
             addressed=True)
+
+    def _remember_guild(self, channel_id: str, guild_id: int) -> None:
+        _put(self._guild_of, channel_id, guild_id)
+
+    # --- group admins ----------------------------------------------------------------------
+
+    async def is_chat_admin(self, chat: ChatRef, sender: Sender) -> bool | None:
+        """`core.ports.ChatAdmins`: the member's permissions in the channel grant Administrator,
+        Manage Server or Manage Channels. A slash command carries them (Discord resolves them
+        with the channel's overwrites); otherwise the member is fetched (REST) and their roles'
+        permissions resolved in the channel. None outside guilds (DMs, group DMs)."""
+        if not chat.is_group:
+            return None
+        now = time.monotonic()
+        carried = self._permissions.get((chat.chat_id, sender.platform_uid))
+        if carried is not None and carried[0] > now:
+            return _manages(carried[1])
+        try:
+            user_id, channel_id = int(sender.platform_uid), int(chat.thread_id or chat.chat_id)
+        except ValueError:
+            raise PlatformError(f"discord: {sender.platform_uid!r} is not a user id") from None
+        guild_id = self._guild_of.get(chat.chat_id)
+        if guild_id is None:  # e.g. a command resumed after a restart: the gateway's cache
+            cached = self._client.get_channel(channel_id)
+            guild_id = getattr(getattr(cached, "guild", None), "id", None)
+        if guild_id is None:
+            return None  # a channel neither seen nor cached: cannot tell
+        self._check_open()
+        guild = self._client.get_guild(guild_id)
+        if guild is None:  # not on the gateway (HTTP interactions only): asked of REST
+            guild = await self._call("guild",
+                                     self._client.fetch_guild(guild_id, with_counts=False))
+        member = await self._call("member", guild.fetch_member(user_id))
+        channel = guild.get_channel_or_thread(channel_id)
+        permissions = (channel.permissions_for(member) if channel is not None
+                       else member.guild_permissions)
+        return _manages(permissions)
 
     # --- deferred responses ----------------------------------------------------------------
 
@@ -669,6 +725,19 @@ class DiscordAdapter:
 
 
 # --- translation helpers ---------------------------------------------------------------------
+
+
+def _put[K, V](known: OrderedDict[K, V], key: K, value: V) -> None:
+    """`known[key] = value`, forgetting the oldest entries beyond `_KNOWN_CHANNELS`."""
+    known[key] = value
+    known.move_to_end(key)
+    while len(known) > _KNOWN_CHANNELS:
+        known.popitem(last=False)
+
+
+def _manages(permissions: discord.Permissions) -> bool:
+    return bool(permissions.administrator or permissions.manage_guild
+                or permissions.manage_channels)
 
 
 def _sender(user: discord.User | discord.Member | discord.abc.User) -> Sender:

@@ -532,6 +532,40 @@ class SlackAdapter:
             self._threads.put((chat.chat_id, chat.thread_id), True)
         return MessageRef(chat=chat, message_id=str(uploaded.get("id") or ""))
 
+    async def is_chat_admin(self, chat: ChatRef, sender: Sender) -> bool | None:
+        """`core.ports.ChatAdmins`. Slack channels have no admins of their own that a bot may
+        read, so a channel's admins are the workspace's admins and owners (users.info
+        `is_admin`, `is_owner`, `is_primary_owner`) and the person who created the channel
+        (conversations.info `creator`). None outside channels (DMs), and when the app lacks
+        the scopes to ask (`users:read`, `channels:read`): it cannot tell."""
+        if not chat.is_group:
+            return None
+        info = await self._ask("users.info", self._client.users_info(user=sender.platform_uid))
+        if info is None:
+            return None
+        user = info.get("user") or {}
+        if any(user.get(flag) for flag in ("is_admin", "is_owner", "is_primary_owner")):
+            return True
+        channel = await self._ask("conversations.info",
+                                  self._client.conversations_info(channel=chat.chat_id))
+        if channel is None:
+            return None
+        return bool((channel.get("channel") or {}).get("creator") == sender.platform_uid)
+
+    async def _ask(self, method: str, operation: Awaitable[Any]) -> Any:
+        """A read the app may lack the scope for: None then (logged), else as `_call`."""
+        try:
+            return await operation
+        except SlackApiError as exc:
+            if _code(exc) != "missing_scope":
+                raise self._error(method, exc) from None
+            data = exc.response.data if isinstance(exc.response.data, dict) else {}
+            log.warning("slack %s: the app lacks the scope (%s)", method,
+                        data.get("needed", "?"))
+            return None
+        except (SlackClientError, aiohttp.ClientError, TimeoutError) as exc:
+            raise self._error(method, exc) from None
+
     async def typing(self, chat: ChatRef) -> None:
         """Bots have no typing indicator outside assistant threads: the placeholder shows it."""
         return None

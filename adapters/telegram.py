@@ -45,7 +45,7 @@ from telegram import (
     User,
 )
 from telegram import error as tg
-from telegram.constants import ChatAction, ChatType, ParseMode
+from telegram.constants import ChatAction, ChatMemberStatus, ChatType, ParseMode
 from telegram.ext import Application, ApplicationBuilder, BaseUpdateProcessor, TypeHandler
 from telegram.request import BaseRequest, RequestData
 from telegram.warnings import PTBDeprecationWarning
@@ -565,6 +565,20 @@ class TelegramAdapter:
             chat_id=int(chat.chat_id), document=InputFile(file.data, filename=file.filename),
             filename=file.filename, caption=caption, **_thread(chat)))
         return MessageRef(chat=chat, message_id=str(sent.message_id))
+
+    async def is_chat_admin(self, chat: ChatRef, sender: Sender) -> bool | None:
+        """`core.ports.ChatAdmins`: getChatMember; the group's creator and its administrators
+        are its admins (None outside groups, where Telegram has none)."""
+        if not chat.is_group:
+            return None
+        try:
+            chat_id, user_id = int(chat.chat_id), int(sender.platform_uid)
+        except ValueError:
+            raise PlatformError(f"telegram: {chat.chat_id!r}/{sender.platform_uid!r} are not "
+                                "Telegram ids") from None
+        member = await self._call("getChatMember",
+                                  self._app.bot.get_chat_member(chat_id, user_id))
+        return member.status in (ChatMemberStatus.OWNER, ChatMemberStatus.ADMINISTRATOR)
 
     async def typing(self, chat: ChatRef) -> None:
         await self._call("sendChatAction", self._app.bot.send_chat_action(

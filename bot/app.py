@@ -97,7 +97,7 @@ class App:
         budget_gateway.configure(gateway, store, settings)
         jobs = JobRunner(subscriptions=store.subscriptions, outbox=outbox, llm=llm,
                          grace_s=settings.jobs_grace_s, pool=db.pool, speech=speech,
-                         voices=settings.speech_voices())
+                         voices=settings.speech_voices(), gate=gateway.gate, usage=store.usage)
         scheduler = Scheduler(dsn=db.dsn, subscriptions=store.subscriptions, runner=jobs,
                               check_s=settings.jobs_leader_check_s)
         return cls(settings=settings, db=db, store=store, registry=registry, runner=runner,

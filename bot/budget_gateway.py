@@ -15,7 +15,7 @@ from core.ports import Adapter
 from core.rate_limit import Rate, RateLimiter
 from core.store import Budget, Conversation, Store
 from core.types import IncomingMessage
-from core.usage_gate import UsageGate
+from core.usage_gate import LEVELS, Decision, UsageGate, degraded_options
 
 if TYPE_CHECKING:
     from bot.gateway import Gateway, _Job
@@ -25,11 +25,31 @@ log = logging.getLogger(__name__)
 
 # modes that cost many model calls: counted against the debates-per-day limit
 HEAVY_MODES = frozenset({"debate", "podcast"})
-# what a degraded run uses instead (the cheaper profile: FastMode's one call, no tools)
+# what the last level runs instead (FastMode's one call, no tools)
 DEGRADED_MODE = "fast"
 # the modes degraded to it (the debate degrades itself, seed 002 ADR-010; a podcast is not a
-# question fast mode could answer: both run with the token allowance only)
+# question fast mode could answer: both run with the token allowance only). The levels before
+# it (fewer turns, the cheaper profile) are normal mode's.
 DEGRADABLE_MODES = frozenset({"normal", "plan"})
+
+
+def degrade(question: Question, mode: str, decision: Decision,
+            cheap_role: str | None) -> tuple[Question, str | None]:
+    """The question as it runs at the decision's level, and the i18n key the user is told
+    (None: nothing changes for this mode)."""
+    level = LEVELS[min(decision.level, len(LEVELS) - 1)]
+    if level.fast and mode in DEGRADABLE_MODES:
+        return (Question(question.text, mode=DEGRADED_MODE, options=question.options),
+                "budget_level_fast_mode")
+    if mode != "normal":
+        return question, None
+    extra = degraded_options(level, cheap_role=cheap_role)
+    if not extra:
+        return question, None
+    told = ("budget_level_cheaper_profile" if "profile_role" in extra
+            else "budget_level_fewer_turns")
+    return (Question(question.text, mode=question.mode, options={**question.options, **extra}),
+            told)
 
 
 def account_of(msg: IncomingMessage) -> str:
@@ -133,11 +153,12 @@ async def before_run(gateway: Gateway, job: _Job, conv: Conversation) -> Convers
                 at=_when(decision.resets_at, job.lang)))
             return None
         job.token_allowance = decision.token_allowance
-        mode = job.question.mode or conv.mode
-        if decision.action == "degrade" and mode in DEGRADABLE_MODES:
-            job.question = Question(job.question.text, mode=DEGRADED_MODE,
-                                    options=job.question.options)
-            await gateway.say(job.adapter, msg, t("budget_degraded", job.lang))
+        if decision.action == "degrade":
+            job.question, told = degrade(job.question, job.question.mode or conv.mode,
+                                         decision, gateway.gate.cheap_role)
+            if told is not None:  # once per run, before it starts
+                await gateway.say(job.adapter, msg, t(told, job.lang,
+                                                      left=f"{max(0.0, decision.left):.0%}"))
     budget = gateway.conversation_token_budget
     if budget is not None and conv.token_budget is None:
         await store.budgets.set_conversation_budget(conv.id, budget)
@@ -167,11 +188,33 @@ async def _carry_over(gateway: Gateway, job: _Job, old: Conversation) -> Convers
     return await store.conversations.get(new.id)
 
 
+def dearest_token_usd(settings: Settings) -> float:
+    """The highest price of one token (input, cached input or output) of any configured
+    profile: dollars left divided by it is a token allowance no run can cost more than."""
+    default = settings.default_profile()
+    profiles = [*([default] if default else []), *settings.role_profiles().values()]
+    prices = [p for prof in profiles for p in (prof.price_in_per_mtok, prof.price_out_per_mtok,
+                                               prof.price_cached_in_per_mtok or 0.0)]
+    return max(prices, default=0.0) / 1_000_000
+
+
+def cheap_role(settings: Settings) -> str | None:
+    """"fast" when the fast role's profile is another model or endpoint than the agent's (the
+    cheaper profile of the degradation levels), else None."""
+    roles = settings.role_profiles()
+    fast = roles.get("fast")
+    agent = roles.get("agent") or settings.default_profile()
+    if fast is None or agent is None:
+        return None
+    return "fast" if (fast.model, fast.base_url) != (agent.model, agent.base_url) else None
+
+
 def configure(gateway: Gateway, store: Store, settings: Settings) -> None:
     """The settings' access, admins, budgets and rate limits onto `gateway` (bot.app)."""
     gateway.gate = UsageGate(store.budgets, access=settings.access, default=Budget(
         settings.budget_daily_tokens, settings.budget_monthly_tokens, settings.budget_daily_usd,
-        settings.budget_monthly_usd))
+        settings.budget_monthly_usd), usd_per_token=dearest_token_usd(settings),
+        cheap_role=cheap_role(settings))
     gateway.admins = frozenset(a.strip() for a in settings.admins.split(",") if a.strip())
     gateway.rates = rate_limiter(settings)
     gateway.one_run_per_person = settings.one_run_per_person

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-from bot import commands
+from bot import chat_admins, commands
 from bot.commands import Command
 from bot.i18n import t
 from core.ports import Adapter
@@ -76,6 +76,8 @@ async def mode(ctx: CommandContext) -> None:
         buttons = [[Button(label=m, data=f"mode:{m}") for m in MODES]]
         await ctx.say(ctx.tr("mode_now", mode=conv.mode, choices=commands.MODE_CHOICES), buttons)
     elif choice in MODES:
+        if not await chat_admins.may_change_chat(ctx):  # in groups: the group's admins only
+            return
         await ctx.store.conversations.set_mode(conv.id, choice)
         await ctx.say(ctx.tr("mode_set", mode=choice))
     else:

@@ -61,9 +61,17 @@ STRINGS: dict[str, dict[str, str]] = {
                       "zh": "已排队：你的另一个问题还在回答中，之后处理这个。"},
     "budget_refused": {"en": "You have used your {which}. It resets at {at}.",
                        "zh": "你的{which}已用完，将于 {at} 重置。"},
-    "budget_degraded": {"en": "Your budget is nearly used: answering in fast mode (one model "
-                              "call, no tools).",
-                        "zh": "预算即将用完：本次以快速模式回答（一次模型调用，不调用工具）。"},
+    "budget_level_fewer_turns": {"en": "Over half of your budget is used ({left} left): this "
+                                       "answer takes fewer tool steps.",
+                                 "zh": "预算已用过半（剩余 {left}）：本次回答减少工具调用轮数。"},
+    "budget_level_cheaper_profile": {"en": "Your budget is running low ({left} left): this "
+                                           "answer uses the cheaper model and fewer tool steps.",
+                                     "zh": "预算不多了（剩余 {left}）：本次使用更便宜的模型，"
+                                           "并减少工具调用轮数。"},
+    "budget_level_fast_mode": {"en": "Your budget is nearly used ({left} left): answering in "
+                                     "fast mode (one model call, no tools).",
+                               "zh": "预算即将用完（剩余 {left}）：本次以快速模式回答"
+                                     "（一次模型调用，不调用工具）。"},
     "budget_daily_tokens": {"en": "daily token budget", "zh": "每日 token 预算"},
     "budget_daily_usd": {"en": "daily spending budget", "zh": "每日费用预算"},
     "budget_monthly_tokens": {"en": "monthly token budget", "zh": "每月 token 预算"},
@@ -72,6 +80,12 @@ STRINGS: dict[str, dict[str, str]] = {
                                   "is closed. I started a new one carrying its summary.",
                             "zh": "上一个对话已达到预算（{used:,} tokens）并已关闭。"
                                   "已开始新对话，并带上了之前的摘要。"},
+    "group_admins_only": {"en": "In a group, only its admins can use {command} to change the "
+                                "chat's mode or subscriptions.",
+                          "zh": "在群组中，只有群管理员可以用 {command} 更改本聊天的模式或订阅。"},
+    "group_admin_unchecked": {"en": "I could not check this group's admins just now: please "
+                                    "try again in a moment. Nothing was changed.",
+                              "zh": "暂时无法确认本群的管理员，请稍后再试。未做任何更改。"},
     "bad_timeframe": {"en": "I don't know the timeframe \"{tf}\". Use 1m, 5m, 15m, 30m, 1h, 4h, "
                             "1d, 1w or 1mo (or 1H, 4H, 1D, 3M, 6M, 1Y, Max).",
                       "zh": "不支持的周期“{tf}”。可用：1m、5m、15m、30m、1h、4h、1d、1w、1mo"

@@ -56,6 +56,10 @@ class Settings(BaseSettings):
         0.0, ge=0, validation_alias=_env("BULLPEN_LLM_PRICE_IN_PER_MTOK"))
     llm_price_out_per_mtok: float = Field(
         0.0, ge=0, validation_alias=_env("BULLPEN_LLM_PRICE_OUT_PER_MTOK"))
+    # prompt tokens the provider served from its cache (unset: the input price);
+    # `BULLPEN_LLM_<ROLE>_PRICE_CACHED_IN_PER_MTOK` per role
+    llm_price_cached_in_per_mtok: float | None = Field(
+        None, ge=0, validation_alias=_env("BULLPEN_LLM_PRICE_CACHED_IN_PER_MTOK"))
 
     debate_token_budget: int | None = Field(
         200_000, validation_alias=_env("BULLPEN_DEBATE_TOKEN_BUDGET"))
@@ -248,7 +252,8 @@ class Settings(BaseSettings):
             timeout_s=self.llm_timeout_s, max_retries=self.llm_max_retries,
             context_tokens=self.llm_context_tokens, max_output_tokens=self.llm_max_tokens,
             price_in_per_mtok=self.llm_price_in_per_mtok,
-            price_out_per_mtok=self.llm_price_out_per_mtok)
+            price_out_per_mtok=self.llm_price_out_per_mtok,
+            price_cached_in_per_mtok=self.llm_price_cached_in_per_mtok)
 
     def role_profiles(self) -> dict[str, ModelProfile]:
         """`BULLPEN_LLM_<ROLE>_MODEL` / `_BASE_URL` / `_API_KEY` / `_CONTEXT_TOKENS` override
@@ -265,7 +270,8 @@ class Settings(BaseSettings):
             ctx = env.get(prefix + "CONTEXT_TOKENS")
             price_in = env.get(prefix + "PRICE_IN_PER_MTOK")
             price_out = env.get(prefix + "PRICE_OUT_PER_MTOK")
-            if not (model or base or key or ctx or price_in or price_out):
+            price_cached = env.get(prefix + "PRICE_CACHED_IN_PER_MTOK")
+            if not (model or base or key or ctx or price_in or price_out or price_cached):
                 continue
             base_url = base or (default.base_url if default else None)
             model_name = model or (default.model if default else None)
@@ -282,7 +288,10 @@ class Settings(BaseSettings):
                 price_in_per_mtok=_price(prefix + "PRICE_IN_PER_MTOK", price_in) if price_in
                 else (default.price_in_per_mtok if default else 0.0),
                 price_out_per_mtok=_price(prefix + "PRICE_OUT_PER_MTOK", price_out) if price_out
-                else (default.price_out_per_mtok if default else 0.0))
+                else (default.price_out_per_mtok if default else 0.0),
+                price_cached_in_per_mtok=_price(prefix + "PRICE_CACHED_IN_PER_MTOK",
+                                                price_cached) if price_cached
+                else (default.price_cached_in_per_mtok if default else None))
         return out
 
     @property

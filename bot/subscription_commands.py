@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
+from bot.chat_admins import may_change_chat
 from bot.command_table import CommandContext, command
 from core.types import Reply
 from jobs.schedule import (
@@ -134,6 +135,8 @@ def _said(args: str, probe: str) -> bool:
 
 @command("subscribe")
 async def subscribe(ctx: CommandContext) -> None:
+    if not await may_change_chat(ctx):  # in groups: the group's admins only
+        return
     words = _tokens(ctx.args)
     kind = "podcast" if any(w.lower() in _PODCAST_WORDS for w in words) else "report"
     args = " ".join(w for w in words if w.lower() not in _PODCAST_WORDS)
@@ -219,6 +222,8 @@ async def unsubscribe(ctx: CommandContext) -> None:
     if arg not in ("all", "全部") and not arg.isdigit():
         await ctx.say(_l(ctx.lang, f"{ctx.args} is not a subscription number",
                          f"{ctx.args} 不是订阅编号"))
+        return
+    if not await may_change_chat(ctx):  # in groups: the group's admins only
         return
     target = None if arg in ("all", "全部") else int(arg)
     removed = await ctx.store.subscriptions.remove(ctx.msg.chat, target, owner_id=ctx.user_id)

@@ -19,6 +19,7 @@ from core.types import (
     MessageRef,
     OutgoingFile,
     Reply,
+    Sender,
     utcnow,
 )
 
@@ -374,3 +375,18 @@ class EventObserver(Protocol):
     placeholder the events belong to."""
 
     async def observe(self, chat: ChatRef, ref: MessageRef | None, event: Event) -> None: ...
+
+
+# --- group admins -----------------------------------------------------------------------------
+
+
+@runtime_checkable
+class ChatAdmins(Protocol):
+    """An adapter that can say who administers a group chat, as the platform reports it.
+
+    `bot` asks only when a group's mode or subscriptions are about to change (never for every
+    message) and keeps the answer for a minute. True/False is the platform's answer; None means
+    the platform does not say for this chat (`bot` then allows, and logs it once). Raises
+    `core.errors.PlatformError` when the platform could not be asked."""
+
+    async def is_chat_admin(self, chat: ChatRef, sender: Sender) -> bool | None: ...

@@ -148,6 +148,7 @@ class Usage(BaseModel):
     role: str = ""
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0  # of the prompt tokens, those the provider served from its cache
     cost_usd: float = 0.0
     latency_s: float = 0.0
 

@@ -1,11 +1,15 @@
 """The usage gate every run passes: who may run, and how much they may still spend.
 
 A person is a user id (linked accounts share one). Before a run the gate decides: run, run
-degraded (little budget left: the cheaper fast mode, the user told), or refuse until the
-budget's reset time. The run itself gets the tokens left as an allowance, checked after each
-model call (`AgentRunner.run(token_allowance=…)`): it stops once the allowance is spent, so a
-budget is overshot by at most the call that crossed it (at most that call's `max_tokens` plus
-its prompt). Defaults are unlimited and open: then the gate costs no database round trip.
+degraded, or refuse until the budget's reset time. Degradation has levels like the debate's
+(seed 002 ADR-010), chosen by the share left of the tightest budget (`LEVELS`): fewer tool
+turns, then the cheaper profile (the `fast` role's, when configured differently), then fast
+mode; the user is told once per run. The run itself gets the tokens left as an allowance
+(token budgets directly; dollar budgets converted at the dearest configured price per token),
+checked after each model call (`AgentRunner.run(token_allowance=…)`): it stops once the
+allowance is spent, so a budget is overshot by at most the call that crossed it (at most that
+call's `max_tokens` plus its prompt). Defaults are unlimited and open: then the gate costs no
+database round trip.
 """
 
 from __future__ import annotations
@@ -19,8 +23,26 @@ from uuid import UUID
 from core.store.budgets import Budget, BudgetsRepo, Limits, Spend
 
 Action = Literal["run", "degrade", "refuse"]
-# below this share of any budget left, runs are degraded (fast mode)
-DEGRADE_BELOW = 0.2
+
+
+@dataclass(frozen=True)
+class Level:
+    """One step of normal mode's degradation ladder; each keeps the cuts of the ones before."""
+
+    index: int
+    name: str  # "full", "fewer_turns", "cheaper_profile", "fast_mode" (i18n: budget_level_*)
+    below: float  # applies when less than this share of the tightest budget is left
+    max_turns: int | None  # the tool loop's turns (None: the mode's own)
+    cheap: bool  # the cheaper profile (the `fast` role's) for every call
+    fast: bool  # fast mode: one call, no tools
+
+
+LEVELS: tuple[Level, ...] = (
+    Level(0, "full", 1.01, None, False, False),
+    Level(1, "fewer_turns", 0.5, 4, False, False),
+    Level(2, "cheaper_profile", 0.3, 4, True, False),
+    Level(3, "fast_mode", 0.15, None, True, True),
+)
 # a person's limits read from the database are reused this long (changes made through this
 # gate take effect at once; another process's after at most this)
 CACHE_S = 30.0
@@ -32,6 +54,8 @@ class Decision:
     reason: str = ""  # the budget that decided: "daily_tokens", "monthly_usd", …
     resets_at: datetime | None = None  # when a refused person may run again
     token_allowance: int | None = None  # tokens the run may still spend (None: unlimited)
+    level: int = 0  # LEVELS index (0: full); action "degrade" when above 0
+    left: float = 1.0  # the share left of the tightest budget
 
 
 RUN = Decision("run")
@@ -48,9 +72,20 @@ def next_month(now: datetime) -> datetime:
     return datetime(year, month, 1, tzinfo=UTC)
 
 
+def level_for(left: float, levels: tuple[Level, ...] = LEVELS) -> Level:
+    """The deepest level whose threshold `left` (a share of the tightest budget) is under."""
+    chosen = levels[0]
+    for level in levels:
+        if left < level.below:
+            chosen = level
+    return chosen
+
+
 def decide(budget: Budget, spend: Spend, now: datetime, *,
-           degrade_below: float = DEGRADE_BELOW) -> Decision:
-    """Run, degrade or refuse for a person who spent `spend` against `budget`."""
+           usd_per_token: float = 0.0, levels: tuple[Level, ...] = LEVELS) -> Decision:
+    """Run, degrade or refuse for a person who spent `spend` against `budget`.
+    `usd_per_token`: the dearest price per token configured (0: unknown), which turns the
+    dollars left into a token allowance too."""
     checks: list[tuple[str, float | None, float, datetime]] = [
         ("daily_tokens", budget.daily_tokens, spend.day_tokens, next_day(now)),
         ("daily_usd", budget.daily_usd, spend.day_usd, next_day(now)),
@@ -64,24 +99,37 @@ def decide(budget: Budget, spend: Spend, now: datetime, *,
         return Decision("refuse", name, reset)
     token_left = [int(limit - used) for name, limit, used, _ in checks
                   if limit is not None and name.endswith("tokens")]
+    if usd_per_token > 0:
+        token_left += [int((limit - used) / usd_per_token + 1e-6)  # not 99999.99999…
+                       for name, limit, used, _ in checks
+                       if limit is not None and name.endswith("usd")]
     allowance = min(token_left) if token_left else None
-    low = [name for name, limit, used, _ in checks
-           if limit is not None and limit > 0 and (limit - used) / limit < degrade_below]
-    if low:
-        return Decision("degrade", low[0], token_allowance=allowance)
-    return Decision("run", token_allowance=allowance)
+    shares = [((limit - used) / limit, name) for name, limit, used, _ in checks
+              if limit is not None and limit > 0]
+    left, tightest = min(shares) if shares else (1.0, "")
+    level = level_for(left, levels)
+    if level.index:
+        return Decision("degrade", tightest, token_allowance=allowance, level=level.index,
+                        left=left)
+    return Decision("run", token_allowance=allowance, left=left)
 
 
 class UsageGate:
     """Budgets and access, per person, over the `user_limits` table and the usage rows."""
 
     def __init__(self, budgets: BudgetsRepo, *, default: Budget | None = None,
-                 access: Literal["open", "allowlist"] = "open",
-                 degrade_below: float = DEGRADE_BELOW, cache_s: float = CACHE_S) -> None:
+                 access: Literal["open", "allowlist"] = "open", usd_per_token: float = 0.0,
+                 levels: tuple[Level, ...] = LEVELS, cheap_role: str | None = None,
+                 cache_s: float = CACHE_S) -> None:
+        """`usd_per_token`: the dearest configured price per token (dollar budgets as a token
+        allowance); `cheap_role`: the role whose profile is cheaper than the agent's (the
+        cheaper-profile level; None: that level only keeps the fewer turns)."""
         self._repo = budgets
         self.default = default or Budget()
         self.access = access
-        self._degrade_below = degrade_below
+        self.usd_per_token = usd_per_token
+        self.levels = levels
+        self.cheap_role = cheap_role
         self._cache_s = cache_s
         self._limits: dict[UUID, tuple[float, Limits]] = {}
 
@@ -113,7 +161,8 @@ class UsageGate:
             return RUN
         now = now or datetime.now(UTC)
         spend = await self._repo.spend(user_id, now)
-        return decide(budget, spend, now, degrade_below=self._degrade_below)
+        return decide(budget, spend, now, usd_per_token=self.usd_per_token,
+                      levels=self.levels)
 
     async def spend(self, user_id: UUID, now: datetime | None = None) -> Spend:
         return await self._repo.spend(user_id, now or datetime.now(UTC))
@@ -125,3 +174,14 @@ class UsageGate:
     async def set_access(self, user_id: UUID, access: str | None) -> None:
         await self._repo.set_access(user_id, access)
         self._limits.pop(user_id, None)
+
+
+def degraded_options(level: Level, *, cheap_role: str | None) -> dict[str, str]:
+    """The turn options that make normal mode run at `level` (`core.agent.normal` reads
+    them); `cheap_role`: the role whose profile is cheaper (None: none is configured)."""
+    out: dict[str, str] = {}
+    if level.max_turns is not None:
+        out["max_turns"] = str(level.max_turns)
+    if level.cheap and cheap_role:
+        out["profile_role"] = cheap_role
+    return out

@@ -14,10 +14,13 @@ from typing import Any, TypeVar
 from core.llm.speech import SpeechClient
 from core.ports import LLMProvider, Outbox, OutItem
 from core.store.subscriptions import Subscription, SubscriptionsRepo
+from core.store.usage import UsageRepo
 from core.types import Reply
+from core.usage_gate import UsageGate
 from jobs.podcast_items import podcast_items
 from jobs.report import Report, build_report
 from jobs.schedule import Schedule
+from jobs.usage import MeteredLLM, skipped_text
 from podcast import PodcastError, PodcastResult, produce_podcast
 
 log = logging.getLogger(__name__)
@@ -44,7 +47,7 @@ ReportBuilder = Callable[..., Awaitable[Report]]
 class FireResult:
     subscription_id: int
     fire_at: datetime
-    status: str  # done, failed, missed, skipped (fired before)
+    status: str  # done, failed, missed, skipped (fired before), over_budget (notice sent)
     delivery_key: str | None = None
     detail: str = ""
 
@@ -54,7 +57,8 @@ class JobRunner:
                  llm: LLMProvider | None = None, grace_s: float = DEFAULT_GRACE_S,
                  build: ReportBuilder = build_report, pool: Any = None,
                  speech: SpeechClient | None = None,
-                 voices: dict[str, str] | None = None) -> None:
+                 voices: dict[str, str] | None = None, gate: UsageGate | None = None,
+                 usage: UsageRepo | None = None) -> None:
         self._subs = subscriptions
         self._outbox = outbox
         self._llm = llm
@@ -63,8 +67,13 @@ class JobRunner:
         self._pool = pool  # the day's debate reports are reused by the podcast
         self._speech = speech
         self._voices = voices or {}
+        # who may spend what (core.usage_gate), checked for the subscriber before a model run;
+        # with `usage`, what a run spends is recorded against the subscriber
+        self._gate = gate
+        self._usage = usage
         # one report per (symbols, language, pdf, day) and one podcast per (tickers in order,
-        # language, day), shared by every subscriber of the fire
+        # language, token allowance, day), shared by every subscriber of the fire (what it
+        # spent is counted for the subscriber whose fire built it)
         self._reports: dict[tuple[Any, ...], asyncio.Future[Any]] = {}
         self.reports_built = 0
         self.podcasts_built = 0
@@ -85,22 +94,26 @@ class JobRunner:
         return got
 
     async def report(self, symbols: Sequence[str], *, lang: str, pdf: bool,
-                     day: str) -> Report:
+                     day: str, llm: LLMProvider | None = None) -> Report:
         async def make() -> Report:
-            built = await self._build(list(symbols), lang=lang, llm=self._llm, pdf=pdf)
+            built = await self._build(list(symbols), lang=lang, llm=llm or self._llm, pdf=pdf)
             self.reports_built += 1
             return built
 
         return await self._shared(("report", tuple(sorted(symbols)), lang, pdf, day), make)
 
-    async def podcast(self, tickers: Sequence[str], *, lang: str, day: str) -> PodcastResult:
+    async def podcast(self, tickers: Sequence[str], *, lang: str, day: str,
+                      llm: LLMProvider | None = None,
+                      budget: int | None = None) -> PodcastResult:
+        """`budget`: the subscriber's tokens left (a podcast capped by it is not shared with
+        one that is not)."""
         async def make() -> PodcastResult:
-            made = await produce_podcast(list(tickers), lang=lang, llm=self._llm,
-                                         pool=self._pool)
+            made = await produce_podcast(list(tickers), lang=lang, llm=llm or self._llm,
+                                         pool=self._pool, budget=budget)
             self.podcasts_built += 1
             return made
 
-        return await self._shared(("podcast", tuple(tickers), lang, day), make)
+        return await self._shared(("podcast", tuple(tickers), lang, budget, day), make)
 
     def forget_reports_before(self, day: str) -> None:
         for key in [k for k in self._reports if k[-1] < day]:
@@ -119,17 +132,29 @@ class JobRunner:
             symbols = sub.symbols or await self._subs.watchlist(sub.owner_id)
             day = fire_at.astimezone(UTC).date().isoformat()
             pdf = bool(sub.options.get("pdf"))
+            llm, allowance = self._llm, None
+            if symbols and self._llm is not None and self._gate is not None:
+                decision = await self._gate.check(sub.owner_id)
+                if decision.action == "refuse":  # no model run: said, and when it resets
+                    return await self._over_budget(sub, fire_at, symbols, decision.reason,
+                                                   skipped_text(sub.kind, symbols, decision,
+                                                                sub.lang))
+                allowance = decision.token_allowance
+            if self._llm is not None and self._usage is not None:
+                llm = MeteredLLM(self._llm, self._usage, sub.owner_id)
             if not symbols:
                 items: list[OutItem] = [Reply(text=_EMPTY[sub.lang == "zh"])]
             elif sub.kind == "podcast":
                 try:
-                    episode = await self.podcast(symbols, lang=sub.lang, day=day)
+                    episode = await self.podcast(symbols, lang=sub.lang, day=day, llm=llm,
+                                                 budget=allowance)
                     items = await podcast_items(episode, lang=sub.lang, pdf=pdf,
                                                 speech=self._speech, voices=self._voices)
                 except PodcastError as exc:
                     items = [Reply(text=exc.message(sub.lang))]
             else:
-                report = await self.report(symbols, lang=sub.lang, pdf=pdf, day=day)
+                # one summarizer call of at most 400 tokens: the allowance cannot cut it
+                report = await self.report(symbols, lang=sub.lang, pdf=pdf, day=day, llm=llm)
                 items = report_items(report)
             await self._outbox.deliver(sub.chat, items, key=key, source=f"job:{sub.id}",
                                        subscription_id=sub.id)
@@ -143,6 +168,26 @@ class JobRunner:
             return FireResult(sub.id, fire_at, "failed", detail=str(exc))
         await self._subs.finish_fire(sub.id, fire_at, status="done", delivery_key=key)
         return FireResult(sub.id, fire_at, "done", delivery_key=key)
+
+    async def _over_budget(self, sub: Subscription, fire_at: datetime, symbols: Sequence[str],
+                           reason: str, notice: str) -> FireResult:
+        """The subscriber's budget is spent: the notice goes out like any push (once per
+        fire, under the fire's delivery key) and the fire is recorded as done with why."""
+        key = delivery_key(sub, fire_at)
+        detail = f"over budget ({reason}): skipped"
+        try:
+            await self._outbox.deliver(sub.chat, [Reply(text=notice)], key=key,
+                                       source=f"job:{sub.id}", subscription_id=sub.id)
+        except Exception as exc:
+            log.exception("subscription %s fire %s: the over-budget notice failed", sub.id,
+                          fire_at)
+            await self._subs.finish_fire(sub.id, fire_at, status="failed",
+                                         detail=f"{detail}; {type(exc).__name__}: {exc}"[:500])
+            return FireResult(sub.id, fire_at, "failed", detail=str(exc))
+        log.info("subscription %s fire %s: %s (%s)", sub.id, fire_at, detail, ",".join(symbols))
+        await self._subs.finish_fire(sub.id, fire_at, status="done", delivery_key=key,
+                                     detail=detail)
+        return FireResult(sub.id, fire_at, "over_budget", delivery_key=key, detail=detail)
 
     async def fire_all(self, fires: Sequence[tuple[Subscription, datetime]]) -> list[FireResult]:
         """Many fires at once, at most FIRE_CONCURRENCY in flight; results in the given order."""

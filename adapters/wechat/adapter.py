@@ -17,6 +17,10 @@ the adapter keeps them in memory. A kept reply leaves the store only once WeChat
 refused it for good; a network failure or a closed window leaves it for the next message.
 
 wechatpy is synchronous: its calls run in a thread pool the adapter owns.
+
+There are no group chats: an official account talks with each follower alone and a WeCom app
+with each member alone (every chat is the user's openid / userid, `is_group` False), so the
+adapter has no `core.ports.ChatAdmins` (group admin checks never arise).
 """
 
 from __future__ import annotations

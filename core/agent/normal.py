@@ -40,6 +40,10 @@ def _join_parts(first: str, second: str) -> str:
     return first + ("" if first.endswith((" ", "\n")) or not second else " ") + second
 
 
+def _positive(value: str | None) -> int | None:
+    return int(value) if value and value.isdigit() and int(value) > 0 else None
+
+
 def _args_dict(call: ToolCall) -> dict[str, Any]:
     try:
         data = json.loads(call.arguments or "{}")
@@ -74,11 +78,15 @@ class NormalMode:
 
     async def run(self, turn: Turn) -> AsyncIterator[Event]:
         messages = self._messages(turn, prompts.SYSTEM)
+        # a run degraded by the usage gate (core.usage_gate): fewer turns, one cheaper role
+        max_turns = min(_positive(turn.options.get("max_turns")) or self._max_turns,
+                        self._max_turns)
+        cheap = turn.options.get("profile_role")
         if self._plan:
             yield Status(text="Planning...")
             plan = await self._llm.complete(
                 [*messages, ChatMessage(role="system", content=prompts.PLANNING)],
-                role="planner", max_tokens=PLAN_MAX_TOKENS)
+                role=cheap or "planner", max_tokens=PLAN_MAX_TOKENS)
             await turn.recorder.usage(plan.usage)
             if plan.thinking:
                 yield Thinking(source="planner", text=plan.thinking)
@@ -106,12 +114,12 @@ class NormalMode:
         tools_used = 0
         nudged = continued = False
         prefix = ""  # an answer cut at the length limit, being continued
-        for n in range(self._max_turns):
-            final_turn = n == self._max_turns - 1
+        for n in range(max_turns):
+            final_turn = n == max_turns - 1
             offer = None if final_turn or continued or not schemas else schemas
             response: LLMResponse | None = None
             gate = MarkupGate()
-            async for item in self._llm.stream(messages, role="agent", tools=offer):
+            async for item in self._llm.stream(messages, role=cheap or "agent", tools=offer):
                 if isinstance(item, TextChunk):
                     if shown := gate.feed(item.text):
                         yield TextDelta(text=shown)

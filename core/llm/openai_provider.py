@@ -146,11 +146,12 @@ class OpenAIProvider:
                   fitted.prompt_tokens, fitted.max_tokens)
         return req
 
-    def _usage(self, role: str, prompt: int, completion: int, started: float) -> Usage:
+    def _usage(self, role: str, prompt: int, completion: int, started: float,
+               cached: int = 0) -> Usage:
         return Usage(
             provider=self.profile.name, model=self.profile.model, role=role,
-            prompt_tokens=prompt, completion_tokens=completion,
-            cost_usd=self.profile.cost(prompt, completion),
+            prompt_tokens=prompt, completion_tokens=completion, cached_tokens=cached,
+            cost_usd=self.profile.cost(prompt, completion, cached),
             latency_s=time.perf_counter() - started,
         )
 
@@ -264,7 +265,7 @@ class OpenAIProvider:
         completion = u.completion_tokens if u else _estimate_tokens(msg.content or "")
         return LLMResponse(
             content=text, thinking=thinking, tool_calls=calls,
-            usage=self._usage(role, prompt, completion, started),
+            usage=self._usage(role, prompt, completion, started, _cached(u)),
             finish_reason=resp.choices[0].finish_reason or "",
         )
 
@@ -367,7 +368,7 @@ class OpenAIProvider:
             tool_calls=[ToolCall(id=c["id"] or f"call_{i}", name=c["name"],
                                  arguments=c["arguments"] or "{}")
                         for i, c in sorted(calls.items())],
-            usage=self._usage(role, prompt, completion, started),
+            usage=self._usage(role, prompt, completion, started, _cached(usage)),
             finish_reason=finish,
         ))
 
@@ -379,6 +380,17 @@ async def _close(stream: Any) -> None:
             await close()
         except (httpx.HTTPError, OSError):
             pass
+
+
+def _cached(usage: Any) -> int:
+    """Prompt tokens served from the provider's cache, where it reports them (OpenAI and
+    compatible servers: `usage.prompt_tokens_details.cached_tokens`), else 0."""
+    details = getattr(usage, "prompt_tokens_details", None) if usage is not None else None
+    if details is None and isinstance(getattr(usage, "model_extra", None), dict):
+        details = usage.model_extra.get("prompt_tokens_details")
+    value = (details.get("cached_tokens") if isinstance(details, dict)
+             else getattr(details, "cached_tokens", None))
+    return value if isinstance(value, int) and value > 0 else 0
 
 
 def _int(value: Any) -> int | None:

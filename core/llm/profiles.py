@@ -24,11 +24,17 @@ class ModelProfile(BaseModel):
     # say it), else DEFAULT_CONTEXT
     context_tokens: int | None = None
     max_output_tokens: int = 1024  # max_tokens of a call that names none
-    # USD per million tokens, for the usage table; 0 when unknown.
+    # USD per million tokens, for the usage table; 0 when unknown. Cached input: prompt
+    # tokens the provider served from its prompt cache (None: priced as input).
     price_in_per_mtok: float = 0.0
     price_out_per_mtok: float = 0.0
+    price_cached_in_per_mtok: float | None = None
     provider: str = "openai-compatible"
 
-    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
-        return (prompt_tokens * self.price_in_per_mtok
+    def cost(self, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> float:
+        """(prompt - cached) * input + cached * cached input + completion * output."""
+        cached = min(max(0, cached_tokens), prompt_tokens)
+        cached_price = (self.price_in_per_mtok if self.price_cached_in_per_mtok is None
+                        else self.price_cached_in_per_mtok)
+        return ((prompt_tokens - cached) * self.price_in_per_mtok + cached * cached_price
                 + completion_tokens * self.price_out_per_mtok) / 1_000_000

@@ -162,4 +162,24 @@ async def _merge_users(conn: asyncpg.Connection, *, keep: UUID, gone: UUID) -> N
         "UPDATE users SET preferences = u2.preferences || users.preferences,"
         " lang = coalesce(users.lang, u2.lang), tz = coalesce(users.tz, u2.tz)"
         " FROM users u2 WHERE users.id=$1 AND u2.id=$2", keep, gone)
+    await conn.execute(_MERGE_LIMITS, keep, gone)
     await conn.execute("DELETE FROM users WHERE id=$1", gone)
+
+
+# A person's own budgets and access (core.store.budgets) carried over a link: what either set
+# explicitly wins over the default (NULL); set on both, the stricter wins (the lower budget;
+# block over allow). The linked-away user's row goes with its user (ON DELETE CASCADE).
+_MERGE_LIMITS = """
+INSERT INTO user_limits AS k (user_id, access, daily_tokens, monthly_tokens, daily_usd,
+                              monthly_usd)
+SELECT $1, access, daily_tokens, monthly_tokens, daily_usd, monthly_usd
+FROM user_limits WHERE user_id = $2
+ON CONFLICT (user_id) DO UPDATE SET
+    access = CASE WHEN 'block' IN (k.access, EXCLUDED.access) THEN 'block'
+                  WHEN 'allow' IN (k.access, EXCLUDED.access) THEN 'allow' END,
+    daily_tokens = least(k.daily_tokens, EXCLUDED.daily_tokens),
+    monthly_tokens = least(k.monthly_tokens, EXCLUDED.monthly_tokens),
+    daily_usd = least(k.daily_usd, EXCLUDED.daily_usd),
+    monthly_usd = least(k.monthly_usd, EXCLUDED.monthly_usd),
+    updated_at = now()
+"""

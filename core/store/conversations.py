@@ -123,11 +123,13 @@ WITH m AS (
     RETURNING id
 ), u AS (
     INSERT INTO usage (user_id, conversation_id, provider, model, role, prompt_tokens,
-                       completion_tokens, cost_usd, latency_ms)
-    SELECT $6, $1, y.provider, y.model, y.role, y.prompt, y.completion, y.cost, y.latency
+                       completion_tokens, cost_usd, latency_ms, cached_tokens)
+    SELECT $6, $1, y.provider, y.model, y.role, y.prompt, y.completion, y.cost, y.latency,
+           y.cached
     FROM unnest($7::text[], $8::text[], $9::text[], $10::int[], $11::int[], $12::numeric[],
-                $13::int[]) WITH ORDINALITY AS y(provider, model, role, prompt, completion,
-                                                 cost, latency, ord)
+                $13::int[], $14::int[]) WITH ORDINALITY AS y(provider, model, role, prompt,
+                                                             completion, cost, latency, cached,
+                                                             ord)
     ORDER BY y.ord
     RETURNING prompt_tokens + completion_tokens AS tokens
 )
@@ -312,4 +314,5 @@ class ConversationsRepo:
             user_id,
             [u.provider for u in usages], [u.model for u in usages], [u.role for u in usages],
             [u.prompt_tokens for u in usages], [u.completion_tokens for u in usages],
-            [u.cost_usd for u in usages], [int(u.latency_s * 1000) for u in usages])
+            [u.cost_usd for u in usages], [int(u.latency_s * 1000) for u in usages],
+            [u.cached_tokens for u in usages])

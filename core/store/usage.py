@@ -31,13 +31,13 @@ class UsageRepo:
         """One row per call; the conversation's token count moves in the same round trip."""
         await self._pool.execute(
             "WITH u AS (INSERT INTO usage (user_id, conversation_id, provider, model, role,"
-            " prompt_tokens, completion_tokens, cost_usd, latency_ms)"
-            " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9) RETURNING conversation_id)"
+            " prompt_tokens, completion_tokens, cost_usd, latency_ms, cached_tokens)"
+            " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10) RETURNING conversation_id)"
             " UPDATE conversations SET token_used = token_used + $6 + $7, updated_at = now()"
             " WHERE id = (SELECT conversation_id FROM u)",
             user_id, conversation_id, usage.provider, usage.model, usage.role,
             usage.prompt_tokens, usage.completion_tokens, usage.cost_usd,
-            int(usage.latency_s * 1000))
+            int(usage.latency_s * 1000), usage.cached_tokens)
 
     async def _totals(self, where: str, arg: UUID) -> UsageTotals:
         row = await self._pool.fetchrow(

@@ -80,6 +80,43 @@ async def test_little_budget_left_runs_in_fast_mode_and_says_so(pg_db, tmp_path)
     assert len(llm.requests) == 1 and not llm.requests[0].get("tools")
 
 
+async def test_each_level_is_told_once_per_run_in_the_users_language(pg_db, tmp_path):
+    """60 % spent: fewer tool turns; 75 %: the cheaper profile (the fast role's) for every
+    call; 90 %: fast mode. Each run says its level once, before the answer."""
+    llm = ScriptedLLM(default=text("answered"))
+    gw, store = make(pg_db, tmp_path, llm, default=Budget(daily_tokens=1000), cheap_role="fast")
+    adapter = RecordingAdapter(name="telegram")
+    await adapter.start(gw.handler_for(adapter))
+    cases = [("u60", 600, "NVDA outlook", r"Over half of your budget is used \(40% left\): this "
+              r"answer takes fewer tool steps\.", "agent"),
+             ("u75", 750, "英伟达的前景如何？", r"预算不多了（剩余 25%）：本次使用更便宜的模型，"
+              r"并减少工具调用轮数。", "fast"),
+             ("u90", 900, "NVDA outlook", r"Your budget is nearly used \(10% left\): answering in "
+              r"fast mode \(one model call, no tools\)\.", "fast")]
+    for uid, used, question, told, role in cases:
+        chat = ChatRef(platform="telegram", chat_id=uid)
+        await spent(store, "telegram", uid, used)
+        before = len(llm.requests)
+        await adapter.deliver(msg(question, "1", uid, chat))
+        await gw.idle()
+        shown = adapter.visible_text(chat)
+        assert len(shown) == 2 and re.fullmatch(told, shown[0]) and shown[1] == "answered", shown
+        assert [r["role"] for r in llm.requests[before:]] == [role]
+
+
+async def test_no_cheaper_profile_configured_keeps_fewer_turns_at_that_level(pg_db, tmp_path):
+    llm = ScriptedLLM(default=text("answered"))
+    gw, store = make(pg_db, tmp_path, llm, default=Budget(daily_tokens=1000))
+    adapter = RecordingAdapter(name="slack")
+    await adapter.start(gw.handler_for(adapter))
+    chat = ChatRef(platform="slack", chat_id="c")
+    await spent(store, "slack", "u", 750)
+    await adapter.deliver(msg("NVDA outlook", "1", "u", chat))
+    await gw.idle()
+    assert "fewer tool steps" in adapter.visible_text(chat)[0]
+    assert [r["role"] for r in llm.requests] == ["agent"]
+
+
 async def test_admin_budget_takes_effect_at_once(pg_db, tmp_path):
     llm = ScriptedLLM(default=text("answered"))
     gw, store = make(pg_db, tmp_path, llm, cache_s=3600)
@@ -298,9 +335,24 @@ async def test_configure_reads_the_settings(pg_db, tmp_path):
     assert gw.admins == {"telegram:1", "slack:U2"} and gw.gate is not None
     assert gw.gate.access == "allowlist" and gw.gate.default == Budget(daily_tokens=5000)
     assert gw.one_run_per_person
+    assert gw.gate.cheap_role is None and gw.gate.usd_per_token == 0.0  # no model configured
     defaults = load_settings()
     assert (defaults.access, defaults.budget_daily_tokens, defaults.conversation_token_budget) == (
         "open", None, None)
+
+
+def test_the_cheaper_role_and_the_dearest_price_come_from_the_profiles(monkeypatch):
+    from bot.settings import load_settings
+
+    s = load_settings(llm_base_url="http://127.0.0.1:1/v1", llm_model="big",
+                      llm_price_in_per_mtok=3.0, llm_price_out_per_mtok=15.0)
+    assert budget_gateway.cheap_role(s) is None  # the fast role is the same model
+    assert budget_gateway.dearest_token_usd(s) == 15.0 / 1e6
+    monkeypatch.setenv("BULLPEN_LLM_FAST_MODEL", "small")
+    monkeypatch.setenv("BULLPEN_LLM_FAST_PRICE_OUT_PER_MTOK", "0.6")
+    monkeypatch.setenv("BULLPEN_LLM_JUDGE_PRICE_OUT_PER_MTOK", "60")
+    assert budget_gateway.cheap_role(s) == "fast"
+    assert budget_gateway.dearest_token_usd(s) == 60.0 / 1e6
 
 
 def test_prices_per_profile_come_from_the_settings(monkeypatch):

@@ -47,6 +47,12 @@ DEFAULT_TOKEN = "ODAwMDAwMDAwMDAwMDAwMDAx.FAKE-discord.test-token_0123456789abcd
 FIRST_BOT_ID = 800_000_000_000_000_001
 GUILD_ID = 900_000_000_000_000_001
 GUILD_CHANNEL_ID = 900_000_000_000_000_002
+# the guild's roles besides @everyone (whose permissions grant neither): Administrator, and
+# Manage Channels
+ADMIN_ROLE_ID = 900_000_000_000_000_011
+MANAGER_ROLE_ID = 900_000_000_000_000_012
+EVERYONE_PERMISSIONS = 2248473465835073  # view, send, read history ...: no admin bit
+ROLE_PERMISSIONS = {ADMIN_ROLE_ID: 1 << 3, MANAGER_ROLE_ID: 1 << 4}
 MAX_CONTENT = 2000
 MAX_UPLOAD = 10 * 1024 * 1024
 LOADING = 1 << 7  # message flag: a deferred response, "is thinking..."
@@ -214,6 +220,7 @@ class FakeDiscord(FakePlatform):
         self.files: dict[str, FakeFile] = {}  # CDN path -> file
         self.interactions: dict[str, _Interaction] = {}  # by token
         self.heartbeats = 0
+        self.member_roles: dict[int, list[int]] = {}  # guild member -> roles besides @everyone
         self._ids = itertools.count(1)
 
     # --- lifecycle -------------------------------------------------------------------------
@@ -258,6 +265,9 @@ class FakeDiscord(FakePlatform):
                    self._serve("followup", self._followup, auth=False))
         r.add_patch(f"{API}/webhooks/{{app_id}}/{{itoken}}/messages/{{message_id}}",
                     self._serve("webhook_edit", self._webhook_edit, auth=False))
+        r.add_get(f"{API}/guilds/{{guild_id}}", self._serve("guild", self._get_guild))
+        r.add_get(f"{API}/guilds/{{guild_id}}/members/{{user_id}}",
+                  self._serve("member", self._get_member))
         r.add_get("/attachments/{path:.+}", self._download)
         if self.control:
             r.add_post("/_fake/forge", self._control_forge)
@@ -278,6 +288,24 @@ class FakeDiscord(FakePlatform):
     def block(self, channel_id: int) -> None:
         """The user blocked the bot (or left): sends to the channel get 403 50007."""
         self.blocked.add(channel_id)
+
+    def make_admin(self, user_id: int, role: int = ADMIN_ROLE_ID) -> None:
+        """The guild member gets `role` (`ADMIN_ROLE_ID`: Administrator; `MANAGER_ROLE_ID`:
+        Manage Channels): in the member's REST object and in the permissions their slash
+        commands carry. Everyone else has @everyone's permissions only."""
+        self.member_roles.setdefault(user_id, []).append(role)
+
+    def member_permissions(self, user_id: int) -> int:
+        """The member's permissions (as an interaction carries them)."""
+        perms = EVERYONE_PERMISSIONS
+        for role in self.member_roles.get(user_id, ()):
+            perms |= ROLE_PERMISSIONS[role]
+        return perms
+
+    def _member(self, user_id: int) -> dict[str, Any]:
+        return {"user": self.user(user_id), "roles": [str(r) for r in
+                                                      self.member_roles.get(user_id, ())],
+                "joined_at": _iso(), "deaf": False, "mute": False, "flags": 0}
 
     def add_file(self, channel_id: int, filename: str, data: bytes,
                  content_type: str) -> dict[str, Any]:
@@ -315,8 +343,7 @@ class FakeDiscord(FakePlatform):
         }
         if guild:
             data["guild_id"] = str(GUILD_ID)
-            data["member"] = {"roles": [], "joined_at": _iso(), "deaf": False, "mute": False,
-                              "flags": 0}
+            data["member"] = {k: v for k, v in self._member(uid).items() if k != "user"}
         if reply_to is not None:
             original = self.find(channel_id, reply_to)
             data["type"] = 19
@@ -359,9 +386,8 @@ class FakeDiscord(FakePlatform):
                         channel={"id": str(channel_id), "type": 0, "guild_id": str(GUILD_ID),
                                  "name": "research", "position": 0,
                                  "permission_overwrites": []},
-                        member={"user": self.user(uid), "roles": [], "joined_at": _iso(),
-                                "deaf": False, "mute": False, "flags": 0,
-                                "permissions": "2248473465835073"})
+                        member={**self._member(uid),
+                                "permissions": str(self.member_permissions(uid))})
         else:
             data.update(context=1, user=self.user(uid),
                         authorizing_integration_owners={"0": str(GUILD_ID)},
@@ -479,9 +505,14 @@ class FakeDiscord(FakePlatform):
                 "private_channels": [], "relationships": [], "presences": []}
 
     def _guild(self, bot: Bot) -> dict[str, Any]:
-        everyone = {"id": str(GUILD_ID), "name": "@everyone", "permissions": "2248473465835073",
+        everyone = {"id": str(GUILD_ID), "name": "@everyone",
+                    "permissions": str(EVERYONE_PERMISSIONS),
                     "position": 0, "color": 0, "hoist": False, "managed": False,
                     "mentionable": False, "flags": 0}
+        roles = [everyone, *({**everyone, "id": str(role), "name": name,
+                              "permissions": str(ROLE_PERMISSIONS[role]), "position": i + 1}
+                             for i, (role, name) in enumerate(((ADMIN_ROLE_ID, "Admins"), (
+                                 MANAGER_ROLE_ID, "Channel managers"))))]
         channel = {"id": str(GUILD_CHANNEL_ID), "type": 0, "guild_id": str(GUILD_ID),
                    "name": "research", "position": 0, "permission_overwrites": [],
                    "nsfw": False, "topic": None, "last_message_id": None}
@@ -490,7 +521,7 @@ class FakeDiscord(FakePlatform):
         return {"id": str(GUILD_ID), "name": "Research desk", "icon": None, "splash": None,
                 "owner_id": str(FIRST_BOT_ID - 1), "afk_channel_id": None, "afk_timeout": 300,
                 "verification_level": 0, "default_message_notifications": 0,
-                "explicit_content_filter": 0, "roles": [everyone], "emojis": [],
+                "explicit_content_filter": 0, "roles": roles, "emojis": [],
                 "stickers": [], "features": [], "mfa_level": 0, "system_channel_id": None,
                 "system_channel_flags": 0, "rules_channel_id": None, "vanity_url_code": None,
                 "description": None, "banner": None, "premium_tier": 0,
@@ -562,6 +593,20 @@ class FakeDiscord(FakePlatform):
         self._raise_fault(op, params)
         if params.get("channel_id") in self.blocked:
             raise forbidden()
+
+    async def _get_guild(self, bot: Bot | None, p: Params, f: list[FakeFile]) -> Any:
+        assert bot is not None
+        if p.get("guild_id") != GUILD_ID:
+            raise ApiError(404, 10004, "Unknown Guild")
+        return {k: v for k, v in self._guild(bot).items() if k not in (
+            "joined_at", "large", "unavailable", "member_count", "voice_states", "members",
+            "channels", "threads", "presences", "stage_instances", "guild_scheduled_events",
+            "soundboard_sounds")}
+
+    async def _get_member(self, bot: Bot | None, p: Params, f: list[FakeFile]) -> Any:
+        if p.get("guild_id") != GUILD_ID:
+            raise ApiError(404, 10004, "Unknown Guild")
+        return self._member(int(p["user_id"]))
 
     async def _get_me(self, bot: Bot | None, p: Params, f: list[FakeFile]) -> Any:
         assert bot is not None

@@ -37,6 +37,9 @@ class Turn:
     chunk_delay_s: float = 0.0  # a slow stream: a pause before each chunk of text
     prompt_tokens: int = 20
     completion_tokens: int = 10
+    # opt-in: of the prompt tokens, this many came from the server's prompt cache (reported
+    # as `usage.prompt_tokens_details.cached_tokens`, as OpenAI does)
+    cached_tokens: int | None = None
 
 
 class FakeOpenAI:
@@ -148,6 +151,8 @@ class FakeOpenAI:
         finish = turn.finish or ("tool_calls" if calls else "stop")
         usage = {"prompt_tokens": turn.prompt_tokens, "completion_tokens": turn.completion_tokens,
                  "total_tokens": turn.prompt_tokens + turn.completion_tokens}
+        if turn.cached_tokens is not None:
+            usage["prompt_tokens_details"] = {"cached_tokens": turn.cached_tokens}
         created = int(time.time())
         if not body.get("stream"):
             message: dict[str, Any] = {"role": "assistant", "content": turn.text or None}

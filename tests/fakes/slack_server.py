@@ -121,6 +121,8 @@ class FakeSlack(FakePlatform):
         self.files: dict[str, FakeFile] = {}
         self.faults: list[Fault] = []  # holding `ApiError`s
         self.kicked: set[str] = set()  # channels the bot is not in
+        self.workspace_admins: dict[str, str] = {}  # user -> is_admin | is_owner | ...
+        self.creators: dict[str, str] = {}  # channel -> the user who created it
         self.downloads: list[dict[str, str]] = []
         self.sockets: list[web.WebSocketResponse] = []
         self.acks: dict[str, dict[str, Any]] = {}  # envelope id -> the bot's acknowledgement
@@ -168,6 +170,12 @@ class FakeSlack(FakePlatform):
     def kick(self, channel: str) -> None:
         """The bot was removed from the channel: posting there gets `not_in_channel`."""
         self.kicked.add(channel)
+
+    def make_admin(self, user: str, flag: str = "is_admin") -> None:
+        """users.info says the user is a workspace admin (`is_admin`) or owner (`is_owner`,
+        `is_primary_owner`); everyone else is a plain member."""
+        assert flag in ("is_admin", "is_owner", "is_primary_owner")
+        self.workspace_admins[user] = flag
 
     def next_ts(self) -> str:
         return f"{self._epoch}.{next(self._ts):06d}"
@@ -372,6 +380,29 @@ class FakeSlack(FakePlatform):
     async def _m_apps_connections_open(self, p: dict[str, Any]) -> dict[str, Any]:
         host = self.root.replace("http://", "ws://")
         return {"url": f"{host}/link/?ticket={uuid.uuid4()}&app_id={APP_ID}"}
+
+    async def _m_users_info(self, p: dict[str, Any]) -> dict[str, Any]:
+        user = str(p.get("user") or "")
+        if not user.startswith(("U", "W")):
+            raise ApiError("user_not_found")
+        flag = self.workspace_admins.get(user)
+        owner = flag in ("is_owner", "is_primary_owner")
+        return {"user": {"id": user, "team_id": TEAM, "name": user.lower(), "deleted": False,
+                         "real_name": f"User {user}", "is_bot": False,
+                         "is_admin": flag is not None, "is_owner": owner,
+                         "is_primary_owner": flag == "is_primary_owner",
+                         "is_restricted": False, "is_ultra_restricted": False}}
+
+    async def _m_conversations_info(self, p: dict[str, Any]) -> dict[str, Any]:
+        channel = str(p.get("channel") or "")
+        if not channel.startswith(("C", "G", "D")):
+            raise ApiError("channel_not_found")
+        im = channel.startswith("D")
+        return {"channel": {"id": channel, "name": channel.lower(), "is_channel": not im,
+                            "is_im": im, "is_private": channel.startswith("G"),
+                            "created": self._epoch,
+                            "creator": self.creators.get(channel, "U0FOUNDER"),
+                            "is_archived": False, "is_member": True}}
 
     def _text(self, p: dict[str, Any]) -> tuple[str, list[dict[str, Any]] | None]:
         text = str(p.get("text") or "")

@@ -32,7 +32,8 @@ BOT_ID = 777000111
 DEFAULT_TOKEN = "777000111:TEST-fake-token-Xyz_0123456789"
 MAX_TEXT = 4096
 MAX_CAPTION = 1024
-_INT_FIELDS = {"chat_id", "message_id", "offset", "limit", "timeout", "message_thread_id",
+_INT_FIELDS = {"chat_id", "user_id", "message_id", "offset", "limit", "timeout",
+               "message_thread_id",
                "reply_to_message_id", "cache_time", "max_connections"}
 _JSON_FIELDS = {"reply_markup", "commands", "allowed_updates", "entities", "scope",
                 "link_preview_options", "reply_parameters", "caption_entities"}
@@ -161,6 +162,7 @@ class FakeTelegram(FakePlatform):
         self.commands: list[dict[str, str]] = []
         self.answered: list[dict[str, Any]] = []
         self.webhook: dict[str, Any] = {}
+        self.admins: dict[int, dict[int, str]] = {}  # chat -> user -> creator|administrator
         self._queues: dict[str, list[dict[str, Any]]] = {t: [] for t in self.tokens}
         self._offset = 0
         self._update_ids = itertools.count(1)
@@ -197,6 +199,12 @@ class FakeTelegram(FakePlatform):
     def block(self, chat_id: int) -> None:
         """The user blocked the bot: every send to the chat gets 403."""
         self.blocked.add(chat_id)
+
+    def make_admin(self, chat_id: int, user_id: int, status: str = "administrator") -> None:
+        """getChatMember answers `status` (creator or administrator) for the user in the chat;
+        everyone else is a plain member."""
+        assert status in ("creator", "administrator")
+        self.admins.setdefault(chat_id, {})[user_id] = status
 
     def add_file(self, data: bytes, path: str) -> str:
         file_id = f"FILE{next(self._file_ids)}"
@@ -502,6 +510,25 @@ class FakeTelegram(FakePlatform):
 
     async def _m_sendDocument(self, p: dict[str, Any], f: dict[str, Any]) -> dict[str, Any]:
         return await self._send_file(p, f, "document")
+
+    async def _m_getChatMember(self, p: dict[str, Any], f: dict[str, Any]) -> dict[str, Any]:
+        chat_id = self._chat_id(p)
+        user_id = p.get("user_id")
+        if not isinstance(user_id, int):
+            raise ApiError(400, "Bad Request: invalid user_id specified")
+        user = {"id": user_id, "is_bot": False, "first_name": f"User{user_id}"}
+        status = self.admins.get(chat_id, {}).get(user_id, "member")
+        if status == "creator":
+            return {"status": "creator", "user": user, "is_anonymous": False}
+        if status == "administrator":
+            rights = dict.fromkeys((
+                "can_manage_chat", "can_delete_messages", "can_manage_video_chats",
+                "can_restrict_members", "can_change_info", "can_invite_users",
+                "can_post_stories", "can_edit_stories", "can_delete_stories",
+                "can_pin_messages"), True)
+            return {"status": "administrator", "user": user, "can_be_edited": False,
+                    "is_anonymous": False, "can_promote_members": False, **rights}
+        return {"status": "member", "user": user}
 
     async def _m_getFile(self, p: dict[str, Any], f: dict[str, Any]) -> dict[str, Any]:
         file_id = str(p.get("file_id", ""))

@@ -38,7 +38,7 @@ from tests.adapters.conftest import (
     telegram_adapter,
     wechat_adapter,
 )
-from tests.fakes.discord_server import FakeDiscord
+from tests.fakes.discord_server import GUILD_CHANNEL_ID, FakeDiscord
 from tests.fakes.discord_server import rate_limited as discord_429
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import FakeSlack
@@ -87,11 +87,12 @@ class PlatformHarness(Protocol):
     @property
     def caps(self) -> Capabilities: ...
 
-    def running(self, *, llm: FakeOpenAI | None = None,
-                signed: bool = False) -> AbstractAsyncContextManager[App]:
+    def running(self, *, llm: FakeOpenAI | None = None, signed: bool = False,
+                **settings: Any) -> AbstractAsyncContextManager[App]:
         """The App with this platform's adapter started (on the same database every time: a
         restart). `signed`: messages come in through the platform's signed ingress (Telegram:
-        the webhook with its secret; Discord: HTTP interactions; Slack and WeChat: always)."""
+        the webhook with its secret; Discord: HTTP interactions; Slack and WeChat: always).
+        `settings`: `bot.settings.Settings` fields (budgets, access, rate limits ...)."""
         ...
 
     def chat(self, user: int) -> ChatRef: ...
@@ -163,15 +164,39 @@ class PlatformHarness(Protocol):
 
     async def inbound_count(self) -> int: ...
 
+    # --- groups (`has_groups`: WeChat official accounts have none) ---------------------------
+
+    has_groups: bool
+
+    async def send_in_group(self, user: int, text: str, *, native: bool = True) -> None:
+        """The user writes `text` (a `/command`) in the platform's group chat with the bot:
+        as the platform's own slash command (`native`), or as a message addressed to the bot
+        (a mention where the platform needs one)."""
+        ...
+
+    def group_messages(self) -> list[str]:
+        """The current text of every text message the bot has in the group chat."""
+        ...
+
+    def make_group_admin(self, user: int) -> None:
+        """The platform reports the user as an admin of the group chat."""
+        ...
+
+    def admin_checks(self) -> int:
+        """How many times the adapter asked the platform who administers a chat."""
+        ...
+
 
 @asynccontextmanager
 async def run_app(harnesses: Sequence[BaseHarness], *, dsn: str, data_dir: Path,
-                  llm: FakeOpenAI | None = None, signed: bool = False) -> AsyncIterator[App]:
-    """One App with the adapters of all `harnesses` started (the linked person uses four)."""
-    overrides: dict[str, Any] = {}
+                  llm: FakeOpenAI | None = None, signed: bool = False,
+                  settings: dict[str, Any] | None = None) -> AsyncIterator[App]:
+    """One App with the adapters of all `harnesses` started (the linked person uses four);
+    `settings` are `bot.settings.Settings` fields."""
+    overrides: dict[str, Any] = dict(settings or {})
     if llm is not None:
-        overrides = {"llm_base_url": llm.base_url, "llm_model": "fake-model",
-                     "llm_plan": False}
+        overrides |= {"llm_base_url": llm.base_url, "llm_model": "fake-model",
+                      "llm_plan": False}
     app = await App.create(load_settings(database_url=dsn, data_dir=data_dir, **overrides))
     try:
         for harness in harnesses:
@@ -217,9 +242,10 @@ class BaseHarness:
     def detach(self) -> None:
         self._app = self._adapter = None
 
-    def running(self, *, llm: FakeOpenAI | None = None,
-                signed: bool = False) -> AbstractAsyncContextManager[App]:
-        return run_app([self], dsn=self.dsn, data_dir=self.data_dir, llm=llm, signed=signed)
+    def running(self, *, llm: FakeOpenAI | None = None, signed: bool = False,
+                **settings: Any) -> AbstractAsyncContextManager[App]:
+        return run_app([self], dsn=self.dsn, data_dir=self.data_dir, llm=llm, signed=signed,
+                       settings=settings)
 
     @property
     def app(self) -> App:
@@ -316,6 +342,26 @@ class BaseHarness:
     async def inbound_count(self) -> int:
         return await inbound_count(self.app)
 
+    # --- groups ----------------------------------------------------------------------------
+
+    has_groups = False  # a platform with group chats says so and gives the methods below
+    ADMIN_CHECKS: tuple[str, ...] = ()  # the fake's names for the calls that ask
+
+    def _group_key(self) -> Any:
+        raise NotImplementedError
+
+    async def send_in_group(self, user: int, text: str, *, native: bool = True) -> None:
+        raise NotImplementedError
+
+    def make_group_admin(self, user: int) -> None:
+        raise NotImplementedError
+
+    def group_messages(self) -> list[str]:
+        return list(self.fake.texts(self._group_key()))
+
+    def admin_checks(self) -> int:
+        return sum(len(self.fake.calls_of(method)) for method in self.ADMIN_CHECKS)
+
 
 def _command(command: str) -> tuple[str, str]:
     name, _, args = command.strip().lstrip("/").partition(" ")
@@ -403,6 +449,23 @@ class TelegramHarness(BaseHarness):
 
     def _refuse(self, method: str, when: Callable[[dict[str, Any]], bool]) -> None:
         self.fake.fail(method, telegram_429(1), when=when)
+
+    has_groups = True
+    GROUP = -1001234500  # a supergroup
+    ADMIN_CHECKS = ("getChatMember",)
+
+    def _group_key(self) -> int:
+        return self.GROUP
+
+    async def send_in_group(self, user: int, text: str, *, native: bool = True) -> None:
+        if not native and not text.startswith("/"):
+            text = f"@{self.fake.username} {text}"
+        update = self.fake.message(self.GROUP, text, user_id=self._key(user),
+                                   chat_type="supergroup")
+        assert await self._deliver(update) == 200
+
+    def make_group_admin(self, user: int) -> None:
+        self.fake.make_admin(self.GROUP, self._key(user))
 
     def _text_of(self, params: dict[str, Any]) -> str:
         text = str(params.get("text") or "")
@@ -502,6 +565,25 @@ class DiscordHarness(BaseHarness):
     def _refuse(self, method: str, when: Callable[[dict[str, Any]], bool]) -> None:
         self.fake.fail(method, discord_429(1.0), when=when)
 
+    has_groups = True
+    ADMIN_CHECKS = ("member", "guild")  # slash commands carry the member's permissions
+
+    def _group_key(self) -> int:
+        return GUILD_CHANNEL_ID
+
+    async def send_in_group(self, user: int, text: str, *, native: bool = True) -> None:
+        uid = int(self.uid(user))
+        if native:
+            name, args = _command(text)
+            await self.fake.push(self.fake.interaction(GUILD_CHANNEL_ID, name, args or None,
+                                                       user_id=uid, guild=True))
+        else:
+            await self.fake.push(self.fake.message(GUILD_CHANNEL_ID, text, user_id=uid,
+                                                   guild=True, mention=True))
+
+    def make_group_admin(self, user: int) -> None:
+        self.fake.make_admin(int(self.uid(user)))
+
     def _text_of(self, params: dict[str, Any]) -> str:
         return str(params.get("content") or "")
 
@@ -598,6 +680,25 @@ class SlackHarness(BaseHarness):
     def _refuse(self, method: str, when: Callable[[dict[str, Any]], bool]) -> None:
         self.fake.fail(method, slack_429(1), when=when)
 
+    has_groups = True
+    GROUP = "C0GROUP01"  # a public channel
+    ADMIN_CHECKS = ("users.info", "conversations.info")
+
+    def _group_key(self) -> str:
+        return self.GROUP
+
+    async def send_in_group(self, user: int, text: str, *, native: bool = True) -> None:
+        if native:
+            name, args = _command(text)
+            await self._post(self.fake.command(f"{name} {args}".strip(), channel=self.GROUP,
+                                               user=self.uid(user)), kind="command")
+        else:
+            await self._post(self.fake.envelope(self.fake.mention(self.GROUP, text,
+                                                                  user=self.uid(user))))
+
+    def make_group_admin(self, user: int) -> None:
+        self.fake.make_admin(self.uid(user))
+
     def _text_of(self, params: dict[str, Any]) -> str:
         return str(params.get("text") or "")
 
@@ -683,6 +784,8 @@ class WeChatHarness(BaseHarness):
 
     def fits(self, text: str) -> bool:
         return super().fits(text) and len(text.encode("utf-8")) <= 2048
+
+    # has_groups stays False: an official account talks with each follower alone
 
 
 HARNESSES: dict[str, type[BaseHarness]] = {

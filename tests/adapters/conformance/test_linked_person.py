@@ -5,8 +5,13 @@ preferences (`/lang zh` on one platform changes the replies on the others)."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import itertools
 import re
+from typing import Any
+
+from aiohttp import web
 
 from tests.adapters.conformance.conftest import BaseHarness, run_app
 from tests.adapters.conftest import user_texts
@@ -100,3 +105,50 @@ async def test_a_language_chosen_before_linking_is_kept_by_the_linked_person(
         for h in (wechat, telegram):
             await say(h, "/help", "/mode")
             assert HELP_ZH in h.final_text(USER)
+
+
+
+class HeldOpenAI(FakeOpenAI):
+    """The scripted server, holding every request until `release` is set and counting the
+    requests it is answering at once (a streamed answer is written inside the handler, so a
+    request is in flight until its last chunk)."""
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.release = asyncio.Event()
+        self.now = self.most = 0
+
+    async def _completions(self, request: web.Request) -> web.StreamResponse:
+        self.now += 1
+        self.most = max(self.most, self.now)
+        try:
+            with contextlib.suppress(TimeoutError):  # a failed test is not left hanging
+                await asyncio.wait_for(self.release.wait(), 20.0)
+            return await super()._completions(request)
+        finally:
+            self.now -= 1
+
+
+async def test_two_questions_of_one_linked_person_at_the_same_instant_run_one_after_the_other(
+        everywhere: list[BaseHarness], pg_dsn, tmp_path) -> None:
+    """Telegram and Slack, linked: both questions arrive together; one runs (held by the
+    model until the other has been told it is queued), the other waits its turn."""
+    telegram, _, slack, _ = everywhere
+    async with HeldOpenAI(default=Turn(text=ANSWER)) as llm, \
+            run_app([telegram, slack], dsn=pg_dsn, data_dir=tmp_path / "data", llm=llm) as app:
+        await say(slack, f"/link {await link_code(telegram)}", "Linked")
+        await telegram.wait_for(lambda: telegram.shows(USER, "link code was just used"))
+        await asyncio.gather(telegram.send_text(USER, "Good morning from Telegram?"),
+                             slack.send_text(USER, "Good morning from Slack?"))
+
+        def queued() -> list[str]:
+            return [s for h in (telegram, slack) for s in h.visible_messages(USER)
+                    if "Queued: I'm still answering your other question" in s]
+
+        await telegram.wait_for(lambda: queued() and llm.now == 1)
+        assert len(llm.requests) == 0 and llm.most == 1  # the first is held, the second waits
+        llm.release.set()
+        for h in (telegram, slack):
+            await h.wait_for(lambda h=h: h.final_text(USER) == ANSWER)
+        await app.gateway.idle()
+    assert llm.most == 1 and len(llm.requests) == 2 and len(queued()) == 1
