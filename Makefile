@@ -25,7 +25,7 @@ FIND_PY312 = py=""; \
 	done; \
 	if [ -z "$$py" ]; then echo "Python 3.12 not found: install python3.12 first" >&2; exit 1; fi
 
-.PHONY: run test test-llm lint typecheck imports pytest install lock clean
+.PHONY: run test test-llm test-web lint typecheck imports pytest install lock clean
 
 run: $(STAMP) $(PACKS_DIR)/.installed-stamp
 	$(VENV)/bin/bullpen serve
@@ -40,6 +40,18 @@ test-llm: $(STAMP)
 	@$(FIND_PY312); \
 	$(UV) sync --frozen --extra dev --extra llm --python "$$py"
 	BULLPEN_TEST_LLM=1 $(PYTHON) -m pytest -q tests/llm_real
+
+# The web page in a real browser, not part of `test`: Debian's chromium (apt-get installs it and
+# its driver when /usr/bin/chromium is missing) driven by Playwright's Python client (the
+# `web-test` extra; never `playwright install`), against the App with the web platform on
+# loopback. Screenshots go to tests/web_browser/artifacts/.
+test-web: $(STAMP)
+	@if [ ! -x /usr/bin/chromium ]; then \
+	  sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$sudo apt-get update -q && $$sudo apt-get install -y -q chromium chromium-driver; fi
+	@$(FIND_PY312); \
+	$(UV) sync --frozen --extra dev --extra web-test --python "$$py"
+	BULLPEN_TEST_WEB=1 $(PYTHON) -m pytest -q tests/web_browser
 
 $(UV):
 	@$(FIND_PY312); \

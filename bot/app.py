@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from bot import budget_gateway, symbols_store
+from bot import budget_gateway, symbols_store, web_commands
 from bot.gateway import Gateway
 from bot.ict_answer import ict_answer
 from bot.offline import OfflineAnalyst
@@ -95,6 +95,7 @@ class App:
                           outbox=outbox, report_llm=llm)
         gateway.stale_s, gateway.too_old_s = settings.inbound_stale_s, settings.inbound_too_old_s
         budget_gateway.configure(gateway, store, settings)
+        web_commands.configure(gateway, base_url=settings.web_links_base())  # /web, /share
         jobs = JobRunner(subscriptions=store.subscriptions, outbox=outbox, llm=llm,
                          grace_s=settings.jobs_grace_s, pool=db.pool, speech=speech,
                          voices=settings.speech_voices(), gate=gateway.gate, usage=store.usage)
@@ -105,8 +106,16 @@ class App:
                    outbox=outbox, jobs=jobs, scheduler=scheduler, speech=speech)
 
     def build_adapters(self, platforms: list[str]) -> list[Adapter]:
-        """The adapters for `platforms`; what WeChat refuses for now is held by the outbox."""
-        return build_adapters(self.settings, platforms, hold_in_outbox=True)
+        """The adapters for `platforms`; what WeChat refuses for now is held by the outbox;
+        the web platform reads the store through a `StoreWebDirectory`."""
+        from bot.web_directory import StoreWebDirectory, admin_accounts
+
+        directory = StoreWebDirectory(
+            self.store, admins=admin_accounts(self.settings.admins),
+            sql_timeout_ms=self.settings.admin_sql_timeout_ms,
+            sql_row_limit=self.settings.admin_sql_row_limit)
+        return build_adapters(self.settings, platforms, hold_in_outbox=True,
+                              web_directory=directory)
 
     async def start_adapters(self, adapters: list[Adapter], *, jobs: bool = True) -> None:
         """Start the adapters, then the outbox's sender for their platforms and (with `jobs`)
@@ -115,6 +124,9 @@ class App:
             await adapter.start(self.gateway.handler_for(adapter))
             self.adapters.append(adapter)
             self.registry_of_adapters.add(adapter)
+            if adapter.name == "web" and self.settings.web_links_base() is None:
+                # WEB_PORT=0: links point where the page was bound (known only now)
+                web_commands.configure(self.gateway, base_url=getattr(adapter, "base_url", None))
         await self.outbox.start()
         # messages a stopped process left unanswered are answered (beat and sweep)
         self.gateway.start_sweeper(self.registry_of_adapters.get,

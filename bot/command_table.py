@@ -158,5 +158,11 @@ async def question(ctx: CommandContext) -> None:
                             ctx.epoch)
 
 
-# the watchlist, subscriptions, reports, /usage and /admin register themselves on import
-from bot import admin_commands, subscription_commands, ta_commands  # noqa: E402,F401
+# the watchlist, subscriptions, reports, /usage, /admin, /web and /share register themselves
+# on import
+from bot import (  # noqa: E402,F401
+    admin_commands,
+    subscription_commands,
+    ta_commands,
+    web_commands,
+)

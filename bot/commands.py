@@ -30,6 +30,8 @@ Ask in plain words: "NVDA latest close", "茅台最近走势", "compare AAPL and
 /subscriptions - this chat's subscriptions; /unsubscribe ID|all
 /tz ZONE - your time zone; /report [SYMBOLS] - the report now
 /podcast [SYMBOLS] [pdf] - the daily podcast script now; /subscribe ... podcast - every weekday
+/web - a sign-in link to the web page; /web logout - sign out everywhere
+/share - publish this conversation as a read-only link; /unshare - revoke it
 /help - this text"""
 
 HELP_ZH = """*Bullpen* - A股与美股研究助手。直接提问即可，例如"茅台最近走势"、"NVDA 最新收盘价"。
@@ -45,7 +47,8 @@ HELP_ZH = """*Bullpen* - A股与美股研究助手。直接提问即可，例如
 /watchlist [add|remove 股票] 自选  /report [股票] 立即生成报告
 /subscribe [股票] [at 08:00] [交易日|每天|工作日] [pdf] 定时推送报告
 /subscriptions 本聊天的订阅  /unsubscribe 编号|all 取消  /tz 时区
-/podcast [股票] [pdf] 每日播客脚本  /subscribe ... podcast 工作日定时推送"""
+/podcast [股票] [pdf] 每日播客脚本  /subscribe ... podcast 工作日定时推送
+/web 网页版登录链接  /web logout 退出  /share 分享本对话  /unshare 撤销分享"""
 
 COMMANDS: tuple[tuple[str, str], ...] = (
     ("start", "Start and show help"),
@@ -72,6 +75,9 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("podcast", "The daily podcast now: /podcast [SYMBOLS] [pdf]"),
     ("ta", "Run a TA script: /ta SYMBOL, then a python block"),
     ("tools", "Tools the model wrote for itself"),
+    ("web", "A sign-in link to the web page; /web logout"),
+    ("share", "Publish this conversation as a read-only link"),
+    ("unshare", "Revoke this chat's share links"),
 )
 KNOWN = {name for name, _ in COMMANDS}
 

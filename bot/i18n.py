@@ -90,6 +90,38 @@ STRINGS: dict[str, dict[str, str]] = {
                             "1d, 1w or 1mo (or 1H, 4H, 1D, 3M, 6M, 1Y, Max).",
                       "zh": "不支持的周期“{tf}”。可用：1m、5m、15m、30m、1h、4h、1d、1w、1mo"
                             "（或 1H、4H、1D、3M、6M、1Y、Max）。"},
+    "web_off": {"en": "The web page is not set up on this Bullpen: its operator starts it with "
+                      "WEB_PORT (and WEB_BASE_URL for the links).",
+                "zh": "此 Bullpen 未开启网页版：需由管理员设置 WEB_PORT（以及链接地址 "
+                      "WEB_BASE_URL）。"},
+    "web_link": {"en": "Your sign-in link to the web page: open it and press Sign in (it "
+                       "works once, for 10 minutes; do not share it):\n{url}",
+                 "zh": "你的网页版登录链接：打开后点击“登录”（10 分钟内有效，只能使用一次，"
+                       "请勿转发）：\n{url}"},
+    "web_sent_private": {"en": "I sent you a sign-in link in a private message.",
+                         "zh": "登录链接已通过私聊发送给你。"},
+    "web_private": {"en": "A sign-in link is only given in a private chat with me: message me "
+                          "directly and send /web there.",
+                    "zh": "登录链接只在与我的私聊中发放：请私信我并发送 /web。"},
+    "web_logout": {"en": "Signed out of the web page ({n} session(s) ended).",
+                   "zh": "已退出网页版（结束了 {n} 个会话）。"},
+    "web_logout_none": {"en": "No web session was open.", "zh": "没有已登录的网页会话。"},
+    "web_usage": {"en": "Usage: /web (a sign-in link to the web page) or /web logout",
+                  "zh": "用法：/web（获取网页版登录链接）或 /web logout（退出）"},
+    "share_off": {"en": "Share links need the web page, which is not set up on this Bullpen "
+                        "(WEB_PORT / WEB_BASE_URL).",
+                  "zh": "分享链接需要网页版，此 Bullpen 未开启（WEB_PORT / WEB_BASE_URL）。"},
+    "share_empty": {"en": "Nothing to share yet: this conversation has no questions or "
+                          "answers.",
+                    "zh": "暂无可分享的内容：本对话还没有问答。"},
+    "share_ok": {"en": "This conversation is published read-only at:\n{url}\nAnyone with the "
+                       "link can read its questions, answers and charts (no tool internals). "
+                       "/unshare revokes it.",
+                 "zh": "本对话已以只读方式发布：\n{url}\n任何拿到链接的人都能看到问答和图表"
+                       "（不含工具调用细节）。发送 /unshare 撤销。"},
+    "unshare_ok": {"en": "Revoked {n} share link(s) of this chat: they no longer work.",
+                   "zh": "已撤销本聊天的 {n} 个分享链接，它们已失效。"},
+    "unshare_none": {"en": "Nothing of this chat is shared.", "zh": "本聊天没有分享中的对话。"},
     "unsupported": {"en": "I can read text and voice notes; this kind of message "
                           "({kind}) isn't something I can analyse.",
                     "zh": "我可以处理文字和语音消息；暂不支持这种消息（{kind}）。"},

@@ -8,7 +8,7 @@ from pydantic import SecretStr
 from bot.commands import COMMANDS
 from bot.settings import Settings
 from core.errors import ConfigError
-from core.ports import Adapter, KeptReplies
+from core.ports import Adapter, KeptReplies, WebDirectory
 
 
 def _secret(value: SecretStr | None) -> str | None:
@@ -17,10 +17,12 @@ def _secret(value: SecretStr | None) -> str | None:
 
 def build_adapters(settings: Settings, platforms: list[str], *,
                    kept_replies: KeptReplies | None = None,
-                   hold_in_outbox: bool = False) -> list[Adapter]:
+                   hold_in_outbox: bool = False,
+                   web_directory: WebDirectory | None = None) -> list[Adapter]:
     """The adapters for `platforms`. What WeChat and WeCom refuse while the user's window is
     closed is held by the outbox with `hold_in_outbox` (`App.build_adapters`: one mechanism,
-    in Postgres), else kept by the adapter in `kept_replies`."""
+    in Postgres), else kept by the adapter in `kept_replies`. The web platform shows what
+    `web_directory` (over the store: `App.build_adapters`) knows."""
     adapters: list[Adapter] = []
     for name in platforms:
         if name == "telegram":
@@ -110,6 +112,16 @@ def build_adapters(settings: Settings, platforms: list[str], *,
                 path=settings.wecom_path, kept_replies=kept_replies,
                 hold_in_outbox=hold_in_outbox,
             ))
+        elif name == "web":
+            from adapters.web import WebAdapter
+
+            assert settings.web_port is not None
+            if web_directory is None:
+                raise ConfigError("the web platform (WEB_PORT) needs the store: start it "
+                                  "with `bullpen serve`")
+            adapters.append(WebAdapter(listen=settings.web_listen, port=settings.web_port,
+                                       base_url=settings.web_links_base() or "",
+                                       directory=web_directory))
         else:
             raise ConfigError(f"no adapter for platform {name!r}")
     return adapters

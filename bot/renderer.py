@@ -25,7 +25,7 @@ from core.errors import (
     RateLimited,
 )
 from core.events import Done, Event, Failed, File, Status, TextDelta, ToolStarted
-from core.ports import Adapter, Outbox
+from core.ports import Adapter, EventObserver, Outbox
 from core.types import ChatRef, MessageRef, OutgoingFile, Reply
 
 log = logging.getLogger(__name__)
@@ -55,6 +55,8 @@ class Renderer:
                  live_deadline_s: float = LIVE_DEADLINE_S, queue_behind: bool = False,
                  adopt: MessageRef | None = None) -> None:
         self._adapter = adapter
+        # an adapter that shows the run's events as they come (the web page) sees each one
+        self._observer = adapter if isinstance(adapter, EventObserver) else None
         self._outbox = outbox
         # the chat has deliveries held by the outbox (WeChat's closed window): this answer
         # waits behind them rather than overtaking them; a Held refusal does the same
@@ -172,6 +174,12 @@ class Renderer:
     # --- events ----------------------------------------------------------------------------
 
     async def on_event(self, event: Event) -> None:
+        if self._observer is not None:
+            try:
+                await self._observer.observe(self._chat, self._placeholder, event)
+            except Exception:  # what the page shows never breaks the answer
+                log.exception("%s did not take event %s", self._adapter.name,
+                              type(event).__name__)
         if self._gone:
             return
         if isinstance(event, TextDelta):

@@ -228,6 +228,17 @@ class Settings(BaseSettings):
     wecom_path: str = Field("/wecom", validation_alias=_env("WECOM_PATH"))
     wecom_proxy_url: str | None = Field(None, validation_alias=_env("WECOM_PROXY_URL"))
 
+    # the web platform (starts when WEB_PORT is set): the chat page, share links, the admin
+    # console; WEB_BASE_URL is where links point (default http://127.0.0.1:<port>); the admin
+    # console's SQL runs READ ONLY with this statement timeout and row limit
+    web_port: int | None = Field(None, ge=0, le=65535, validation_alias=_env("WEB_PORT"))
+    web_listen: str = Field("127.0.0.1", validation_alias=_env("WEB_LISTEN"))
+    web_base_url: str | None = Field(None, validation_alias=_env("WEB_BASE_URL"))
+    admin_sql_timeout_ms: int = Field(5000, gt=0,
+                                      validation_alias=_env("BULLPEN_ADMIN_SQL_TIMEOUT_MS"))
+    admin_sql_row_limit: int = Field(500, ge=1,
+                                     validation_alias=_env("BULLPEN_ADMIN_SQL_ROW_LIMIT"))
+
     @property
     def llm_configured(self) -> bool:
         return bool(self.llm_base_url and self.llm_model)
@@ -294,6 +305,16 @@ class Settings(BaseSettings):
                 else (default.price_cached_in_per_mtok if default else None))
         return out
 
+    def web_links_base(self) -> str | None:
+        """Where sign-in and share links point (no trailing slash); None when the web
+        platform is not configured (neither WEB_BASE_URL nor WEB_PORT set) or its address is
+        not known yet (WEB_PORT=0: any free port, known once the page is served)."""
+        if self.web_base_url:
+            return self.web_base_url.rstrip("/")
+        if self.web_port:
+            return f"http://127.0.0.1:{self.web_port}"
+        return None
+
     @property
     def files_dir(self) -> Path:
         return self.data_dir / "files"
@@ -312,6 +333,8 @@ class Settings(BaseSettings):
         if (self.wecom_corp_id and self.wecom_agent_id is not None and self.wecom_secret
                 and self.wecom_token and self.wecom_encoding_aes_key):
             found.append("wecom")
+        if self.web_port is not None:
+            found.append("web")
         return found
 
 

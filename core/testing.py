@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import secrets
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import datetime
+from typing import Any, Literal
 
-from core.errors import LLMError, MessageNotModified, RateLimited
+from core.errors import LLMError, MessageNotModified, QueryRefused, RateLimited
 from core.llm.base import Final, StreamItem, TextChunk
 from core.ports import (
     KeptReplies,
@@ -21,6 +23,14 @@ from core.ports import (
     MessageHandler,
     OutItem,
     Receipt,
+    WebConversationInfo,
+    WebEntry,
+    WebFileData,
+    WebFileInfo,
+    WebPerson,
+    WebSession,
+    WebTable,
+    WebTranscript,
 )
 from core.types import (
     Capabilities,
@@ -33,6 +43,7 @@ from core.types import (
     Reply,
     ToolCall,
     Usage,
+    utcnow,
 )
 
 # The `KeptReplies` twin is `MemoryKeptReplies`, defined beside the port: adapters may import
@@ -211,3 +222,180 @@ class MemoryOutbox:
 
     async def wait(self, key: str, *, timeout_s: float) -> Receipt | None:
         return await self.receipt(key)
+
+
+# --- the web platform's directory ------------------------------------------------------------
+
+
+class MemoryWebDirectory:
+    """`core.ports.WebDirectory` in memory, for the web adapter's tests: people, one-time
+    sign-in links (once, until they expire), sessions, conversations, files, share links and an
+    admin console whose tables are given by the test. `admin_query` answers the statements in
+    `queries` and refuses every statement that is not a read the way Postgres does in a READ
+    ONLY transaction ("cannot execute DELETE in a read-only transaction")."""
+
+    def __init__(self) -> None:
+        from datetime import timedelta
+
+        self.people: dict[str, WebPerson] = {}
+        self.login_ttl = timedelta(minutes=10)
+        self.session_ttl = timedelta(days=7)
+        self._logins: dict[str, tuple[str, datetime, bool]] = {}  # token -> user, expiry, used
+        self._sessions: dict[str, WebSession] = {}
+        self.conversations_of: dict[str, list[WebConversationInfo]] = {}
+        self.entries: dict[str, list[WebEntry]] = {}  # conversation id -> entries
+        self.files_of: dict[str, dict[str, WebFileData]] = {}  # user id -> file id -> data
+        self._shares: dict[str, str] = {}  # token -> conversation id
+        self.tables: dict[str, WebTable] = {}
+        self.queries: dict[str, WebTable] = {}
+        self._ids = itertools.count(1)
+
+    # --- what tests set up -----------------------------------------------------------------
+
+    def person(self, user_id: str, *, lang: str = "en", is_admin: bool = False,
+               display_name: str = "") -> WebPerson:
+        p = WebPerson(user_id=user_id, platform_uid=f"web-{user_id}", lang=lang,
+                      display_name=display_name or user_id, is_admin=is_admin)
+        self.people[user_id] = p
+        self.conversations_of.setdefault(user_id, [])
+        self.files_of.setdefault(user_id, {})
+        return p
+
+    def login_link(self, user_id: str, *, expires_in_s: float = 600.0) -> str:
+        from datetime import timedelta
+
+        token = secrets.token_urlsafe(24)
+        self._logins[token] = (user_id, utcnow() + timedelta(seconds=expires_in_s), False)
+        return token
+
+    def sign_in(self, user_id: str) -> WebSession:
+        session = WebSession(token=secrets.token_urlsafe(32), csrf=secrets.token_urlsafe(24),
+                             person=self.people[user_id], expires_at=utcnow() + self.session_ttl)
+        self._sessions[session.token] = session
+        return session
+
+    def conversation(self, user_id: str, *, platform: str = "web", title: str = "",
+                     mode: str = "normal", active: bool = True) -> WebConversationInfo:
+        conv = WebConversationInfo(
+            id=str(next(self._ids)), platform=platform,
+            chat_id=f"web:{user_id}" if platform == "web" else f"{platform}-chat-{user_id}",
+            title=title, mode=mode, is_active=active, updated_at=utcnow(),
+            writable=platform == "web")
+        self.conversations_of[user_id].append(conv)
+        self.entries[conv.id] = []
+        return conv
+
+    def say(self, conversation_id: str, role: Literal["user", "assistant"], text: str) -> None:
+        self.entries[conversation_id].append(WebEntry(role=role, text=text, at=utcnow()))
+
+    def add_file(self, user_id: str, filename: str, data: bytes, *, kind: str = "document",
+                 mime_type: str = "application/pdf",
+                 conversation_id: str | None = None) -> WebFileInfo:
+        info = WebFileInfo(id=str(next(self._ids)), filename=filename, kind=kind,
+                           mime_type=mime_type, size_bytes=len(data), created_at=utcnow(),
+                           conversation_id=conversation_id)
+        self.files_of[user_id][info.id] = WebFileData(info=info, data=data)
+        if conversation_id is not None:
+            self.entries[conversation_id].append(
+                WebEntry(role="file", text="", at=utcnow(), file=info))
+        return info
+
+    # --- the port --------------------------------------------------------------------------
+
+    async def redeem_login(self, token: str) -> WebSession | None:
+        found = self._logins.get(token)
+        if found is None:
+            return None
+        user_id, expires_at, used = found
+        if used or expires_at <= utcnow():
+            return None
+        self._logins[token] = (user_id, expires_at, True)
+        return self.sign_in(user_id)
+
+    async def session(self, token: str) -> WebSession | None:
+        session = self._sessions.get(token)
+        if session is None or session.expires_at <= utcnow():
+            return None
+        return session
+
+    async def end_session(self, token: str) -> None:
+        self._sessions.pop(token, None)
+
+    async def conversations(self, person: WebPerson) -> list[WebConversationInfo]:
+        return list(self.conversations_of.get(person.user_id, []))
+
+    def _own(self, person: WebPerson, conversation_id: str) -> WebConversationInfo | None:
+        return next((c for c in self.conversations_of.get(person.user_id, [])
+                     if c.id == conversation_id), None)
+
+    async def transcript(self, person: WebPerson,
+                         conversation_id: str) -> WebTranscript | None:
+        conv = self._own(person, conversation_id)
+        return None if conv is None else WebTranscript(conv, tuple(self.entries[conv.id]))
+
+    async def web_transcript(self, person: WebPerson) -> WebTranscript | None:
+        conv = next((c for c in self.conversations_of.get(person.user_id, [])
+                     if c.platform == "web" and c.is_active), None)
+        return None if conv is None else WebTranscript(conv, tuple(self.entries[conv.id]))
+
+    async def files(self, person: WebPerson) -> list[WebFileInfo]:
+        return [f.info for f in self.files_of.get(person.user_id, {}).values()]
+
+    async def file(self, person: WebPerson, file_id: str) -> WebFileData | None:
+        return self.files_of.get(person.user_id, {}).get(file_id)
+
+    async def share(self, person: WebPerson, conversation_id: str) -> str | None:
+        if self._own(person, conversation_id) is None:
+            return None
+        for token, conv_id in self._shares.items():
+            if conv_id == conversation_id:
+                return token
+        token = secrets.token_urlsafe(24)
+        self._shares[token] = conversation_id
+        return token
+
+    async def unshare(self, person: WebPerson, conversation_id: str) -> bool:
+        if self._own(person, conversation_id) is None:
+            return False
+        tokens = [t for t, c in self._shares.items() if c == conversation_id]
+        for token in tokens:
+            del self._shares[token]
+        return bool(tokens)
+
+    async def shared(self, share_token: str) -> WebTranscript | None:
+        conv_id = self._shares.get(share_token)
+        if conv_id is None:
+            return None
+        conv = next(c for convs in self.conversations_of.values() for c in convs
+                    if c.id == conv_id)
+        return WebTranscript(conv, tuple(self.entries[conv_id]))
+
+    async def shared_file(self, share_token: str, file_id: str) -> WebFileData | None:
+        conv_id = self._shares.get(share_token)
+        if conv_id is None:
+            return None
+        for files in self.files_of.values():
+            found = files.get(file_id)
+            if found is not None and found.info.conversation_id == conv_id:
+                return found
+        return None
+
+    async def admin_tables(self) -> list[tuple[str, int]]:
+        return [(name, t.total if t.total is not None else len(t.rows))
+                for name, t in sorted(self.tables.items())]
+
+    async def admin_rows(self, table: str, *, page: int, page_size: int) -> WebTable | None:
+        found = self.tables.get(table)
+        if found is None:
+            return None
+        rows = found.rows[(page - 1) * page_size: page * page_size]
+        return WebTable(columns=found.columns, rows=rows, total=len(found.rows))
+
+    async def admin_query(self, sql: str) -> WebTable:
+        verb = sql.strip().split(None, 1)[0].upper() if sql.strip() else ""
+        if verb not in ("SELECT", "WITH", "SHOW", "EXPLAIN", "VALUES", "TABLE"):
+            raise QueryRefused(f"cannot execute {verb} in a read-only transaction")
+        found = self.queries.get(sql.strip())
+        if found is None:
+            raise QueryRefused(f'syntax error at or near "{verb.lower()}"')
+        return found

@@ -15,7 +15,7 @@ from bot.cli import runtime
 
 FEATURE_MODULES = ("bot.cli.ict", "bot.cli.symbols", "bot.cli.transcribe", "bot.cli.debate",
                    "bot.cli.jobs", "bot.cli.podcast", "bot.cli.data",
-                   "bot.cli.tools", "bot.cli.eval")
+                   "bot.cli.tools", "bot.cli.eval", "bot.cli.web")
 
 
 def build_parser() -> argparse.ArgumentParser:

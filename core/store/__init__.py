@@ -17,6 +17,7 @@ from core.store.strategies import StrategiesRepo
 from core.store.subscriptions import Subscription, SubscriptionsRepo
 from core.store.tool_artifacts import ToolArtifactsRepo
 from core.store.usage import UsageRepo, UsageTotals
+from core.store.web import WebRepo
 
 
 class Store:
@@ -36,6 +37,7 @@ class Store:
         self.strategies = StrategiesRepo(db.pool)
         self.tool_artifacts = ToolArtifactsRepo(db.pool)
         self.budgets = BudgetsRepo(db.pool)
+        self.web = WebRepo(db.pool, dsn=db.dsn)
 
 
 __all__ = [
@@ -61,5 +63,6 @@ __all__ = [
     "TurnStart",
     "UsageRepo",
     "UsageTotals",
+    "WebRepo",
     "migrate",
 ]

@@ -1,0 +1,447 @@
+"""The web platform's records: one-time sign-in links, browser sessions, share links, and the
+admin console's read-only view of the database.
+
+Every secret (link, cookie, share token) is 256 random bits (`new_token`); only its SHA-256 is
+stored, so what the database holds cannot be replayed as a link or a cookie.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import secrets
+import string
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+from typing import Any
+from uuid import UUID
+
+import asyncpg
+
+from core.errors import QueryRefused
+
+log = logging.getLogger(__name__)
+
+LOGIN_TTL = timedelta(minutes=10)
+SESSION_TTL = timedelta(days=30)
+WEB_PLATFORM = "web"
+# the role the admin console's SQL runs as, where migration 0012 could make it: it reads
+# every table but has no superuser powers (COPY TO PROGRAM, pg_read_file, SET ROLE back)
+CONSOLE_ROLE = "bullpen_console"
+
+
+def token_hash(token: str) -> bytes:
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
+
+
+_ALPHABET = string.ascii_letters + string.digits
+
+
+def new_token() -> str:
+    """43 letters and digits (256 bits, like `secrets.token_urlsafe(32)`, but without `_` and
+    `-`: a link survives every platform's Markdown, where `_x_` is italics)."""
+    return "".join(secrets.choice(_ALPHABET) for _ in range(43))
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    user_id: UUID
+    csrf: str
+    expires_at: datetime
+
+
+@dataclass(frozen=True)
+class PersonRow:
+    user_id: UUID
+    display_name: str
+    lang: str | None
+    accounts: tuple[tuple[str, str], ...]  # (platform, platform_uid), oldest link first
+
+
+@dataclass(frozen=True)
+class ConversationRow:
+    id: UUID
+    user_id: UUID | None
+    platform: str
+    chat_id: str
+    thread_id: str
+    title: str
+    mode: str
+    is_active: bool
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class FileRow:
+    id: int
+    user_id: UUID | None
+    conversation_id: UUID | None
+    filename: str
+    kind: str
+    mime_type: str
+    size_bytes: int
+    path: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class ShownMessage:
+    """A message a person may be shown: what the user asked or the agent answered."""
+
+    id: int
+    role: str  # "user" | "assistant"
+    content: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str | None, ...], ...]
+    truncated: bool = False
+    total: int | None = None
+
+
+def _conversation(row: asyncpg.Record) -> ConversationRow:
+    return ConversationRow(
+        id=UUID(str(row["id"])), user_id=UUID(str(row["user_id"])) if row["user_id"] else None,
+        platform=row["platform"], chat_id=row["chat_id"], thread_id=row["thread_id"],
+        title=row["title"], mode=row["mode"], is_active=row["is_active"],
+        updated_at=row["updated_at"])
+
+
+def _file(row: asyncpg.Record) -> FileRow:
+    return FileRow(
+        id=int(row["id"]), user_id=UUID(str(row["user_id"])) if row["user_id"] else None,
+        conversation_id=UUID(str(row["conversation_id"])) if row["conversation_id"] else None,
+        filename=row["filename"], kind=row["kind"], mime_type=row["mime_type"],
+        size_bytes=int(row["size_bytes"]), path=row["path"], created_at=row["created_at"])
+
+
+_CONVERSATION_COLUMNS = ("id, user_id, platform, chat_id, thread_id, title, mode, is_active,"
+                         " updated_at")
+_FILE_COLUMNS = ("id, user_id, conversation_id, filename, kind, mime_type, size_bytes, path,"
+                 " created_at")
+
+
+def quote_ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def as_text(value: Any) -> str | None:
+    """A value from any query, as the admin console shows it (None stays None)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, bytes | bytearray | memoryview):
+        return "\\x" + bytes(value).hex()
+    if isinstance(value, datetime):
+        return value.isoformat(sep=" ")
+    if isinstance(value, date | time):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+# Issuing a link or opening a session also forgets the links and sessions over a day past
+# their end (used, expired or revoked), so neither table grows without end.
+_ISSUE_LOGIN = """
+WITH gone AS (
+    DELETE FROM web_logins WHERE expires_at < now() - interval '1 day'
+)
+INSERT INTO web_logins (token_hash, user_id, expires_at) VALUES ($1, $2, now() + $3::interval)
+"""
+_OPEN_SESSION = """
+WITH gone AS (
+    DELETE FROM web_sessions
+    WHERE expires_at < now() - interval '1 day' OR revoked_at < now() - interval '1 day'
+)
+INSERT INTO web_sessions (token_hash, csrf, user_id, expires_at)
+VALUES ($1, $2, $3, now() + $4::interval) RETURNING expires_at
+"""
+
+
+class WebRepo:
+    def __init__(self, pool: asyncpg.Pool, *, dsn: str) -> None:
+        self._pool = pool
+        self._dsn = dsn  # the admin console's queries run on a connection of their own
+        self._console_login: bool | None = None  # whether it may log in as CONSOLE_ROLE
+
+    # --- sign-in links and sessions --------------------------------------------------------
+
+    async def issue_login(self, user_id: UUID, *, ttl: timedelta = LOGIN_TTL) -> str:
+        """A one-time sign-in token for `user_id`, valid for `ttl`."""
+        token = new_token()
+        await self._pool.execute(_ISSUE_LOGIN, token_hash(token), user_id, ttl)
+        return token
+
+    async def redeem_login(self, token: str) -> UUID | None:
+        """The person a sign-in token was issued to, once: None when unknown, used or
+        expired. Using it is one atomic UPDATE, so two tabs racing get one session."""
+        got = await self._pool.fetchval(
+            "UPDATE web_logins SET used_at = now() WHERE token_hash = $1"
+            " AND used_at IS NULL AND expires_at > now() RETURNING user_id", token_hash(token))
+        return UUID(str(got)) if got is not None else None
+
+    async def open_session(self, user_id: UUID, *,
+                           ttl: timedelta = SESSION_TTL) -> tuple[str, SessionRow]:
+        """A new session: its cookie token and what is stored of it."""
+        token, csrf = new_token(), new_token()
+        expires_at = await self._pool.fetchval(_OPEN_SESSION, token_hash(token), csrf, user_id,
+                                               ttl)
+        return token, SessionRow(user_id, csrf, expires_at)
+
+    async def session(self, token: str) -> SessionRow | None:
+        row = await self._pool.fetchrow(
+            "SELECT user_id, csrf, expires_at FROM web_sessions WHERE token_hash = $1"
+            " AND revoked_at IS NULL AND expires_at > now()", token_hash(token))
+        if row is None:
+            return None
+        return SessionRow(UUID(str(row["user_id"])), row["csrf"], row["expires_at"])
+
+    async def end_session(self, token: str) -> None:
+        await self._pool.execute(
+            "UPDATE web_sessions SET revoked_at = now() WHERE token_hash = $1"
+            " AND revoked_at IS NULL", token_hash(token))
+
+    async def end_sessions(self, user_id: UUID) -> int:
+        """Revoke every live session of the person (/web logout); how many there were."""
+        rows = await self._pool.fetch(
+            "UPDATE web_sessions SET revoked_at = now() WHERE user_id = $1"
+            " AND revoked_at IS NULL AND expires_at > now() RETURNING 1", user_id)
+        return len(rows)
+
+    # --- the person ------------------------------------------------------------------------
+
+    async def web_account(self, user_id: UUID, display_name: str = "") -> str:
+        """The person's web identity: a platform account ("web", uid) linked to them, made
+        on first sign-in (uid: their user id then), so the gateway resolves what they send
+        from the page to the same person."""
+        async with self._pool.acquire() as conn:
+            uid = await conn.fetchval(
+                "SELECT platform_uid FROM platform_accounts WHERE user_id = $1 AND platform = $2"
+                " ORDER BY linked_at, id LIMIT 1", user_id, WEB_PLATFORM)
+            if uid is not None:
+                return str(uid)
+            for candidate in (str(user_id), f"{user_id}-{secrets.token_hex(4)}"):
+                got = await conn.fetchval(
+                    "INSERT INTO platform_accounts (user_id, platform, platform_uid,"
+                    " display_name) VALUES ($1, $2, $3, $4)"
+                    " ON CONFLICT (platform, platform_uid) DO NOTHING RETURNING platform_uid",
+                    user_id, WEB_PLATFORM, candidate, display_name)
+                if got is not None:
+                    return str(got)
+            raise RuntimeError(f"no web account could be made for {user_id}")
+
+    async def person(self, user_id: UUID) -> PersonRow | None:
+        row = await self._pool.fetchrow(
+            "SELECT u.id, u.display_name, u.lang,"
+            " (SELECT array_agg(ARRAY[pa.platform, pa.platform_uid] ORDER BY pa.linked_at, pa.id)"
+            "  FROM platform_accounts pa WHERE pa.user_id = u.id) AS accounts"
+            " FROM users u WHERE u.id = $1", user_id)
+        if row is None:
+            return None
+        accounts = tuple((str(a[0]), str(a[1])) for a in row["accounts"] or ())
+        return PersonRow(UUID(str(row["id"])), row["display_name"], row["lang"], accounts)
+
+    # --- conversations and files -----------------------------------------------------------
+
+    async def conversations(self, user_id: UUID, *, limit: int = 200) -> list[ConversationRow]:
+        rows = await self._pool.fetch(
+            f"SELECT {_CONVERSATION_COLUMNS} FROM conversations WHERE user_id = $1"
+            " ORDER BY updated_at DESC, created_at DESC LIMIT $2", user_id, limit)
+        return [_conversation(r) for r in rows]
+
+    async def conversation(self, conversation_id: UUID) -> ConversationRow | None:
+        row = await self._pool.fetchrow(
+            f"SELECT {_CONVERSATION_COLUMNS} FROM conversations WHERE id = $1", conversation_id)
+        return _conversation(row) if row is not None else None
+
+    async def chat_conversations(self, platform: str, chat_id: str,
+                                 thread_id: str) -> list[UUID]:
+        rows = await self._pool.fetch(
+            "SELECT id FROM conversations WHERE platform = $1 AND chat_id = $2"
+            " AND thread_id = $3", platform, chat_id, thread_id)
+        return [UUID(str(r["id"])) for r in rows]
+
+    async def shown_messages(self, conversation_id: UUID, *,
+                             limit: int = 2000) -> list[ShownMessage]:
+        """What the user asked and the agent answered, in order: no system prompt, no tool
+        call (an assistant message carrying calls is a step, not an answer), no tool result,
+        nothing empty."""
+        rows = await self._pool.fetch(
+            "SELECT * FROM (SELECT id, role, content, created_at FROM messages"
+            " WHERE conversation_id = $1 AND role IN ('user', 'assistant') AND content <> ''"
+            " AND (role = 'user' OR tool_calls IS NULL OR tool_calls IN ('null', '[]'))"
+            " ORDER BY id DESC LIMIT $2) m ORDER BY id", conversation_id, limit)
+        return [ShownMessage(int(r["id"]), r["role"], r["content"], r["created_at"])
+                for r in rows]
+
+    async def files_of_user(self, user_id: UUID, *, limit: int = 500) -> list[FileRow]:
+        rows = await self._pool.fetch(
+            f"SELECT {_FILE_COLUMNS} FROM files WHERE user_id = $1"
+            " ORDER BY created_at DESC, id DESC LIMIT $2", user_id, limit)
+        return [_file(r) for r in rows]
+
+    async def files_of_conversation(self, conversation_id: UUID) -> list[FileRow]:
+        rows = await self._pool.fetch(
+            f"SELECT {_FILE_COLUMNS} FROM files WHERE conversation_id = $1 ORDER BY id",
+            conversation_id)
+        return [_file(r) for r in rows]
+
+    async def file(self, file_id: int) -> FileRow | None:
+        row = await self._pool.fetchrow(f"SELECT {_FILE_COLUMNS} FROM files WHERE id = $1",
+                                        file_id)
+        return _file(row) if row is not None else None
+
+    # --- share links -----------------------------------------------------------------------
+
+    async def share(self, conversation_id: UUID, *, created_by: UUID | None) -> str:
+        """A new public read-only link to the conversation (earlier ones keep working until
+        `unshare`)."""
+        token = new_token()
+        await self._pool.execute(
+            "INSERT INTO shares (token_hash, conversation_id, created_by) VALUES ($1, $2, $3)",
+            token_hash(token), conversation_id, created_by)
+        return token
+
+    async def unshare(self, conversation_ids: Sequence[UUID]) -> int:
+        """Revoke every live link to these conversations, at once; how many there were."""
+        rows = await self._pool.fetch(
+            "UPDATE shares SET revoked_at = now() WHERE conversation_id = ANY($1::uuid[])"
+            " AND revoked_at IS NULL RETURNING 1", list(conversation_ids))
+        return len(rows)
+
+    async def shared(self, token: str) -> UUID | None:
+        got = await self._pool.fetchval(
+            "SELECT conversation_id FROM shares WHERE token_hash = $1 AND revoked_at IS NULL",
+            token_hash(token))
+        return UUID(str(got)) if got is not None else None
+
+    # --- the admin console -----------------------------------------------------------------
+
+    async def _admin_connection(self) -> asyncpg.Connection:
+        """A connection of its own for the console: logged in as `CONSOLE_ROLE` where the
+        server lets it (then no statement can take a superuser's powers back), else as the
+        application's user (the query then runs under SET LOCAL ROLE, a weaker fence)."""
+        if self._console_login is not False:
+            try:
+                conn = await asyncpg.connect(self._dsn, user=CONSOLE_ROLE, timeout=10)
+            except (asyncpg.PostgresError, OSError) as exc:
+                if self._console_login is None:
+                    log.warning("admin console: cannot log in as %s (%s); its SQL runs as the "
+                                "application's user under SET LOCAL ROLE", CONSOLE_ROLE,
+                                type(exc).__name__)
+                self._console_login = False
+            else:
+                self._console_login = True
+                return conn
+        return await asyncpg.connect(self._dsn, timeout=10)
+
+    async def admin_tables(self, *, timeout_ms: int) -> list[tuple[str, int]]:
+        """Every table of the public schema with its row count (exact; the planner's estimate
+        for a table too large to count within `timeout_ms`)."""
+        conn = await self._admin_connection()
+        try:
+            names = [r["relname"] for r in await conn.fetch(
+                "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+                " WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') ORDER BY c.relname")]
+            out: list[tuple[str, int]] = []
+            for name in names:
+                try:
+                    async with conn.transaction(readonly=True):
+                        await conn.execute(f"SET LOCAL statement_timeout = {int(timeout_ms)}")
+                        count = await conn.fetchval(f"SELECT count(*) FROM {quote_ident(name)}")
+                except asyncpg.QueryCanceledError:
+                    count = await conn.fetchval(
+                        "SELECT greatest(reltuples, 0)::bigint FROM pg_class"
+                        " WHERE oid = $1::regclass", quote_ident(name))
+                out.append((name, int(count)))
+            return out
+        finally:
+            await conn.close()
+
+    async def admin_rows(self, table: str, *, page: int, page_size: int,
+                         timeout_ms: int) -> QueryResult | None:
+        """A page (1-based) of a public table's rows, ordered by its primary key, every value
+        in Postgres's own text form; None when `table` is not a table of the schema (the name
+        is checked against the catalogue, then quoted as an identifier)."""
+        page, page_size = max(1, page), max(1, min(page_size, 1000))
+        conn = await self._admin_connection()
+        try:
+            oid = await conn.fetchval(
+                "SELECT c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+                " WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND c.relname = $1",
+                table)
+            if oid is None:
+                return None
+            columns = tuple(r["attname"] for r in await conn.fetch(
+                "SELECT attname FROM pg_attribute WHERE attrelid = $1 AND attnum > 0"
+                " AND NOT attisdropped ORDER BY attnum", oid))
+            keys = [r["attname"] for r in await conn.fetch(
+                "SELECT a.attname FROM pg_index i JOIN pg_attribute a"
+                " ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)"
+                " WHERE i.indrelid = $1 AND i.indisprimary ORDER BY a.attnum", oid)]
+            select = ", ".join(f"{quote_ident(c)}::text" for c in columns) or "NULL"
+            order = ("ORDER BY " + ", ".join(quote_ident(k) for k in keys)) if keys else ""
+            try:
+                async with conn.transaction(readonly=True):
+                    await conn.execute(f"SET LOCAL statement_timeout = {int(timeout_ms)}")
+                    total = await conn.fetchval(f"SELECT count(*) FROM {quote_ident(table)}")
+                    rows = await conn.fetch(
+                        f"SELECT {select} FROM {quote_ident(table)} {order}"
+                        " LIMIT $1 OFFSET $2", page_size, (page - 1) * page_size)
+            except asyncpg.PostgresError as exc:
+                raise QueryRefused(str(exc)) from exc
+            return QueryResult(columns=columns, rows=tuple(tuple(r) for r in rows),
+                               total=int(total))
+        finally:
+            await conn.close()
+
+    async def admin_query(self, sql: str, *, timeout_ms: int, row_limit: int) -> QueryResult:
+        """One statement inside a READ ONLY transaction (always rolled back) with a statement
+        timeout, as `CONSOLE_ROLE` (`_admin_connection`), on a connection of its own (closed
+        after: nothing the statement sets outlives it); at most `row_limit` rows are kept
+        (`truncated` says when more came). Any error is `QueryRefused` with Postgres's own
+        message."""
+        if not sql.strip():
+            raise QueryRefused("the query is empty")
+        conn = await self._admin_connection()
+        try:
+            tr = conn.transaction(readonly=True)
+            await tr.start()
+            try:
+                await conn.execute(f"SET LOCAL statement_timeout = {int(timeout_ms)}")
+                if await conn.fetchval(
+                        "SELECT current_user <> rolname AND pg_has_role(current_user, oid,"
+                        " 'MEMBER') FROM pg_roles WHERE rolname = $1", CONSOLE_ROLE):
+                    await conn.execute(f"SET LOCAL ROLE {quote_ident(CONSOLE_ROLE)}")
+                stmt = await conn.prepare(sql)
+                columns = tuple(a.name for a in stmt.get_attributes())
+                if columns:
+                    cursor = await stmt.cursor()
+                    rows = await cursor.fetch(row_limit + 1)
+                else:  # a statement that returns no rows: run it (a write is refused here)
+                    await stmt.fetch()
+                    rows = []
+            except (asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+                raise QueryRefused(str(exc)) from exc
+            finally:
+                if not conn.is_closed():
+                    try:
+                        await tr.rollback()
+                    except (asyncpg.PostgresError, asyncpg.InterfaceError):
+                        pass  # the statement ended the transaction itself: nothing to undo
+            truncated = len(rows) > row_limit
+            return QueryResult(
+                columns=columns,
+                rows=tuple(tuple(as_text(v) for v in r) for r in rows[:row_limit]),
+                truncated=truncated)
+        finally:
+            await conn.close()

@@ -1,0 +1,54 @@
+-- The web platform: one-time sign-in links, browser sessions and public share links.
+-- Only a SHA-256 of each secret token is stored: the database never holds a working link
+-- or cookie.
+
+-- A sign-in link from /web (or `bullpen web login`): valid for 10 minutes, once.
+CREATE TABLE web_logins (
+    token_hash  bytea PRIMARY KEY,
+    user_id     uuid NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    created_at  timestamptz NOT NULL DEFAULT now(),
+    expires_at  timestamptz NOT NULL,
+    used_at     timestamptz
+);
+CREATE INDEX web_logins_user ON web_logins (user_id);
+
+-- A signed-in browser: the cookie's hash, its CSRF token, until expiry or /web logout.
+CREATE TABLE web_sessions (
+    token_hash  bytea PRIMARY KEY,
+    csrf        text NOT NULL,
+    user_id     uuid NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    created_at  timestamptz NOT NULL DEFAULT now(),
+    expires_at  timestamptz NOT NULL,
+    revoked_at  timestamptz
+);
+CREATE INDEX web_sessions_user ON web_sessions (user_id) WHERE revoked_at IS NULL;
+
+-- A conversation published read-only at /s/<token> until /unshare.
+CREATE TABLE shares (
+    token_hash       bytea PRIMARY KEY,
+    conversation_id  uuid NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+    created_by       uuid REFERENCES users(id) ON DELETE SET NULL,
+    created_at       timestamptz NOT NULL DEFAULT now(),
+    revoked_at       timestamptz
+);
+CREATE INDEX shares_conversation ON shares (conversation_id) WHERE revoked_at IS NULL;
+
+-- The admin console's SQL runs as this role: it reads every table (pg_read_all_data) and has
+-- none of a superuser's powers (COPY TO PROGRAM, pg_read_file, signalling backends, SET ROLE
+-- back to a superuser). The console connects AS it (LOGIN without a password: where the server
+-- asks for one, that fails and the console runs as the application's user with SET LOCAL ROLE
+-- to it instead). Made only where the migrating user may make roles.
+DO $$
+BEGIN
+    IF (SELECT rolsuper OR rolcreaterole FROM pg_roles WHERE rolname = current_user) THEN
+        IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'bullpen_console') THEN
+            CREATE ROLE bullpen_console LOGIN;
+        ELSE
+            ALTER ROLE bullpen_console LOGIN;
+        END IF;
+        GRANT pg_read_all_data TO bullpen_console;
+    END IF;
+EXCEPTION WHEN OTHERS THEN
+    RAISE NOTICE 'bullpen_console role not made: %', SQLERRM;
+END
+$$;
