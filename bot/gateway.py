@@ -21,7 +21,7 @@ from bot import budget_gateway, commands
 from bot.commands import Command, Question
 from bot.i18n import detect_lang, t
 from bot.outbox import say
-from bot.renderer import Renderer
+from bot.renderer import Renderer, with_label
 from bot.state_marks import StateMarks
 from core.agent.runner import CANCEL_SHUTDOWN, AgentRunner
 from core.errors import Forbidden, PlatformError, StoreUnavailable
@@ -545,7 +545,7 @@ class Gateway:
                 # answered and stored before the process stopped (perhaps shown too): shown
                 # now, in its placeholder, without asking the model again
                 try:
-                    await renderer.deliver_final(turn.answer)
+                    await renderer.deliver_final(with_label(turn.answer, turn.label))
                 finally:
                     await renderer.aclose()
                 status = "answered" if renderer.result.delivered else "failed"

@@ -37,6 +37,11 @@ LIVE_DEADLINE_S = 30.0
 MAX_WAIT_S = 60.0
 
 
+def with_label(text: str, label: str) -> str:
+    """An answer with the note the run put under it ("offline analyst", "unverified ...")."""
+    return f"{text}\n\n_{label}_" if label else text
+
+
 @dataclass
 class RenderResult:
     message_ids: list[str] = field(default_factory=list)
@@ -196,10 +201,7 @@ class Renderer:
             await self._send_file(event)
             return
         elif isinstance(event, Done):
-            text = event.text or self._text
-            if event.label:
-                text = f"{text}\n\n_{event.label}_"
-            await self.deliver_final(text)
+            await self.deliver_final(with_label(event.text or self._text, event.label))
             return
         elif isinstance(event, Failed):
             key = "stopped" if event.kind == "cancelled" else "failed"

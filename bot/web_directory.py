@@ -13,6 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from uuid import UUID
 
+from bot.renderer import with_label
 from core.ports import (
     WebConversationInfo,
     WebEntry,
@@ -175,7 +176,7 @@ class StoreWebDirectory:
             if m.role == "user" and n > 0:
                 files_before(m.created_at)
             entries.append(WebEntry(role="user" if m.role == "user" else "assistant",
-                                    text=m.content, at=m.created_at))
+                                    text=with_label(m.content, m.label), at=m.created_at))
         files_before(None)
         return WebTranscript(conversation=info, entries=tuple(entries))
 

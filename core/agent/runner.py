@@ -162,6 +162,8 @@ class AgentRunner:
                         event = event.model_copy(update={"path": str(path)})
                     elif isinstance(event, Done):
                         event = event.model_copy(update={"usage": recorder.usages})
+                        if event.label:  # shown again later (a restart, the web) with it
+                            await self._store.conversations.label_answer(conv.id, event.label)
                     yield event
                 await recorder.flush()
             except asyncio.CancelledError as exc:

@@ -41,6 +41,7 @@ class StoredTurn:
     user_message_id: int
     text: str  # the question as stored (a voice note: its transcript)
     answer: str | None
+    label: str = ""  # the note shown under the answer ("offline analyst", "unverified ...")
 
 
 # Marks a run leaves in place of an answer when it was cut short (core.agent.runner).
@@ -56,14 +57,14 @@ WITH u AS (
       AND m.role = 'user'
     ORDER BY m.id DESC LIMIT 1
 )
-SELECT u.id, u.conversation_id, u.content,
-       (SELECT a.content FROM messages a
-        WHERE a.conversation_id = u.conversation_id AND a.id > u.id AND a.role = 'assistant'
-          AND a.tool_calls IS NULL
-          AND NOT EXISTS (SELECT 1 FROM messages n WHERE n.conversation_id = u.conversation_id
-                          AND n.role = 'user' AND n.id > u.id AND n.id < a.id)
-        ORDER BY a.id DESC LIMIT 1) AS answer
-FROM u
+SELECT u.id, u.conversation_id, u.content, a.content AS answer, a.label
+FROM u LEFT JOIN LATERAL (
+    SELECT a.content, a.label FROM messages a
+    WHERE a.conversation_id = u.conversation_id AND a.id > u.id AND a.role = 'assistant'
+      AND a.tool_calls IS NULL
+      AND NOT EXISTS (SELECT 1 FROM messages n WHERE n.conversation_id = u.conversation_id
+                      AND n.role = 'user' AND n.id > u.id AND n.id < a.id)
+    ORDER BY a.id DESC LIMIT 1) a ON true
 """
 
 
@@ -253,7 +254,14 @@ class ConversationsRepo:
         if answer is not None and (not answer.strip() or answer.startswith(_CUT_SHORT)):
             answer = None
         return StoredTurn(conversation_id=row["conversation_id"], user_message_id=row["id"],
-                          text=row["content"], answer=answer)
+                          text=row["content"], answer=answer, label=row["label"] or "")
+
+    async def label_answer(self, conversation_id: UUID, label: str) -> None:
+        """Keep the note shown under the conversation's latest answer with it."""
+        await self._pool.execute(
+            "UPDATE messages SET label = $2 WHERE id = (SELECT id FROM messages"
+            " WHERE conversation_id = $1 AND role = 'assistant' AND tool_calls IS NULL"
+            " ORDER BY id DESC LIMIT 1)", conversation_id, label)
 
     async def add_reply_refs(self, message_id: int, refs: list[str]) -> None:
         await self._pool.execute(

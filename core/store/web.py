@@ -94,6 +94,7 @@ class ShownMessage:
     role: str  # "user" | "assistant"
     content: str
     created_at: datetime
+    label: str = ""  # the note the run put under an answer ("offline analyst", ...)
 
 
 @dataclass(frozen=True)
@@ -276,12 +277,12 @@ class WebRepo:
         call (an assistant message carrying calls is a step, not an answer), no tool result,
         nothing empty."""
         rows = await self._pool.fetch(
-            "SELECT * FROM (SELECT id, role, content, created_at FROM messages"
+            "SELECT * FROM (SELECT id, role, content, created_at, label FROM messages"
             " WHERE conversation_id = $1 AND role IN ('user', 'assistant') AND content <> ''"
             " AND (role = 'user' OR tool_calls IS NULL OR tool_calls IN ('null', '[]'))"
             " ORDER BY id DESC LIMIT $2) m ORDER BY id", conversation_id, limit)
-        return [ShownMessage(int(r["id"]), r["role"], r["content"], r["created_at"])
-                for r in rows]
+        return [ShownMessage(int(r["id"]), r["role"], r["content"], r["created_at"],
+                             r["label"]) for r in rows]
 
     async def files_of_user(self, user_id: UUID, *, limit: int = 500) -> list[FileRow]:
         rows = await self._pool.fetch(

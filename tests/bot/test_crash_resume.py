@@ -7,8 +7,12 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from bot.gateway import Gateway
+from core.agent import AgentRunner
+from core.events import Done
+from core.store import Store
 from core.testing import RecordingAdapter, ScriptedLLM, text
-from core.types import Reply
+from core.types import ChatMessage, MessageRef, Reply
 from tests.bot.test_gateway import CHAT, gateway, msg
 
 
@@ -172,3 +176,51 @@ async def test_a_redelivery_while_its_process_is_alive_is_a_duplicate(
     await gw.idle()
     assert llm.requests == [] and await state(pg_db, "13") == "running"
     await gw.aclose()
+
+
+class LabelledAnswers:
+    """A mode whose answers carry a note, as the offline analyst's and unverified ones do;
+    `asked` counts its runs."""
+
+    name = "normal"
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    async def run(self, turn):  # type: ignore[no-untyped-def]
+        self.asked += 1
+        answer = "NVDA closed at 123.45."
+        await turn.recorder.message(ChatMessage(role="assistant", content=answer))
+        yield Done(text=answer, label="offline analyst")
+
+
+async def test_an_answer_shown_again_after_a_restart_keeps_its_label(
+        pg_db, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The note under an answer ("offline analyst", "unverified") is stored with it: the
+    stored answer shown by the next process carries it too (house rule 12)."""
+    adapter = RecordingAdapter()
+    store = Store(pg_db, files_dir=tmp_path)
+    first_mode, second_mode = LabelledAnswers(), LabelledAnswers()
+    first = Gateway(store=store, runner=AgentRunner(store=store, modes={"normal": first_mode}))
+    await adapter.start(first.handler_for(adapter))
+    await adapter.deliver(msg("NVDA?", "21"))
+    await first.idle()
+    assert adapter.visible_text(CHAT) == ["NVDA closed at 123.45.\n\n_offline analyst_"]
+    await pg_db.pool.execute(
+        "UPDATE inbound_events SET status = 'running', owner = 'dead-process',"
+        " updated_at = now() - interval '1 min' WHERE message_id = '21'")
+    await first.aclose()
+    # as if it died after storing the answer and before showing it
+    placeholder = await pg_db.pool.fetchval(
+        "SELECT placeholder FROM inbound_events WHERE message_id = '21'")
+    await adapter.edit(MessageRef(chat=CHAT, message_id=placeholder),
+                       Reply(text="⏳ Working on it…", markup="plain"))
+    second = Gateway(store=store, runner=AgentRunner(store=store,
+                                                     modes={"normal": second_mode}))
+    assert await second.resume_unanswered(lambda p: adapter, ["test"]) == 1
+    await second.idle()
+    assert adapter.visible_text(CHAT) == ["NVDA closed at 123.45.\n\n_offline analyst_"]
+    assert (first_mode.asked, second_mode.asked) == (1, 0)
+    turn = await store.conversations.turn_of(CHAT.platform, CHAT.chat_id, "21")
+    assert turn is not None and turn.label == "offline analyst"
+    await second.aclose()

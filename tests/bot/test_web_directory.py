@@ -17,12 +17,19 @@ from bot.gateway import Gateway
 from bot.web_directory import StoreWebDirectory, web_chat
 from core.agent import AgentRunner, NormalMode
 from core.errors import QueryRefused
-from core.events import Event
+from core.events import Done, Event
 from core.ports import EventObserver, WebPerson
 from core.store import Database, Store
 from core.testing import RecordingAdapter, ScriptedLLM, calls, text
 from core.tools import ToolRegistry, tool
-from core.types import ChatRef, IncomingMessage, MessageRef, OutgoingFile, Sender
+from core.types import (
+    ChatMessage,
+    ChatRef,
+    IncomingMessage,
+    MessageRef,
+    OutgoingFile,
+    Sender,
+)
 
 ANN_CHAT = ChatRef(platform="telegram", chat_id="100")
 BOB_CHAT = ChatRef(platform="telegram", chat_id="200")
@@ -176,7 +183,8 @@ async def test_share_is_read_only_and_revoked_at_once(world: World) -> None:
     assert got is not None and got.data == b"png"
     bob_file = await world.store.pool.fetchval("SELECT id FROM files WHERE filename = 'b.png'")
     assert await world.directory.shared_file(token, str(bob_file)) is None
-    assert await world.directory.shared(token[:-1] + "0") is None  # a guess
+    guess = token[:-1] + ("0" if token[-1] != "0" else "1")  # one character off
+    assert await world.directory.shared(guess) is None
     assert await world.directory.shared("") is None
     assert await world.directory.unshare(ann, str(conv.id))
     assert await world.directory.shared(token) is None
@@ -248,3 +256,30 @@ async def test_linking_accounts_keeps_one_web_identity(world: World) -> None:
     await world.ask(world.web, web_chat(ann.user_id), ann.platform_uid, "asked on the page")
     convs = await world.directory.conversations(ann)
     assert {(c.platform, c.writable) for c in convs} == {("telegram", False), ("web", True)}
+
+
+class LabelledAnswers:
+    """Answers carrying a note, as the offline analyst's and unverified ones do."""
+
+    name = "normal"
+
+    async def run(self, turn):  # type: ignore[no-untyped-def]
+        answer = "NVDA closed at 123.45."
+        await turn.recorder.message(ChatMessage(role="assistant", content=answer))
+        yield Done(text=answer, label="figures not found in the tools' results are unverified")
+
+
+async def test_an_answer_keeps_its_label_on_the_page_and_the_share_page(world: World) -> None:
+    world.gateway = Gateway(store=world.store, runner=AgentRunner(
+        store=world.store, modes={"normal": LabelledAnswers()}))
+    ann = await world.person("telegram", "100")
+    await world.ask(world.telegram, ANN_CHAT, "100", "NVDA?")
+    conv = await world.store.conversations.active(ANN_CHAT, UUID(ann.user_id))
+    labelled = ("NVDA closed at 123.45.\n\n"
+                "_figures not found in the tools' results are unverified_")
+    got = await world.directory.transcript(ann, str(conv.id))
+    assert got is not None and [e.text for e in got.entries] == ["NVDA?", labelled]
+    token = await world.directory.share(ann, str(conv.id))
+    assert token is not None
+    shared = await world.directory.shared(token)
+    assert shared is not None and [e.text for e in shared.entries] == ["NVDA?", labelled]
