@@ -21,7 +21,9 @@ def _safe_name(name: str) -> str:
 class FilesRepo:
     def __init__(self, pool: asyncpg.Pool, *, files_dir: Path) -> None:
         self._pool = pool
-        self._dir = files_dir
+        # absolute, so a row's path reads the same file from any working directory (the web
+        # page, the CLI, another serve process started elsewhere)
+        self._dir = files_dir.resolve()
 
     async def save(self, file: OutgoingFile, *, user_id: UUID | None,
                    conversation_id: UUID | None) -> Path:

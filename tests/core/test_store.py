@@ -102,3 +102,16 @@ async def test_link_codes(pg_db, tmp_path):
     code2 = await store.accounts.issue_link_code(a)
     assert (await store.accounts.redeem_link_code(code2, c)).reason == "locked"
     assert await store.accounts.unlink("telegram", "123") not in (None, a)
+
+
+async def test_a_files_path_reads_from_any_working_directory(pg_db, tmp_path, monkeypatch):
+    """A data dir given relative to where serve started is stored absolute: the web page, the
+    CLI or another process started elsewhere reads the same file."""
+    monkeypatch.chdir(tmp_path)
+    store = Store(pg_db, files_dir=Path("data") / "files")
+    path = await store.files.save(OutgoingFile(kind="image", filename="c.png", data=b"png"),
+                                  user_id=None, conversation_id=None)
+    stored = await pg_db.pool.fetchval("SELECT path FROM files ORDER BY id DESC LIMIT 1")
+    assert Path(stored).is_absolute() and stored == str(path)
+    monkeypatch.chdir("/")
+    assert Path(stored).read_bytes() == b"png"  # noqa: ASYNC240 (a test, one small file)
