@@ -67,7 +67,7 @@ def parse_limit(text: str) -> tuple[int | None, float | None]:
 
 @command("admin")
 async def admin(ctx: CommandContext) -> None:
-    if not budget_gateway.is_admin(ctx.gateway, ctx.msg):
+    if not await budget_gateway.is_admin_person(ctx.gateway, ctx.msg, ctx.user_id):
         await ctx.say(_l(ctx.lang, "Only the bot's admins may use /admin.",
                          "只有管理员可以使用 /admin。"))
         return

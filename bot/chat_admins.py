@@ -57,7 +57,8 @@ async def is_group_admin(ctx: CommandContext) -> bool | None:
 async def may_change_chat(ctx: CommandContext) -> bool:
     """Whether the sender may change this chat's mode or subscriptions; when not, they are
     told why (in their language) and False is returned."""
-    if not ctx.msg.chat.is_group or budget_gateway.is_admin(ctx.gateway, ctx.msg):
+    if not ctx.msg.chat.is_group or await budget_gateway.is_admin_person(
+            ctx.gateway, ctx.msg, ctx.user_id):
         return True
     try:
         admin = await is_group_admin(ctx)

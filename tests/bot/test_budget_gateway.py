@@ -407,3 +407,30 @@ async def test_stop_while_queued_behind_ones_own_run_says_stopped(pg_db, tmp_pat
         "Queued: I'm still answering your other question; this one comes next.", "⏹ Stopped."]
     assert tg.visible_text(a) == ["first done"] and len(llm.requests) == 1
     await gw.aclose()
+
+
+async def test_an_admin_is_one_on_every_linked_account(pg_db, tmp_path):
+    """BULLPEN_ADMINS names one account; linked accounts are one person, so the admin may use
+    /admin (and is let in under the allowlist) from their other platforms too, the web page
+    among them. Someone who is not linked to it is still refused."""
+    llm = ScriptedLLM(default=text("welcome"))
+    gw, store = make(pg_db, tmp_path, llm, access="allowlist")
+    gw.admins = frozenset({"telegram:boss"})
+    web = RecordingAdapter(name="web")
+    await web.start(gw.handler_for(web))
+    boss = await store.accounts.user_for("telegram", "boss")
+    on_web = await store.accounts.user_for("web", "w-boss")
+    code = await store.accounts.issue_link_code(boss)
+    assert (await store.accounts.redeem_link_code(code, on_web)).ok
+    page, other = ChatRef(platform="web", chat_id="web:boss"), ChatRef(platform="web",
+                                                                        chat_id="web:x")
+    await web.deliver(msg("hello", "1", "w-boss", page))
+    await gw.idle()
+    assert web.visible_text(page)[-1] == "welcome"
+    await web.deliver(msg("/admin usage", "2", "w-boss", page))
+    assert "Today:" in web.visible_text(page)[-1]
+    await web.deliver(msg("/admin usage", "3", "w-stranger", other))
+    assert "This bot is private" in web.visible_text(other)[-1]
+    await web.deliver(msg("/admin allow web:w-stranger", "4", "w-boss", page))
+    await web.deliver(msg("/admin usage", "5", "w-stranger", other))  # let in, not an admin
+    assert "Only the bot's admins" in web.visible_text(other)[-1]
