@@ -580,8 +580,8 @@ class Gateway:
                 await renderer.on_event(event)
         except asyncio.CancelledError as exc:
             shutdown = bool(exc.args) and exc.args[0] == CANCEL_SHUTDOWN
-            await asyncio.shield(renderer.deliver_final(
-                t("interrupted" if shutdown else "stopped", job.lang), plain=True))
+            await asyncio.shield(renderer.cut_short(
+                t("interrupted" if shutdown else "stopped", job.lang)))
             raise
         finally:
             await renderer.aclose()

@@ -205,10 +205,18 @@ class Renderer:
             return
         elif isinstance(event, Failed):
             key = "stopped" if event.kind == "cancelled" else "failed"
-            await self.deliver_final(t(key, self._lang, error=event.error), plain=True)
+            await self.cut_short(t(key, self._lang, error=event.error))
             return
         if self._dirty and self._interval == 0:
             await self._progress_edit()
+
+    async def cut_short(self, said: str) -> None:
+        """The run ended without an answer (stopped, failed, interrupted): `said` says so,
+        under what the user already read of it, which stays."""
+        if self._text.strip():
+            await self.deliver_final(f"{self._text.rstrip()}\n\n{said}")
+        else:
+            await self.deliver_final(said, plain=True)
 
     async def finish_text_if_needed(self) -> None:
         """Files come after the text they belong to; nothing to do mid-stream."""

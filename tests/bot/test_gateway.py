@@ -10,7 +10,7 @@ from bot.gateway import Gateway
 from bot.renderer import Renderer
 from core.agent import AgentRunner, NormalMode
 from core.errors import FormattingRejected, RateLimited
-from core.events import Done, TextDelta
+from core.events import Done, Failed, TextDelta
 from core.store import Store
 from core.testing import RecordingAdapter, ScriptedLLM, text
 from core.tools import ToolRegistry
@@ -59,6 +59,47 @@ async def test_stop_cancels_the_run_and_says_so(pg_db, tmp_path):
     assert last.content == "[stopped by the user]"
     await chat.deliver(msg("/stop", "3"))
     assert chat.visible_text(CHAT)[-1] == "Nothing is running."
+
+
+class HalfAnswered:
+    """Streams half an answer, then takes its time (or fails) over the rest."""
+
+    name = "normal"
+
+    def __init__(self, then_fail: bool = False) -> None:
+        self.then_fail = then_fail
+
+    async def run(self, turn):  # type: ignore[no-untyped-def]
+        yield TextDelta(text="**NVDA** closed higher; the first half")
+        if self.then_fail:
+            yield Failed(error="The model could not answer: connection reset", kind="llm")
+            return
+        await asyncio.sleep(30)
+        yield Done(text="never")
+
+
+async def test_stop_or_a_failure_mid_answer_keeps_what_was_already_read(pg_db, tmp_path):
+    """The text the user watched grow stays, marked as stopped or failed, rather than being
+    replaced by the mark alone."""
+    store = Store(pg_db, files_dir=tmp_path)
+    for then_fail, mark in ((False, "⏹ Stopped."),
+                            (True, "⚠️ The model could not answer: connection reset")):
+        gw = Gateway(store=store, runner=AgentRunner(
+            store=store, modes={"normal": HalfAnswered(then_fail)}))
+        chat = RecordingAdapter()
+        await chat.start(gw.handler_for(chat))
+        mid = "f" if then_fail else "s"
+        await chat.deliver(msg("NVDA today?", mid + "1"))
+        if not then_fail:
+            for _ in range(100):
+                if any("first half" in m for m in chat.visible_text(CHAT)):
+                    break
+                await asyncio.sleep(0.05)
+            await chat.deliver(msg("/stop", mid + "2"))
+        await gw.idle()
+        assert chat.visible_text(CHAT)[-1] == (  # as Markdown is shown on a plain platform
+            f"NVDA closed higher; the first half\n\n{mark}")
+        await gw.aclose()
 
 
 async def test_mode_is_stored_on_the_conversation_and_new_keeps_it(pg_db, tmp_path):
