@@ -49,6 +49,7 @@ from discord.http import Route
 from nacl.exceptions import BadSignatureError
 from nacl.signing import VerifyKey
 
+from adapters.http_listen import listen
 from core.errors import (
     ConfigError,
     Forbidden,
@@ -668,16 +669,8 @@ class DiscordAdapter:
                         "(interactions_insecure)")
         server = web.Application(client_max_size=1024 * 1024)
         server.router.add_post(self._interactions_path, self._interaction_request)
-        runner = web.AppRunner(server, handle_signals=False, access_log=None)
-        await runner.setup()
-        try:
-            await web.TCPSite(runner, self._interactions_listen, port).start()
-        except OSError as exc:
-            await runner.cleanup()
-            raise PlatformError(f"discord interactions: cannot listen on "
-                                f"{self._interactions_listen}:{port}: {exc.strerror}") from None
-        self._site_runner = runner
-        self.interactions_port = int(runner.addresses[0][1])
+        self._site_runner, self.interactions_port = await listen(
+            server, host=self._interactions_listen, port=port, what="discord interactions")
 
     async def _interaction_request(self, request: web.Request) -> web.Response:
         """One HTTP interaction: the signature first, then PING -> PONG, or a slash command

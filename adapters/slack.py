@@ -47,6 +47,7 @@ from slack_sdk.http_retry.state import RetryState
 from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.http_listen import listen
 from core.errors import (
     ConfigError,
     Forbidden,
@@ -248,17 +249,8 @@ class SlackAdapter:
     async def _start_http(self) -> None:
         server = web.Application(client_max_size=MAX_BODY)
         server.router.add_post(self._events_path, self._http_event)
-        runner = web.AppRunner(server, handle_signals=False, access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, self._events_listen, self._events_port)
-        try:
-            await site.start()
-        except OSError as exc:
-            await runner.cleanup()
-            raise PlatformError(f"slack events: cannot listen on {self._events_listen}:"
-                                f"{self._events_port}: {exc.strerror}") from None
-        self._runner = runner
-        self.events_port = int(runner.addresses[0][1])
+        self._runner, self.events_port = await listen(
+            server, host=self._events_listen, port=self._events_port, what="slack events")
 
     async def _http_event(self, request: web.Request) -> web.Response:
         """One POST from Slack: the signature first (401), then Bolt (which checks it again)."""

@@ -50,6 +50,7 @@ from telegram.ext import Application, ApplicationBuilder, BaseUpdateProcessor, T
 from telegram.request import BaseRequest, RequestData
 from telegram.warnings import PTBDeprecationWarning
 
+from adapters.http_listen import listen
 from core.errors import (
     ConfigError,
     Forbidden,
@@ -407,22 +408,14 @@ class TelegramAdapter:
             log.warning("telegram webhook: the secret token check is OFF (webhook_insecure)")
         server = web.Application(client_max_size=1024 * 1024)
         server.router.add_post(path, self._webhook)
-        runner = web.AppRunner(server, handle_signals=False, access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, self._webhook_listen, self._webhook_port)
+        runner, self.webhook_port = await listen(
+            server, host=self._webhook_listen, port=self._webhook_port, what="telegram webhook")
         try:
-            await site.start()
-            self.webhook_port = int(runner.addresses[0][1])
             await self._app.bot.set_webhook(url=url, secret_token=self._webhook_secret,
                                             allowed_updates=ALLOWED_UPDATES)
         except tg.TelegramError as exc:
             await runner.cleanup()
             raise self._error("setWebhook", exc) from None
-        except OSError as exc:
-            await runner.cleanup()
-            raise PlatformError(f"telegram webhook: cannot listen on "
-                                f"{self._webhook_listen}:{self._webhook_port}: "
-                                f"{exc.strerror}") from None
         self._site_runner = runner
 
     async def _webhook(self, request: web.Request) -> web.Response:

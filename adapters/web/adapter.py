@@ -32,6 +32,7 @@ from urllib.parse import quote, urlsplit
 
 from aiohttp import web
 
+from adapters.http_listen import listen
 from adapters.web import pages
 from adapters.web.live import Hub, Hubs, iso
 from adapters.web.render import (
@@ -172,18 +173,8 @@ class WebAdapter:
                                  middlewares=[self._errors])
         server.on_response_prepare.append(self._headers)
         self._routes(server.router)
-        runner = web.AppRunner(server, handle_signals=False, access_log=None,
-                               shutdown_timeout=2.0)
-        await runner.setup()
-        site = web.TCPSite(runner, self._listen, self._port)
-        try:
-            await site.start()
-        except OSError as exc:
-            await runner.cleanup()
-            raise PlatformError(f"web: cannot listen on {self._listen}:{self._port}: "
-                                f"{exc.strerror}") from None
-        self._runner = runner
-        self.port = int(runner.addresses[0][1])
+        self._runner, self.port = await listen(server, host=self._listen, port=self._port,
+                                               what="web", shutdown_timeout=2.0)
         parts = urlsplit(self.base_url)
         if not self.base_url:  # links to this machine: any-address listens are reached locally
             host = "127.0.0.1" if self._listen in ("", "0.0.0.0", "::") else self._listen

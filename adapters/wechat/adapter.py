@@ -40,6 +40,7 @@ from typing import Any
 from aiohttp import web
 from wechatpy.messages import UnknownMessage
 
+from adapters.http_listen import listen
 from adapters.wechat.callbacks import CallbackVerifier, Kind, Rejected, parse_xml
 from adapters.wechat.clients import (
     OFFICIAL_API,
@@ -234,16 +235,8 @@ class WeChatAdapter:
         server = web.Application(client_max_size=MAX_BODY_BYTES)
         server.router.add_get(self._path, self._verify_url)
         server.router.add_post(self._path, self._callback)
-        runner = web.AppRunner(server, handle_signals=False, access_log=None)
-        await runner.setup()
-        self._runner = runner
-        try:
-            site = web.TCPSite(runner, self._listen, self.port)
-            await site.start()
-        except OSError as exc:
-            raise PlatformError(f"{self.name}: cannot listen on {self._listen}:{self.port}: "
-                                f"{exc.strerror}") from None
-        self.port = int(runner.addresses[0][1])
+        self._runner, self.port = await listen(server, host=self._listen, port=self.port,
+                                               what=self.name)
         mode = "safe" if self._verifier.safe_mode else "plain"
         log.info("%s callbacks on %s:%s%s (%s mode)", self.name, self._listen, self.port,
                  self._path, mode)
