@@ -48,6 +48,7 @@ from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.http_listen import listen
+from adapters.lanes import Lanes
 from core.errors import (
     ConfigError,
     Forbidden,
@@ -179,7 +180,7 @@ class SlackAdapter:
         self._runner: web.AppRunner | None = None
         self._socket: AsyncSocketModeHandler | None = None
         self._tasks: set[asyncio.Task[None]] = set()
-        self._chats: dict[str, tuple[asyncio.Lock, int]] = {}
+        self._chats = Lanes()
         self._threads: _Bounded[tuple[str, str], bool] = _Bounded(_KNOWN_THREADS)
         self._file_urls: _Bounded[str, str] = _Bounded(_KNOWN_FILES)
         self._closing = False
@@ -326,20 +327,12 @@ class SlackAdapter:
     async def _deliver(self, incoming: IncomingMessage) -> None:
         """Hands one message to the gateway, after the earlier messages of its chat."""
         key = incoming.chat.key
-        lock, users = self._chats.get(key, (asyncio.Lock(), 0))
-        self._chats[key] = (lock, users + 1)
         try:
-            async with lock:
+            async with self._chats.hold(key):
                 assert self._on_message is not None
                 await self._on_message(incoming)
         except Exception:
             log.exception("slack message %s in %s failed", incoming.message_id, key)
-        finally:
-            lock, users = self._chats[key]
-            if users == 1:
-                del self._chats[key]
-            else:
-                self._chats[key] = (lock, users - 1)
 
     def translate_event(self, event: dict[str, Any]) -> IncomingMessage | None:
         """A `message` or `app_mention` event as an `IncomingMessage`, or None."""

@@ -51,6 +51,7 @@ from telegram.request import BaseRequest, RequestData
 from telegram.warnings import PTBDeprecationWarning
 
 from adapters.http_listen import listen
+from adapters.lanes import Lanes
 from core.errors import (
     ConfigError,
     Forbidden,
@@ -113,24 +114,15 @@ class _PerChatOrder(BaseUpdateProcessor):
 
     def __init__(self, max_concurrent_updates: int) -> None:
         super().__init__(max_concurrent_updates)
-        self._chats: dict[int, tuple[asyncio.Lock, int]] = {}
+        self._chats = Lanes()
 
     async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
         chat = update.effective_chat if isinstance(update, Update) else None
         if chat is None:
             await coroutine
             return
-        lock, users = self._chats.get(chat.id, (asyncio.Lock(), 0))
-        self._chats[chat.id] = (lock, users + 1)
-        try:
-            async with lock:
-                await coroutine
-        finally:
-            lock, users = self._chats[chat.id]
-            if users == 1:
-                del self._chats[chat.id]
-            else:
-                self._chats[chat.id] = (lock, users - 1)
+        async with self._chats.hold(chat.id):
+            await coroutine
 
     async def initialize(self) -> None:
         return None

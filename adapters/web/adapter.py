@@ -33,6 +33,7 @@ from urllib.parse import quote, urlsplit
 from aiohttp import web
 
 from adapters.http_listen import listen
+from adapters.lanes import Lanes
 from adapters.web import pages
 from adapters.web.live import Hub, Hubs, iso
 from adapters.web.render import (
@@ -160,7 +161,7 @@ class WebAdapter:
         self._on_message: MessageHandler | None = None
         self._runner: web.AppRunner | None = None
         self._tasks: set[asyncio.Task[None]] = set()
-        self._chat_locks: dict[str, tuple[asyncio.Lock, int]] = {}
+        self._chat_locks = Lanes()
         self._closing = False
         self.port: int | None = None  # the bound port once started
 
@@ -493,10 +494,8 @@ class WebAdapter:
     async def _deliver(self, msg: IncomingMessage) -> None:
         """Hands one message to the gateway, after the earlier ones of its chat."""
         key = msg.chat.chat_id
-        lock, users = self._chat_locks.get(key, (asyncio.Lock(), 0))
-        self._chat_locks[key] = (lock, users + 1)
         try:
-            async with lock:
+            async with self._chat_locks.hold(key):
                 assert self._on_message is not None
                 await self._on_message(msg)
         except Exception:
@@ -504,12 +503,6 @@ class WebAdapter:
             hub = self._hubs.get(msg.chat.chat_id)
             hub.publish({"type": "error", "text": "That message could not be handled; "
                                                   "try again."})
-        finally:
-            lock, users = self._chat_locks[key]
-            if users <= 1:
-                del self._chat_locks[key]
-            else:
-                self._chat_locks[key] = (lock, users - 1)
 
     # --- the live stream -------------------------------------------------------------------
 

@@ -31,7 +31,7 @@ import functools
 import itertools
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -41,6 +41,7 @@ from aiohttp import web
 from wechatpy.messages import UnknownMessage
 
 from adapters.http_listen import listen
+from adapters.lanes import Lanes
 from adapters.wechat.callbacks import CallbackVerifier, Kind, Rejected, parse_xml
 from adapters.wechat.clients import (
     OFFICIAL_API,
@@ -95,27 +96,6 @@ class CallbackStats:
     rejected: int = 0  # forged, stale or replayed: 403
     malformed: int = 0  # 400
     ignored: int = 0  # authentic events and other things that are not for the core
-
-
-class _Lanes:
-    """A FIFO lock per key, forgotten when nobody holds or waits for it."""
-
-    def __init__(self) -> None:
-        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
-
-    @contextlib.asynccontextmanager
-    async def hold(self, key: str) -> AsyncIterator[None]:
-        lock, users = self._locks.get(key, (asyncio.Lock(), 0))
-        self._locks[key] = (lock, users + 1)
-        try:
-            async with lock:
-                yield
-        finally:
-            lock, users = self._locks[key]
-            if users == 1:
-                del self._locks[key]
-            else:
-                self._locks[key] = (lock, users - 1)
 
 
 class WeChatAdapter:
@@ -190,8 +170,8 @@ class WeChatAdapter:
         self._runner: web.AppRunner | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._seen: OrderedDict[tuple[str, str], None] = OrderedDict()
-        self._inbound = _Lanes()
-        self._outbound = _Lanes()
+        self._inbound = Lanes()
+        self._outbound = Lanes()
         # users with kept replies (read from the store at start, then kept up to date here:
         # the hot path asks the store nothing for everyone else), and those whose last flush
         # stopped on a failure that may pass (network, rate limit): the next send flushes first
