@@ -484,6 +484,8 @@ class WebAdapter:
         item = {"id": f"u-{message_id}", "role": "user", "text": text,
                 "html": f"<p class=plain>{plain_html(text)}</p>", "at": iso(msg.received_at)}
         hub = self._hubs.get(chat.chat_id)
+        if text.split(maxsplit=1)[0].lower() == "/new":
+            hub.turn_page()
         hub.put_item(item)
         hub.publish({"type": "user_message", "item": item})
         task = asyncio.create_task(self._deliver(msg), name=f"web:{chat.chat_id}")

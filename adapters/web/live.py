@@ -75,6 +75,13 @@ class Hub:
         while len(self.items) > MAX_ITEMS:
             self.items.popitem(last=False)
 
+    def turn_page(self) -> None:
+        """The person started a new conversation (/new): what a reload draws starts here;
+        the items before it belong to the old conversation (the page lists it) and answers
+        still in progress keep their items."""
+        for key in [k for k in self.items if k not in self.running]:
+            del self.items[key]
+
     def progress(self, ref: str | None, line: dict[str, Any]) -> None:
         """A progress line (status, tool, thinking) of the answer in `ref`."""
         if ref is None:

@@ -419,6 +419,24 @@ async def test_the_event_stream_carries_replies_and_events_and_reattaches(web: W
         assert snapshot["type"] == "snapshot" and snapshot["running"] == []
 
 
+async def test_after_new_a_reload_draws_only_the_new_conversation(web: Web) -> None:
+    """/new from the page: a reload no longer draws the old conversation's messages from the
+    adapter's memory (the page lists that conversation with the others)."""
+    http, csrf = await signed_in(web, "alice")
+    chat = ChatRef(platform="web", chat_id="web:alice")
+    async with http:
+        for text in ("NVDA?", "/new"):
+            async with http.post(f"{web.base}/api/messages", json={"text": text},
+                                 headers={"X-CSRF-Token": csrf}) as posted:
+                assert posted.status == 202
+            if text == "NVDA?":
+                await web.adapter.send(chat, Reply(text="NVDA is up", markup="plain"))
+        await web.adapter.send(chat, Reply(text="Started a new conversation.", markup="plain"))
+        async with http.get(f"{web.base}/api/events") as resp:
+            snapshot = await Stream(resp).next()
+        assert [i["text"] for i in snapshot["items"]] == ["/new", "Started a new conversation."]
+
+
 async def test_files_sent_live_reach_only_their_owner(web: Web) -> None:
     alice, _ = await signed_in(web, "alice")
     bob, _ = await signed_in(web, "bob")
