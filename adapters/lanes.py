@@ -30,3 +30,16 @@ class Lanes:
 
     def __len__(self) -> int:
         return len(self._locks)
+
+
+async def drain(tasks: set[asyncio.Task[None]], *, timeout_s: float) -> None:
+    """On close: let the messages in hand reach the gateway for up to `timeout_s`, then
+    cancel what is left and wait for it to end."""
+    if not tasks:
+        return
+    _, pending = await asyncio.wait(set(tasks), timeout=timeout_s)
+    for task in pending:
+        task.cancel()
+    for task in pending:
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

@@ -48,7 +48,7 @@ from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.http_listen import listen
-from adapters.lanes import Lanes
+from adapters.lanes import Lanes, drain
 from core.errors import (
     ConfigError,
     Forbidden,
@@ -233,13 +233,7 @@ class SlackAdapter:
         if self._socket is not None:
             await self._close_socket(self._socket)
             self._socket = None
-        if self._tasks:
-            _, pending = await asyncio.wait(set(self._tasks), timeout=5.0)
-            for task in pending:
-                task.cancel()
-            for task in pending:
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+        await drain(self._tasks, timeout_s=5.0)
         if self._session is not None:
             await self._session.close()
             self._session = None

@@ -15,7 +15,6 @@ all the same 404.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import hmac
 import itertools
@@ -33,7 +32,7 @@ from urllib.parse import quote, urlsplit
 from aiohttp import web
 
 from adapters.http_listen import listen
-from adapters.lanes import Lanes
+from adapters.lanes import Lanes, drain
 from adapters.web import pages
 from adapters.web.live import Hub, Hubs, iso
 from adapters.web.render import (
@@ -193,13 +192,7 @@ class WebAdapter:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
-        if self._tasks:
-            _, pending = await asyncio.wait(set(self._tasks), timeout=5.0)
-            for task in pending:
-                task.cancel()
-            for task in pending:
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+        await drain(self._tasks, timeout_s=5.0)
 
     def _routes(self, r: web.UrlDispatcher) -> None:
         r.add_get("/", self._index)
