@@ -107,7 +107,10 @@ def telegram_app(pg_dsn: str, tmp_path: Path, tg: FakeTelegram) -> Callable[...,
         settings = load_settings(database_url=pg_dsn, data_dir=tmp_path / "data", **overrides)
         app = await App.create(settings)
         try:
-            await app.start_adapters([telegram_adapter(tg, **(adapter or {}))])
+            # jobs=False: tests fire subscriptions by hand (`app.jobs.due`); a live scheduler
+            # would also fire one whose time falls while the test runs (08:00 Shanghai at
+            # 00:00 UTC), a second report and a second model call
+            await app.start_adapters([telegram_adapter(tg, **(adapter or {}))], jobs=False)
             yield app, app.adapters[0]  # type: ignore[misc]
         finally:
             await app.aclose()

@@ -77,7 +77,10 @@ def discord_app(pg_dsn: str, tmp_path: Path, dc: FakeDiscord) -> Callable[..., A
                                              **model))
         try:
             running = discord_adapter(dc, **(adapter or {}))
-            await app.start_adapters([running])
+            # jobs=False: tests fire subscriptions by hand (`app.jobs.due`); a live scheduler
+            # would also fire one whose time falls while the test runs (08:00 Shanghai at
+            # 00:00 UTC), a second report and a second model call
+            await app.start_adapters([running], jobs=False)
             yield app, running
         finally:
             await app.aclose()

@@ -64,7 +64,10 @@ def slack_app(pg_dsn: str, tmp_path: Path, slack: FakeSlack) -> Callable[..., An
         app = await App.create(settings)
         try:
             started = slack_adapter(slack, **(adapter or {}))
-            await app.start_adapters([started])
+            # jobs=False: tests fire subscriptions by hand (`app.jobs.due`); a live scheduler
+            # would also fire one whose time falls while the test runs (08:00 Shanghai at
+            # 00:00 UTC), a second report and a second model call
+            await app.start_adapters([started], jobs=False)
             url = (f"http://127.0.0.1:{started.events_port}/slack/events"
                    if started.events_port else None)
             yield app, started, url

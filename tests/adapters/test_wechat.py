@@ -81,7 +81,10 @@ def wechat_app(pg_dsn: str, tmp_path: Path) -> Callable[..., Any]:
                 built: list[Any] = [wechat_adapter(fake, **adapter)]
             else:
                 built = app.build_adapters(["wecom" if fake.kind == "wecom" else "wechat"])
-            await app.start_adapters(built)
+            # jobs=False: tests fire subscriptions by hand (`app.jobs.due`); a live scheduler
+            # would also fire one whose time falls while the test runs (08:00 Shanghai at
+            # 00:00 UTC), a second report and a second model call
+            await app.start_adapters(built, jobs=False)
             started = app.adapters[0]
             assert isinstance(started, WeChatAdapter)
             fake.callback_url = f"http://127.0.0.1:{started.port}/wechat"

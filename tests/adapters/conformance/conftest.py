@@ -201,7 +201,10 @@ async def run_app(harnesses: Sequence[BaseHarness], *, dsn: str, data_dir: Path,
     try:
         for harness in harnesses:
             adapter = harness.make_adapter(signed=signed)
-            await app.start_adapters([adapter])
+            # jobs=False: tests fire subscriptions by hand (`app.jobs.due`); a live scheduler
+            # would also fire one whose time falls while the test runs (08:00 Shanghai at
+            # 00:00 UTC), a second report and a second model call
+            await app.start_adapters([adapter], jobs=False)
             harness.attach(app, adapter)
         yield app
     finally:
