@@ -123,6 +123,9 @@ async def link(ctx: CommandContext) -> None:
         return
     res = await accounts.redeem_link_code(ctx.args, ctx.user_id)
     if res.ok and res.user_id is not None:
+        if ctx.gateway.gate is not None:  # the person's limits are now both accounts' merged
+            ctx.gateway.gate.forget(res.user_id)
+            ctx.gateway.gate.forget(ctx.user_id)
         linked = await accounts.accounts_of(res.user_id)
         platforms = ", ".join(sorted({a.platform for a in linked}))
         await ctx.say(ctx.tr("link_ok", platforms=platforms))

@@ -169,10 +169,15 @@ class UsageGate:
 
     async def set_budget(self, user_id: UUID, budget: Budget | None) -> None:
         await self._repo.set_budget(user_id, budget)
-        self._limits.pop(user_id, None)
+        self.forget(user_id)
 
     async def set_access(self, user_id: UUID, access: str | None) -> None:
         await self._repo.set_access(user_id, access)
+        self.forget(user_id)
+
+    def forget(self, user_id: UUID) -> None:
+        """Drop the cached limits of `user_id` (their limits changed in this process: a set
+        budget or access, or accounts linked into them)."""
         self._limits.pop(user_id, None)
 
 

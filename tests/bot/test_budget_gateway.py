@@ -434,3 +434,29 @@ async def test_an_admin_is_one_on_every_linked_account(pg_db, tmp_path):
     await web.deliver(msg("/admin allow web:w-stranger", "4", "w-boss", page))
     await web.deliver(msg("/admin usage", "5", "w-stranger", other))  # let in, not an admin
     assert "Only the bot's admins" in web.visible_text(other)[-1]
+
+
+async def test_linking_applies_the_merged_limits_at_once(pg_db, tmp_path):
+    """The gate keeps each person's limits a while (here an hour); linking an account whose
+    budget is stricter changes the person's limits, and the next question sees them."""
+    llm = ScriptedLLM(default=text("answered"))
+    gw, store = make(pg_db, tmp_path, llm, cache_s=3600)
+    tg, slack = RecordingAdapter(name="telegram"), RecordingAdapter(name="slack")
+    for adapter in (tg, slack):
+        await adapter.start(gw.handler_for(adapter))
+    t_chat, s_chat = ChatRef(platform="telegram", chat_id="t"), ChatRef(platform="slack",
+                                                                         chat_id="D1")
+    await tg.deliver(msg("first", "1", "ann", t_chat))
+    await gw.idle()
+    assert tg.visible_text(t_chat)[-1] == "answered"  # ann's limits (none) are now cached
+    on_slack = await store.accounts.user_for("slack", "U-ann")
+    await store.budgets.set_budget(on_slack, Budget(daily_tokens=100))
+    await spent(store, "slack", "U-ann", 500)
+    code = await store.accounts.issue_link_code(await store.accounts.user_for("telegram", "ann"))
+    await slack.deliver(msg(f"/link {code}", "2", "U-ann", s_chat))
+    assert "Linked" in slack.visible_text(s_chat)[-1], slack.visible_text(s_chat)
+    await tg.deliver(msg("second", "3", "ann", t_chat))
+    await gw.idle()
+    assert "daily token budget" in tg.visible_text(t_chat)[-1]
+    assert len(llm.requests) == 1
+
