@@ -33,15 +33,18 @@ async def usage(ctx: CommandContext) -> None:
     gate = ctx.gateway.gate
     budget = await gate.budget_of(ctx.user_id) if gate is not None else Budget()
     day, month = next_day(now), next_month(now)
+    cached_en = f", {c.cached_tokens:,} of them from the model's cache" if c.cached_tokens else ""
+    cached_zh = f"，其中 {c.cached_tokens:,} 来自模型缓存" if c.cached_tokens else ""
     await ctx.say(_l(
         ctx.lang,
-        f"This conversation: {c.tokens:,} tokens (${c.cost_usd:.4f}) in {c.calls} model calls."
+        f"This conversation: {c.tokens:,} tokens{cached_en} (${c.cost_usd:.4f}) in {c.calls}"
+        " model calls."
         f"\nToday: {spend.day_tokens:,} tokens (${spend.day_usd:.4f}) of "
         f"{_limit(budget.daily_tokens, budget.daily_usd)}; resets {day:%Y-%m-%d %H:%M} UTC."
         f"\nThis month: {spend.month_tokens:,} tokens (${spend.month_usd:.4f}) of "
         f"{_limit(budget.monthly_tokens, budget.monthly_usd)}; resets "
         f"{month:%Y-%m-%d %H:%M} UTC.",
-        f"本对话：{c.tokens:,} tokens（${c.cost_usd:.4f}），{c.calls} 次模型调用。"
+        f"本对话：{c.tokens:,} tokens{cached_zh}（${c.cost_usd:.4f}），{c.calls} 次模型调用。"
         f"\n今日：{spend.day_tokens:,} tokens（${spend.day_usd:.4f}），预算 "
         f"{_limit(budget.daily_tokens, budget.daily_usd)}；{day:%Y-%m-%d %H:%M} UTC 重置。"
         f"\n本月：{spend.month_tokens:,} tokens（${spend.month_usd:.4f}），预算 "

@@ -16,6 +16,7 @@ class UsageTotals:
     prompt_tokens: int
     completion_tokens: int
     cost_usd: float
+    cached_tokens: int = 0  # of the prompt tokens, those the provider served from its cache
 
     @property
     def tokens(self) -> int:
@@ -42,10 +43,12 @@ class UsageRepo:
     async def _totals(self, where: str, arg: UUID) -> UsageTotals:
         row = await self._pool.fetchrow(
             "SELECT count(*) n, coalesce(sum(prompt_tokens),0) p,"
-            " coalesce(sum(completion_tokens),0) c, coalesce(sum(cost_usd),0) cost"
+            " coalesce(sum(completion_tokens),0) c, coalesce(sum(cost_usd),0) cost,"
+            " coalesce(sum(cached_tokens),0) cached"
             f" FROM usage WHERE {where}", arg)
         assert row is not None
-        return UsageTotals(int(row["n"]), int(row["p"]), int(row["c"]), float(row["cost"]))
+        return UsageTotals(int(row["n"]), int(row["p"]), int(row["c"]), float(row["cost"]),
+                           int(row["cached"]))
 
     async def for_conversation(self, conversation_id: UUID) -> UsageTotals:
         return await self._totals("conversation_id=$1", conversation_id)

@@ -460,3 +460,21 @@ async def test_linking_applies_the_merged_limits_at_once(pg_db, tmp_path):
     assert "daily token budget" in tg.visible_text(t_chat)[-1]
     assert len(llm.requests) == 1
 
+
+async def test_usage_says_how_much_of_the_prompt_came_from_the_cache(pg_db, tmp_path):
+    gw, store = make(pg_db, tmp_path, ScriptedLLM(default=text("answered")))
+    adapter = RecordingAdapter(name="telegram")
+    await adapter.start(gw.handler_for(adapter))
+    chat = ChatRef(platform="telegram", chat_id="u")
+    await adapter.deliver(msg("/usage", "1", "ann", chat))
+    assert "cache" not in adapter.visible_text(chat)[-1]  # nothing cached: nothing said
+    ann = await store.accounts.user_for("telegram", "ann")
+    conv = await store.conversations.active(chat, ann)
+    await store.usage.record(Usage(prompt_tokens=1200, completion_tokens=50, cached_tokens=800,
+                                   cost_usd=0.002), user_id=ann, conversation_id=conv.id)
+    await adapter.deliver(msg("/usage", "2", "ann", chat))
+    assert ("This conversation: 1,250 tokens, 800 of them from the model's cache ($0.0020)"
+            " in 1 model calls.") in adapter.visible_text(chat)[-1]
+    await adapter.deliver(msg("/lang zh", "3", "ann", chat))
+    await adapter.deliver(msg("/usage", "4", "ann", chat))
+    assert "1,250 tokens，其中 800 来自模型缓存" in adapter.visible_text(chat)[-1]
