@@ -14,6 +14,7 @@ from bot.i18n import t
 from core.ports import Adapter
 from core.rate_limit import Rate, RateLimiter
 from core.store import Budget, Conversation, Store
+from core.store.person_locks import PersonLocks
 from core.types import IncomingMessage
 from core.usage_gate import LEVELS, Decision, UsageGate, degraded_options
 
@@ -232,4 +233,6 @@ def configure(gateway: Gateway, store: Store, settings: Settings) -> None:
     gateway.admins = frozenset(a.strip() for a in settings.admins.split(",") if a.strip())
     gateway.rates = rate_limiter(settings)
     gateway.one_run_per_person = settings.one_run_per_person
+    if settings.one_run_per_person:
+        gateway.person_locks = PersonLocks(store.db.dsn)
     gateway.conversation_token_budget = settings.conversation_token_budget

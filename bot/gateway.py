@@ -30,6 +30,7 @@ from core.ports import Adapter, MessageHandler, Outbox
 from core.rate_limit import RateLimiter
 from core.store import Conversation, Store
 from core.store.inbound import Inbound
+from core.store.person_locks import PersonLocks
 from core.store.retry import retry_budget
 from core.types import (
     Button,
@@ -149,6 +150,7 @@ class Gateway:
         self.rates: RateLimiter | None = None
         self.admins: frozenset[str] = frozenset()  # "platform:uid"
         self.one_run_per_person = False
+        self.person_locks: PersonLocks | None = None  # across processes (None: this one only)
         self.conversation_token_budget: int | None = None
         self._person_locks: weakref.WeakValueDictionary[UUID, asyncio.Lock] = (
             weakref.WeakValueDictionary())
@@ -177,6 +179,8 @@ class Gateway:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._workers.clear()
+        if self.person_locks is not None:
+            await self.person_locks.aclose()
 
     async def idle(self) -> None:
         """Wait until every queued question is answered (tests, one-shot runs)."""
@@ -504,7 +508,7 @@ class Gateway:
         msg = job.message
         text = job.question.text
         status = "failed"
-        person: asyncio.Lock | None = None
+        person: Callable[[], Awaitable[None]] | None = None
         try:
             # resumed: how far the stopped process got (the question stored, its answer too)
             turn = (await self._store.conversations.turn_of(msg.platform, msg.chat.chat_id,
@@ -560,7 +564,7 @@ class Gateway:
             raise
         finally:
             if person is not None:
-                person.release()
+                await asyncio.shield(person())
             self._queued.discard((msg.chat.key, msg.message_id))
             if status != "running":
                 await asyncio.shield(self._mark(msg, status))
@@ -589,23 +593,47 @@ class Gateway:
 
     # --- who may spend what ----------------------------------------------------------------
 
-    async def _person_turn(self, job: _Job) -> asyncio.Lock:
+    async def _person_turn(self, job: _Job) -> Callable[[], Awaitable[None]]:
         """One run at a time per person (linked accounts are one): a question from another
-        chat or platform waits here, the user told it is queued. The caller releases it."""
+        chat or platform waits here, the user told once that it is queued; in this process
+        on an asyncio lock, across the processes sharing the database on `person_locks`.
+        Returns the release, which the caller awaits."""
         lock = self._person_locks.get(job.user_id)
         if lock is None:
             lock = asyncio.Lock()
             self._person_locks[job.user_id] = lock
+        told = False
+
+        async def tell_queued() -> None:
+            nonlocal told
+            if not told:
+                told = True
+                await self._say(job.adapter, job.message, t("queued_person", job.lang))
+
         if lock.locked():
-            await self._say(job.adapter, job.message, t("queued_person", job.lang))
+            await tell_queued()
         try:
             await lock.acquire()
+            try:
+                shared = (await self.person_locks.acquire(job.user_id, tell_queued)
+                          if self.person_locks is not None else None)
+            except BaseException:
+                lock.release()
+                raise
         except asyncio.CancelledError as exc:  # /stop while it waited: said, like a run's
             if not (exc.args and exc.args[0] == CANCEL_SHUTDOWN):
                 await asyncio.shield(self._say(job.adapter, job.message,
                                                t("stopped", job.lang)))
             raise
-        return lock
+
+        async def release() -> None:
+            try:
+                if shared is not None:
+                    await shared()
+            finally:
+                lock.release()
+
+        return release
 
     def _tell_later(self, adapter: Adapter, msg: IncomingMessage, text: str) -> None:
         async def tell() -> None:

@@ -14,6 +14,7 @@ from bot.gateway import Gateway
 from core.agent import AgentRunner, FastMode, NormalMode
 from core.rate_limit import Rate, RateLimiter
 from core.store import Budget, Store
+from core.store.person_locks import PersonLocks
 from core.testing import RecordingAdapter, ScriptedLLM, text
 from core.tools import ToolRegistry
 from core.types import Attachment, ChatRef, IncomingMessage, Sender, Usage
@@ -282,6 +283,38 @@ async def test_one_linked_person_on_telegram_and_slack_runs_one_question_at_a_ti
     await asyncio.gather(tg.deliver(msg("NVDA?", "1", "t1", tchat)),
                          sl.deliver(msg("AMD?", "1", "s1", schat)))
     await gw.idle()
+    assert llm.most == 1 and len(llm.inner.requests) == 2
+    shown = tg.visible_text(tchat) + sl.visible_text(schat)
+    assert shown.count("answer") == 2
+    assert sum("Queued" in s for s in shown) == 1
+
+
+async def test_one_person_served_by_two_processes_runs_one_question_at_a_time(
+        pg_db, tmp_path):
+    """Two gateways stand for two `serve` processes on one database, Telegram answered by
+    one and Slack by the other: the person's lock is then Postgres's, not a process's."""
+    llm = Overlap()
+    gateways = [make(pg_db, tmp_path, llm)[0] for _ in range(2)]
+    for gw in gateways:
+        gw.one_run_per_person = True
+        gw.person_locks = PersonLocks(pg_db.dsn, poll_s=0.05)
+    store = Store(pg_db, files_dir=tmp_path)
+    tg, sl = RecordingAdapter(name="telegram"), RecordingAdapter(name="slack")
+    await tg.start(gateways[0].handler_for(tg))
+    await sl.start(gateways[1].handler_for(sl))
+    tchat, schat = ChatRef(platform="telegram", chat_id="t"), ChatRef(platform="slack",
+                                                                        chat_id="s")
+    owner = await store.accounts.user_for("telegram", "t1")
+    code = await store.accounts.issue_link_code(owner)
+    assert (await store.accounts.redeem_link_code(
+        code, await store.accounts.user_for("slack", "s1"))).ok
+    try:
+        await asyncio.gather(tg.deliver(msg("NVDA?", "1", "t1", tchat)),
+                             sl.deliver(msg("AMD?", "1", "s1", schat)))
+        await asyncio.gather(*(gw.idle() for gw in gateways))
+    finally:
+        for gw in gateways:
+            await gw.aclose()
     assert llm.most == 1 and len(llm.inner.requests) == 2
     shown = tg.visible_text(tchat) + sl.visible_text(schat)
     assert shown.count("answer") == 2

@@ -1,0 +1,102 @@
+"""One run per person across processes: Postgres advisory locks, two `PersonLocks` standing
+for two processes on one real database."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from uuid import uuid4
+
+import asyncpg
+import pytest
+
+from core.store.person_locks import PersonLocks, lock_key
+
+
+class Waits:
+    def __init__(self) -> None:
+        self.count = 0
+
+    async def __call__(self) -> None:
+        self.count += 1
+
+
+async def test_a_person_running_in_one_process_waits_in_the_other(pg_dsn: str) -> None:
+    a, b = PersonLocks(pg_dsn, poll_s=0.05), PersonLocks(pg_dsn, poll_s=0.05)
+    try:
+        ann, bob = uuid4(), uuid4()
+        release_a = await a.acquire(ann, Waits())
+        waits = Waits()
+        second = asyncio.create_task(b.acquire(ann, waits))
+        await asyncio.sleep(0.3)
+        assert not second.done() and waits.count == 1  # told once, however long it polls
+        release_bob = await asyncio.wait_for(b.acquire(bob, Waits()), 5)  # others: not held
+        await release_a()
+        release_b = await asyncio.wait_for(second, 5)
+        assert waits.count == 1
+        await release_b()
+        await release_bob()
+        again = await asyncio.wait_for(a.acquire(ann, Waits()), 5)  # free again
+        await again()
+    finally:
+        await a.aclose()
+        await b.aclose()
+
+
+async def test_a_dead_process_leaves_no_one_locked(pg_dsn: str) -> None:
+    a, b = PersonLocks(pg_dsn, poll_s=0.05), PersonLocks(pg_dsn, poll_s=0.05)
+    try:
+        ann = uuid4()
+        await a.acquire(ann, Waits())
+        conn = await asyncpg.connect(pg_dsn)
+        try:  # the process holding it dies: Postgres drops its connection and the lock
+            killed = await conn.fetchval(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_locks"
+                " WHERE locktype = 'advisory' AND granted"
+                " AND ((classid::bigint << 32) | objid::bigint) = $1::bigint", lock_key(ann))
+        finally:
+            await conn.close()
+        assert killed == 1
+        release = await asyncio.wait_for(b.acquire(ann, Waits()), 5)
+        await release()
+    finally:
+        await a.aclose()
+        await b.aclose()
+
+
+async def test_stopped_while_waiting_leaves_nothing_held(pg_dsn: str) -> None:
+    a, b = PersonLocks(pg_dsn, poll_s=0.05), PersonLocks(pg_dsn, poll_s=0.05)
+    try:
+        ann = uuid4()
+        release_a = await a.acquire(ann, Waits())
+        waiting = asyncio.create_task(b.acquire(ann, Waits()))
+        await asyncio.sleep(0.2)
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        await release_a()
+        # neither process holds it now: each can take it and give it back
+        for locks in (a, b):
+            release = await asyncio.wait_for(locks.acquire(ann, Waits()), 5)
+            await release()
+    finally:
+        await a.aclose()
+        await b.aclose()
+
+
+async def test_without_a_database_runs_go_on_unlocked_and_it_is_logged_once(
+        caplog: pytest.LogCaptureFixture) -> None:
+    locks = PersonLocks("postgresql://nobody@127.0.0.1:9/none", poll_s=0.05)
+    with caplog.at_level(logging.WARNING, logger="core.store.person_locks"):
+        for _ in range(3):
+            release = await asyncio.wait_for(locks.acquire(uuid4(), Waits()), 10)
+            await release()
+    warnings = [r for r in caplog.records if r.name == "core.store.person_locks"]
+    assert len(warnings) == 1 and "this process only" in warnings[0].getMessage()
+    await locks.aclose()
+
+
+def test_keys_are_stable_signed_64_bit_and_differ_per_person() -> None:
+    ann, bob = uuid4(), uuid4()
+    assert lock_key(ann) == lock_key(ann) != lock_key(bob)
+    assert -(2 ** 63) <= lock_key(ann) < 2 ** 63
