@@ -5,12 +5,24 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import AsyncIterator
 from uuid import uuid4
 
 import asyncpg
 import pytest
 
 from core.store.person_locks import PersonLocks, lock_key
+
+Two = tuple[PersonLocks, PersonLocks]
+
+
+@pytest.fixture
+async def two(pg_dsn: str) -> AsyncIterator[Two]:
+    """Two processes' locks on one database."""
+    a, b = PersonLocks(pg_dsn, poll_s=0.05), PersonLocks(pg_dsn, poll_s=0.05)
+    yield a, b
+    await a.aclose()
+    await b.aclose()
 
 
 class Waits:
@@ -21,67 +33,55 @@ class Waits:
         self.count += 1
 
 
-async def test_a_person_running_in_one_process_waits_in_the_other(pg_dsn: str) -> None:
-    a, b = PersonLocks(pg_dsn, poll_s=0.05), PersonLocks(pg_dsn, poll_s=0.05)
-    try:
-        ann, bob = uuid4(), uuid4()
-        release_a = await a.acquire(ann, Waits())
-        waits = Waits()
-        second = asyncio.create_task(b.acquire(ann, waits))
-        await asyncio.sleep(0.3)
-        assert not second.done() and waits.count == 1  # told once, however long it polls
-        release_bob = await asyncio.wait_for(b.acquire(bob, Waits()), 5)  # others: not held
-        await release_a()
-        release_b = await asyncio.wait_for(second, 5)
-        assert waits.count == 1
-        await release_b()
-        await release_bob()
-        again = await asyncio.wait_for(a.acquire(ann, Waits()), 5)  # free again
-        await again()
+async def test_a_person_running_in_one_process_waits_in_the_other(two: Two) -> None:
+    a, b = two
+    ann, bob = uuid4(), uuid4()
+    release_a = await a.acquire(ann, Waits())
+    waits = Waits()
+    second = asyncio.create_task(b.acquire(ann, waits))
+    await asyncio.sleep(0.3)
+    assert not second.done() and waits.count == 1  # told once, however long it polls
+    release_bob = await asyncio.wait_for(b.acquire(bob, Waits()), 5)  # others: not held
+    await release_a()
+    release_b = await asyncio.wait_for(second, 5)
+    assert waits.count == 1
+    await release_b()
+    await release_bob()
+    again = await asyncio.wait_for(a.acquire(ann, Waits()), 5)  # free again
+    await again()
+
+
+async def test_a_dead_process_leaves_no_one_locked(two: Two, pg_dsn: str) -> None:
+    a, b = two
+    ann = uuid4()
+    await a.acquire(ann, Waits())
+    conn = await asyncpg.connect(pg_dsn)
+    try:  # the process holding it dies: Postgres drops its connection and the lock
+        killed = await conn.fetchval(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_locks"
+            " WHERE locktype = 'advisory' AND granted"
+            " AND ((classid::bigint << 32) | objid::bigint) = $1::bigint", lock_key(ann))
     finally:
-        await a.aclose()
-        await b.aclose()
+        await conn.close()
+    assert killed == 1
+    release = await asyncio.wait_for(b.acquire(ann, Waits()), 5)
+    await release()
 
 
-async def test_a_dead_process_leaves_no_one_locked(pg_dsn: str) -> None:
-    a, b = PersonLocks(pg_dsn, poll_s=0.05), PersonLocks(pg_dsn, poll_s=0.05)
-    try:
-        ann = uuid4()
-        await a.acquire(ann, Waits())
-        conn = await asyncpg.connect(pg_dsn)
-        try:  # the process holding it dies: Postgres drops its connection and the lock
-            killed = await conn.fetchval(
-                "SELECT count(pg_terminate_backend(pid)) FROM pg_locks"
-                " WHERE locktype = 'advisory' AND granted"
-                " AND ((classid::bigint << 32) | objid::bigint) = $1::bigint", lock_key(ann))
-        finally:
-            await conn.close()
-        assert killed == 1
-        release = await asyncio.wait_for(b.acquire(ann, Waits()), 5)
+async def test_stopped_while_waiting_leaves_nothing_held(two: Two) -> None:
+    a, b = two
+    ann = uuid4()
+    release_a = await a.acquire(ann, Waits())
+    waiting = asyncio.create_task(b.acquire(ann, Waits()))
+    await asyncio.sleep(0.2)
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    await release_a()
+    # neither process holds it now: each can take it and give it back
+    for locks in (a, b):
+        release = await asyncio.wait_for(locks.acquire(ann, Waits()), 5)
         await release()
-    finally:
-        await a.aclose()
-        await b.aclose()
-
-
-async def test_stopped_while_waiting_leaves_nothing_held(pg_dsn: str) -> None:
-    a, b = PersonLocks(pg_dsn, poll_s=0.05), PersonLocks(pg_dsn, poll_s=0.05)
-    try:
-        ann = uuid4()
-        release_a = await a.acquire(ann, Waits())
-        waiting = asyncio.create_task(b.acquire(ann, Waits()))
-        await asyncio.sleep(0.2)
-        waiting.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await waiting
-        await release_a()
-        # neither process holds it now: each can take it and give it back
-        for locks in (a, b):
-            release = await asyncio.wait_for(locks.acquire(ann, Waits()), 5)
-            await release()
-    finally:
-        await a.aclose()
-        await b.aclose()
 
 
 async def test_without_a_database_runs_go_on_unlocked_and_it_is_logged_once(
