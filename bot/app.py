@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot import budget_gateway, symbols_store, web_commands
 from bot.gateway import Gateway
@@ -30,6 +30,9 @@ from core.tools import ToolRegistry
 from debate.mode import DebateMode
 from jobs.runner import JobRunner
 from jobs.scheduler import Scheduler
+
+if TYPE_CHECKING:
+    from tools.sandbox import SandboxPolicy
 
 log = logging.getLogger(__name__)
 
@@ -152,7 +155,7 @@ class App:
         symbols_store.stop_using()
         from tools.sandbox import default_sandbox, use_sandbox
 
-        await default_sandbox().aclose()  # the warm sandbox's zygote
+        await default_sandbox().aclose()  # the warm sandbox's spare
         use_sandbox(None)
         await self.db.aclose()
 
@@ -171,31 +174,49 @@ def build_tools(settings: Settings, db: Database) -> ToolRegistry:
 
 
 # run_ta_script (sandboxed analysis code) and the strategies knowledge base (issue 22)
-SANDBOX_TOOL_MODULES = ("tools.ta_script", "tools.strategies")
-
-
 async def offer_generated_tools(registry: ToolRegistry, store: Store,
                                 settings: Settings | None = None) -> None:
     """The sandboxed analysis tools, and the verified tools the LLM wrote for itself (always
-    run in the sandbox, calculation only). Runs fork from a warm zygote (both layers on unless
-    a named setting turns one off), started on first use and ended by `App.aclose`."""
+    run in the sandbox, calculation only). Runs take a warm spare (every layer on unless a
+    named setting turns one off), started on first use and ended by `App.aclose`. Where the
+    host cannot build the OS jail, no code is offered or run, and start-up says so."""
     import importlib
 
     from tools.evolve import offer_verified
-    from tools.sandbox import Sandbox, SandboxPolicy, use_sandbox
+    from tools.sandbox import Sandbox, use_sandbox
+    from tools.sandbox.jail import JailUnavailable
 
-    policy = SandboxPolicy()
-    if settings is not None and not settings.sandbox_ast_check:
+    policy = sandbox_policy(settings) if settings is not None else None
+    sandbox = Sandbox(warm=True, policy=policy) if policy is not None else Sandbox(warm=True)
+    use_sandbox(sandbox)
+    importlib.import_module("tools.strategies")
+    try:
+        await sandbox.jail()
+    except JailUnavailable as exc:
+        log.error("sandbox: /ta, run_ta_script and generated tools are OFF: %s (set "
+                  "BULLPEN_SANDBOX_WEAK_ISOLATION=1 to accept weaker isolation)", exc)
+        return
+    importlib.import_module("tools.ta_script")
+    await offer_verified(registry, store.tool_artifacts)
+
+
+def sandbox_policy(settings: Settings) -> SandboxPolicy:
+    """The sandbox's layers from settings; each one off is said at start-up."""
+    from tools.sandbox import SandboxPolicy
+
+    policy = SandboxPolicy(jail_uid=settings.sandbox_uid, jail_gid=settings.sandbox_gid,
+                           weak_isolation_ok=settings.sandbox_weak_isolation)
+    if not settings.sandbox_ast_check:
         log.warning("sandbox: the static check is OFF (BULLPEN_SANDBOX_AST_CHECK)")
         policy = replace(policy, ast_check=False)
-    if settings is not None and not settings.sandbox_isolation:
-        log.warning("sandbox: the runtime guard and OS isolation are OFF "
+    if not settings.sandbox_guard:
+        log.warning("sandbox: the in-process guard is OFF (BULLPEN_SANDBOX_GUARD)")
+        policy = replace(policy, runtime_guard=False)
+    if not settings.sandbox_isolation:
+        log.warning("sandbox: the OS layer (limits, jail, seccomp) is OFF "
                     "(BULLPEN_SANDBOX_ISOLATION)")
-        policy = replace(policy, runtime_guard=False, os_isolation=False)
-    use_sandbox(Sandbox(warm=True, policy=policy))
-    for module in SANDBOX_TOOL_MODULES:
-        importlib.import_module(module)
-    await offer_verified(registry, store.tool_artifacts)
+        policy = replace(policy, os_isolation=False)
+    return policy
 
 
 def build_llm(settings: Settings) -> LLMRouter | None:

@@ -96,10 +96,19 @@ class Settings(BaseSettings):
     jobs_grace_s: float = Field(3600.0, validation_alias=_env("BULLPEN_JOBS_GRACE_S"))
     jobs_leader_check_s: float = Field(5.0, validation_alias=_env("BULLPEN_JOBS_LEADER_CHECK_S"))
 
-    # the sandbox of analysis code the agent writes (run_ta_script, generated tools): both of
-    # its layers are on; only these named settings turn one off (for debugging, never in use)
+    # the sandbox of analysis code the agent writes (run_ta_script, generated tools): every
+    # layer is on; only these named settings turn one off (for debugging, never in use).
+    # AST_CHECK: the static check; GUARD: the in-process guard; ISOLATION: the OS layer (rlimits,
+    # the bubblewrap jail, seccomp). Where the host cannot build the jail, no code runs unless
+    # WEAK_ISOLATION accepts rlimits and namespaces alone. UID/GID: who the code runs as when
+    # serve is root (never 0).
     sandbox_ast_check: bool = Field(True, validation_alias=_env("BULLPEN_SANDBOX_AST_CHECK"))
+    sandbox_guard: bool = Field(True, validation_alias=_env("BULLPEN_SANDBOX_GUARD"))
     sandbox_isolation: bool = Field(True, validation_alias=_env("BULLPEN_SANDBOX_ISOLATION"))
+    sandbox_weak_isolation: bool = Field(
+        False, validation_alias=_env("BULLPEN_SANDBOX_WEAK_ISOLATION"))
+    sandbox_uid: int = Field(65534, ge=1, validation_alias=_env("BULLPEN_SANDBOX_UID"))
+    sandbox_gid: int = Field(65534, ge=1, validation_alias=_env("BULLPEN_SANDBOX_GID"))
     # how long a statement is retried while the database is unreachable (then the write
     # fails); the embedded server is restarted when it is found down
     db_retry_s: float = Field(60.0, ge=0, validation_alias=_env("BULLPEN_DB_RETRY_S"))

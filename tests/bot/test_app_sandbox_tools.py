@@ -1,5 +1,5 @@
 """The app wires the sandboxed tools in: run_ta_script and the strategies tools are offered,
-runs fork from a warm zygote, and closing the app ends it."""
+runs take a warm spare in the OS jail, and closing the app ends it."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import psutil
 from tools.sandbox import default_sandbox
 
 
-async def test_app_offers_sandbox_tools_and_closes_the_zygote(make_app: Callable[..., Any],
+async def test_app_offers_sandbox_tools_and_closes_the_spare(make_app: Callable[..., Any],
                                                               ) -> None:
     async with make_app() as app:
         for name in ("run_ta_script", "lookup_ta_strategy", "save_ta_strategy",
@@ -25,7 +25,8 @@ async def test_app_offers_sandbox_tools_and_closes_the_zygote(make_app: Callable
         assert '"result":' in outcome.content and '"last":"2025-02-14"' in outcome.content
         turtle = await app.registry.call("lookup_ta_strategy", {"query": "海龟"})
         assert turtle.ok and "Turtle breakout" in turtle.content
-        assert sandbox._zygote is not None and sandbox._zygote.alive
+        spare = await sandbox.pending_spare()
+        assert spare is not None and spare.alive
     assert not default_sandbox().warm  # reset to the plain default
     assert [p for p in psutil.Process().children(recursive=True)
-            if "--zygote" in " ".join(p.cmdline())] == []
+            if "--spare" in " ".join(p.cmdline())] == []

@@ -17,6 +17,7 @@ from tools.sandbox.policy import (
     ALLOWED_MODULES,
     ALLOWED_TEXT,
     BANNED_ATTRIBUTES,
+    BANNED_KEYWORDS,
     BANNED_NAMES,
 )
 
@@ -96,10 +97,19 @@ class _Checker(ast.NodeVisitor):
                                         "directory")
         self.generic_visit(node)
 
+    def visit_keyword(self, node: ast.keyword) -> None:
+        if node.arg in BANNED_KEYWORDS:
+            self.flag(node, "call", f"the argument {node.arg}= is not allowed (it loads "
+                                    "pickles, which run code)")
+        self.generic_visit(node)
+
     def visit_Constant(self, node: ast.Constant) -> None:
         if not isinstance(node.value, str):
             return
         text = node.value
+        if text in BANNED_KEYWORDS:  # the same passed as **{"allow_pickle": True}
+            self.flag(node, "call", f"the string {text!r} is not allowed (it loads pickles)")
+            return
         if _PATHLIKE.search(text):
             self.flag(node, "path", f"the path {text[:60]!r} is outside the work directory")
         elif text.strip() != "__main__" and _DUNDER_IN_TEXT.search(text):

@@ -1,10 +1,16 @@
 """The host side of the sandbox: check, stage the files, run the child, collect, clean up.
 
-A run is one child process (`runner.py`) in its own session, with a minimal environment and a
-fresh temporary work directory holding the code, the inputs as JSON and data frames as CSV
-files; the child answers with a JSON file (nothing is evaluated from strings). At the deadline
-the whole process group is killed; after every run any process still carrying the work dir is
-killed too and counted in `leftover` (it is 0 unless something escaped the group).
+A run is one child process (`runner.py`) inside the OS jail (`jail.py`: bubblewrap, an
+unprivileged user, its own mount, pid and network namespaces, the seccomp filter of
+`seccomp.py`), in its own session, with a minimal environment and a fresh work directory
+holding the code, the inputs as JSON and data frames as CSV files; the child answers with a JSON
+file (nothing is evaluated from strings). At the deadline the whole process group is killed;
+after every run any process still carrying the work dir is killed too and counted in `leftover`
+(it is 0 unless something escaped the group). Files the child leaves are read without following
+links (a link to a host file must not be read by the host for it).
+
+Where the host cannot build the jail, runs are refused (status `blocked`, `refused_by` "os
+jail") unless the policy accepts weaker isolation by name.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import shutil
 import signal
@@ -27,8 +34,12 @@ from pydantic import BaseModel, Field
 
 from core.errors import ToolError
 from tools.sandbox.ast_check import Violation, check_code, describe
+from tools.sandbox.jail import Jail, JailUnavailable, probe
 from tools.sandbox.policy import SandboxPolicy
-from tools.sandbox.zygote import Zygote, ZygoteGone, kill_stale
+from tools.sandbox.seccomp import build_filter
+from tools.sandbox.spare import Spare, SpareGone
+
+log = logging.getLogger(__name__)
 
 RUNNER = Path(__file__).with_name("runner.py")
 MAX_OUTPUT_BYTES = 4 * 1024 * 1024
@@ -66,8 +77,11 @@ class SandboxRun(BaseModel):
     error: str = ""
     error_type: str = ""
     error_line: int | None = None
-    refused_by: str = Field(default="", description="ast, runtime guard, os limits or ''")
+    refused_by: str = Field(default="",
+                            description="ast, runtime guard, os limits, os jail or ''")
     violations: list[str] = Field(default_factory=list)
+    refusals: list[str] = Field(default_factory=list,
+                                description="what the guard refused, even if the code hid it")
     tests: list[TestOutcome] = Field(default_factory=list)
     stdout: str = ""
     charts: list[bytes] = Field(default_factory=list, exclude=True)
@@ -99,10 +113,14 @@ class ScriptFailed(ToolError):
         self.run = run
 
 
+def _mpl_cache() -> Path:
+    return Path(tempfile.gettempdir()) / f"bullpen-sandbox-mpl-{os.getuid()}"
+
+
 def _env(workdir: Path) -> dict[str, str]:
     """Nothing of the parent's environment: no keys, no DATABASE_URL, no proxies."""
-    cache = Path(tempfile.gettempdir()) / f"bullpen-sandbox-mpl-{os.getuid()}"
-    cache.mkdir(mode=0o700, exist_ok=True)
+    cache = _mpl_cache()
+    cache.mkdir(mode=0o755, exist_ok=True)
     return {
         "PATH": "/usr/bin:/bin", "HOME": str(workdir), "TMPDIR": str(workdir),
         "LANG": "C.UTF-8", "MPLCONFIGDIR": str(cache), "MPLBACKEND": "Agg",
@@ -119,6 +137,25 @@ def _write_frame(df: pd.DataFrame, path: Path) -> None:
     out.index = idx.tz_localize(None) if idx.tz is not None else idx
     out.index.name = "date"
     out.to_csv(path)
+
+
+def _read_inside(path: Path, limit: int) -> bytes | None:
+    """A regular file the child left, read without following a link (the child may have put a
+    link to a host file there) and only up to `limit` bytes; None when it is not one."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        import stat
+
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1 or info.st_size > limit:
+            return None
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            return fh.read(limit + 1)[:limit]
+    finally:
+        os.close(fd)
 
 
 def _kill_group(pgid: int) -> None:
@@ -146,44 +183,133 @@ def _sweep(workdir: Path) -> int:
 
 @dataclass
 class Sandbox:
-    """Runs code in a child process under `policy` and `limits` (both layers on by default).
+    """Runs code in a jailed child process under `policy` and `limits` (every layer on by
+    default).
 
-    `warm`: fork each run from a zygote that has the heavy modules imported (started on first
-    use, ended by `aclose`); a run falls back to a cold start when the zygote is gone.
+    `warm`: each run takes a spare that has the heavy modules imported (`spare.py`), started in
+    the background after the previous run (and on first use), ended by `aclose`; a run falls
+    back to a cold start when no spare is ready.
     """
 
     limits: SandboxLimits = field(default_factory=SandboxLimits)
     policy: SandboxPolicy = field(default_factory=SandboxPolicy)
     python: str = sys.executable
     warm: bool = False
-    _zygote: Zygote | None = field(default=None, init=False, repr=False)
-    _zygote_lock: asyncio.Lock | None = field(default=None, init=False, repr=False)
+    _next: asyncio.Task[Spare] | None = field(default=None, init=False, repr=False)
+    _mpl_ready: bool = field(default=False, init=False, repr=False)
 
-    async def _warm_zygote(self) -> Zygote:
-        loop = asyncio.get_running_loop()
-        stale = self._zygote is not None and self._zygote.loop is not loop
-        if self._zygote_lock is None or stale:
-            if self._zygote is not None:
-                kill_stale(self._zygote)
-                self._zygote = None
-            self._zygote_lock = asyncio.Lock()
-        async with self._zygote_lock:
-            if self._zygote is None or not self._zygote.alive:
-                if self._zygote is not None:
-                    await self._zygote.aclose()
-                home = Path(tempfile.mkdtemp(prefix="bullpen-sandbox-zygote-"))
-                self._zygote = await Zygote.start(python=self.python, env=_env(home),
-                                                  home=home)
-            return self._zygote
+    # --- the jail --------------------------------------------------------------------------
+
+    async def jail(self) -> Jail | None:
+        """The jail runs go into, None where the policy turns it off or accepts running without
+        it; raises JailUnavailable where the policy requires it and the host cannot give it."""
+        if not (self.policy.os_isolation and self.policy.os_jail):
+            return None
+        try:
+            jail = await asyncio.to_thread(probe, self.python, RUNNER,
+                                           uid=self.policy.jail_uid, gid=self.policy.jail_gid)
+        except JailUnavailable as exc:
+            if not self.policy.weak_isolation_ok:
+                raise
+            log.warning("sandbox: running WITHOUT the OS jail (accepted by setting): %s", exc)
+            return None
+        if not self._mpl_ready:
+            await self._prepare_mpl_cache(jail)
+        return jail
+
+    async def _prepare_mpl_cache(self, jail: Jail) -> None:
+        """matplotlib's font cache, built once by our own code in the jail, then shown to runs
+        read-only (a run can then neither pay for it nor leave anything in it for the next)."""
+        cache = _mpl_cache()
+        cache.mkdir(mode=0o755, exist_ok=True)
+        if not any(cache.glob("fontlist-*.json")):
+            jail.prepare_dir(cache)
+            env = dict(_env(cache), MPLCONFIGDIR=str(cache))
+            argv = jail.command([self.python, "-I", "-c",
+                                 "import matplotlib; matplotlib.use('Agg'); "
+                                 "import matplotlib.font_manager"], workdir=cache)
+            proc = await asyncio.create_subprocess_exec(
+                *argv, env=env, stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+                start_new_session=True)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(proc.wait(), 120)
+            _kill_group(proc.pid)
+            await proc.wait()
+        cache.chmod(0o755)
+        self._mpl_ready = True
+
+    def _command(self, jail: Jail | None, workdir: Path, argv: list[str]) -> list[str]:
+        if jail is None:
+            return argv
+        return jail.command(argv, workdir=workdir, extra_read_only=(str(_mpl_cache()),))
+
+    def _new_workdir(self, jail: Jail | None) -> Path:
+        workdir = Path(tempfile.mkdtemp(prefix="bullpen-sandbox-"))
+        if jail is not None:
+            jail.prepare_dir(workdir)
+        return workdir
+
+    # --- the warm spare ----------------------------------------------------------------------
+
+    def _refill(self, jail: Jail | None) -> None:
+        """Start the next spare in the background (owned here, ended by `aclose`)."""
+        if self._next is not None and not self._next.done():
+            return
+        workdir = self._new_workdir(jail)
+        argv = self._command(jail, workdir, [self.python, "-I", str(RUNNER), "--spare",
+                                             str(workdir / "request.json")])
+        self._next = asyncio.create_task(Spare.start(argv, env=_env(workdir), workdir=workdir),
+                                         name="sandbox-spare")
+
+    async def _take_spare(self, jail: Jail | None) -> Spare | None:
+        task, self._next = self._next, None
+        if task is not None and task.get_loop() is not asyncio.get_running_loop():
+            _drop_stale(task)  # a spare of an event loop that has ended
+            task = None
+        if task is None:
+            self._refill(jail)
+            task, self._next = self._next, None
+        assert task is not None
+        try:
+            spare = await task
+        except (SpareGone, OSError, TimeoutError) as exc:
+            log.warning("sandbox: no warm spare (%s); running cold", exc)
+            return None
+        if not spare.alive:
+            shutil.rmtree(spare.workdir, ignore_errors=True)
+            return None
+        return spare
+
+    async def pending_spare(self) -> Spare | None:
+        """The spare the next run will take, once it is ready (None if it failed or none is
+        being started)."""
+        task = self._next
+        if task is None or task.get_loop() is not asyncio.get_running_loop():
+            return None
+        try:
+            return await asyncio.shield(task)
+        except (SpareGone, OSError, TimeoutError):
+            return None
 
     async def aclose(self) -> None:
-        """End the warm zygote, if any."""
-        zygote, self._zygote = self._zygote, None
-        if zygote is not None:
-            if zygote.loop is asyncio.get_running_loop():
-                await zygote.aclose()
-            else:
-                kill_stale(zygote)
+        """End the warm spare, if any."""
+        task, self._next = self._next, None
+        if task is None:
+            return
+        if task.get_loop() is not asyncio.get_running_loop():
+            _drop_stale(task)
+            return
+        task.cancel()
+        try:
+            spare = await task
+        except (asyncio.CancelledError, SpareGone, OSError, TimeoutError):
+            return
+        spare.kill()
+        await spare.proc.wait()
+        shutil.rmtree(spare.workdir, ignore_errors=True)
+
+    # --- a run -------------------------------------------------------------------------------
 
     def check(self, code: str) -> list[Violation]:
         return check_code(code, allowed_modules=self.policy.allowed_modules) \
@@ -205,46 +331,79 @@ class Sandbox:
                               violations=[str(v) for v in violations],
                               error_line=violations[0].line or None,
                               elapsed_s=time.perf_counter() - started)
-        workdir = Path(tempfile.mkdtemp(prefix="bullpen-sandbox-"))
         try:
-            run = await self._spawn(workdir, code, mode, entry, args or {}, frames or {},
-                                    {"frame_args": list(frame_args), "writable": writable})
+            jail = await self.jail()
+        except JailUnavailable as exc:
+            return SandboxRun(status="blocked", refused_by="os jail",
+                              error_type="SandboxUnavailable",
+                              error=f"the OS sandbox is not available on this host, so no code "
+                                    f"is run: {exc}",
+                              elapsed_s=time.perf_counter() - started)
+        spare = await self._take_spare(jail) if self.warm else None
+        workdir = spare.workdir if spare is not None else self._new_workdir(jail)
+        try:
+            req_path = await self._stage(workdir, code, mode, entry, args or {}, frames or {},
+                                         {"frame_args": list(frame_args), "writable": writable},
+                                         jail)
+            run: SandboxRun | None = None
+            if spare is not None:
+                with contextlib.suppress(SpareGone):
+                    run = await self._run_spare(spare, workdir)
+            if run is None:
+                run = await self._run_cold(workdir, req_path, jail)
         finally:
+            if spare is not None:
+                spare.kill()
             leftover = await asyncio.to_thread(_sweep, workdir)
             shutil.rmtree(workdir, ignore_errors=True)
+            if self.warm:
+                self._refill(jail)
         run.leftover = leftover
         run.elapsed_s = time.perf_counter() - started
         return run
 
-    async def _spawn(self, workdir: Path, code: str, mode: RunMode, entry: str,
+    async def _stage(self, workdir: Path, code: str, mode: RunMode, entry: str,
                      args: dict[str, Any], frames: dict[str, pd.DataFrame],
-                     extra: dict[str, Any]) -> SandboxRun:
+                     extra: dict[str, Any], jail: Jail | None) -> Path:
         (workdir / "code.py").write_text(code, "utf-8")
         frame_files: dict[str, str] = {}
         for name, df in frames.items():
             path = workdir / f"{name}.csv"
             await asyncio.to_thread(_write_frame, df, path)
             frame_files[name] = path.name
-        request = {
+        request: dict[str, Any] = {
             "workdir": str(workdir), "code_file": "code.py", "output_file": "output.json",
             "mode": mode, "entry": entry, "args": args, "frames": frame_files,
             "limits": self.limits.as_json(), "runtime_guard": self.policy.runtime_guard,
             "os_isolation": self.policy.os_isolation,
             "allowed_modules": sorted(self.policy.allowed_modules), **extra,
         }
+        if jail is not None:
+            request["jail"] = jail.describe()
+            program = build_filter() if self.policy.seccomp else None
+            if program is not None:
+                (workdir / "filter.bpf").write_bytes(program)
+                request["seccomp_file"] = "filter.bpf"
+            else:
+                request["jail"]["seccomp"] = False
         req_path = workdir / "request.json"
         req_path.write_text(json.dumps(request), "utf-8")
-        if self.warm:
-            try:
-                return await self._run_warm(workdir, req_path)
-            except ZygoteGone:
-                pass  # run cold
+        return req_path
+
+    async def _run_cold(self, workdir: Path, req_path: Path, jail: Jail | None) -> SandboxRun:
         log_path = workdir / "runner.log"
-        with log_path.open("wb") as log:
+        argv = self._command(jail, workdir, [self.python, "-I", str(RUNNER), str(req_path)])
+        with log_path.open("wb") as log_file:
             proc = await asyncio.create_subprocess_exec(
-                self.python, "-I", str(RUNNER), str(req_path), cwd=str(workdir),
-                env=_env(workdir), stdin=asyncio.subprocess.DEVNULL, stdout=log,
-                stderr=log, start_new_session=True)
+                *argv, cwd=str(workdir), env=_env(workdir), stdin=asyncio.subprocess.DEVNULL,
+                stdout=log_file, stderr=log_file, start_new_session=True)
+        return await self._wait(workdir, proc)
+
+    async def _run_spare(self, spare: Spare, workdir: Path) -> SandboxRun:
+        await spare.go()
+        return await self._wait(workdir, spare.proc)
+
+    async def _wait(self, workdir: Path, proc: asyncio.subprocess.Process) -> SandboxRun:
         timed_out = False
         try:
             await asyncio.wait_for(proc.wait(), self.limits.wall_s)
@@ -258,32 +417,19 @@ class Sandbox:
                 await proc.wait()
         return self._collect(workdir, proc.returncode, timed_out)
 
-    async def _run_warm(self, workdir: Path, req_path: Path) -> SandboxRun:
-        zygote = await self._warm_zygote()
-        pid, exited = await zygote.submit(req_path)
-        timed_out = False
-        returncode: int | None = None
-        try:
-            returncode = await asyncio.wait_for(asyncio.shield(exited), self.limits.wall_s)
-        except TimeoutError:
-            timed_out = True
-            _kill_group(pid)
-            with contextlib.suppress(TimeoutError, ZygoteGone):
-                returncode = await asyncio.wait_for(exited, 5.0)
-        finally:
-            _kill_group(pid)
-        return self._collect(workdir, returncode, timed_out)
-
     def _collect(self, workdir: Path, returncode: int | None, timed_out: bool) -> SandboxRun:
-        out_path = workdir / "output.json"
+        raw = _read_inside(workdir / "output.json", MAX_OUTPUT_BYTES)
         data: dict[str, Any] = {}
-        if out_path.exists() and out_path.stat().st_size <= MAX_OUTPUT_BYTES:
+        if raw is not None:
             with contextlib.suppress(ValueError):
-                loaded = json.loads(out_path.read_text("utf-8"))
+                loaded = json.loads(raw.decode("utf-8", "replace"))
                 data = loaded if isinstance(loaded, dict) else {}
         isolation = data.get("isolation") if isinstance(data.get("isolation"), dict) else {}
+        raw_refusals = data.get("refusals")
+        refusals: list[Any] = raw_refusals if isinstance(raw_refusals, list) else []
         base: dict[str, Any] = {"isolation": isolation or {},
-                                "stdout": str(data.get("stdout", ""))[:4000]}
+                                "stdout": str(data.get("stdout", ""))[:4000],
+                                "refusals": [str(r)[:300] for r in refusals[:20]]}
         if timed_out:
             return SandboxRun(status="timeout", error_type="Timeout", refused_by="os limits",
                               error=f"the script did not finish within {self.limits.wall_s:g} "
@@ -291,7 +437,7 @@ class Sandbox:
         if not data:
             sig = -returncode if returncode is not None and returncode < 0 else (
                 returncode - 128 if returncode is not None and returncode > 128 else 0)
-            log = (workdir / "runner.log").read_bytes()[-1500:].decode("utf-8", "replace")
+            log = _log_tail(workdir / "runner.log")
             what = signal.Signals(sig).name if sig in signal.valid_signals() else \
                 f"exit code {returncode}"
             reason = ("it exceeded its CPU time limit" if sig in (signal.SIGKILL, signal.SIGXCPU)
@@ -322,13 +468,33 @@ class Sandbox:
         kept: list[str] = []
         for name in (names or [])[: self.limits.max_charts]:
             path = workdir / str(name)
-            if (path.parent == workdir and path.suffix == ".png" and path.is_file()
-                    and not path.is_symlink() and path.stat().st_size <= MAX_CHART_BYTES):
-                data = path.read_bytes()
+            data = _read_inside(path, MAX_CHART_BYTES) if (
+                path.parent == workdir and path.suffix == ".png") else None
+            if data is not None:
                 if data.startswith(b"\x89PNG"):
                     charts.append(data)
                     kept.append(path.name)
         return charts, kept
+
+
+def _log_tail(path: Path) -> str:
+    """The end of the runner's log (the child may have replaced it by a link: then nothing)."""
+    try:
+        size = os.lstat(path).st_size
+    except OSError:
+        return ""
+    data = _read_inside(path, max(size, 1)) or b""
+    return data[-1500:].decode("utf-8", "replace")
+
+
+def _drop_stale(task: asyncio.Task[Spare]) -> None:
+    """A spare started in an event loop that has ended: kill it by pid if it was ready."""
+    if task.done() and not task.cancelled() and task.exception() is None:
+        spare = task.result()
+        spare.kill_stale()
+        shutil.rmtree(spare.workdir, ignore_errors=True)
+    elif not task.done():
+        task.cancel()
 
 
 def _err_text(err: Any) -> str:

@@ -27,7 +27,15 @@ BANNED_ATTRIBUTES: frozenset[str] = frozenset({
     "shutil", "pickle", "marshal", "pathlib", "io", "f2py", "distutils", "system", "popen",
     "fork", "eval", "read_pickle", "to_pickle", "urlopen", "request", "load_library",
     "get_type_hints", "ForwardRef", "_evaluate", "format_map",
+    # frame introspection reaches the guard's own state (`dataclasses.inspect`, a traceback)
+    "inspect", "currentframe", "_getframe", "f_back", "f_globals", "f_locals", "f_builtins",
+    "tb_frame", "gi_frame", "cr_frame", "ag_frame", "gi_code", "co_code",
+    # deserialisers that run code: pickles hidden in numpy/pandas files, and their cousins
+    "allow_pickle", "shelve", "joblib", "dill", "cloudpickle", "torch",
 })
+
+# Keyword arguments that turn a safe loader into a pickle loader (`np.load(f, allow_pickle=1)`).
+BANNED_KEYWORDS: frozenset[str] = frozenset({"allow_pickle", "fix_imports"})
 
 # Shown to the model when it asks for something else.
 ALLOWED_TEXT = ", ".join(sorted(ALLOWED_MODULES))
@@ -35,9 +43,18 @@ ALLOWED_TEXT = ", ".join(sorted(ALLOWED_MODULES))
 
 @dataclass(frozen=True)
 class SandboxPolicy:
-    """Which layers are on. Both are on unless a caller turns one off by name (house rule 9)."""
+    """Which layers are on. Every one is on unless a caller turns it off by name (house rule 9).
+
+    The first two are Python and can be got round by clever code; the OS jail is the wall, and
+    it must hold with them off. Where the host cannot build the jail, code is not run at all
+    unless `weak_isolation_ok` says otherwise (BULLPEN_SANDBOX_WEAK_ISOLATION)."""
 
     ast_check: bool = True  # layer 1: static check of the source before anything runs
-    runtime_guard: bool = True  # layer 2a: audit hook + import guard + trimmed builtins
-    os_isolation: bool = True  # layer 2b: rlimits, network/pid namespaces where the OS allows
+    runtime_guard: bool = True  # layer 2: audit hook + import guard + trimmed builtins
+    os_isolation: bool = True  # layer 3: rlimits, and (below) the jail and its filter
+    os_jail: bool = True  # bubblewrap: unprivileged user, mount/pid/net namespaces
+    seccomp: bool = True  # in the jail: no exec, fork, sockets, namespaces, ptrace
+    weak_isolation_ok: bool = False  # without a jail on this host, run anyway (rlimits only)
+    jail_uid: int = 65534  # the user the code runs as when `serve` is root
+    jail_gid: int = 65534
     allowed_modules: frozenset[str] = ALLOWED_MODULES

@@ -1,10 +1,14 @@
-"""The child side of the sandbox, run as `python -I runner.py REQUEST.json` in the work dir.
+"""The child side of the sandbox, run as `python -I runner.py REQUEST.json` in the work dir
+(inside the bubblewrap jail of `jail.py` unless a named setting accepted weaker isolation), or
+as `runner.py --spare REQUEST.json`: a warm spare that imports the heavy modules, says `ready`
+and runs the request once the host writes `go` on its stdin.
 
 Standard library only (it runs before anything else is trusted). In order:
 
-1. OS isolation: resource limits (CPU, address space, file size, open files, processes), a new
-   network namespace (no interface but a down loopback) and a new pid namespace; the code runs
-   as pid 1 of that namespace, so when it ends every process it started ends with it.
+1. OS isolation: resource limits (CPU, address space, file size, open files, processes); in the
+   jail, the seccomp filter the host built (`seccomp.py`: no exec, fork, sockets, namespaces,
+   ptrace), installed just before the code runs and failing closed; outside the jail, a new
+   network namespace and a new pid namespace where the code runs as pid 1.
 2. Runtime guard: the allowed modules the code imports are loaded, then an audit hook refuses
    process creation, sockets, ctypes, and file access outside the work dir (reads also inside
    the Python installation), an import guard refuses other modules, and the code gets builtins
@@ -35,8 +39,18 @@ MAX_OUTPUT_CHARS = 2_000_000
 _CPU_EXCEEDED = False
 
 
+# Every refusal of the guard, even one the code caught and hid: reported to the host, which
+# fails a generated tool's verification on any (it reached outside its inputs).
+REFUSALS: list[str] = []
+
+
 class SandboxViolation(PermissionError):
-    """Raised by the runtime guard; the message says what was refused."""
+    """Raised by the runtime guard; the message says what was refused (and records it)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        if len(REFUSALS) < 20:
+            REFUSALS.append(message[:300])
 
 
 class CpuLimitExceeded(BaseException):
@@ -67,7 +81,8 @@ def _own_tasks() -> int:
 
 def _set_limits(limits: dict[str, Any]) -> dict[str, Any]:
     mb = 1024 * 1024
-    cpu = int(limits["cpu_s"])
+    used = resource.getrusage(resource.RUSAGE_SELF)  # a spare's imports are not the code's
+    cpu = int(limits["cpu_s"]) + math.ceil(used.ru_utime + used.ru_stime)
     applied: dict[str, Any] = {}
     for name, soft, hard in (
         ("RLIMIT_CPU", cpu, cpu + 2),
@@ -107,6 +122,30 @@ def _namespaces() -> dict[str, Any]:
                 "namespace_error": str(exc)}
 
 
+def _install_seccomp(path: str) -> dict[str, Any]:
+    """Load the host's filter for this process and all its threads (TSYNC), after setting
+    no_new_privs; raises when the kernel refuses, so the code never runs without it."""
+    import ctypes
+
+    with open(path, "rb") as fh:
+        program = fh.read()
+    if not program or len(program) % 8:
+        raise OSError("the seccomp filter file is malformed")
+
+    class SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    buf = ctypes.create_string_buffer(program, len(program))
+    prog = SockFprog(len(program) // 8, ctypes.cast(buf, ctypes.c_void_p))
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+        raise OSError(ctypes.get_errno(), "PR_SET_NO_NEW_PRIVS refused")
+    # seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog); x86_64 number 317
+    if libc.syscall(317, 1, 1, ctypes.byref(prog)) != 0:
+        raise OSError(ctypes.get_errno(), "seccomp refused the filter")
+    return {"seccomp": True}
+
+
 def _run_as_pid1() -> None:
     """Fork into the new pid namespace; the parent waits and exits with the child's status."""
     pid = os.fork()
@@ -131,6 +170,7 @@ _BLOCKED_EVENTS = (
     "resource.prlimit", "sys.settrace", "sys.setprofile", "signal.",
     "_posixsubprocess", "mmap.", "cpython.remote_debugger", "sys.remote_exec",
     "webbrowser.", "urllib.Request", "http.client", "ftplib.", "smtplib.", "telnetlib.",
+    "pickle.find_class", "marshal.load", "sys._getframe", "sys._current_frames",
 )
 # events that touch a path: which arguments are paths, and whether they write
 _PATH_EVENTS: dict[str, tuple[tuple[int, ...], bool]] = {
@@ -197,7 +237,7 @@ def _install_guard(workdir: str, read_roots: tuple[str, ...], allowed: frozenset
                         check_path(event, args[i], write)
             elif event.startswith(_BLOCKED_EVENTS):
                 raise SandboxViolation(f"sandbox: {event} is not allowed (no processes, "
-                                       "network, signals or native calls)")
+                                       "network, signals, native calls or unpickling)")
         finally:
             busy[0] = False
 
@@ -402,11 +442,15 @@ def main(request_path: str) -> int:
     with open(req["code_file"]) as fh:
         code = fh.read()
     isolation: dict[str, Any] = {"guard": bool(req["runtime_guard"])}
+    jail = req.get("jail")
+    if isinstance(jail, dict):
+        isolation.update(jail)  # the namespaces are bwrap's
     if req["os_isolation"]:
         isolation.update(_set_limits(req["limits"]))
-        isolation.update(_namespaces())
-        if isolation["pid_namespace"]:
-            _run_as_pid1()
+        if not jail:
+            isolation.update(_namespaces())
+            if isolation["pid_namespace"]:
+                _run_as_pid1()
         isolation.update(_limit_processes(int(req["limits"]["nproc"])))
     output: dict[str, Any] = {"ok": False, "isolation": isolation}
     # opened before the guard: the answer is written even when the code may write nothing
@@ -426,6 +470,8 @@ def main(request_path: str) -> int:
         ns.update(_preload(code, allowed, bool(req.get("frames"))))
         ns.update(_load_frames(req.get("frames", {})))
         ns["args"] = req.get("args", {})
+        if req.get("seccomp_file"):  # after our own imports, before the guard (it bars ctypes)
+            isolation.update(_install_seccomp(req["seccomp_file"]))
         if req["runtime_guard"]:
             code_import = _install_guard(workdir, _read_roots(), allowed,
                                          bool(req.get("writable", True)))
@@ -438,6 +484,7 @@ def main(request_path: str) -> int:
     finally:
         sys.stdout = real_stdout
     output["stdout"] = captured.getvalue()
+    output["refusals"] = list(REFUSALS)
     charts = sorted((f for f in os.listdir(workdir) if f.endswith(".png")),
                     key=lambda f: os.path.getmtime(os.path.join(workdir, f)))
     output["charts"] = charts[: int(req["limits"]["max_charts"])]
@@ -458,49 +505,18 @@ def main(request_path: str) -> int:
     return 0
 
 
-# --- the warm start: a zygote that forks a fresh runner per request --------------------------
+# --- the warm start: a spare runner that imported the heavy modules before its request -------
 
 WARM_MODULES = ("numpy", "pandas", "pandas_ta", "matplotlib")
 
 
-def _die_with_parent() -> None:
-    """The zygote ends when the host does (PR_SET_PDEATHSIG); stdin's EOF says it too."""
-    import ctypes
-
-    with_libc = ctypes.CDLL(None, use_errno=True)
-    with_libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-
-
-def _zygote_child(request_path: str) -> None:
-    """In the forked child: a session of its own, the log as stdout/stderr, no inherited
-    descriptors (the zygote's pipes), then the ordinary runner. Never returns."""
-    code = 1
-    try:
-        os.setsid()
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        log = os.open(os.path.join(os.path.dirname(request_path), "runner.log"),
-                      os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        null = os.open("/dev/null", os.O_RDONLY)
-        os.dup2(null, 0)
-        os.dup2(log, 1)
-        os.dup2(log, 2)
-        os.closerange(3, 65536)
-        code = main(request_path)
-    except BaseException:  # whatever happens, the child must not return into the zygote
-        traceback.print_exc()
-    finally:
-        sys.stdout.flush()
-        os._exit(code)
-
-
-def zygote() -> int:
-    """Import the heavy allowed modules once, then per line on stdin (a request file) fork a
-    runner; report `started PID PATH` and `exited PID CODE` on stdout."""
+def spare(request_path: str) -> int:
+    """Import the heavy allowed modules, say `ready`, wait for `go` on stdin, then run the
+    request the host has written meanwhile (the same `main` as a cold start). Any other line,
+    or EOF, ends the spare unused."""
     import importlib
-    import select
     import warnings
 
-    _die_with_parent()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for name in WARM_MODULES:
@@ -511,39 +527,10 @@ def zygote() -> int:
         for name in ("matplotlib.figure", "matplotlib.pyplot", "matplotlib.font_manager"):
             importlib.import_module(name)
     os.write(1, b"ready\n")
-    children: set[int] = set()
-    pending = b""
-    while True:
-        ready, _, _ = select.select([0], [], [], 0.02 if children else 1.0)
-        if ready:
-            chunk = os.read(0, 65536)
-            if not chunk:
-                break
-            pending += chunk
-            while b"\n" in pending:
-                line, pending = pending.split(b"\n", 1)
-                path = line.decode().strip()
-                pid = os.fork()
-                if pid == 0:
-                    _zygote_child(path)
-                children.add(pid)
-                os.write(1, f"started {pid} {path}\n".encode())
-        while children:
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid == 0:
-                break
-            children.discard(pid)
-            os.write(1, f"exited {pid} {os.waitstatus_to_exitcode(status)}\n".encode())
-    for pid in children:
-        try:
-            os.killpg(pid, signal.SIGKILL)
-        except OSError:
-            pass
-    return 0
+    if sys.stdin.readline().strip() != "go":
+        return 0
+    return main(request_path)
 
 
 if __name__ == "__main__":
-    sys.exit(zygote() if sys.argv[1] == "--zygote" else main(sys.argv[1]))
+    sys.exit(spare(sys.argv[2]) if sys.argv[1] == "--spare" else main(sys.argv[1]))

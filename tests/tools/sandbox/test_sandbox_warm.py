@@ -1,5 +1,5 @@
-"""The warm start: runs forked from a zygote give what cold runs give, survive the zygote's
-death, and leave no process behind once the sandbox is closed."""
+"""The warm start: runs taken by a spare (started ahead, modules imported) give what cold runs
+give, survive the spare's death, and leave no process behind once the sandbox is closed."""
 
 from __future__ import annotations
 
@@ -21,26 +21,29 @@ async def test_warm_runs_answer_like_cold_ones_and_end_cleanly() -> None:
     warm = Sandbox(warm=True)
     try:
         first = await warm.run(RSI, frames={"df": df})
+        spare = await warm.pending_spare()
+        assert spare is not None and spare.alive  # the next one waits, modules imported
         second = await warm.run(RSI, frames={"df": df})
-        assert warm._zygote is not None and warm._zygote.alive
         assert cold.ok and first.ok and second.ok
         assert first.result == second.result == cold.result
-        assert first.isolation["net_namespace"] == cold.isolation["net_namespace"]
+        assert first.isolation == cold.isolation
 
-        # the zygote dies: the next run starts a new one and still answers
-        old = warm._zygote.proc.pid
-        os.kill(old, signal.SIGKILL)
-        await warm._zygote.proc.wait()
+        # the waiting spare dies: the next run still answers (cold) and a new spare follows
+        dead = await warm.pending_spare()
+        assert dead is not None
+        os.killpg(dead.proc.pid, signal.SIGKILL)
+        await dead.proc.wait()
         third = await warm.run(RSI, frames={"df": df})
         assert third.ok and third.result == cold.result
-        assert warm._zygote is not None and warm._zygote.proc.pid != old
+        fresh = await warm.pending_spare()
+        assert fresh is not None and fresh.alive and fresh.proc.pid != dead.proc.pid
     finally:
         await warm.aclose()
     assert psutil.Process().children(recursive=True) == []
 
 
 async def test_a_warm_run_starts_from_a_clean_state() -> None:
-    """What one run changes in pandas does not reach the next: each is a fresh fork."""
+    """What one run changes in pandas does not reach the next: each is a fresh process."""
     warm = Sandbox(warm=True)
     try:
         patched = await warm.run("import pandas as pd\npd.set_option('display.max_rows', 3)\n"
