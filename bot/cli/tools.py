@@ -1,8 +1,11 @@
-"""`bullpen tools synth "TASK"|list|run NAME --args JSON|show NAME`: tools the LLM writes.
+"""`bullpen tools synth "TASK"|list|run NAME --args JSON|show NAME|revoke NAME`: tools the LLM
+writes.
 
 `synth` has the configured model write a tool for the task, verifies it with its own tests in
 the sandbox on snapshot data and stores it (at most 3 versions; offline it says it needs a
-model). `run` calls the newest verified version in the sandbox. Prints JSON lines.
+model). `run` calls the newest verified version in the sandbox. `revoke` takes every version of
+a tool away from the agent at once (a running serve refuses it at its next call). Prints JSON
+lines.
 """
 
 from __future__ import annotations
@@ -21,12 +24,15 @@ def register(sub: Any) -> None:
     s = tools.add_parser("synth", help="have the model write and verify a tool for a task")
     s.add_argument("task")
     lst = tools.add_parser("list", help="stored tools and versions, newest first")
-    lst.add_argument("--status", choices=["provisional", "verified", "deprecated", "failed"])
+    lst.add_argument("--status", choices=["provisional", "verified", "deprecated", "failed",
+                                          "revoked"])
     r = tools.add_parser("run", help="run the newest verified version of a tool")
     r.add_argument("name")
     r.add_argument("--args", default="{}", help='JSON object, e.g. \'{"symbol": "NVDA"}\'')
     w = tools.add_parser("show", help="one tool's code, traces and error reports")
     w.add_argument("name")
+    v = tools.add_parser("revoke", help="take every version of a tool away from the agent")
+    v.add_argument("name")
     p.set_defaults(func=lambda a: asyncio.run(handle(a)))
 
 
@@ -70,6 +76,12 @@ async def handle(args: argparse.Namespace) -> int:
                      "hash": a.content_hash[:12], "attempts": a.attempts,
                      "permissions": a.permissions, "description": a.description,
                      "created_at": a.created_at} for a in await repo.listing(status=args.status)])
+            return 0
+        if args.tools_command == "revoke":
+            count = await repo.revoke(args.name)
+            if not count and not any(a.name == args.name for a in await repo.listing()):
+                raise CLIError(f"no tool named {args.name!r}")
+            _print([{"name": args.name, "revoked_versions": count}])
             return 0
         if args.tools_command == "show":
             versions = [a for a in await repo.listing() if a.name == args.name]

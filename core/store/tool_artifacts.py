@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 import asyncpg
 
-ArtifactStatus = Literal["provisional", "verified", "deprecated", "failed"]
+ArtifactStatus = Literal["provisional", "verified", "deprecated", "failed", "revoked"]
 STATUSES: tuple[str, ...] = ("provisional", "verified", "deprecated", "failed")
 
 
@@ -129,6 +129,13 @@ class ToolArtifactsRepo:
         await self._pool.execute(
             "UPDATE tool_artifacts SET status = $2, updated_at = now() WHERE id = $1",
             tool_id, status)
+
+    async def revoke(self, name: str) -> int:
+        """Revoke every version of `name` (a human's decision); how many versions changed."""
+        rows = await self._pool.fetch(
+            "UPDATE tool_artifacts SET status = 'revoked', updated_at = now() "
+            "WHERE name = $1 AND status <> 'revoked' RETURNING id", name)
+        return len(rows)
 
     async def listing(self, *, status: str | None = None) -> list[ToolArtifact]:
         """Every stored version, newest first per name (or only those with `status`)."""

@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from core.errors import ToolError
 from core.store.tool_artifacts import ToolArtifact, ToolArtifactsRepo
 from core.tools import ToolRegistry, ToolSpec
 from tools.bars import normalize_interval
@@ -77,6 +78,11 @@ def generated_spec(artifact: ToolArtifact, *, repo: ToolArtifactsRepo | None,
     model = shape.args_model()
 
     async def call(**kwargs: Any) -> GeneratedToolResult:
+        if repo is not None:  # revoked since it was offered: never run again
+            current = await repo.get(artifact.id) if artifact.id is not None else None
+            if current is None or current.status != "verified":
+                raise ToolError(f"the generated tool {artifact.name} v{artifact.version} is "
+                                f"{current.status if current else 'gone'} and is not run")
         return await run_generated(artifact, kwargs, repo=repo, sandbox=sandbox)
 
     return ToolSpec(name=artifact.name, description=f"{shape.description} (generated tool "

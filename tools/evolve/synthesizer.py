@@ -220,6 +220,8 @@ class Synthesizer:
         run = await sandbox.run(code, mode="test", frames={"bars": bars}, writable=False)
         passed = run.ok and bool(run.tests) and all(t.ok for t in run.tests)
         error = "" if passed else _test_error(run)
+        if passed and (reason := _not_contained(run)):  # its own tests are not enough
+            passed, error = False, reason
         trace_id = await self.repo.trace(
             tool_id=artifact.id, kind="test", ok=passed, status=run.status,
             input={"attempt": attempt, "tests": shape.tests if shape else [],
@@ -250,6 +252,19 @@ class Synthesizer:
 
 def _fallback_name(parent: _Check | None) -> str:
     return parent.artifact.name if parent and parent.artifact else "unnamed_tool"
+
+
+def _not_contained(run: SandboxRun) -> str:
+    """Why passing tests do not verify this tool: they did not run in the OS jail with its
+    filter and the guard, or the code reached for something outside its inputs (even if it
+    caught the refusal). Empty when the run counts."""
+    iso = run.isolation
+    if iso.get("jail") != "bubblewrap" or not iso.get("seccomp") or not iso.get("guard"):
+        return ("sandbox: the tests did not run inside the full OS sandbox (jail, seccomp and "
+                "guard), so the tool cannot be verified on this host")
+    if run.refusals:
+        return "sandbox: the tool reached outside its inputs: " + "; ".join(run.refusals[:3])
+    return ""
 
 
 def _test_error(run: SandboxRun) -> str:

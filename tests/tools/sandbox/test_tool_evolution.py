@@ -177,3 +177,51 @@ async def test_generated_tools_write_no_files_even_in_their_work_dir(
                             repo=repo)
     [trace] = await repo.traces(artifact.id)
     assert trace.kind == "call" and not trace.ok
+
+
+HIDES_A_REFUSAL = GOOD.replace(
+    "    high, low, close = bars[\"high\"], bars[\"low\"], bars[\"close\"]",
+    "    try:\n        pd.read_csv(chr(47) + 'etc' + chr(47) + 'hostname')\n"
+    "    except Exception:\n        pass\n"
+    "    high, low, close = bars[\"high\"], bars[\"low\"], bars[\"close\"]")
+
+
+async def test_a_tool_that_reaches_outside_its_inputs_is_not_verified_even_if_it_hides_it(
+        repo: ToolArtifactsRepo) -> None:
+    """Its own tests pass (it catches the refusal), but the guard saw it reach for a file: the
+    tool fails verification and is never offered."""
+    assert "'hostname'" in HIDES_A_REFUSAL
+    llm = ScriptedLLM([reply(HIDES_A_REFUSAL)])
+    outcome = await Synthesizer(llm=llm, repo=repo, max_attempts=1).synthesise("ATR percent")
+    assert outcome.status == "failed"
+    assert outcome.attempts[-1].category == "security"
+    assert "reached outside its inputs" in outcome.attempts[-1].error
+    assert await offer_verified(ToolRegistry(), repo) == []
+
+
+async def test_a_tool_is_not_verified_without_the_os_jail(repo: ToolArtifactsRepo) -> None:
+    """Passing tests outside the jail (a host that cannot build it, weaker isolation accepted)
+    verify nothing."""
+    from tools.sandbox import Sandbox, SandboxPolicy
+
+    weak = Sandbox(policy=SandboxPolicy(os_jail=False))
+    llm = ScriptedLLM([reply(GOOD)])
+    outcome = await Synthesizer(llm=llm, repo=repo, sandbox=weak,
+                                max_attempts=1).synthesise("ATR percent")
+    assert outcome.status == "failed"
+    assert "did not run inside the full OS sandbox" in outcome.attempts[-1].error
+
+
+async def test_a_revoked_tool_leaves_the_agent_and_is_not_run_again(
+        repo: ToolArtifactsRepo) -> None:
+    outcome = await Synthesizer(llm=ScriptedLLM([reply(GOOD)]), repo=repo).synthesise("ATR")
+    assert outcome.status == "verified" and outcome.artifact is not None
+    registry = ToolRegistry()
+    assert await offer_verified(registry, repo) == ["atr_percent"]
+    assert await repo.revoke("atr_percent") == 1
+    # the registry of a running process still holds it: the call is refused, not run
+    result = await registry.call("atr_percent", {"symbol": "NVDA", "length": 14})
+    assert not result.ok and "revoked" in result.content
+    assert [t.kind for t in await repo.traces(outcome.artifact.id)] == ["test"]
+    assert await offer_verified(ToolRegistry(), repo) == []
+    assert await repo.revoke("atr_percent") == 0
