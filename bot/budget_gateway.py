@@ -90,6 +90,11 @@ def rate_limiter(settings: Settings) -> RateLimiter:
     })
 
 
+# Commands that start work outside a question's run (a sandboxed script, the generated tools
+# listing next to it): counted against the person's message rate like a question.
+RATED_COMMANDS = frozenset({"ta", "tools"})
+
+
 def rate_refusal(rates: RateLimiter, msg: IncomingMessage, user_id: UUID, lang: str,
                  question: Question, conversation: Conversation | None) -> str | None:
     """What the person is told when this question is over a rate limit (with when to try

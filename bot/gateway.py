@@ -315,6 +315,12 @@ class Gateway:
         if (self.gate is not None and cmd.name in budget_gateway.GATED_COMMANDS
                 and not await budget_gateway.command_allowed(self, adapter, msg, user_id, lang)):
             return
+        if self.rates is not None and cmd.name in budget_gateway.RATED_COMMANDS:
+            refusal = budget_gateway.rate_refusal(self.rates, msg, user_id, lang,
+                                                  Question(text=cmd.args), conversation)
+            if refusal is not None:  # a sandbox is not started past the person's rate
+                await self._say(adapter, msg, refusal)
+                return
         await dispatch(CommandContext(gateway=self, store=self._store, adapter=adapter, msg=msg,
                                       user_id=user_id, lang=lang, cmd=cmd,
                                       conversation=conversation, epoch=epoch))
@@ -528,7 +534,7 @@ class Gateway:
             elif conv is None or job.epoch != self._conv_epoch:
                 conv = await self._store.conversations.active(msg.chat, job.user_id)
             if self.one_run_per_person:
-                person = await self._person_turn(job)
+                person = await self.person_turn(job.adapter, msg, job.user_id, job.lang)
             if turn is None and (self.gate is not None
                                  or self.conversation_token_budget is not None):
                 got_conv = await budget_gateway.before_run(self, job, conv)
@@ -593,37 +599,37 @@ class Gateway:
 
     # --- who may spend what ----------------------------------------------------------------
 
-    async def _person_turn(self, job: _Job) -> Callable[[], Awaitable[None]]:
-        """One run at a time per person (linked accounts are one): a question from another
-        chat or platform waits here, the user told once that it is queued; in this process
-        on an asyncio lock, across the processes sharing the database on `person_locks`.
-        Returns the release, which the caller awaits."""
-        lock = self._person_locks.get(job.user_id)
+    async def person_turn(self, adapter: Adapter, msg: IncomingMessage, user_id: UUID,
+                          lang: str) -> Callable[[], Awaitable[None]]:
+        """One run at a time per person (linked accounts are one): a question, or a sandboxed
+        script (/ta), from another chat or platform waits here, the user told once that it is
+        queued; in this process on an asyncio lock, across the processes sharing the database
+        on `person_locks`. Returns the release, which the caller awaits."""
+        lock = self._person_locks.get(user_id)
         if lock is None:
             lock = asyncio.Lock()
-            self._person_locks[job.user_id] = lock
+            self._person_locks[user_id] = lock
         told = False
 
         async def tell_queued() -> None:
             nonlocal told
             if not told:
                 told = True
-                await self._say(job.adapter, job.message, t("queued_person", job.lang))
+                await self._say(adapter, msg, t("queued_person", lang))
 
         if lock.locked():
             await tell_queued()
         try:
             await lock.acquire()
             try:
-                shared = (await self.person_locks.acquire(job.user_id, tell_queued)
+                shared = (await self.person_locks.acquire(user_id, tell_queued)
                           if self.person_locks is not None else None)
             except BaseException:
                 lock.release()
                 raise
         except asyncio.CancelledError as exc:  # /stop while it waited: said, like a run's
             if not (exc.args and exc.args[0] == CANCEL_SHUTDOWN):
-                await asyncio.shield(self._say(job.adapter, job.message,
-                                               t("stopped", job.lang)))
+                await asyncio.shield(self._say(adapter, msg, t("stopped", lang)))
             raise
 
         async def release() -> None:

@@ -61,12 +61,17 @@ async def ta(ctx: CommandContext) -> None:
         await ctx.say(_l(ctx.lang, USAGE_EN, USAGE_ZH))
         return
     symbol, interval, bars, code = parsed
+    # one sandbox at a time per person, counted with the person's questions (one person in
+    # six group chats does not get six sandboxes)
+    release = await ctx.gateway.person_turn(ctx.adapter, ctx.msg, ctx.user_id, ctx.lang)
     try:
         out, files = await execute_script(symbol, code, interval=interval,
                                           bars=max(20, min(bars, 5000)))
     except BullpenError as exc:
         await ctx.say(f"⚠️ {exc}")
         return
+    finally:
+        await release()
     body = json.dumps(out.result, ensure_ascii=False, indent=1)
     if len(body) > MAX_REPLY_JSON:
         body = body[:MAX_REPLY_JSON] + _l(ctx.lang, "\n... (cut)", "\n……（已截断）")
@@ -80,8 +85,8 @@ async def ta(ctx: CommandContext) -> None:
     if out.note:
         lines.append(f"_{out.note}_")
     await ctx.say("\n".join(lines))
-    for file in files:
-        await ctx.adapter.send_file(ctx.msg.chat, file)
+    for file in files:  # through the gateway: a refused chart goes to the outbox
+        await ctx.gateway.send_file(ctx.adapter, ctx.msg, file)
 
 
 @command("tools")

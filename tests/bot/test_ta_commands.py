@@ -3,9 +3,11 @@ gives, what each bad input is told, and the generated tools listed."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,10 +15,11 @@ from bot.gateway import Gateway
 from bot.outbox import AdapterRegistry, PostgresOutbox
 from bot.ta_commands import parse_ta
 from core.agent import AgentRunner
+from core.rate_limit import Rate, RateLimiter
 from core.store import Database, Store
 from core.testing import RecordingAdapter
 from core.types import ChatRef, IncomingMessage, Sender
-from tools.sandbox import Sandbox, SandboxLimits, use_sandbox
+from tools.sandbox import Sandbox, SandboxLimits, SandboxRun, use_sandbox
 
 CHAT = ChatRef(platform="test", chat_id="ta")
 _ids = itertools.count(1)
@@ -96,3 +99,44 @@ async def test_tools_lists_verified_generated_tools(chat: Chat) -> None:
     said = await chat.say("/tools")
     assert "atr_percent v0.1.0: ATR as a percent of the close" in said
     assert "1 failed" in said
+
+
+class CountingSandbox(Sandbox):
+    """The real sandbox, counting how many runs are in flight at once."""
+
+    in_flight = 0
+    most = 0
+    runs = 0
+
+    async def run(self, code: str, **kwargs: Any) -> SandboxRun:
+        CountingSandbox.in_flight += 1
+        CountingSandbox.most = max(CountingSandbox.most, CountingSandbox.in_flight)
+        try:
+            return await super().run(code, **kwargs)
+        finally:
+            CountingSandbox.in_flight -= 1
+            CountingSandbox.runs += 1
+
+
+async def test_one_person_gets_one_sandbox_at_a_time_across_chats(chat: Chat) -> None:
+    """One person sends /ta in three group chats at the same instant: the scripts run one
+    after the other (counted with the person's questions), the person told they are queued."""
+    use_sandbox(CountingSandbox(limits=SandboxLimits(cpu_s=5)))
+    chats = [ChatRef(platform="test", chat_id=f"group{i}") for i in range(3)]
+    before = len(chat.adapter.ops)
+    await asyncio.gather(*(chat.gateway.handle(chat.adapter, IncomingMessage(
+        platform="test", chat=c, sender=Sender(platform_uid="u1"), message_id=f"m{next(_ids)}",
+        text=f"/ta NVDA\n```python\n{RSI}\n```")) for c in chats))
+    await chat.gateway.idle()
+    said = [chat.adapter.texts[o.message_id] for o in chat.adapter.ops[before:]
+            if o.kind == "send"]
+    assert CountingSandbox.runs == 3 and CountingSandbox.most == 1
+    assert sum('"rsi":' in s for s in said) == 3
+    assert any("queued" in s.lower() for s in said), said
+
+
+async def test_ta_goes_through_the_persons_rate_limit(chat: Chat) -> None:
+    chat.gateway.rates = RateLimiter({"message": Rate(count=2, per_s=60)})
+    told = [await chat.say(f"/ta NVDA\n```python\nresult = {i}\n```") for i in range(3)]
+    assert "NVDA 1d" in told[0] and "NVDA 1d" in told[1]
+    assert "NVDA 1d" not in told[2] and "try again" in told[2].lower(), told[2]

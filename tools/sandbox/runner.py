@@ -170,7 +170,7 @@ _BLOCKED_EVENTS = (
     "resource.prlimit", "sys.settrace", "sys.setprofile", "signal.",
     "_posixsubprocess", "mmap.", "cpython.remote_debugger", "sys.remote_exec",
     "webbrowser.", "urllib.Request", "http.client", "ftplib.", "smtplib.", "telnetlib.",
-    "pickle.find_class", "marshal.load", "sys._getframe", "sys._current_frames",
+    "pickle.find_class",  # (not marshal: imports use it; not _getframe: pandas warnings do)
 )
 # events that touch a path: which arguments are paths, and whether they write
 _PATH_EVENTS: dict[str, tuple[tuple[int, ...], bool]] = {
