@@ -25,13 +25,13 @@ from bot.renderer import Renderer, with_label
 from bot.state_marks import StateMarks
 from core.agent.runner import CANCEL_SHUTDOWN, AgentRunner
 from core.errors import Forbidden, PlatformError, StoreUnavailable
-from core.events import Event
+from core.events import Event, Failed
 from core.ports import Adapter, MessageHandler, Outbox
 from core.rate_limit import RateLimiter
 from core.store import Conversation, Store
 from core.store.inbound import Inbound
 from core.store.person_locks import PersonLocks
-from core.store.retry import retry_budget
+from core.store.retry import retry_budget, unusable_input
 from core.types import (
     Button,
     IncomingMessage,
@@ -63,6 +63,14 @@ TOO_OLD_S = 600.0
 # and retried here, for platforms that do not redeliver, for up to KEEP_TRYING_S)
 RECORD_BUDGET_S = 5.0
 KEEP_TRYING_S = 900.0
+# how much of a failure's error is kept with the message (inbound_events.error)
+_ERROR_CHARS = 500
+
+
+def _error_of(exc: BaseException) -> str:
+    """A failure as recorded with its message: the type and the first line of what it said."""
+    said = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {said[0] if said else ''}"[:_ERROR_CHARS]
 
 
 @dataclass
@@ -81,6 +89,9 @@ class _Job:
     queued_at: float = 0.0
     placeholder: str | None = None  # resumed after a crash: the bot's message to reuse
     resumed: bool = False  # left unanswered by a stopped process: look for what it stored
+    # the inbound row's id: the run's rows are stored with it and a resumed run finds its own
+    # question and answer by it, never by position (house rule 15)
+    inbound_id: int | None = None
     token_allowance: int | None = None  # the person's budget left (core.usage_gate)
 
     def shown(self) -> None:
@@ -127,6 +138,7 @@ class Gateway:
         self.instance = secrets.token_hex(8)
         self._queued: set[tuple[str, str]] = set()
         self._resuming: dict[tuple[str, str], str | None] = {}
+        self._inbound_ids: dict[tuple[str, str], int] = {}  # commands being handled
         self._platforms: list[str] = []
         self.stale_s, self.too_old_s = STALE_S, TOO_OLD_S
         self.record_budget_s, self.keep_trying_s = RECORD_BUDGET_S, KEEP_TRYING_S
@@ -229,6 +241,11 @@ class Gateway:
         self._in_hand.add(key)
         try:
             await self._handle_new(adapter, msg, got, epoch)
+        except StoreUnavailable:
+            raise  # stored, not answered: a redelivery or the sweeper resumes it
+        except Exception as exc:  # a poison message: said and recorded, never raised again
+            await self._poisoned(adapter, msg, got.lang or detect_lang(msg.text), exc)
+            await self._mark(msg, "failed", error=_error_of(exc))
         finally:
             self._in_hand.discard(key)
 
@@ -262,11 +279,13 @@ class Gateway:
             return
         if got.paused_subscriptions:
             await self._tell_paused(adapter, msg, lang, got.paused_subscriptions)
-        await self._route(adapter, msg, user_id, lang, got.conversation, epoch)
+        await self._route(adapter, msg, user_id, lang, got.conversation, epoch,
+                          inbound_id=got.id)
 
     async def _route(self, adapter: Adapter, msg: IncomingMessage, user_id: UUID, lang: str,
                      conversation: Conversation | None, epoch: int, *,
-                     placeholder: str | None = None, resumed: bool = False) -> None:
+                     placeholder: str | None = None, resumed: bool = False,
+                     inbound_id: int | None = None) -> None:
         """A recorded message to its answer: a question queued, or a command handled (a
         command that queues nothing is answered when it returns)."""
         key = (msg.chat.key, msg.message_id)
@@ -281,21 +300,26 @@ class Gateway:
                 return
             # voice notes and the like: the preprocessor may turn them into text
             self._enqueue(adapter, msg, user_id, lang, Question(text=""),
-                          conversation, epoch, placeholder=placeholder, resumed=resumed)
+                          conversation, epoch, placeholder=placeholder, resumed=resumed,
+                          inbound_id=inbound_id)
             return
         cmd = commands.parse(text)
         if cmd is None:
             self._enqueue(adapter, msg, user_id, lang, Question(text=text),
-                          conversation, epoch, placeholder=placeholder, resumed=resumed)
+                          conversation, epoch, placeholder=placeholder, resumed=resumed,
+                          inbound_id=inbound_id)
             return
         if cmd.name not in UNHELD_COMMANDS:
             await self._after_placeholder(msg.chat.key)
         if resumed:
             self._resuming[key] = placeholder
+        if inbound_id is not None:  # a question the command queues is this message's
+            self._inbound_ids[key] = inbound_id
         try:
             await self._command(adapter, msg, user_id, lang, cmd, conversation, epoch)
         finally:
             self._resuming.pop(key, None)
+            self._inbound_ids.pop(key, None)
         if key not in self._queued:
             await self._mark(msg, "answered")
 
@@ -465,7 +489,7 @@ class Gateway:
     def _enqueue(self, adapter: Adapter, msg: IncomingMessage, user_id: UUID, lang: str,
                  question: Question, conversation: Conversation | None = None,
                  epoch: int = -1, *, placeholder: str | None = None,
-                 resumed: bool = False) -> None:
+                 resumed: bool = False, inbound_id: int | None = None) -> None:
         if self.rates is not None and not resumed:
             refusal = budget_gateway.rate_refusal(self.rates, msg, user_id, lang, question,
                                                   conversation)
@@ -476,13 +500,15 @@ class Gateway:
         if (msg.chat.key, msg.message_id) in self._resuming:  # a resumed message's command
             resumed = True
             placeholder = placeholder or self._resuming[(msg.chat.key, msg.message_id)]
+        if inbound_id is None:
+            inbound_id = self._inbound_ids.get((msg.chat.key, msg.message_id))
         key = msg.chat.key
         worker = self._workers.get(key)
         if worker is None:
             worker = _ChatWorker()
             self._workers[key] = worker
         job = _Job(adapter, msg, user_id, lang, question, conversation, epoch,
-                   placeholder=placeholder, resumed=resumed)
+                   placeholder=placeholder, resumed=resumed, inbound_id=inbound_id)
         if question.text:  # not a voice note: transcribing it may take a while
             loop = asyncio.get_running_loop()
             job.started, job.queued_at = loop.create_future(), loop.time()
@@ -514,12 +540,14 @@ class Gateway:
         msg = job.message
         text = job.question.text
         status = "failed"
+        error: str | None = None
         person: Callable[[], Awaitable[None]] | None = None
+        renderer: Renderer | None = None
         try:
-            # resumed: how far the stopped process got (the question stored, its answer too)
-            turn = (await self._store.conversations.turn_of(msg.platform, msg.chat.chat_id,
-                                                            msg.message_id)
-                    if job.resumed else None)
+            # resumed: how far the stopped process got (the question stored, its own answer
+            # too), found by the message's inbound id
+            turn = (await self._store.conversations.turn_of(job.inbound_id)
+                    if job.resumed and job.inbound_id is not None else None)
             if turn is not None:
                 text = turn.text
             elif self._preprocess is not None and not text:
@@ -549,44 +577,71 @@ class Gateway:
                                 queue_behind=msg.chat.key in self._behind, adopt=adopt)
             await renderer.start()
             job.shown()
-            await self._mark(msg, "running", user_id=job.user_id, lang=job.lang,
-                             placeholder=renderer.placeholder_id)
+            await self._running(job, renderer.placeholder_id)
             if turn is not None and turn.answer is not None:
-                # answered and stored before the process stopped (perhaps shown too): shown
-                # now, in its placeholder, without asking the model again
+                # its own answer was stored before the process stopped (perhaps shown too):
+                # shown now, in its placeholder, without asking the model again
                 try:
                     await renderer.deliver_final(with_label(turn.answer, turn.label))
                 finally:
                     await renderer.aclose()
                 status = "answered" if renderer.result.delivered else "failed"
                 return
-            status = await self._run(job, conv, text, renderer,
-                                     stored_as=turn.user_message_id if turn else None)
+            status, error = await self._run(job, conv, text, renderer,
+                                            stored_as=turn.user_message_id if turn else None)
         except asyncio.CancelledError as exc:
             if not (exc.args and exc.args[0] == CANCEL_SHUTDOWN):
                 status = "answered"  # stopped by the user, and said
             else:
                 status = "running"  # shutting down: the next process answers it
             raise
+        except StoreUnavailable:
+            raise  # the database is away: not this message's fault, nor a reason to give up
+        except Exception as exc:  # a poison message: said, recorded, not tried again
+            status, error = "failed", _error_of(exc)
+            await asyncio.shield(self._poisoned(job.adapter, msg, job.lang, exc, renderer))
         finally:
             if person is not None:
                 await asyncio.shield(person())
             self._queued.discard((msg.chat.key, msg.message_id))
             if status != "running":
-                await asyncio.shield(self._mark(msg, status))
+                await asyncio.shield(self._mark(msg, status, error=error))
+
+    async def _running(self, job: _Job, placeholder: str | None) -> None:
+        """The message is running, with what a resumed run needs (user, language, the
+        placeholder). A placeholder just sent is recorded at once, not behind the batched
+        states: until its id is written a crash leaves it unreplaceable, saying it is working
+        (Telegram has no way to find a bot's message again)."""
+        msg = job.message
+        if placeholder is None or placeholder == job.placeholder:
+            await self._mark(msg, "running", user_id=job.user_id, lang=job.lang,
+                             placeholder=placeholder)
+            return
+        try:
+            await self._store.inbound.mark(
+                platform=msg.platform, chat_id=msg.chat.chat_id, message_id=msg.message_id,
+                status="running", user_id=job.user_id, lang=job.lang, placeholder=placeholder)
+        except Exception as exc:
+            log.warning("placeholder of %s/%s not recorded: %s", msg.platform, msg.message_id,
+                        exc)
 
     async def _run(self, job: _Job, conv: Conversation, text: str, renderer: Renderer,
-                   stored_as: int | None = None) -> str:
-        """The run's events through the renderer; the message's final state."""
+                   stored_as: int | None = None) -> tuple[str, str | None]:
+        """The run's events through the renderer; the message's final state, and why it
+        failed: `answered` only when the run's own answer was delivered (or handed to the
+        outbox), `failed` with the error when the run ended in one (said to the user)."""
         msg = job.message
+        failed: Failed | None = None
         try:
             async for event in self._runner.run(
                     conversation=conv, user_id=job.user_id, text=text, lang=job.lang,
                     mode=job.question.mode, options=job.question.options,
                     platform_message_id=msg.message_id, stored_as=stored_as,
-                    token_allowance=job.token_allowance):
+                    token_allowance=job.token_allowance, inbound_id=job.inbound_id):
                 if self._on_event is not None:
                     self._on_event(msg, event)
+                if isinstance(event, Failed):
+                    failed = event
                 await renderer.on_event(event)
         except asyncio.CancelledError as exc:
             shutdown = bool(exc.args) and exc.args[0] == CANCEL_SHUTDOWN
@@ -595,7 +650,9 @@ class Gateway:
             raise
         finally:
             await renderer.aclose()
-        return "answered" if renderer.result.delivered else "failed"
+        if failed is not None and failed.kind not in ("cancelled", "input", "budget"):
+            return "failed", f"{failed.kind}: {failed.error}"[:_ERROR_CHARS]
+        return ("answered" if renderer.result.delivered else "failed"), None
 
     # --- who may spend what ----------------------------------------------------------------
 
@@ -682,6 +739,27 @@ class Gateway:
                 await self._resume(adapter, row, too_old_s)
         return len(rows)
 
+    async def _poisoned(self, adapter: Adapter, msg: IncomingMessage, lang: str,
+                        exc: Exception, renderer: Renderer | None = None) -> None:
+        """Handling `msg` raised: the user gets a short apology (a clear refusal when its
+        input could not be used, e.g. a number out of range), in its placeholder when it has
+        one. The caller records the message `failed` with the error, so that nothing takes it
+        up again."""
+        if unusable_input(exc):
+            log.warning("message %s/%s refused: %s", msg.platform, msg.message_id,
+                        _error_of(exc))
+            said = t("bad_input", lang)
+        else:
+            log.error("message %s/%s failed", msg.platform, msg.message_id, exc_info=exc)
+            said = t("sorry", lang)
+        try:
+            if renderer is not None and renderer.placeholder_id is not None:
+                await renderer.cut_short(said)
+            else:
+                await self._say(adapter, msg, said)
+        except Exception as again:  # the apology is best effort; the state is recorded
+            log.warning("apology for %s/%s not sent: %s", msg.platform, msg.message_id, again)
+
     async def _resume(self, adapter: Adapter, row: dict[str, Any], too_old_s: float) -> None:
         """A message taken over from a stopped process (or found unanswered on redelivery):
         answered, in its placeholder; past `too_old_s` the user is asked to send it again."""
@@ -707,8 +785,15 @@ class Gateway:
             await self._say(adapter, msg, notice)
             await self._mark(msg, "failed")
             return
-        await self._route(adapter, msg, user_id, lang, None, self._conv_epoch,
-                          placeholder=row["placeholder"], resumed=True)
+        try:
+            await self._route(adapter, msg, user_id, lang, None, self._conv_epoch,
+                              placeholder=row["placeholder"], resumed=True,
+                              inbound_id=row["id"])
+        except StoreUnavailable:
+            raise
+        except Exception as exc:  # a poison message: not resumed again and again
+            await self._poisoned(adapter, msg, lang, exc)
+            await self._mark(msg, "failed", error=_error_of(exc))
 
     def start_sweeper(self, adapters: Callable[[str], Adapter | None],
                       platforms: list[str], *, every_s: float = SWEEP_S) -> None:

@@ -8,6 +8,13 @@ STRINGS: dict[str, dict[str, str]] = {
     "working": {"en": "⏳ Working on it…", "zh": "⏳ 正在分析…"},
     "failed": {"en": "⚠️ {error}", "zh": "⚠️ {error}"},
     "stopped": {"en": "⏹ Stopped.", "zh": "⏹ 已停止。"},
+    "sorry": {"en": "⚠️ Sorry, something went wrong with this message and I could not answer "
+                    "it. I will not retry it: please rephrase it or try again later.",
+              "zh": "⚠️ 抱歉，处理这条消息时出错，无法回答，也不会自动重试。请换个说法或稍后再试。"},
+    "bad_input": {"en": "⚠️ I can't use that input: a number or value in it is out of range or "
+                        "of the wrong kind. Please check it and send it again.",
+                  "zh": "⚠️ 无法使用这条输入：其中的数字或数值超出范围或格式不对。"
+                        "请检查后重新发送。"},
     "interrupted": {"en": "⚠️ I am restarting: I will finish this answer when I am back.",
                     "zh": "⚠️ 服务正在重启，恢复后会继续完成这个回答。"},
     "db_unavailable": {"en": "⚠️ My database is briefly unavailable. I have your message and "

@@ -114,7 +114,9 @@ class Renderer:
                     text=t("working", self._lang), markup="plain",
                     in_reply_to=self._in_reply_to))
                 self._placeholder = self._adopt
-            except MessageNotModified:
+            except (MessageNotModified, RateLimited):
+                # a rate limit says nothing about the placeholder: it is still there, and a
+                # new one would leave it behind for good, saying it is working
                 self._placeholder = self._adopt
             except PlatformError as exc:  # gone or too old: a new one below
                 log.info("placeholder %s not reused: %s", self._adopt.message_id, exc)

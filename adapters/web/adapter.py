@@ -291,6 +291,8 @@ class WebAdapter:
             data = json.loads(raw)
         except (ValueError, UnicodeDecodeError) as exc:
             _fail(400, f"The body is not valid JSON: {exc}.")
+        except RecursionError:  # the parser's own limit: the client's mistake, not an outage
+            _fail(400, "The body is not valid JSON here: it is nested too deeply.")
         if not isinstance(data, dict):
             _fail(400, "The body must be a JSON object.")
         return data

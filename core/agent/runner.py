@@ -38,10 +38,12 @@ class _StoreRecorder:
     """Keeps what a mode said and spent until the runner writes it, in one round trip, before
     the run's next event goes out (and when the run ends, fails or is stopped)."""
 
-    def __init__(self, store: Store, conversation: Conversation, user_id: UUID | None) -> None:
+    def __init__(self, store: Store, conversation: Conversation, user_id: UUID | None,
+                 inbound_id: int | None = None) -> None:
         self._store = store
         self._conv = conversation
         self._user = user_id
+        self._inbound_id = inbound_id  # every row of the run carries it (house rule 15)
         self.usages: list[Usage] = []
         self._messages: list[ChatMessage] = []
         self._pending_usages: list[Usage] = []
@@ -63,7 +65,8 @@ class _StoreRecorder:
         usages, self._pending_usages = self._pending_usages, []
         if messages or usages:
             await self._store.conversations.add_run_records(
-                self._conv.id, user_id=self._user, messages=messages, usages=usages)
+                self._conv.id, user_id=self._user, messages=messages, usages=usages,
+                inbound_id=self._inbound_id)
 
 
 def sanitize_history(messages: list[ChatMessage]) -> list[ChatMessage]:
@@ -128,12 +131,14 @@ class AgentRunner:
         self, *, conversation: Conversation, user_id: UUID | None, text: str,
         lang: str = "en", mode: str | None = None, options: dict[str, str] | None = None,
         platform_message_id: str | None = None, stored_as: int | None = None,
-        token_allowance: int | None = None,
+        token_allowance: int | None = None, inbound_id: int | None = None,
     ) -> AsyncIterator[Event]:
         """The run's events. `stored_as`: the user's message is stored already under that id
         (a run resumed after its process stopped): it is not stored again, and the history is
         what came before it. `token_allowance`: the run stops (Failed, kind "budget") once its
-        model calls spent that many tokens (the person's budget left, `core.usage_gate`)."""
+        model calls spent that many tokens (the person's budget left, `core.usage_gate`).
+        `inbound_id`: the inbound message answered; every row the run stores carries it, so
+        that a resumed run finds its own question and answer by it (house rule 15)."""
         problem = self.check_input(text)
         if problem:
             yield Failed(error=problem, kind="input")
@@ -142,8 +147,8 @@ class AgentRunner:
         runner = self._modes.get(mode_name) or self._modes["normal"]
         async with self.lock_for(conversation.id):
             conv, history = await self._begin(conversation.id, text, platform_message_id,
-                                              stored_as)
-            recorder = _StoreRecorder(self._store, conv, user_id)
+                                              stored_as, inbound_id)
+            recorder = _StoreRecorder(self._store, conv, user_id, inbound_id)
             turn = Turn(text=text, history=sanitize_history(history),
                         recorder=recorder, conversation_id=conv.id, user_id=user_id,
                         lang=lang, summary=conv.summary, options=dict(options or {}))
@@ -163,7 +168,8 @@ class AgentRunner:
                     elif isinstance(event, Done):
                         event = event.model_copy(update={"usage": recorder.usages})
                         if event.label:  # shown again later (a restart, the web) with it
-                            await self._store.conversations.label_answer(conv.id, event.label)
+                            await self._store.conversations.label_answer(
+                                conv.id, event.label, inbound_id=inbound_id)
                     yield event
                 await recorder.flush()
             except asyncio.CancelledError as exc:
@@ -191,7 +197,8 @@ class AgentRunner:
                     await asyncio.shield(recorder.flush())
 
     async def _begin(self, conversation_id: UUID, text: str, platform_message_id: str | None,
-                     stored_as: int | None = None) -> tuple[Conversation, list[ChatMessage]]:
+                     stored_as: int | None = None, inbound_id: int | None = None,
+                     ) -> tuple[Conversation, list[ChatMessage]]:
         """Under the lock: the conversation as it is now, its history window, and the user's
         message stored (one round trip unless a summary is due first)."""
         limits = self._limits
@@ -206,7 +213,8 @@ class AgentRunner:
         start = await conversations.begin_turn(
             conversation_id, text, title=title, platform_message_id=platform_message_id,
             history_limit=limits.history_limit,
-            summarize_threshold=limits.summarize_threshold if self._summarizer else None)
+            summarize_threshold=limits.summarize_threshold if self._summarizer else None,
+            inbound_id=inbound_id)
         conv, history = start.conversation, start.history
         if start.message_id is None:  # past the threshold: summarise, then store the message
             if await self._summarize(conv):
@@ -215,7 +223,7 @@ class AgentRunner:
                     conv.id, after_id=conv.summary_up_to, limit=limits.history_limit)]
             await conversations.add_message(
                 conv.id, ChatMessage(role="user", content=text),
-                platform_message_id=platform_message_id)
+                platform_message_id=platform_message_id, inbound_id=inbound_id)
             if not conv.title:
                 await conversations.set_title(conv.id, title)
         return conv, history

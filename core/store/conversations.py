@@ -47,23 +47,19 @@ class StoredTurn:
 # Marks a run leaves in place of an answer when it was cut short (core.agent.runner).
 _CUT_SHORT = ("[interrupted:", "[stopped by the user]")
 
-# The latest user message stored for a platform message of a chat, and the last assistant
-# message without tool calls between it and the next user message (the answer, if any).
+# An inbound message's turn: its user row and its answer -- the last assistant row without tool
+# calls that its own run wrote -- both found by the inbound row's id, never by position (rows of
+# other questions of the chat may sit in between, or after, when runs interleave across a crash).
 _TURN_OF = """
 WITH u AS (
-    SELECT m.id, m.conversation_id, m.content FROM messages m
-    JOIN conversations c ON c.id = m.conversation_id
-    WHERE c.platform = $1 AND c.chat_id = $2 AND m.platform_message_id = $3
-      AND m.role = 'user'
-    ORDER BY m.id DESC LIMIT 1
+    SELECT id, conversation_id, content FROM messages
+    WHERE inbound_id = $1 AND role = 'user'
+    ORDER BY id DESC LIMIT 1
 )
 SELECT u.id, u.conversation_id, u.content, a.content AS answer, a.label
 FROM u LEFT JOIN LATERAL (
     SELECT a.content, a.label FROM messages a
-    WHERE a.conversation_id = u.conversation_id AND a.id > u.id AND a.role = 'assistant'
-      AND a.tool_calls IS NULL
-      AND NOT EXISTS (SELECT 1 FROM messages n WHERE n.conversation_id = u.conversation_id
-                      AND n.role = 'user' AND n.id > u.id AND n.id < a.id)
+    WHERE a.inbound_id = $1 AND a.role = 'assistant' AND a.tool_calls IS NULL
     ORDER BY a.id DESC LIMIT 1) a ON true
 """
 
@@ -96,8 +92,8 @@ WITH c AS (
     WHERE conversation_id = $1 AND id > (SELECT summary_up_to FROM c)
     ORDER BY id DESC LIMIT $5
 ), ins AS (
-    INSERT INTO messages (conversation_id, role, content, platform_message_id)
-    SELECT $1, 'user', $2, $3 FROM c
+    INSERT INTO messages (conversation_id, role, content, platform_message_id, inbound_id)
+    SELECT $1, 'user', $2, $3, $7::bigint FROM c
     WHERE $6::int IS NULL OR (SELECT n FROM n) <= $6::int
     RETURNING id
 ), t AS (
@@ -116,8 +112,8 @@ FROM c
 # its usage rows, and the conversation's token count. Tool calls travel as JSON text.
 _RUN_RECORDS = """
 WITH m AS (
-    INSERT INTO messages (conversation_id, role, content, tool_calls, tool_call_id)
-    SELECT $1, x.role, x.content, x.calls::jsonb, x.call_id
+    INSERT INTO messages (conversation_id, role, content, tool_calls, tool_call_id, inbound_id)
+    SELECT $1, x.role, x.content, x.calls::jsonb, x.call_id, $15::bigint
     FROM unnest($2::text[], $3::text[], $4::text[], $5::text[])
          WITH ORDINALITY AS x(role, content, calls, call_id, ord)
     ORDER BY x.ord
@@ -233,21 +229,21 @@ class ConversationsRepo:
 
     async def add_message(
         self, conversation_id: UUID, message: ChatMessage, *,
-        platform_message_id: str | None = None,
+        platform_message_id: str | None = None, inbound_id: int | None = None,
     ) -> int:
+        """Store one message; `inbound_id`: the inbound message whose run said it."""
         calls = ([c.model_dump() for c in message.tool_calls] if message.tool_calls else None)
         return int(await self._pool.fetchval(
             "INSERT INTO messages (conversation_id, role, content, tool_calls, tool_call_id,"
-            " platform_message_id) VALUES ($1,$2,$3,$4,$5,$6) RETURNING id",
+            " platform_message_id, inbound_id) VALUES ($1,$2,$3,$4,$5,$6,$7) RETURNING id",
             conversation_id, message.role, message.content, calls, message.tool_call_id,
-            platform_message_id))
+            platform_message_id, inbound_id))
 
-    async def turn_of(self, platform: str, chat_id: str,
-                      platform_message_id: str) -> StoredTurn | None:
-        """How far the run for a platform message got before its process stopped: None when
-        its user message was never stored; `answer` None when no answer was stored (or the
-        run left only a mark that it was cut short)."""
-        row = await self._pool.fetchrow(_TURN_OF, platform, chat_id, platform_message_id)
+    async def turn_of(self, inbound_id: int) -> StoredTurn | None:
+        """How far the run for an inbound message (its `inbound_events` id) got before its
+        process stopped: None when its user message was never stored; `answer` None when no
+        answer of its own was stored (or its run left only a mark that it was cut short)."""
+        row = await self._pool.fetchrow(_TURN_OF, inbound_id)
         if row is None:
             return None
         answer = row["answer"]
@@ -256,12 +252,15 @@ class ConversationsRepo:
         return StoredTurn(conversation_id=row["conversation_id"], user_message_id=row["id"],
                           text=row["content"], answer=answer, label=row["label"] or "")
 
-    async def label_answer(self, conversation_id: UUID, label: str) -> None:
-        """Keep the note shown under the conversation's latest answer with it."""
+    async def label_answer(self, conversation_id: UUID, label: str, *,
+                           inbound_id: int | None = None) -> None:
+        """Keep the note shown under an answer with it: the answer of the inbound message
+        `inbound_id` (else, for runs without one, the conversation's latest answer)."""
         await self._pool.execute(
             "UPDATE messages SET label = $2 WHERE id = (SELECT id FROM messages"
             " WHERE conversation_id = $1 AND role = 'assistant' AND tool_calls IS NULL"
-            " ORDER BY id DESC LIMIT 1)", conversation_id, label)
+            " AND ($3::bigint IS NULL OR inbound_id = $3) ORDER BY id DESC LIMIT 1)",
+            conversation_id, label, inbound_id)
 
     async def add_reply_refs(self, message_id: int, refs: list[str]) -> None:
         await self._pool.execute(
@@ -288,7 +287,7 @@ class ConversationsRepo:
     async def begin_turn(
         self, conversation_id: UUID, text: str, *, title: str,
         platform_message_id: str | None = None, history_limit: int | None = None,
-        summarize_threshold: int | None = None,
+        summarize_threshold: int | None = None, inbound_id: int | None = None,
     ) -> TurnStart:
         """The start of a run in one round trip: re-read the conversation, read the history
         window after its summary watermark, and store the user's message (setting the title
@@ -300,7 +299,7 @@ class ConversationsRepo:
         """
         row = await self._pool.fetchrow(
             _BEGIN_TURN, conversation_id, text, platform_message_id, title[:120],
-            history_limit, summarize_threshold)
+            history_limit, summarize_threshold, inbound_id)
         assert row is not None, f"no conversation {conversation_id}"
         return TurnStart(
             conversation=conversation_from(row),
@@ -310,9 +309,11 @@ class ConversationsRepo:
     async def add_run_records(
         self, conversation_id: UUID, *, user_id: UUID | None,
         messages: Sequence[ChatMessage] = (), usages: Sequence[Usage] = (),
+        inbound_id: int | None = None,
     ) -> None:
         """Messages (in order) and usage rows of one conversation in one statement; the
-        conversation's token count moves with the usage, as `UsageRepo.record` does."""
+        conversation's token count moves with the usage, as `UsageRepo.record` does.
+        `inbound_id`: the inbound message whose run said them (how its answer is found)."""
         if not messages and not usages:
             return
         await self._pool.execute(
@@ -323,4 +324,4 @@ class ConversationsRepo:
             [u.provider for u in usages], [u.model for u in usages], [u.role for u in usages],
             [u.prompt_tokens for u in usages], [u.completion_tokens for u in usages],
             [u.cost_usd for u in usages], [int(u.latency_s * 1000) for u in usages],
-            [u.cached_tokens for u in usages])
+            [u.cached_tokens for u in usages], inbound_id)

@@ -26,6 +26,7 @@ class Inbound:
     paused_subscriptions: tuple[int, ...] = ()
     # a duplicate: the recorded message's state, owner and seconds since its owner last beat
     previous: tuple[str, str | None, float] | None = None
+    id: int | None = None  # the inbound row's id when new: what its run's rows are stored with
 
 
 # The dedupe insert, the sender's user and chosen language, and the chat's active conversation,
@@ -94,7 +95,8 @@ class InboundRepo:
                        conversation=conversation_from(row) if row["id"] is not None else None,
                        held=int(row["released"]),
                        paused_subscriptions=tuple(row["paused_subscriptions"] or ()),
-                       previous=tuple(row["previous"]) if row["previous"] else None)
+                       previous=tuple(row["previous"]) if row["previous"] else None,
+                       id=row["inbound_id"])
 
     async def set_status(self, *, platform: str, chat_id: str, message_id: str,
                          status: str) -> None:
@@ -111,17 +113,25 @@ class InboundRepo:
 
     async def mark(self, *, platform: str, chat_id: str, message_id: str, status: str,
                    user_id: Any = None, lang: str | None = None,
-                   placeholder: str | None = None) -> None:
+                   placeholder: str | None = None, error: str | None = None) -> None:
         await self._pool.execute(
             "UPDATE inbound_events SET status = $4, updated_at = now(),"
             " user_id = coalesce($5, user_id), lang = coalesce($6, lang),"
-            " placeholder = coalesce($7, placeholder)"
+            " placeholder = coalesce($7, placeholder), error = coalesce($8, error)"
             " WHERE platform = $1 AND chat_id = $2 AND message_id = $3",
-            platform, chat_id, message_id, status, user_id, lang, placeholder)
+            platform, chat_id, message_id, status, user_id, lang, placeholder, error)
+
+    async def placeholder(self, inbound_id: int, placeholder: str) -> None:
+        """Record the bot's placeholder for a message at once, on its own (not batched with
+        the states): until it is written, a crash leaves a placeholder nobody can replace."""
+        await self._pool.execute(
+            "UPDATE inbound_events SET placeholder = $2, updated_at = now() WHERE id = $1",
+            inbound_id, placeholder)
 
     async def mark_many(self, marks: dict[tuple[str, str, str], dict[str, Any]]) -> None:
         """`mark` for many messages in one statement: (platform, chat_id, message_id) ->
-        {"status": ..., and optionally "user_id", "lang", "placeholder"} (one entry each)."""
+        {"status": ..., and optionally "user_id", "lang", "placeholder", "error"} (one entry
+        each)."""
         if not marks:
             return
         keys = list(marks)
@@ -130,16 +140,18 @@ class InboundRepo:
             """
             UPDATE inbound_events e SET status = x.status, updated_at = now(),
                    user_id = coalesce(x.user_id, e.user_id), lang = coalesce(x.lang, e.lang),
-                   placeholder = coalesce(x.placeholder, e.placeholder)
+                   placeholder = coalesce(x.placeholder, e.placeholder),
+                   error = coalesce(x.error, e.error)
             FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::uuid[], $6::text[],
-                        $7::text[]) AS x(platform, chat_id, message_id, status, user_id, lang,
-                                         placeholder)
+                        $7::text[], $8::text[]) AS x(platform, chat_id, message_id, status,
+                                                     user_id, lang, placeholder, error)
             WHERE e.platform = x.platform AND e.chat_id = x.chat_id
               AND e.message_id = x.message_id
             """,
             [k[0] for k in keys], [k[1] for k in keys], [k[2] for k in keys],
             [r["status"] for r in rows], [r.get("user_id") for r in rows],
-            [r.get("lang") for r in rows], [r.get("placeholder") for r in rows])
+            [r.get("lang") for r in rows], [r.get("placeholder") for r in rows],
+            [r.get("error") for r in rows])
 
     async def heartbeat(self, owner: str) -> None:
         """This process is alive: the messages it is answering are not anyone else's."""

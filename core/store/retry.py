@@ -52,6 +52,14 @@ def transient(exc: BaseException) -> bool:
     )) and not isinstance(exc, asyncpg.TooManyConnectionsError)
 
 
+def unusable_input(exc: BaseException) -> bool:
+    """A statement refused for a value it was given, not for the database's state: a number out
+    of its column's range, text that is not a number or a date, a value of the wrong type
+    (asyncpg's DataError, raised before the statement is sent, or SQLSTATE class 22). Trying
+    again gives the same refusal: the input is to be refused, not retried."""
+    return isinstance(exc, asyncpg.DataError)
+
+
 @contextlib.contextmanager
 def retry_budget(seconds: float) -> Iterator[None]:
     """Within this block (and the tasks it starts), give up on an unreachable database after

@@ -280,6 +280,13 @@ async def test_bad_requests_get_a_clear_400_and_nothing_is_sent(web: Web) -> Non
         ({"json": {"text": "x" * 8001}, "headers": h}, 400, "too long"),
         ({"json": {"text": "hi", "client_id": "bad id!"}, "headers": h}, 400, "client_id"),
         ({"json": {"text": "x" * 70_000}, "headers": h}, 413, "too large"),
+        # too deep for the parser: a 400, not a 503 with a traceback in the log
+        ({"data": b"[" * 20_000 + b"]" * 20_000,
+          "headers": {**h, "Content-Type": "application/json"}}, 400, "nested too deeply"),
+        ({"data": b'{"text": "hi", "x": ' + b'{"a": ' * 5_000 + b"1" + b"}" * 5_001,
+          "headers": {**h, "Content-Type": "application/json"}}, 400, "nested too deeply"),
+        ({"json": {"text": ["NVDA?"]}, "headers": h}, 400, "Nothing to send"),
+        ({"json": {"text": "hi", "client_id": 12}, "headers": h}, 400, "client_id"),
     ]
     async with http:
         for kwargs, status, says in cases:

@@ -221,6 +221,70 @@ async def test_an_answer_shown_again_after_a_restart_keeps_its_label(
     await second.idle()
     assert adapter.visible_text(CHAT) == ["NVDA closed at 123.45.\n\n_offline analyst_"]
     assert (first_mode.asked, second_mode.asked) == (1, 0)
-    turn = await store.conversations.turn_of(CHAT.platform, CHAT.chat_id, "21")
+    inbound_id = await pg_db.pool.fetchval(
+        "SELECT id FROM inbound_events WHERE message_id = '21'")
+    turn = await store.conversations.turn_of(inbound_id)
     assert turn is not None and turn.label == "offline analyst"
     await second.aclose()
+
+
+class Gated:
+    """A mode that answers each question with its own text ("answer to: ...") once `release`
+    is set (at once when it is None); `started` is set when a run has begun (its question is
+    stored), `asked` counts its runs."""
+
+    name = "normal"
+
+    def __init__(self, release: asyncio.Event | None = None) -> None:
+        self.release = release
+        self.started = asyncio.Event()
+        self.asked = 0
+
+    async def run(self, turn):  # type: ignore[no-untyped-def]
+        self.asked += 1
+        self.started.set()
+        if self.release is not None:
+            await self.release.wait()
+        answer = f"answer to: {turn.text}"
+        await turn.recorder.message(ChatMessage(role="assistant", content=answer))
+        yield Done(text=answer)
+
+
+async def test_interleaved_questions_of_one_chat_each_resume_with_their_own_answer(
+        pg_db, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Two serve processes answer two questions of one chat at once: the first question's
+    answer is stored after the second's. Both die before recording the questions answered;
+    the next process shows each question ITS OWN stored answer, in its own placeholder, and
+    asks the model nothing (house rule 15: found by the inbound message, not by position)."""
+    adapter = RecordingAdapter()
+    store = Store(pg_db, files_dir=tmp_path)
+    release = asyncio.Event()
+    slow, quick, third = Gated(release), Gated(), Gated()
+    first = Gateway(store=store, runner=AgentRunner(store=store, modes={"normal": slow}))
+    second = Gateway(store=store, runner=AgentRunner(store=store, modes={"normal": quick}))
+    await first.handle(adapter, msg("What about NVDA?", "31"))
+    await slow.started.wait()  # the first question is stored, its answer is not
+    await second.handle(adapter, msg("And AAPL?", "32"))
+    await second.idle()  # the second question and its answer are stored
+    release.set()
+    await first.idle()  # the first question's answer is stored last
+    # as if both processes died before recording the states, and before showing the answers
+    await pg_db.pool.execute(
+        "UPDATE inbound_events SET status = 'running', owner = 'dead-process',"
+        " updated_at = now() - interval '1 min'")
+    placeholders = {}
+    for mid in ("31", "32"):
+        placeholders[mid] = await pg_db.pool.fetchval(
+            "SELECT placeholder FROM inbound_events WHERE message_id = $1", mid)
+        await adapter.edit(MessageRef(chat=CHAT, message_id=placeholders[mid]),
+                           Reply(text="⏳ Working on it…", markup="plain"))
+    await first.aclose()
+    await second.aclose()
+    resumer = Gateway(store=store, runner=AgentRunner(store=store, modes={"normal": third}))
+    assert await resumer.resume_unanswered(lambda p: adapter, ["test"]) == 2
+    await resumer.idle()
+    assert adapter.texts[placeholders["31"]] == "answer to: What about NVDA?"
+    assert adapter.texts[placeholders["32"]] == "answer to: And AAPL?"
+    assert third.asked == 0  # both were stored: shown, not asked again
+    assert await state(pg_db, "31") == "answered" and await state(pg_db, "32") == "answered"
+    await resumer.aclose()
