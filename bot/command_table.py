@@ -11,8 +11,10 @@ from uuid import UUID
 from bot import chat_admins, commands
 from bot.commands import Command
 from bot.i18n import t
+from bot.logs import register_ephemeral
 from core.ports import Adapter
 from core.store import Conversation, Store
+from core.store.accounts import LINK_CODE_TTL
 from core.types import MODES, Button, IncomingMessage, Reply
 
 if TYPE_CHECKING:
@@ -119,6 +121,7 @@ async def link(ctx: CommandContext) -> None:
         return
     if not ctx.args:
         code = await accounts.issue_link_code(ctx.user_id, chat=ctx.msg.chat)
+        register_ephemeral(code, LINK_CODE_TTL.total_seconds())  # SDKs log request bodies
         await ctx.say(ctx.tr("link_issued", code=code))
         return
     res = await accounts.redeem_link_code(ctx.args, ctx.user_id)

@@ -11,6 +11,9 @@ What it redacts:
 - the configured secrets, registered at start (`setup(..., secrets=secrets_of(settings))`, or
   `register_secrets`): bot tokens, signing secrets, API keys, AES keys, the database password,
   as written and URL-encoded;
+- one-time credentials Bullpen hands out (web sign-in tokens, `/link` codes), registered as
+  they are made for as long as they work (`register_ephemeral`), and by their shape too:
+  `/login/<token>` in any URL and the code after `/link`;
 - secrets nobody configured, by the shape of the text that carries them: Telegram's
   `/bot<token>/` and `/file/bot<token>/` URLs and bare `123456:ABC...` tokens, Discord's
   interaction and webhook URLs (`/webhooks/<id>/<token>`, `/interactions/<id>/<token>`) and
@@ -28,6 +31,7 @@ import logging
 import re
 import sys
 import threading
+import time
 from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote, quote_plus, urlsplit
@@ -40,6 +44,10 @@ MIN_SECRET_CHARS = 4  # shorter values would mask ordinary words; their keys sti
 _KEY = (r"[\w.-]*?(?:token|secret|passw(?:or)?d|api[_-]?key|private[_-]?key|access[_-]?key"
         r"|aes[_-]?key|authorization|credential|ticket|signature)[\w-]*")
 _PATTERNS: list[tuple[re.Pattern[str], str]] = [
+    # one-time credentials of our own: sign-in links and /link codes (also in JSON bodies)
+    (re.compile(r"(/login/)[A-Za-z0-9_-]{8,}"), r"\1" + MASK),
+    (re.compile(r"((?:/|%2F)link(?:@\w+)?(?:\s|\\n|\\u00a0|\+|%20)+)[A-Za-z0-9-]{4,}"),
+     r"\1" + MASK),
     # Telegram: /bot<token>/, /file/bot<token>/, and the bare token (digits:35 characters)
     (re.compile(r"(/(?:file/)?bot)[^/\s:]*:[^/\s?#'\"]+"), r"\1" + MASK),
     (re.compile(r"\b\d{3,}:[A-Za-z0-9_-]{20,}"), MASK),
@@ -66,6 +74,7 @@ class Redactor(logging.Filter):
         super().__init__()
         self._lock = threading.Lock()
         self._secrets: set[str] = set()
+        self._ephemeral: dict[str, float] = {}  # value -> when it stops being a secret
         self._known: re.Pattern[str] | None = None
 
     def add(self, *secrets: str | None) -> None:
@@ -75,13 +84,28 @@ class Redactor(logging.Filter):
                 if not secret or len(secret) < MIN_SECRET_CHARS:
                     continue
                 self._secrets.update({secret, quote(secret, safe=""), quote_plus(secret)})
-            ordered = sorted(self._secrets, key=len, reverse=True)
-            self._known = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+            self._compile()
+
+    def add_ephemeral(self, secret: str, ttl_s: float) -> None:
+        """Redact `secret` for `ttl_s` seconds (a one-time code while it can be used); the
+        set does not grow without end."""
+        if len(secret) < MIN_SECRET_CHARS:
+            return
+        now = time.monotonic()
+        with self._lock:
+            self._ephemeral = {s: t for s, t in self._ephemeral.items() if t > now}
+            self._ephemeral[secret] = now + ttl_s
+            self._compile()
+
+    def _compile(self) -> None:
+        ordered = sorted(self._secrets | set(self._ephemeral), key=len, reverse=True)
+        self._known = re.compile("|".join(map(re.escape, ordered))) if ordered else None
 
     def clear(self) -> None:
         """Forget the registered secrets (tests)."""
         with self._lock:
             self._secrets.clear()
+            self._ephemeral.clear()
             self._known = None
 
     def redact(self, text: str) -> str:
@@ -114,6 +138,11 @@ REDACTOR = Redactor()
 def register_secrets(*secrets: str | None) -> None:
     """Redact these values from every log record from now on."""
     REDACTOR.add(*secrets)
+
+
+def register_ephemeral(secret: str, ttl_s: float) -> None:
+    """Redact a one-time credential (a sign-in token, a link code) while it works."""
+    REDACTOR.add_ephemeral(secret, ttl_s)
 
 
 def redacting(handler: logging.Handler) -> logging.Handler:
