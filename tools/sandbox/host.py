@@ -164,20 +164,33 @@ def _kill_group(pgid: int) -> None:
 
 
 def _sweep(workdir: Path) -> int:
-    """Kill and count processes still working in `workdir` (escaped the process group)."""
+    """Kill and count processes still working in `workdir` (escaped the process group). A
+    jail that is still tearing itself down (its init exiting, a zombie) is not an escape: a
+    process is counted only if it is still there, and not a zombie, a moment later."""
     import psutil
 
+    def carrying() -> list[psutil.Process]:
+        found = []
+        for proc in psutil.process_iter(["cwd", "cmdline", "status"]):
+            try:
+                cwd = proc.info.get("cwd") or ""
+                cmd = " ".join(proc.info.get("cmdline") or [])
+                zombie = proc.info.get("status") == psutil.STATUS_ZOMBIE
+            except (psutil.Error, OSError):
+                continue
+            if (proc.pid != os.getpid() and not zombie
+                    and (cwd.startswith(str(workdir)) or str(workdir) in cmd)):
+                found.append(proc)
+        return found
+
+    if not carrying():
+        return 0
+    time.sleep(0.5)
     found = 0
-    for proc in psutil.process_iter(["cwd", "cmdline"]):
-        try:
-            cwd = proc.info.get("cwd") or ""
-            cmd = " ".join(proc.info.get("cmdline") or [])
-        except (psutil.Error, OSError):
-            continue
-        if proc.pid != os.getpid() and (cwd.startswith(str(workdir)) or str(workdir) in cmd):
-            with contextlib.suppress(psutil.Error):
-                proc.kill()
-                found += 1
+    for proc in carrying():
+        with contextlib.suppress(psutil.Error):
+            proc.kill()
+            found += 1
     return found
 
 
