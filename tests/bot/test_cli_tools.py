@@ -74,3 +74,24 @@ async def test_run_list_and_bad_arguments(pg_dsn: str, tmp_path: Path) -> None:
     assert version["code"].strip() == CODE.strip()
     # one traced call: the bad arguments were refused before anything ran
     assert [(t["kind"], t["ok"]) for t in version["traces"]] == [("call", True)]
+
+
+async def test_revoke_takes_every_version_away(pg_dsn: str, tmp_path: Path) -> None:
+    pool = await asyncpg.create_pool(pg_dsn, min_size=1, max_size=1)
+    try:
+        repo = ToolArtifactsRepo(pool)
+        for version in ("0.1.0", "0.1.1"):
+            await repo.register(name="last_close_change", version=version,
+                                code=CODE + f"\n# {version}\n", status="verified")
+    finally:
+        await pool.close()
+    out = run(["revoke", "last_close_change"], tmp_path, pg_dsn)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == {"name": "last_close_change", "revoked_versions": 2}
+    listed = [json.loads(line) for line in run(["list"], tmp_path, pg_dsn).stdout.splitlines()]
+    assert {row["status"] for row in listed} == {"revoked"}
+    refused = run(["run", "last_close_change", "--args", '{"symbol": "NVDA"}'], tmp_path,
+                  pg_dsn)
+    assert refused.returncode != 0 and "no verified tool" in refused.stderr
+    missing = run(["revoke", "no_such_tool"], tmp_path, pg_dsn)
+    assert missing.returncode != 0 and "no tool named" in missing.stderr
