@@ -3,10 +3,13 @@ runs take a warm spare in the OS jail, and closing the app ends it."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import psutil
+import pytest
 
 from tools.sandbox import default_sandbox
 
@@ -30,3 +33,25 @@ async def test_app_offers_sandbox_tools_and_closes_the_spare(make_app: Callable[
     assert not default_sandbox().warm  # reset to the plain default
     assert [p for p in psutil.Process().children(recursive=True)
             if "--spare" in " ".join(p.cmdline())] == []
+
+
+async def test_without_the_jail_the_app_says_so_and_runs_no_code(
+        make_app: Callable[..., Any], monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A host without bubblewrap: start-up says the sandboxed tools are off and why, and a
+    script that reaches the sandbox anyway (a registry from before) is refused, not run."""
+    from tools.sandbox import jail
+
+    monkeypatch.setenv("PATH", str(tmp_path))
+    jail.forget_probe()
+    try:
+        with caplog.at_level(logging.ERROR, logger="bot.app"):
+            async with make_app() as app:
+                assert any("run_ta_script and generated tools are OFF" in r.getMessage()
+                           and "bubblewrap" in r.getMessage() for r in caplog.records)
+                run = await default_sandbox().run("result = 1")
+                assert run.status == "blocked" and run.refused_by == "os jail"
+                assert app.registry is not None
+    finally:
+        monkeypatch.undo()
+        jail.forget_probe()
