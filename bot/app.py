@@ -64,8 +64,10 @@ class App:
     async def create(cls, settings: Settings) -> App:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         dsn = settings.database_url.get_secret_value() if settings.database_url else None
+        console = settings.console_database_url
         db = await Database.open(dsn=dsn, data_dir=settings.data_dir,
-                                 retry_budget_s=settings.db_retry_s)
+                                 retry_budget_s=settings.db_retry_s,
+                                 console_dsn=console.get_secret_value() if console else None)
         try:
             await migrate(db.pool, MIGRATIONS)
         except Exception:
@@ -116,7 +118,8 @@ class App:
         directory = StoreWebDirectory(
             self.store, admins=admin_accounts(self.settings.admins),
             sql_timeout_ms=self.settings.admin_sql_timeout_ms,
-            sql_row_limit=self.settings.admin_sql_row_limit)
+            sql_row_limit=self.settings.admin_sql_row_limit,
+            sql_byte_limit=self.settings.admin_sql_byte_limit)
         return build_adapters(self.settings, platforms, hold_in_outbox=True,
                               web_directory=directory)
 

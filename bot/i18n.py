@@ -132,6 +132,16 @@ STRINGS: dict[str, dict[str, str]] = {
     "unsupported": {"en": "I can read text and voice notes; this kind of message "
                           "({kind}) isn't something I can analyse.",
                     "zh": "我可以处理文字和语音消息；暂不支持这种消息（{kind}）。"},
+    # the admin console (the page shows both languages)
+    "admin_cut_rows": {"en": "cut at {limit} rows: the statement returned more",
+                       "zh": "已截断：只显示前 {limit} 行"},
+    "admin_cut_bytes": {"en": "cut at {size} ({limit} bytes): the statement returned more",
+                        "zh": "已截断：结果超过 {size}（{limit} 字节）"},
+    "admin_off": {"en": "The admin console is off: {reason}. It runs SQL only as its own "
+                        "role bullpen_console, never as a stronger one (see the README, "
+                        "'Database roles').",
+                  "zh": "管理控制台已关闭：无法以专用角色 bullpen_console 登录数据库"
+                        "（不会改用权限更高的角色）。详见 README。"},
 }
 
 

@@ -247,6 +247,13 @@ class Settings(BaseSettings):
                                       validation_alias=_env("BULLPEN_ADMIN_SQL_TIMEOUT_MS"))
     admin_sql_row_limit: int = Field(500, ge=1,
                                      validation_alias=_env("BULLPEN_ADMIN_SQL_ROW_LIMIT"))
+    # ... and at most this many bytes of values (the rest is cut, and the result says so)
+    admin_sql_byte_limit: int = Field(2 * 1024 * 1024, ge=1024,
+                                      validation_alias=_env("BULLPEN_ADMIN_SQL_BYTE_LIMIT"))
+    # how the admin console logs in as its role bullpen_console on an external database
+    # (default: DATABASE_URL with that user and no password; the embedded server's is made)
+    console_database_url: SecretStr | None = Field(
+        None, validation_alias=_env("BULLPEN_CONSOLE_DATABASE_URL"))
 
     @property
     def llm_configured(self) -> bool:

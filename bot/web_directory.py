@@ -13,7 +13,9 @@ from datetime import datetime
 from pathlib import Path
 from uuid import UUID
 
+from bot.i18n import t
 from bot.renderer import with_label
+from core.errors import ConsoleOff
 from core.ports import (
     WebConversationInfo,
     WebEntry,
@@ -32,6 +34,16 @@ log = logging.getLogger(__name__)
 
 DEFAULT_SQL_TIMEOUT_MS = 5000
 DEFAULT_SQL_ROW_LIMIT = 500
+DEFAULT_SQL_BYTE_LIMIT = 2 * 1024 * 1024
+
+
+def both(key: str, **kwargs: object) -> str:
+    """A line of the admin console, which shows English and Chinese side by side."""
+    return f"{t(key, 'en', **kwargs)} · {t(key, 'zh', **kwargs)}"
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1024 / 1024:.1f} MB" if n >= 1024 * 1024 else f"{n / 1024:.0f} KB"
 
 
 def web_chat(user_id: UUID | str) -> ChatRef:
@@ -77,12 +89,14 @@ class StoreWebDirectory:
 
     def __init__(self, store: Store, *, admins: frozenset[str] = frozenset(),
                  sql_timeout_ms: int = DEFAULT_SQL_TIMEOUT_MS,
-                 sql_row_limit: int = DEFAULT_SQL_ROW_LIMIT) -> None:
+                 sql_row_limit: int = DEFAULT_SQL_ROW_LIMIT,
+                 sql_byte_limit: int = DEFAULT_SQL_BYTE_LIMIT) -> None:
         self._store = store
         self._web = store.web
         self._admins = admins
         self._sql_timeout_ms = sql_timeout_ms
         self._sql_row_limit = sql_row_limit
+        self._sql_byte_limit = sql_byte_limit
 
     # --- sign-in and sessions --------------------------------------------------------------
 
@@ -254,17 +268,38 @@ class StoreWebDirectory:
 
     # --- the admin console (the adapter checks `person.is_admin` first) ------------------
 
+    async def admin_status(self) -> str | None:
+        reason = await self._web.admin_status()
+        return both("admin_off", reason=reason) if reason is not None else None
+
     async def admin_tables(self) -> list[tuple[str, int]]:
-        return await self._web.admin_tables(timeout_ms=self._sql_timeout_ms)
+        try:
+            return await self._web.admin_tables(timeout_ms=self._sql_timeout_ms)
+        except ConsoleOff as exc:
+            raise ConsoleOff(both("admin_off", reason=str(exc))) from exc
 
     async def admin_rows(self, table: str, *, page: int, page_size: int) -> WebTable | None:
-        got = await self._web.admin_rows(table, page=page, page_size=page_size,
-                                         timeout_ms=self._sql_timeout_ms)
+        try:
+            got = await self._web.admin_rows(table, page=page, page_size=page_size,
+                                             timeout_ms=self._sql_timeout_ms)
+        except ConsoleOff as exc:
+            raise ConsoleOff(both("admin_off", reason=str(exc))) from exc
         if got is None:
             return None
         return WebTable(columns=got.columns, rows=got.rows, total=got.total)
 
     async def admin_query(self, sql: str) -> WebTable:
-        got = await self._web.admin_query(sql, timeout_ms=self._sql_timeout_ms,
-                                          row_limit=self._sql_row_limit)
-        return WebTable(columns=got.columns, rows=got.rows, truncated=got.truncated)
+        try:
+            got = await self._web.admin_query(sql, timeout_ms=self._sql_timeout_ms,
+                                              row_limit=self._sql_row_limit,
+                                              byte_limit=self._sql_byte_limit)
+        except ConsoleOff as exc:
+            raise ConsoleOff(both("admin_off", reason=str(exc))) from exc
+        note = ""
+        if got.cut_by == "rows":
+            note = both("admin_cut_rows", limit=self._sql_row_limit)
+        elif got.cut_by == "bytes":
+            note = both("admin_cut_bytes", size=_mb(self._sql_byte_limit),
+                        limit=self._sql_byte_limit)
+        return WebTable(columns=got.columns, rows=got.rows, truncated=got.truncated,
+                        note=note)

@@ -3,6 +3,7 @@
     BullpenError
     ├── ConfigError            settings missing or contradictory (exit code 2 at the CLI)
     ├── StoreError             Postgres unreachable, migration failed
+    │   └── ConsoleOff         the admin console cannot log in as its own weak role (says why)
     ├── InputError             the user's input is unusable (empty, too long, bad file)
     │   ├── InvalidArguments   a tool's arguments failed validation
     │   ├── TooLarge           a file over a size limit, refused before it was read whole
@@ -132,6 +133,12 @@ class FormattingRejected(PlatformError):
 
 class Forbidden(PlatformError):
     pass
+
+
+class ConsoleOff(StoreError):
+    """The admin console is off: it cannot log in as its role (`bullpen_console`), or the
+    login it was given is not that weak role. There is no fallback to a stronger one: the
+    message says why, for the page to show."""
 
 
 class QueryRefused(InputError):

@@ -307,7 +307,8 @@ class WebTable:
     columns: tuple[str, ...]
     rows: tuple[tuple[str | None, ...], ...]
     total: int | None = None  # row count of the table, when paging one
-    truncated: bool = False  # the row limit cut the result
+    truncated: bool = False  # the row or byte limit cut the result
+    note: str = ""  # what cut it, to show with the result ("" when whole)
 
 
 class WebDirectory(Protocol):
@@ -352,9 +353,15 @@ class WebDirectory(Protocol):
         """A file of a published conversation (its charts), None otherwise."""
         ...
 
+    async def admin_status(self) -> str | None:
+        """None when the admin console can run; else why it is off (it logs in only as its
+        own weak role, never a stronger one). Every admin call below raises
+        `core.errors.ConsoleOff` with that reason while it is off."""
+        ...
+
     async def admin_tables(self) -> list[tuple[str, int]]:
-        """Every table of the schema with its row count (admins only: the adapter checks
-        `person.is_admin` before any admin call)."""
+        """Every table of the schema the console may read, with its row count (admins only:
+        the adapter checks `person.is_admin` before any admin call)."""
         ...
 
     async def admin_rows(self, table: str, *, page: int, page_size: int) -> WebTable | None:

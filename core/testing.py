@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from core.errors import LLMError, MessageNotModified, QueryRefused, RateLimited
+from core.errors import ConsoleOff, LLMError, MessageNotModified, QueryRefused, RateLimited
 from core.llm.base import Final, StreamItem, TextChunk
 from core.ports import (
     KeptReplies,
@@ -248,6 +248,7 @@ class MemoryWebDirectory:
         self._shares: dict[str, str] = {}  # token -> conversation id
         self.tables: dict[str, WebTable] = {}
         self.queries: dict[str, WebTable] = {}
+        self.console_off: str | None = None  # set: the admin console is off, saying this
         self._ids = itertools.count(1)
 
     # --- what tests set up -----------------------------------------------------------------
@@ -380,11 +381,20 @@ class MemoryWebDirectory:
                 return found
         return None
 
+    async def admin_status(self) -> str | None:
+        return self.console_off
+
+    def _console_on(self) -> None:
+        if self.console_off is not None:
+            raise ConsoleOff(self.console_off)
+
     async def admin_tables(self) -> list[tuple[str, int]]:
+        self._console_on()
         return [(name, t.total if t.total is not None else len(t.rows))
                 for name, t in sorted(self.tables.items())]
 
     async def admin_rows(self, table: str, *, page: int, page_size: int) -> WebTable | None:
+        self._console_on()
         found = self.tables.get(table)
         if found is None:
             return None
@@ -392,6 +402,7 @@ class MemoryWebDirectory:
         return WebTable(columns=found.columns, rows=rows, total=len(found.rows))
 
     async def admin_query(self, sql: str) -> WebTable:
+        self._console_on()
         verb = sql.strip().split(None, 1)[0].upper() if sql.strip() else ""
         if verb not in ("SELECT", "WITH", "SHOW", "EXPLAIN", "VALUES", "TABLE"):
             raise QueryRefused(f"cannot execute {verb} in a read-only transaction")

@@ -33,11 +33,11 @@ CREATE TABLE shares (
 );
 CREATE INDEX shares_conversation ON shares (conversation_id) WHERE revoked_at IS NULL;
 
--- The admin console's SQL runs as this role: it reads every table (pg_read_all_data) and has
--- none of a superuser's powers (COPY TO PROGRAM, pg_read_file, signalling backends, SET ROLE
--- back to a superuser). The console connects AS it (LOGIN without a password: where the server
--- asks for one, that fails and the console runs as the application's user with SET LOCAL ROLE
--- to it instead). Made only where the migrating user may make roles.
+-- The admin console's SQL runs as this role, which the console logs in as (no superuser
+-- powers: COPY TO PROGRAM, pg_read_file, SET ROLE). Made only where the migrating user may make
+-- roles. (This migration first granted it pg_read_all_data, which also reads pg_authid and
+-- every secret: core.store.roles revokes that where it was given; 0015 grants SELECT on named
+-- tables instead.)
 DO $$
 BEGIN
     IF (SELECT rolsuper OR rolcreaterole FROM pg_roles WHERE rolname = current_user) THEN
@@ -46,7 +46,6 @@ BEGIN
         ELSE
             ALTER ROLE bullpen_console LOGIN;
         END IF;
-        GRANT pg_read_all_data TO bullpen_console;
     END IF;
 EXCEPTION WHEN OTHERS THEN
     RAISE NOTICE 'bullpen_console role not made: %', SQLERRM;

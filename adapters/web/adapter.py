@@ -42,7 +42,7 @@ from adapters.web.render import (
     plain_html,
     reply_html,
 )
-from core.errors import MessageNotModified, PlatformError, QueryRefused
+from core.errors import ConsoleOff, MessageNotModified, PlatformError, QueryRefused
 from core.events import Event, TextDelta, Thinking
 from core.ports import (
     MessageHandler,
@@ -123,7 +123,12 @@ def _file(f: WebFileInfo, url: str) -> dict[str, Any]:
 
 def _table(t: WebTable) -> dict[str, Any]:
     return {"columns": list(t.columns), "rows": [list(r) for r in t.rows], "total": t.total,
-            "truncated": t.truncated}
+            "truncated": t.truncated, "note": t.note}
+
+
+def _console_off(exc: ConsoleOff) -> web.Response:
+    """503: the console cannot log in as its own role, and has no other (the reason shown)."""
+    return web.json_response({"error": str(exc), "console_off": True}, status=503)
 
 
 def _event_json(event: Event) -> dict[str, Any]:
@@ -216,6 +221,7 @@ class WebAdapter:
         r.add_get("/s/{token}", self._shared)
         r.add_get("/s/{token}/files/{id}", self._shared_file)
         r.add_get("/admin", self._admin_page)
+        r.add_get("/api/admin/status", self._admin_status)
         r.add_get("/api/admin/tables", self._admin_tables)
         r.add_get("/api/admin/tables/{name}", self._admin_rows)
         r.add_post("/api/admin/query", self._admin_query)
@@ -600,9 +606,18 @@ class WebAdapter:
         await self._admin(request)
         return self._static_response(request, "admin.html")
 
+    async def _admin_status(self, request: web.Request) -> web.StreamResponse:
+        """Whether the console runs, and why not (the page shows it in place of the tables)."""
+        await self._admin(request)
+        reason = await self._directory.admin_status()
+        return web.json_response({"on": reason is None, "reason": reason})
+
     async def _admin_tables(self, request: web.Request) -> web.StreamResponse:
         await self._admin(request)
-        tables = await self._directory.admin_tables()
+        try:
+            tables = await self._directory.admin_tables()
+        except ConsoleOff as exc:
+            return _console_off(exc)
         return web.json_response({"tables": [{"name": n, "rows": c} for n, c in tables]})
 
     async def _admin_rows(self, request: web.Request) -> web.StreamResponse:
@@ -611,8 +626,11 @@ class WebAdapter:
         if not raw_page.isdigit() or int(raw_page) < 1:
             _fail(400, "\"page\" must be a whole number from 1.")
         name = request.match_info["name"]
-        found = await self._directory.admin_rows(name, page=int(raw_page),
-                                                 page_size=ADMIN_PAGE_SIZE)
+        try:
+            found = await self._directory.admin_rows(name, page=int(raw_page),
+                                                     page_size=ADMIN_PAGE_SIZE)
+        except ConsoleOff as exc:
+            return _console_off(exc)
         if found is None:
             _fail(404, f"No table named {name!r}.")
         return web.json_response({"table": name, "page": int(raw_page),
@@ -629,6 +647,8 @@ class WebAdapter:
             result = await self._directory.admin_query(sql)
         except QueryRefused as exc:
             return web.json_response({"error": str(exc), "refused": True}, status=400)
+        except ConsoleOff as exc:
+            return _console_off(exc)
         return web.json_response(_table(result))
 
     # --- Adapter: what the renderer and the outbox call ------------------------------------

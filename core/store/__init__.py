@@ -37,7 +37,7 @@ class Store:
         self.strategies = StrategiesRepo(db.pool)
         self.tool_artifacts = ToolArtifactsRepo(db.pool)
         self.budgets = BudgetsRepo(db.pool)
-        self.web = WebRepo(db.pool, dsn=db.dsn)
+        self.web = WebRepo(db.pool, console_dsn=db.console_dsn)
 
 
 __all__ = [

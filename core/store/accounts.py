@@ -1,7 +1,13 @@
-"""Users and their platform accounts; one-time link codes that join two accounts."""
+"""Users and their platform accounts; one-time link codes that join two accounts.
+
+A link code is shown once, to the person who asked for it; only its SHA-256 is stored and
+looked up (like the web's sign-in links), so a read of the table (a backup, a console) yields
+no code that could be typed to take over a pending link.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
@@ -29,6 +35,10 @@ class LinkResult:
     reason: str = ""  # "", "unknown", "expired", "used", "locked", "self"
     user_id: UUID | None = None
     issued_in: ChatRef | None = None  # the chat the code was given in: told of the link
+
+
+def code_hash(code: str) -> bytes:
+    return hashlib.sha256(code.strip().encode("utf-8", "surrogatepass")).digest()
 
 
 class AccountsRepo:
@@ -87,9 +97,9 @@ class AccountsRepo:
         """A one-time code; `chat` is where it was given (told when someone redeems it)."""
         code = f"{secrets.randbelow(10**8):08d}"
         await self._pool.execute(
-            "INSERT INTO link_codes (code, user_id, expires_at, chat)"
+            "INSERT INTO link_codes (code_hash, user_id, expires_at, chat)"
             " VALUES ($1, $2, now() + $3::interval, $4)",
-            code, user_id, LINK_CODE_TTL, chat.model_dump(mode="json") if chat else None)
+            code_hash(code), user_id, LINK_CODE_TTL, chat.model_dump(mode="json") if chat else None)
         return code
 
     async def redeem_link_code(self, code: str, user_id: UUID) -> LinkResult:
@@ -106,8 +116,8 @@ class AccountsRepo:
             if failures >= LINK_MAX_FAILURES:
                 return LinkResult(False, "locked")
             row = await conn.fetchrow(
-                "SELECT code, user_id, expires_at < now() AS expired, used_at, chat"
-                " FROM link_codes WHERE code=$1 FOR UPDATE", code.strip())
+                "SELECT code_hash, user_id, expires_at < now() AS expired, used_at, chat"
+                " FROM link_codes WHERE code_hash=$1 FOR UPDATE", code_hash(code))
             reason = ""
             if row is None:
                 reason = "unknown"
@@ -122,7 +132,8 @@ class AccountsRepo:
                 return LinkResult(False, reason)
             assert row is not None
             owner = UUID(str(row["user_id"]))
-            await conn.execute("UPDATE link_codes SET used_at=now() WHERE code=$1", row["code"])
+            await conn.execute("UPDATE link_codes SET used_at=now() WHERE code_hash=$1",
+                               row["code_hash"])
             await _merge_users(conn, keep=owner, gone=user_id)
             issued_in = ChatRef(**row["chat"]) if row["chat"] else None
             return LinkResult(True, user_id=owner, issued_in=issued_in)

@@ -1,4 +1,6 @@
-"""Numbered SQL migrations, applied in order under an advisory lock, recorded once each."""
+"""Numbered SQL migrations, applied in order under an advisory lock, recorded once each; then
+the database roles are made or repaired where the migrating user may (`core.store.roles`): an
+administrator's migration run hands Bullpen's objects over to the application's role."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from pathlib import Path
 import asyncpg
 
 from core.errors import StoreError
+from core.store.roles import provision
 
 _LOCK_KEY = 0x6275_6C6C_7065_6E  # "bullpen"
 
@@ -64,6 +67,7 @@ async def migrate(pool: asyncpg.Pool, directory: Path) -> list[str]:
                 except asyncpg.PostgresError as exc:
                     raise StoreError(f"migration {m.version} failed: {exc}") from exc
                 done.append(m.version)
+            await provision(conn)
         finally:
             await conn.execute("SELECT pg_advisory_unlock($1)", _LOCK_KEY)
     return done

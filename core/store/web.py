@@ -3,6 +3,12 @@ admin console's read-only view of the database.
 
 Every secret (link, cookie, share token) is 256 random bits (`new_token`); only its SHA-256 is
 stored, so what the database holds cannot be replayed as a link or a cookie.
+
+The admin console logs in as `bullpen_console` (`core.store.roles`) and nothing else: where it
+cannot, or the login it was given is a stronger role, the console is off (`ConsoleOff`, which
+says why) rather than run SQL as the application's user behind SET ROLE, a fence a superuser's
+`set_config('role', ...)` stepped over. Its results are capped in rows and in bytes, read from
+a cursor a few rows at a time so a huge answer is never held whole.
 """
 
 from __future__ import annotations
@@ -20,16 +26,16 @@ from uuid import UUID
 
 import asyncpg
 
-from core.errors import QueryRefused
+from core.errors import ConsoleOff, QueryRefused
+from core.store.roles import CONSOLE_ROLE
 
 log = logging.getLogger(__name__)
 
 LOGIN_TTL = timedelta(minutes=10)
 SESSION_TTL = timedelta(days=30)
 WEB_PLATFORM = "web"
-# the role the admin console's SQL runs as, where migration 0012 could make it: it reads
-# every table but has no superuser powers (COPY TO PROGRAM, pg_read_file, SET ROLE back)
-CONSOLE_ROLE = "bullpen_console"
+DEFAULT_BYTE_LIMIT = 2 * 1024 * 1024
+_FETCH_MAX = 100  # rows per round trip from the console's cursor, at most
 
 
 def token_hash(token: str) -> bytes:
@@ -103,6 +109,7 @@ class QueryResult:
     rows: tuple[tuple[str | None, ...], ...]
     truncated: bool = False
     total: int | None = None
+    cut_by: str = ""  # what cut it when truncated: "rows" or "bytes"
 
 
 def _conversation(row: asyncpg.Record) -> ConversationRow:
@@ -169,10 +176,11 @@ VALUES ($1, $2, $3, now() + $4::interval) RETURNING expires_at
 
 
 class WebRepo:
-    def __init__(self, pool: asyncpg.Pool, *, dsn: str) -> None:
+    def __init__(self, pool: asyncpg.Pool, *, console_dsn: str | None) -> None:
         self._pool = pool
-        self._dsn = dsn  # the admin console's queries run on a connection of their own
-        self._console_login: bool | None = None  # whether it may log in as CONSOLE_ROLE
+        # the admin console's queries run on a connection of their own, logged in as
+        # CONSOLE_ROLE with this DSN; None: no such login, the console is off
+        self._console_dsn = console_dsn
 
     # --- sign-in links and sessions --------------------------------------------------------
 
@@ -328,31 +336,53 @@ class WebRepo:
     # --- the admin console -----------------------------------------------------------------
 
     async def _admin_connection(self) -> asyncpg.Connection:
-        """A connection of its own for the console: logged in as `CONSOLE_ROLE` where the
-        server lets it (then no statement can take a superuser's powers back), else as the
-        application's user (the query then runs under SET LOCAL ROLE, a weaker fence)."""
-        if self._console_login is not False:
-            try:
-                conn = await asyncpg.connect(self._dsn, user=CONSOLE_ROLE, timeout=10)
-            except (asyncpg.PostgresError, OSError) as exc:
-                if self._console_login is None:
-                    log.warning("admin console: cannot log in as %s (%s); its SQL runs as the "
-                                "application's user under SET LOCAL ROLE", CONSOLE_ROLE,
-                                type(exc).__name__)
-                self._console_login = False
-            else:
-                self._console_login = True
-                return conn
-        return await asyncpg.connect(self._dsn, timeout=10)
+        """A connection of its own for the console, logged in as `CONSOLE_ROLE`, checked to be
+        that weak role (no superuser, no CREATEROLE, member of no role). `ConsoleOff` when
+        it cannot be had: there is no fallback to the application's user."""
+        if not self._console_dsn:
+            raise ConsoleOff(f"no login is configured for the console's role {CONSOLE_ROLE}")
+        try:
+            conn = await asyncpg.connect(self._console_dsn, timeout=10)
+        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as exc:
+            text = str(exc).splitlines()[0][:200] if str(exc) else ""
+            log.warning("admin console off: cannot log in as %s (%s)", CONSOLE_ROLE,
+                        type(exc).__name__)
+            raise ConsoleOff(f"it cannot log in as the role {CONSOLE_ROLE}: "
+                             f"{type(exc).__name__}: {text}") from exc
+        try:
+            row = await conn.fetchrow(
+                "SELECT r.rolname, r.rolsuper OR r.rolcreaterole OR r.rolcreatedb"
+                " OR r.rolbypassrls OR r.rolreplication AS strong,"
+                " EXISTS (SELECT 1 FROM pg_auth_members m WHERE m.member = r.oid) AS member"
+                " FROM pg_roles r WHERE r.rolname = current_user")
+        except BaseException:
+            await conn.close()
+            raise
+        if row is None or row["rolname"] != CONSOLE_ROLE or row["strong"] or row["member"]:
+            await conn.close()
+            who = row["rolname"] if row is not None else "?"
+            raise ConsoleOff(f"its login ({who}) is not the role {CONSOLE_ROLE} without powers"
+                             " or memberships")
+        return conn
+
+    async def admin_status(self) -> str | None:
+        """None when the console can log in as its role; else why it is off."""
+        try:
+            conn = await self._admin_connection()
+        except ConsoleOff as exc:
+            return str(exc)
+        await conn.close()
+        return None
 
     async def admin_tables(self, *, timeout_ms: int) -> list[tuple[str, int]]:
-        """Every table of the public schema with its row count (exact; the planner's estimate
-        for a table too large to count within `timeout_ms`)."""
+        """Every table of the public schema the console may read, with its row count (exact;
+        the planner's estimate for a table too large to count within `timeout_ms`)."""
         conn = await self._admin_connection()
         try:
             names = [r["relname"] for r in await conn.fetch(
                 "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
-                " WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') ORDER BY c.relname")]
+                " WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p')"
+                " AND has_any_column_privilege(c.oid, 'SELECT') ORDER BY c.relname")]
             out: list[tuple[str, int]] = []
             for name in names:
                 try:
@@ -370,26 +400,29 @@ class WebRepo:
 
     async def admin_rows(self, table: str, *, page: int, page_size: int,
                          timeout_ms: int) -> QueryResult | None:
-        """A page (1-based) of a public table's rows, ordered by its primary key, every value
-        in Postgres's own text form; None when `table` is not a table of the schema (the name
-        is checked against the catalogue, then quoted as an identifier)."""
+        """A page (1-based) of a public table's rows (the columns the console may read),
+        ordered by its primary key, every value in Postgres's own text form; None when `table`
+        is not a table of the schema the console may read (the name is checked against the
+        catalogue, then quoted as an identifier)."""
         page, page_size = max(1, page), max(1, min(page_size, 1000))
         conn = await self._admin_connection()
         try:
             oid = await conn.fetchval(
                 "SELECT c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
-                " WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND c.relname = $1",
-                table)
+                " WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND c.relname = $1"
+                " AND has_any_column_privilege(c.oid, 'SELECT')", table)
             if oid is None:
                 return None
             columns = tuple(r["attname"] for r in await conn.fetch(
                 "SELECT attname FROM pg_attribute WHERE attrelid = $1 AND attnum > 0"
-                " AND NOT attisdropped ORDER BY attnum", oid))
+                " AND NOT attisdropped AND has_column_privilege(attrelid, attnum, 'SELECT')"
+                " ORDER BY attnum", oid))
             keys = [r["attname"] for r in await conn.fetch(
                 "SELECT a.attname FROM pg_index i JOIN pg_attribute a"
                 " ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)"
                 " WHERE i.indrelid = $1 AND i.indisprimary ORDER BY a.attnum", oid)]
             select = ", ".join(f"{quote_ident(c)}::text" for c in columns) or "NULL"
+            keys = [k for k in keys if k in columns] or list(columns[:1])  # a key it may read
             order = ("ORDER BY " + ", ".join(quote_ident(k) for k in keys)) if keys else ""
             try:
                 async with conn.transaction(readonly=True):
@@ -405,12 +438,15 @@ class WebRepo:
         finally:
             await conn.close()
 
-    async def admin_query(self, sql: str, *, timeout_ms: int, row_limit: int) -> QueryResult:
+    async def admin_query(self, sql: str, *, timeout_ms: int, row_limit: int,
+                          byte_limit: int = DEFAULT_BYTE_LIMIT) -> QueryResult:
         """One statement inside a READ ONLY transaction (always rolled back) with a statement
         timeout, as `CONSOLE_ROLE` (`_admin_connection`), on a connection of its own (closed
-        after: nothing the statement sets outlives it); at most `row_limit` rows are kept
-        (`truncated` says when more came). Any error is `QueryRefused` with Postgres's own
-        message."""
+        after: nothing the statement sets outlives it). At most `row_limit` rows and
+        `byte_limit` bytes of values are kept (`truncated` and `cut_by` say when more came):
+        rows come from a cursor in batches sized from the largest row seen, and reading stops
+        at either limit, so serve never holds much more than `byte_limit` of a huge answer.
+        Any error is `QueryRefused` with Postgres's own message."""
         if not sql.strip():
             raise QueryRefused("the query is empty")
         conn = await self._admin_connection()
@@ -419,18 +455,14 @@ class WebRepo:
             await tr.start()
             try:
                 await conn.execute(f"SET LOCAL statement_timeout = {int(timeout_ms)}")
-                if await conn.fetchval(
-                        "SELECT current_user <> rolname AND pg_has_role(current_user, oid,"
-                        " 'MEMBER') FROM pg_roles WHERE rolname = $1", CONSOLE_ROLE):
-                    await conn.execute(f"SET LOCAL ROLE {quote_ident(CONSOLE_ROLE)}")
                 stmt = await conn.prepare(sql)
                 columns = tuple(a.name for a in stmt.get_attributes())
                 if columns:
-                    cursor = await stmt.cursor()
-                    rows = await cursor.fetch(row_limit + 1)
+                    rows, cut_by = await _read_capped(await stmt.cursor(), row_limit,
+                                                      byte_limit)
                 else:  # a statement that returns no rows: run it (a write is refused here)
                     await stmt.fetch()
-                    rows = []
+                    rows, cut_by = [], ""
             except (asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
                 raise QueryRefused(str(exc)) from exc
             finally:
@@ -439,10 +471,36 @@ class WebRepo:
                         await tr.rollback()
                     except (asyncpg.PostgresError, asyncpg.InterfaceError):
                         pass  # the statement ended the transaction itself: nothing to undo
-            truncated = len(rows) > row_limit
-            return QueryResult(
-                columns=columns,
-                rows=tuple(tuple(as_text(v) for v in r) for r in rows[:row_limit]),
-                truncated=truncated)
+            return QueryResult(columns=columns, rows=tuple(rows), truncated=bool(cut_by),
+                               cut_by=cut_by)
         finally:
             await conn.close()
+
+
+def _size(row: tuple[str | None, ...]) -> int:
+    return sum(len(v.encode("utf-8", "surrogatepass")) for v in row if v is not None)
+
+
+async def _read_capped(cursor: Any, row_limit: int,
+                       byte_limit: int) -> tuple[list[tuple[str | None, ...]], str]:
+    """Rows from `cursor` as text until it ends, `row_limit` rows are kept (one more is read
+    to know there were more) or the next row would pass `byte_limit`; the rows and what cut
+    them ("", "rows", "bytes"). The first batch is one row; later ones as many as the bytes
+    left would hold at the largest row so far (at most `_FETCH_MAX`)."""
+    rows: list[tuple[str | None, ...]] = []
+    used, largest, batch = 0, 0, 1
+    while True:
+        want = min(batch, row_limit + 1 - len(rows))
+        got = await cursor.fetch(want)
+        for record in got:
+            if len(rows) == row_limit:
+                return rows, "rows"
+            row = tuple(as_text(v) for v in record)
+            size = _size(row)
+            if used + size > byte_limit:
+                return rows, "bytes"
+            rows.append(row)
+            used, largest = used + size, max(largest, size)
+        if len(got) < want:
+            return rows, ""
+        batch = max(1, min(_FETCH_MAX, (byte_limit - used) // max(largest, 1)))

@@ -651,7 +651,7 @@ async def test_an_admin_browses_tables_runs_select_and_is_refused_on_delete(web:
         async with http.post(f"{web.base}/api/admin/query",
                              json={"sql": "SELECT count(*) FROM users"}, headers=h) as resp:
             assert await resp.json() == {"columns": ["count"], "rows": [["120"]],
-                                         "total": None, "truncated": False}
+                                         "total": None, "truncated": False, "note": ""}
         async with http.post(f"{web.base}/api/admin/query", json={"sql": "DELETE FROM users"},
                              headers=h) as resp:
             assert resp.status == 400
@@ -663,6 +663,30 @@ async def test_an_admin_browses_tables_runs_select_and_is_refused_on_delete(web:
         async with http.post(f"{web.base}/api/admin/query",
                              json={"sql": "SELECT count(*) FROM users"}) as resp:
             assert resp.status == 403  # CSRF applies to admins too
+
+
+async def test_a_console_that_cannot_log_in_as_its_role_is_off_and_the_page_says_why(
+        web: Web) -> None:
+    web.directory.tables["users"] = WebTable(columns=("id",), rows=(("1",),))
+    http, csrf = await signed_in(web, "root", is_admin=True)
+    async with http:
+        async with http.get(f"{web.base}/api/admin/status") as resp:
+            assert await resp.json() == {"on": True, "reason": None}
+        web.directory.console_off = "The admin console is off: no login"
+        async with http.get(f"{web.base}/api/admin/status") as resp:
+            assert await resp.json() == {"on": False,
+                                         "reason": "The admin console is off: no login"}
+        for path in ("/api/admin/tables", "/api/admin/tables/users"):
+            async with http.get(web.base + path) as resp:
+                assert resp.status == 503, path
+                assert await resp.json() == {"error": "The admin console is off: no login",
+                                             "console_off": True}
+        async with http.post(f"{web.base}/api/admin/query", json={"sql": "SELECT 1"},
+                             headers={"X-CSRF-Token": csrf}) as resp:
+            assert resp.status == 503 and (await resp.json())["console_off"] is True
+        async with http.get(f"{web.base}/static/admin.js") as resp:
+            script = await resp.text()
+        assert "/api/admin/status" in script and "status.reason" in script
 
 
 # --- the Adapter contract --------------------------------------------------------------------
@@ -870,7 +894,7 @@ async def test_real_backend_admin_console_reads_and_postgres_refuses_writes(
                               json={"sql": "SELECT count(*) AS n FROM users"},
                               headers={"X-CSRF-Token": csrf}) as resp:
             assert await resp.json() == {"columns": ["n"], "rows": [["2"]], "total": None,
-                                         "truncated": False}
+                                         "truncated": False, "note": ""}
         async with admin.post(f"{real_web.base}/api/admin/query",
                               json={"sql": "DELETE FROM users"},
                               headers={"X-CSRF-Token": csrf}) as resp:
@@ -878,3 +902,30 @@ async def test_real_backend_admin_console_reads_and_postgres_refuses_writes(
         assert resp.status == 400 and refused["refused"] is True
         assert refused["error"] == "cannot execute DELETE in a read-only transaction"
     assert await real_web.store.pool.fetchval("SELECT count(*) FROM users") == 2
+
+
+async def test_real_backend_console_off_without_its_role_and_cut_results_say_so(
+        real_web: RealWeb, pg_db: Any) -> None:
+    root = await real_web.person("root")
+    admin, csrf = await real_web.browser_of(root)
+    async with admin:
+        async with admin.post(f"{real_web.base}/api/admin/query",
+                              json={"sql": "SELECT repeat('x', 1000) FROM"
+                                           " generate_series(1, 500)"},
+                              headers={"X-CSRF-Token": csrf}) as resp:
+            cut = await resp.json()
+        assert cut["truncated"] is True and len(cut["rows"]) == 100
+        assert "cut at 100 rows" in cut["note"] and "已截断" in cut["note"]
+        await pg_db.pool.execute("ALTER ROLE bullpen_console NOLOGIN")
+        try:
+            async with admin.get(f"{real_web.base}/api/admin/status") as resp:
+                status = await resp.json()
+            assert status["on"] is False
+            assert "The admin console is off" in status["reason"]
+            assert "bullpen_console" in status["reason"]
+            async with admin.post(f"{real_web.base}/api/admin/query",
+                                  json={"sql": "SELECT current_user"},
+                                  headers={"X-CSRF-Token": csrf}) as resp:
+                assert resp.status == 503  # never run as the application's user instead
+        finally:
+            await pg_db.pool.execute("ALTER ROLE bullpen_console LOGIN")

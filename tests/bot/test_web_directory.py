@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from bot.gateway import Gateway
 from bot.web_directory import StoreWebDirectory, web_chat
 from core.agent import AgentRunner, NormalMode
-from core.errors import QueryRefused
+from core.errors import ConsoleOff, QueryRefused
 from core.events import Done, Event
 from core.ports import EventObserver, WebPerson
 from core.store import Database, Store
@@ -207,6 +207,25 @@ async def test_admin_console_through_the_directory(world: World) -> None:
     with pytest.raises(QueryRefused, match="statement timeout"):
         await world.directory.admin_query("SELECT pg_sleep(10)")  # the setting: 2 s
     assert await world.store.pool.fetchval("SELECT count(*) FROM users") == 3
+
+
+async def test_a_result_cut_in_bytes_says_so_and_a_console_off_says_why(
+        pg_db: Database, tmp_path: Path) -> None:
+    store = Store(pg_db, files_dir=tmp_path)
+    directory = StoreWebDirectory(store, sql_row_limit=500, sql_byte_limit=4096)
+    got = await directory.admin_query("SELECT repeat('x', 3000) FROM generate_series(1, 3)")
+    assert got.truncated and len(got.rows) == 1
+    assert got.note.startswith("cut at 4 KB (4096 bytes)") and "已截断" in got.note
+    assert await directory.admin_status() is None
+    await pg_db.pool.execute("ALTER ROLE bullpen_console NOLOGIN")
+    try:
+        reason = await directory.admin_status()
+        assert reason is not None and reason.startswith("The admin console is off: it cannot")
+        assert "管理控制台已关闭" in reason
+        with pytest.raises(ConsoleOff, match="The admin console is off"):
+            await directory.admin_tables()
+    finally:
+        await pg_db.pool.execute("ALTER ROLE bullpen_console LOGIN")
 
 
 class Observing(RecordingAdapter):

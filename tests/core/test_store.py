@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -90,6 +91,10 @@ async def test_link_codes(pg_db, tmp_path):
     a = await store.accounts.user_for("console", "me")
     b = await store.accounts.user_for("telegram", "123")
     code = await store.accounts.issue_link_code(a)
+    stored = await pg_db.pool.fetch("SELECT * FROM link_codes")
+    assert len(stored) == 1 and "code" not in stored[0].keys()  # shown once, kept hashed
+    assert stored[0]["code_hash"] == hashlib.sha256(code.encode()).digest()
+    assert code not in str(dict(stored[0]))
     assert (await store.accounts.redeem_link_code(code, a)).reason == "self"
     res = await store.accounts.redeem_link_code(code, b)
     assert res.ok and res.user_id == a

@@ -43,7 +43,8 @@ function showTable(result, caption) {
     }
     table.append(tr);
   }
-  $("caption").textContent = caption + (result.truncated ? " (truncated · 已截断)" : "");
+  const cut = result.note || "truncated · 已截断";
+  $("caption").textContent = caption + (result.truncated ? ` (${cut})` : "");
 }
 
 async function loadTables() {
@@ -92,6 +93,13 @@ async function run(e) {
 
 async function main() {
   csrf = (await api("/api/me")).csrf;
+  const status = await api("/api/admin/status");
+  if (!status.on) { // no login as its own role: off, and no stronger role stands in
+    $("off").textContent = status.reason;
+    $("off").hidden = false;
+    $("query").hidden = true;
+    return;
+  }
   $("query").addEventListener("submit", run);
   $("prev").addEventListener("click", () => { paging.page -= 1; loadRows(); });
   $("next").addEventListener("click", () => { paging.page += 1; loadRows(); });

@@ -3,12 +3,13 @@ and the admin console's read-only SQL."""
 
 from __future__ import annotations
 
+import tracemalloc
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
-from core.errors import QueryRefused
+from core.errors import ConsoleOff, QueryRefused
 from core.store import Database, Store, WebRepo
 
 
@@ -145,36 +146,104 @@ async def test_links_and_sessions_long_past_their_end_are_forgotten(store: Store
     assert await store.web.session(live) is not None
 
 
+# Each attack of the hostile-user campaign (issue #27), as the console runs it: its own role,
+# logged in as itself, with no stronger role to step back to and no secret to read.
 @pytest.mark.parametrize("sql, refusal", [
-    # SET ROLE back to a superuser, then a query run later in the same statement (ts_stat runs
-    # its argument as SQL): refused, the session itself is the unprivileged role
-    ("SELECT set_config('role', 'postgres', true), (SELECT count(*) FROM ts_stat("
-     "'SELECT to_tsvector(pg_read_file(''PG_VERSION''))'))", "permission denied to set role"),
+    ("DO $$BEGIN PERFORM set_config('role', 'postgres', true); END$$",
+     "permission denied for language plpgsql"),
+    ("SELECT set_config('role', 'postgres', true)", 'permission denied to set role "postgres"'),
+    ("SELECT set_config('role', 'bullpen_app', true)",
+     'permission denied to set role "bullpen_app"'),
+    ("SET ROLE postgres", 'permission denied to set role "postgres"'),
+    ("SET LOCAL ROLE bullpen_app", 'permission denied to set role "bullpen_app"'),
     ("SELECT set_config('session_authorization', 'postgres', true)", "permission denied"),
+    ("COPY (SELECT 1) TO PROGRAM 'id'",
+     "permission denied to COPY to or from an external program"),
+    ("SELECT pg_read_file('/etc/passwd')", "permission denied for function pg_read_file"),
+    ("SELECT * FROM ts_stat('SELECT to_tsvector(''x'')')",
+     "permission denied for function ts_stat"),
+    ("SELECT query_to_xml('SELECT 1', true, true, '')",
+     "permission denied for function query_to_xml"),
+    ("SELECT lo_import('/etc/passwd')", "permission denied for function lo_import"),
     ("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid()",
      "permission denied to terminate process"),
+    ("SELECT rolname, rolpassword FROM pg_authid", "permission denied for table pg_authid"),
+    ("SELECT usename, passwd FROM pg_shadow", "permission denied for view pg_shadow"),
+    ("SELECT * FROM link_codes", "permission denied for table link_codes"),
+    ("SELECT * FROM web_sessions", "permission denied for table web_sessions"),
+    ("SELECT csrf FROM web_sessions", "permission denied for table web_sessions"),
+    ("SELECT * FROM web_logins", "permission denied for table web_logins"),
+    ("SELECT token_hash FROM shares", "permission denied for table shares"),
 ])
-async def test_admin_query_cannot_take_superuser_powers_back(store: Store, sql: str,
-                                                             refusal: str) -> None:
-    with pytest.raises(QueryRefused, match=refusal):
+async def test_the_console_role_refuses_every_attack(store: Store, sql: str,
+                                                     refusal: str) -> None:
+    user = await store.accounts.user_for("telegram", "1", "Ann")
+    await store.accounts.issue_link_code(user)
+    await store.web.open_session(user)
+    with pytest.raises(QueryRefused) as exc:
         await store.web.admin_query(sql, timeout_ms=5000, row_limit=10)
-    who = await store.web.admin_query("SELECT current_user, session_user", timeout_ms=5000,
-                                      row_limit=10)
-    assert who.rows == (("bullpen_console", "bullpen_console"),)
+    assert refusal in str(exc.value)
+    who = await store.web.admin_query(
+        "SELECT current_user, session_user, r.rolsuper FROM pg_roles r"
+        " WHERE r.rolname = current_user", timeout_ms=5000, row_limit=10)
+    assert who.rows == (("bullpen_console", "bullpen_console", "false"),)
 
 
-async def test_where_the_console_role_cannot_log_in_it_is_still_the_query_role(
-        store: Store, pg_db: Database) -> None:
-    """A server that asks the console role for a password: the console connects as the
-    application's user and runs the query under SET LOCAL ROLE (writes and superuser
-    functions still refused)."""
+async def test_the_console_sees_no_secret_table_and_no_secret_column(store: Store) -> None:
+    user = await store.accounts.user_for("telegram", "1", "Ann")
+    await store.web.open_session(user)
+    tables = dict(await store.web.admin_tables(timeout_ms=5000))
+    assert not {"web_sessions", "web_logins", "link_codes"} & set(tables)
+    assert tables["users"] == 1
+    for hidden in ("web_sessions", "web_logins", "link_codes"):
+        assert await store.web.admin_rows(hidden, page=1, page_size=10, timeout_ms=5000) is None
+    shares = await store.web.admin_rows("shares", page=1, page_size=10, timeout_ms=5000)
+    assert shares is not None and "token_hash" not in shares.columns
+    member = await store.web.admin_query(
+        "SELECT count(*) FROM pg_auth_members m JOIN pg_roles r ON r.oid = m.member"
+        " WHERE r.rolname = 'bullpen_console'", timeout_ms=5000, row_limit=10)
+    assert member.rows == (("0",),)  # no pg_read_all_data, no role at all
+
+
+async def test_without_a_login_as_its_role_the_console_is_off_and_says_why(
+        store: Store, pg_db: Database, pg_dsn: str) -> None:
+    """No fallback to the application's user (nor any stronger role): the console is off."""
+    off = WebRepo(pg_db.pool, console_dsn=None)
+    assert "no login is configured" in (await off.admin_status() or "")
+    with pytest.raises(ConsoleOff):
+        await off.admin_query("SELECT 1", timeout_ms=5000, row_limit=10)
+    superuser = WebRepo(pg_db.pool, console_dsn=pg_dsn)  # a stronger login is refused too
+    assert "is not the role bullpen_console" in (await superuser.admin_status() or "")
+    with pytest.raises(ConsoleOff):
+        await superuser.admin_tables(timeout_ms=5000)
     await pg_db.pool.execute("ALTER ROLE bullpen_console NOLOGIN")
     try:
-        repo = WebRepo(pg_db.pool, dsn=pg_db.dsn)
-        who = await repo.admin_query("SELECT current_user", timeout_ms=5000, row_limit=10)
-        assert who.rows == (("bullpen_console",),)
-        for sql in ("DELETE FROM users", "SELECT pg_read_file('PG_VERSION')"):
-            with pytest.raises(QueryRefused):
-                await repo.admin_query(sql, timeout_ms=5000, row_limit=10)
+        reason = await store.web.admin_status()
+        assert reason is not None and "cannot log in as the role bullpen_console" in reason
+        with pytest.raises(ConsoleOff):
+            await store.web.admin_query("SELECT current_user", timeout_ms=5000, row_limit=10)
+        with pytest.raises(ConsoleOff):
+            await store.web.admin_rows("users", page=1, page_size=10, timeout_ms=5000)
     finally:
         await pg_db.pool.execute("ALTER ROLE bullpen_console LOGIN")
+    assert await store.web.admin_status() is None
+
+
+async def test_a_200_mb_result_is_cut_in_bytes_without_being_held(store: Store) -> None:
+    sql = "SELECT repeat('x', 1000000) AS mb FROM generate_series(1, 200)"
+    tracemalloc.start()
+    try:
+        got = await store.web.admin_query(sql, timeout_ms=60_000, row_limit=500,
+                                          byte_limit=2 * 1024 * 1024)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert got.truncated and got.cut_by == "bytes"
+    assert len(got.rows) == 2 and all(len(r[0] or "") == 1_000_000 for r in got.rows)
+    assert peak < 40 * 1024 * 1024, f"{peak / 1e6:.0f} MB held for a 2 MB answer"
+    rows = await store.web.admin_query("SELECT g FROM generate_series(1, 20) g",
+                                       timeout_ms=5000, row_limit=5, byte_limit=1024)
+    assert rows.cut_by == "rows" and len(rows.rows) == 5
+    whole = await store.web.admin_query("SELECT g FROM generate_series(1, 5) g",
+                                        timeout_ms=5000, row_limit=5, byte_limit=1024)
+    assert not whole.truncated and whole.cut_by == "" and len(whole.rows) == 5
