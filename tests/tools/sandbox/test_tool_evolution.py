@@ -225,3 +225,28 @@ async def test_a_revoked_tool_leaves_the_agent_and_is_not_run_again(
     assert [t.kind for t in await repo.traces(outcome.artifact.id)] == ["test"]
     assert await offer_verified(ToolRegistry(), repo) == []
     assert await repo.revoke("atr_percent") == 0
+
+
+ESCAPING_TOOLS = {
+    "reads_a_host_file": "pd.read_csv(chr(47) + 'etc' + chr(47) + 'passwd')",
+    "lists_the_root": "pd.io.common.os.listdir(chr(47))",
+    "runs_a_command": "pd.io.common.os.system('id')",
+    "unpickles": "np.load('p.npy', allow_pickle=True)",
+    "walks_frames": "dataclasses.inspect.currentframe()",
+}
+
+
+@pytest.mark.parametrize("reach", list(ESCAPING_TOOLS.values()), ids=list(ESCAPING_TOOLS))
+async def test_a_model_that_writes_an_escaping_tool_gets_no_verified_tool(
+        repo: ToolArtifactsRepo, reach: str) -> None:
+    """What a hostile or confused model writes, with every layer on: refused by the check or
+    by the sandbox (caught or not), never verified, never offered."""
+    code = ("import dataclasses\nimport numpy as np\n" + GOOD).replace(
+        "    high, low, close = bars[\"high\"], bars[\"low\"], bars[\"close\"]",
+        f"    try:\n        {reach}\n    except Exception:\n        pass\n"
+        "    high, low, close = bars[\"high\"], bars[\"low\"], bars[\"close\"]")
+    assert reach in code
+    outcome = await Synthesizer(llm=ScriptedLLM([reply(code)]), repo=repo,
+                                max_attempts=1).synthesise("ATR percent")
+    assert outcome.status == "failed" and outcome.attempts[-1].category == "security"
+    assert await offer_verified(ToolRegistry(), repo) == []
