@@ -5,9 +5,7 @@ connection."""
 
 from __future__ import annotations
 
-import socket
-import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +13,7 @@ import asyncpg
 import psutil
 import pytest
 
+from tests.tools.sandbox.conftest import Listener
 from tools.sandbox import Sandbox, SandboxLimits, SandboxPolicy, SandboxRun
 
 
@@ -83,40 +82,6 @@ ESCAPES = [
            "import socket\ns = socket.create_connection(('127.0.0.1', PORT), timeout=2)\n"
            "result = s.recv(10)", "import of 'socket'", "import of 'socket' is not allowed"),
 ]
-
-
-class Listener:
-    """A loopback TCP server that counts connections (none may arrive)."""
-
-    def __init__(self) -> None:
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self.accepted = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
-
-    def _serve(self) -> None:
-        while not self._stop.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                continue
-            self.accepted += 1
-            conn.close()
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join()
-        self.sock.close()
-
-
-@pytest.fixture
-def listener() -> Iterator[Listener]:
-    lst = Listener()
-    yield lst
-    lst.close()
 
 
 @pytest.fixture

@@ -13,12 +13,9 @@ import asyncio
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +24,7 @@ import asyncpg
 import psutil
 import pytest
 
+from tests.tools.sandbox.conftest import Listener
 from tools.sandbox import Sandbox, SandboxLimits, SandboxPolicy
 from tools.sandbox.seccomp import build_filter
 
@@ -104,40 +102,6 @@ ATTEMPTS = [
         "result = 'ESCAPED: new namespace'")),
     Attempt("become_root", _try("import os\nos.setuid(0)\nresult = 'ESCAPED: root'")),
 ]
-
-
-class Listener:
-    """A loopback TCP server that counts connections (none may arrive)."""
-
-    def __init__(self) -> None:
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self.accepted = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
-
-    def _serve(self) -> None:
-        while not self._stop.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                continue
-            self.accepted += 1
-            conn.close()
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join()
-        self.sock.close()
-
-
-@pytest.fixture
-def listener() -> Iterator[Listener]:
-    lst = Listener()
-    yield lst
-    lst.close()
 
 
 @pytest.fixture(autouse=True)
