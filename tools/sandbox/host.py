@@ -113,17 +113,20 @@ class ScriptFailed(ToolError):
         self.run = run
 
 
+MPL_DIR = ".mpl"
+
+
 def _mpl_cache() -> Path:
     return Path(tempfile.gettempdir()) / f"bullpen-sandbox-mpl-{os.getuid()}"
 
 
 def _env(workdir: Path) -> dict[str, str]:
-    """Nothing of the parent's environment: no keys, no DATABASE_URL, no proxies."""
-    cache = _mpl_cache()
-    cache.mkdir(mode=0o755, exist_ok=True)
+    """Nothing of the parent's environment: no keys, no DATABASE_URL, no proxies. matplotlib's
+    config dir is the run's own (seeded with the font cache): a read-only one makes it build a
+    new cache in a temporary dir on every run (a second of CPU)."""
     return {
         "PATH": "/usr/bin:/bin", "HOME": str(workdir), "TMPDIR": str(workdir),
-        "LANG": "C.UTF-8", "MPLCONFIGDIR": str(cache), "MPLBACKEND": "Agg",
+        "LANG": "C.UTF-8", "MPLCONFIGDIR": str(workdir / MPL_DIR), "MPLBACKEND": "Agg",
         "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
         "NUMBA_NUM_THREADS": "1", "NUMBA_CACHE_DIR": str(workdir),
         "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0",
@@ -231,8 +234,8 @@ class Sandbox:
         return jail
 
     async def _prepare_mpl_cache(self, jail: Jail) -> None:
-        """matplotlib's font cache, built once by our own code in the jail, then shown to runs
-        read-only (a run can then neither pay for it nor leave anything in it for the next)."""
+        """matplotlib's font cache, built once by our own code in the jail, then copied into
+        each run's work dir (a run neither pays for it nor leaves anything for the next)."""
         cache = _mpl_cache()
         cache.mkdir(mode=0o755, exist_ok=True)
         if not any(cache.glob("fontlist-*.json")):
@@ -253,14 +256,20 @@ class Sandbox:
         self._mpl_ready = True
 
     def _command(self, jail: Jail | None, workdir: Path, argv: list[str]) -> list[str]:
-        if jail is None:
-            return argv
-        return jail.command(argv, workdir=workdir, extra_read_only=(str(_mpl_cache()),))
+        return argv if jail is None else jail.command(argv, workdir=workdir)
 
     def _new_workdir(self, jail: Jail | None) -> Path:
+        """A fresh work dir the jailed user owns, with its own copy of the font cache."""
         workdir = Path(tempfile.mkdtemp(prefix="bullpen-sandbox-"))
+        mpl = workdir / MPL_DIR
+        mpl.mkdir()
+        for font_list in _mpl_cache().glob("fontlist-*.json"):
+            shutil.copyfile(font_list, mpl / font_list.name)
         if jail is not None:
             jail.prepare_dir(workdir)
+            jail.prepare_dir(mpl)
+            for file in mpl.iterdir():
+                jail.prepare_file(file)
         return workdir
 
     # --- the warm spare ----------------------------------------------------------------------

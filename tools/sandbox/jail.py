@@ -65,6 +65,11 @@ class Jail:
             os.chown(path, *self.drop_to)
         path.chmod(0o700)
 
+    def prepare_file(self, path: Path) -> None:
+        """A file in the work dir the jailed user may rewrite (its own copy of a cache)."""
+        if self.drop_to is not None:
+            os.chown(path, *self.drop_to)
+
     def command(self, argv: list[str], *, workdir: Path,
                 extra_read_only: tuple[str, ...] = ()) -> list[str]:
         """`argv` (an absolute program inside the jail) wrapped in bwrap (and setpriv)."""
