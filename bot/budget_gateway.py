@@ -12,7 +12,7 @@ from uuid import UUID
 from bot.commands import Question
 from bot.i18n import t
 from core.ports import Adapter
-from core.rate_limit import Rate, RateLimiter
+from core.rate_limit import Rate, RateLimits, SharedRateLimiter
 from core.store import Budget, Conversation, Store
 from core.store.person_locks import PersonLocks
 from core.types import IncomingMessage
@@ -82,31 +82,49 @@ async def admitted(gateway: Gateway, msg: IncomingMessage, user_id: UUID) -> boo
             or await is_admin_person(gateway, msg, user_id))
 
 
-def rate_limiter(settings: Settings) -> RateLimiter:
-    return RateLimiter({
+def rate_limiter(settings: Settings, store: Store) -> SharedRateLimiter:
+    """The settings' limits, counted in Postgres: one allowance per person however many
+    `serve` processes share the database."""
+    return SharedRateLimiter(store.rate_limits, {
         "message": Rate(settings.rate_messages_per_minute, 60.0),
         "voice": Rate(settings.rate_voice_per_hour, 3600.0),
         "heavy": Rate(settings.rate_debates_per_day, 86_400.0),
     })
 
 
-# Commands that start work outside a question's run (a sandboxed script, the generated tools
-# listing next to it): counted against the person's message rate like a question.
-RATED_COMMANDS = frozenset({"ta", "tools"})
+# Every command counts against the person's message rate like a question (a command is work:
+# a database write, a report built, a sandbox started, a reply sent), except /stop: it starts
+# nothing and must always reach the run the person wants ended. /help is not free: a flood of
+# it is a flood of replies like any other.
+UNRATED_COMMANDS = frozenset({"stop"})
 
 
-def rate_refusal(rates: RateLimiter, msg: IncomingMessage, user_id: UUID, lang: str,
-                 question: Question, conversation: Conversation | None) -> str | None:
-    """What the person is told when this question is over a rate limit (with when to try
-    again), or None: it is allowed and counted."""
-    got = rate_wait(rates, msg, user_id, question, conversation)
+def question_kinds(msg: IncomingMessage, question: Question,
+                   conversation: Conversation | None) -> list[str]:
+    """The limits a question counts against: always the message rate; a voice note's; and the
+    debates-per-day for a heavy mode (asked for, or the conversation's). In this order always:
+    the shared limiter locks the person's rows in it."""
+    mode = question.mode or (conversation.mode if conversation is not None else None)
+    kinds = ["message"]
+    if not question.text and any(a.kind in ("voice", "audio") for a in msg.attachments):
+        kinds.append("voice")
+    if mode in HEAVY_MODES:
+        kinds.append("heavy")
+    return kinds
+
+
+async def rate_refusal(rates: RateLimits, user_id: UUID, lang: str,
+                       kinds: list[str]) -> str | None:
+    """What the person is told when this is over a rate limit (with when to try again), or
+    None: it is allowed and counted (every kind, or none when refused)."""
+    got = await rates.take(user_id, kinds)
     if got is None:
         return None
     kind, wait = got
-    return t("rate_limited", lang, what=t("rate_" + kind, lang), wait=_duration(wait, lang))
+    return t("rate_limited", lang, what=t("rate_" + kind, lang), wait=duration(wait, lang))
 
 
-def _duration(seconds: float, lang: str) -> str:
+def duration(seconds: float, lang: str) -> str:
     s = max(1, math.ceil(seconds))
     if s < 120:
         return f"{s} 秒" if lang == "zh" else f"{s} s"
@@ -117,23 +135,6 @@ def _duration(seconds: float, lang: str) -> str:
     if lang == "zh":
         return f"{hours} 小时 {minutes} 分" if hours else f"{minutes} 分钟"
     return f"{hours} h {minutes} min" if hours else f"{minutes} min"
-
-
-def rate_wait(rates: RateLimiter, msg: IncomingMessage, user_id: UUID, question: Question,
-              conversation: Conversation | None) -> tuple[str, float] | None:
-    """The limit this question is over and the seconds until it may be asked, or None: it
-    counts now."""
-    mode = question.mode or (conversation.mode if conversation is not None else None)
-    kinds = ["message"]
-    if not question.text and any(a.kind in ("voice", "audio") for a in msg.attachments):
-        kinds.append("voice")
-    if mode in HEAVY_MODES:
-        kinds.append("heavy")
-    for kind in kinds:
-        wait = rates.hit(user_id, kind)
-        if wait is not None:
-            return kind, wait
-    return None
 
 
 # commands that spend model calls outside a run (the report's narrative): refused when the
@@ -156,7 +157,7 @@ async def command_allowed(gateway: Gateway, adapter: Adapter, msg: IncomingMessa
 
 def _when(at: datetime, lang: str) -> str:
     left = max(0.0, (at - datetime.now(UTC)).total_seconds())
-    return f"{at:%Y-%m-%d %H:%M} UTC ({_duration(left, lang)})"
+    return f"{at:%Y-%m-%d %H:%M} UTC ({duration(left, lang)})"
 
 
 async def before_run(gateway: Gateway, job: _Job, conv: Conversation) -> Conversation | None:
@@ -230,13 +231,16 @@ def cheap_role(settings: Settings) -> str | None:
 
 
 def configure(gateway: Gateway, store: Store, settings: Settings) -> None:
-    """The settings' access, admins, budgets and rate limits onto `gateway` (bot.app)."""
+    """The settings' access, admins, budgets, rate limits and caps onto `gateway` (bot.app)."""
     gateway.gate = UsageGate(store.budgets, access=settings.access, default=Budget(
         settings.budget_daily_tokens, settings.budget_monthly_tokens, settings.budget_daily_usd,
         settings.budget_monthly_usd), usd_per_token=dearest_token_usd(settings),
         cheap_role=cheap_role(settings))
     gateway.admins = frozenset(a.strip() for a in settings.admins.split(",") if a.strip())
-    gateway.rates = rate_limiter(settings)
+    gateway.rates = rate_limiter(settings, store)
+    gateway.unlinks_per_day = settings.unlinks_per_day
+    gateway.subscriptions_per_person = settings.subscriptions_per_person
+    gateway.subscriptions_per_chat = settings.subscriptions_per_chat
     gateway.one_run_per_person = settings.one_run_per_person
     if settings.one_run_per_person:
         gateway.person_locks = PersonLocks(store.db.dsn)

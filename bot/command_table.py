@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-from bot import chat_admins, commands
+from bot import budget_gateway, chat_admins, commands
 from bot.commands import Command
 from bot.i18n import t
 from bot.logs import register_ephemeral
@@ -144,7 +144,19 @@ async def link(ctx: CommandContext) -> None:
 
 @command("unlink")
 async def unlink(ctx: CommandContext) -> None:
-    got = await ctx.store.accounts.unlink(ctx.msg.platform, ctx.msg.sender.platform_uid)
+    """At most `unlinks_per_day` per person (counted in Postgres, across processes): the spend
+    stays with both sides (`AccountsRepo.unlink`), and link/unlink cycles are few."""
+    accounts = ctx.store.accounts
+    per_day = ctx.gateway.unlinks_per_day
+    if per_day > 0 and len(await accounts.accounts_of(ctx.user_id)) > 1:
+        over = await ctx.store.rate_limits.take(ctx.user_id, [("unlink", per_day, 86_400.0)])
+        if over is not None:
+            await ctx.say(ctx.tr("unlink_limited", n=per_day,
+                                 wait=budget_gateway.duration(over[1], ctx.lang)))
+            return
+    got = await accounts.unlink(ctx.msg.platform, ctx.msg.sender.platform_uid)
+    if got is not None and ctx.gateway.gate is not None:
+        ctx.gateway.gate.forget(ctx.user_id)
     await ctx.say(ctx.tr("unlink_ok" if got else "unlink_none"))
 
 
@@ -160,8 +172,8 @@ async def question(ctx: CommandContext) -> None:
     elif tf is not None and not commands.timeframe_known(tf):
         await ctx.say(ctx.tr("bad_timeframe", tf=tf))
     else:
-        ctx.gateway.enqueue(ctx.adapter, ctx.msg, ctx.user_id, ctx.lang, q, ctx.conversation,
-                            ctx.epoch)
+        await ctx.gateway.enqueue(ctx.adapter, ctx.msg, ctx.user_id, ctx.lang, q,
+                                  ctx.conversation, ctx.epoch)
 
 
 # the watchlist, subscriptions, reports, /usage, /admin, /web and /share register themselves

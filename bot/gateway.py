@@ -27,7 +27,7 @@ from core.agent.runner import CANCEL_SHUTDOWN, AgentRunner
 from core.errors import Forbidden, PlatformError, StoreUnavailable
 from core.events import Event, Failed
 from core.ports import Adapter, MessageHandler, Outbox
-from core.rate_limit import RateLimiter
+from core.rate_limit import RateLimits
 from core.store import Conversation, Store
 from core.store.inbound import Inbound
 from core.store.person_locks import PersonLocks
@@ -54,6 +54,10 @@ PLACEHOLDER_WAIT_S = 1.0
 # Commands that act on the chat's run or conversation: never held, so that questions waiting in
 # the queue see their effect, as they always have.
 UNHELD_COMMANDS = frozenset({"stop", "mode", "new"})
+# the settings' defaults (bot.settings), for a gateway built without them (tests, tools)
+UNLINKS_PER_DAY = 3
+SUBSCRIPTIONS_PER_PERSON = 20
+SUBSCRIPTIONS_PER_CHAT = 10
 # crash safety: how often this process beats and sweeps, when another process's message counts
 # as left unanswered, and when it is too old to answer now (the user is asked to resend)
 SWEEP_S = 10.0
@@ -159,7 +163,11 @@ class Gateway:
         self._conv_epoch = 0
         # who may spend what (bot.budget_gateway; None/off: everyone, unlimited, in parallel)
         self.gate: UsageGate | None = None
-        self.rates: RateLimiter | None = None
+        self.rates: RateLimits | None = None
+        # link/unlink cycles and what multiplies pushes (bot.settings; configure sets them)
+        self.unlinks_per_day = UNLINKS_PER_DAY
+        self.subscriptions_per_person = SUBSCRIPTIONS_PER_PERSON
+        self.subscriptions_per_chat = SUBSCRIPTIONS_PER_CHAT
         self.admins: frozenset[str] = frozenset()  # "platform:uid"
         self.one_run_per_person = False
         self.person_locks: PersonLocks | None = None  # across processes (None: this one only)
@@ -299,12 +307,18 @@ class Gateway:
                 await self._mark(msg, "answered")
                 return
             # voice notes and the like: the preprocessor may turn them into text
+            if not resumed and await self._rate_refused(adapter, msg, user_id, lang,
+                                                        Question(text=""), conversation):
+                return
             self._enqueue(adapter, msg, user_id, lang, Question(text=""),
                           conversation, epoch, placeholder=placeholder, resumed=resumed,
                           inbound_id=inbound_id)
             return
         cmd = commands.parse(text)
         if cmd is None:
+            if not resumed and await self._rate_refused(adapter, msg, user_id, lang,
+                                                        Question(text=text), conversation):
+                return
             self._enqueue(adapter, msg, user_id, lang, Question(text=text),
                           conversation, epoch, placeholder=placeholder, resumed=resumed,
                           inbound_id=inbound_id)
@@ -339,10 +353,10 @@ class Gateway:
         if (self.gate is not None and cmd.name in budget_gateway.GATED_COMMANDS
                 and not await budget_gateway.command_allowed(self, adapter, msg, user_id, lang)):
             return
-        if self.rates is not None and cmd.name in budget_gateway.RATED_COMMANDS:
-            refusal = budget_gateway.rate_refusal(self.rates, msg, user_id, lang,
-                                                  Question(text=cmd.args), conversation)
-            if refusal is not None:  # a sandbox is not started past the person's rate
+        if (self.rates is not None and cmd.name not in budget_gateway.UNRATED_COMMANDS
+                and (msg.chat.key, msg.message_id) not in self._resuming):
+            refusal = await budget_gateway.rate_refusal(self.rates, user_id, lang, ["message"])
+            if refusal is not None:  # nothing a command does happens past the person's rate
                 await self._say(adapter, msg, refusal)
                 return
         await dispatch(CommandContext(gateway=self, store=self._store, adapter=adapter, msg=msg,
@@ -458,10 +472,35 @@ class Gateway:
     def stop_chat(self, key: str) -> bool:
         return self._stop(key)
 
-    def enqueue(self, adapter: Adapter, msg: IncomingMessage, user_id: UUID, lang: str,
-                question: Question, conversation: Conversation | None = None,
-                epoch: int = -1) -> None:
+    async def enqueue(self, adapter: Adapter, msg: IncomingMessage, user_id: UUID, lang: str,
+                      question: Question, conversation: Conversation | None = None,
+                      epoch: int = -1) -> None:
+        """A command's question queued: its command was counted against the message rate
+        already (`_command`); a heavy mode counts against the debates per day here."""
+        kinds = [k for k in budget_gateway.question_kinds(msg, question, conversation)
+                 if k != "message"]
+        if (kinds and self.rates is not None
+                and (msg.chat.key, msg.message_id) not in self._resuming):
+            refusal = await budget_gateway.rate_refusal(self.rates, user_id, lang, kinds)
+            if refusal is not None:
+                await self._say(adapter, msg, refusal)
+                return
         self._enqueue(adapter, msg, user_id, lang, question, conversation, epoch)
+
+    async def _rate_refused(self, adapter: Adapter, msg: IncomingMessage, user_id: UUID,
+                            lang: str, question: Question,
+                            conversation: Conversation | None) -> bool:
+        """A question over the person's rate is refused before it is queued (it never reaches
+        the model), the person told when to try again. True when it was."""
+        if self.rates is None:
+            return False
+        refusal = await budget_gateway.rate_refusal(
+            self.rates, user_id, lang, budget_gateway.question_kinds(msg, question, conversation))
+        if refusal is None:
+            return False
+        await self._say(adapter, msg, refusal)
+        await self._mark(msg, "answered")
+        return True
 
     # --- the queue -------------------------------------------------------------------------
 
@@ -490,12 +529,6 @@ class Gateway:
                  question: Question, conversation: Conversation | None = None,
                  epoch: int = -1, *, placeholder: str | None = None,
                  resumed: bool = False, inbound_id: int | None = None) -> None:
-        if self.rates is not None and not resumed:
-            refusal = budget_gateway.rate_refusal(self.rates, msg, user_id, lang, question,
-                                                  conversation)
-            if refusal is not None:  # refused before it is queued: it never reaches the model
-                self._tell_later(adapter, msg, refusal)
-                return
         self._queued.add((msg.chat.key, msg.message_id))
         if (msg.chat.key, msg.message_id) in self._resuming:  # a resumed message's command
             resumed = True
@@ -697,15 +730,6 @@ class Gateway:
                 lock.release()
 
         return release
-
-    def _tell_later(self, adapter: Adapter, msg: IncomingMessage, text: str) -> None:
-        async def tell() -> None:
-            await self._say(adapter, msg, text)
-            await self._mark(msg, "answered")
-
-        task = asyncio.create_task(tell(), name=f"tell:{msg.chat.key}:{msg.message_id}")
-        self._retrying.add(task)
-        task.add_done_callback(self._retrying.discard)
 
     # --- crash safety ----------------------------------------------------------------------
 

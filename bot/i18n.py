@@ -54,6 +54,22 @@ STRINGS: dict[str, dict[str, str]] = {
                   "zh": "已解除绑定。"},
     "unlink_none": {"en": "This account is not linked to another one.",
                     "zh": "此账号没有绑定其他账号。"},
+    "unlink_limited": {"en": "Accounts can be unlinked {n} times a day: try again in {wait}. "
+                             "(What you spent today stays counted either way.)",
+                       "zh": "每天最多解除绑定 {n} 次，请在 {wait} 后再试。"
+                             "（今天已用的额度无论如何都会计入。）"},
+    "subscribe_duplicate": {"en": "This chat already has that subscription: #{id} ({what}). "
+                                  "/subscriptions lists them.",
+                            "zh": "本聊天已有相同的订阅：#{id}（{what}）。"
+                                  "用 /subscriptions 查看。"},
+    "subscribe_owner_cap": {"en": "You have {n} subscriptions, the most one person may have. "
+                                   "/unsubscribe ID one first.",
+                             "zh": "你已有 {n} 个订阅，已达每人上限。请先 /unsubscribe 编号 "
+                                   "删除一个。"},
+    "subscribe_chat_cap": {"en": "This chat has {n} subscriptions, the most one chat may have. "
+                                 "/unsubscribe ID one first.",
+                           "zh": "本聊天已有 {n} 个订阅，已达每个聊天的上限。请先 "
+                                 "/unsubscribe 编号 删除一个。"},
     "needs_arg": {"en": "Usage: {usage}", "zh": "用法：{usage}"},
     "access_denied": {"en": "This bot is private. Ask its admin to allow your account "
                             "{who}.",

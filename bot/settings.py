@@ -83,6 +83,13 @@ class Settings(BaseSettings):
     rate_debates_per_day: int = Field(
         20, ge=0, validation_alias=_env("BULLPEN_RATE_DEBATES_PER_DAY"))
     one_run_per_person: bool = Field(True, validation_alias=_env("BULLPEN_ONE_RUN_PER_PERSON"))
+    # issue 28: /unlink per person in any 24 hours (0: unlimited), and what multiplies pushes: a
+    # person's subscriptions anywhere and a chat's, whoever made them (0: no cap)
+    unlinks_per_day: int = Field(3, ge=0, validation_alias=_env("BULLPEN_UNLINKS_PER_DAY"))
+    subscriptions_per_person: int = Field(
+        20, ge=0, validation_alias=_env("BULLPEN_SUBSCRIPTIONS_PER_PERSON"))
+    subscriptions_per_chat: int = Field(
+        10, ge=0, validation_alias=_env("BULLPEN_SUBSCRIPTIONS_PER_CHAT"))
     # seed 003: a conversation that spent this many tokens is closed (unset: never)
     conversation_token_budget: int | None = Field(
         None, ge=1, validation_alias=_env("BULLPEN_CONVERSATION_TOKEN_BUDGET"))

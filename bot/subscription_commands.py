@@ -9,6 +9,7 @@ from zoneinfo import ZoneInfo
 
 from bot.chat_admins import may_change_chat
 from bot.command_table import CommandContext, command
+from core.store.subscriptions import Subscription
 from core.types import Reply
 from jobs.schedule import (
     MAX_SYMBOLS,
@@ -165,10 +166,20 @@ async def subscribe(ctx: CommandContext) -> None:
         watched = await ctx.store.subscriptions.watchlist(ctx.user_id)
         markets = resolve_symbols(watched, ctx.lang).markets if watched else ["us"]
     calendar = calendar_for(markets) if spec.recurrence == "tradingdays" else None
-    sub = await ctx.store.subscriptions.add(
+    got = await ctx.store.subscriptions.subscribe(
         owner_id=ctx.user_id, chat=ctx.msg.chat, symbols=res.codes,
         at_time=spec.at.strftime("%H:%M"), recurrence=spec.recurrence, tz=zone,
-        calendar=calendar, lang=ctx.lang, options={"pdf": spec.pdf}, kind=kind)
+        calendar=calendar, lang=ctx.lang, options={"pdf": spec.pdf}, kind=kind,
+        per_owner=ctx.gateway.subscriptions_per_person,
+        per_chat=ctx.gateway.subscriptions_per_chat)
+    if got.sub is None:  # the same one again, or one more than a cap allows: nothing stored
+        if got.existing is not None:
+            await ctx.say(ctx.tr("subscribe_duplicate", id=got.existing.id,
+                                 what=_described(got.existing, ctx.lang)))
+        else:
+            await ctx.say(ctx.tr("subscribe_" + got.refused, n=got.count))
+        return
+    sub = got.sub
     schedule = Schedule(at=spec.at, recurrence=spec.recurrence, tz=zone, calendar=calendar)
     nxt = schedule.next_fire(datetime.now(UTC)).astimezone(ZoneInfo(zone))
     what = ", ".join(res.codes) or _l(ctx.lang, "your watchlist", "你的自选")
@@ -180,6 +191,16 @@ async def subscribe(ctx: CommandContext) -> None:
         f"{', with PDF' if spec.pdf else ''}. Next: {nxt:%a %Y-%m-%d %H:%M} {zone}.",
         f"已订阅（#{sub.id}）：{what} 的{thing}，{schedule.describe('zh')}"
         f"{'，附 PDF' if spec.pdf else ''}。下次：{nxt:%Y-%m-%d %H:%M}（{zone}）。"))
+
+
+def _described(sub: Subscription, lang: str) -> str:
+    """"NVDA, AAPL · daily at 08:00 (America/New_York)": what and when, for a reply."""
+    from jobs.runner import schedule_of
+
+    what = ", ".join(sub.symbols) or _l(lang, "watchlist", "自选")
+    if sub.kind == "podcast":
+        what += _l(lang, " (podcast)", "（播客）")
+    return f"{what} · {schedule_of(sub).describe(lang)}"
 
 
 @command("subscriptions")
@@ -287,7 +308,7 @@ async def podcast(ctx: CommandContext) -> None:
         return
     if res.problems or notes:  # said first; the episode is made from the rest
         await ctx.say("\n".join([*notes, *res.problems]))
-    ctx.gateway.enqueue(ctx.adapter, ctx.msg, ctx.user_id, ctx.lang, Question(
+    await ctx.gateway.enqueue(ctx.adapter, ctx.msg, ctx.user_id, ctx.lang, Question(
         text=f"/podcast {' '.join(codes)}", mode="podcast",
         options={"intent": "podcast", "tickers": ",".join(codes), "pdf": "1" if pdf else ""}),
         ctx.conversation, ctx.epoch)

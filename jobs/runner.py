@@ -5,6 +5,8 @@ restart, a second process or `bullpen jobs due` twice delivers nothing twice."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -37,7 +39,17 @@ def schedule_of(sub: Subscription) -> Schedule:
 
 
 def delivery_key(sub: Subscription, fire_at: datetime) -> str:
-    return f"sub:{sub.id}:{fire_at.astimezone(UTC).strftime('%Y-%m-%dT%H:%MZ')}"
+    """The outbox key of a fire: the chat, what the push says and the fire time, not the
+    subscription's id. Identical subscriptions of one chat (stored before /subscribe refused
+    duplicates, or made by two processes at once) fire into one key, so the chat gets the
+    report once per fire time whichever of them fires first, in any process. What the push
+    says: the kind, the symbols in any order (a watchlist one: its owner's list), the language
+    and the options."""
+    what = json.dumps([sub.kind, sorted(sub.symbols) or f"watchlist:{sub.owner_id}", sub.lang,
+                       sub.options], sort_keys=True, default=str)
+    digest = hashlib.sha256(what.encode()).hexdigest()[:16]
+    return (f"push:{sub.chat.key}:{digest}:"
+            f"{fire_at.astimezone(UTC).strftime('%Y-%m-%dT%H:%MZ')}")
 
 
 ReportBuilder = Callable[..., Awaitable[Report]]
@@ -128,6 +140,7 @@ class JobRunner:
 
     async def complete(self, sub: Subscription, fire_at: datetime) -> FireResult:
         key = delivery_key(sub, fire_at)
+        detail = ""
         try:
             symbols = sub.symbols or await self._subs.watchlist(sub.owner_id)
             day = fire_at.astimezone(UTC).date().isoformat()
@@ -156,8 +169,10 @@ class JobRunner:
                 # one summarizer call of at most 400 tokens: the allowance cannot cut it
                 report = await self.report(symbols, lang=sub.lang, pdf=pdf, day=day, llm=llm)
                 items = report_items(report)
-            await self._outbox.deliver(sub.chat, items, key=key, source=f"job:{sub.id}",
-                                       subscription_id=sub.id)
+            receipt = await self._outbox.deliver(sub.chat, items, key=key,
+                                                 source=f"job:{sub.id}", subscription_id=sub.id)
+            if not receipt.created:  # an identical subscription of the chat fired it already
+                detail = "sent once for the chat's identical subscriptions"
             now = await self._subs.get(sub.id)
             if now is None or now.status == "removed":  # unsubscribed while it was built
                 await self._subs.cancel_deliveries(sub.id)
@@ -166,8 +181,9 @@ class JobRunner:
             await self._subs.finish_fire(sub.id, fire_at, status="failed",
                                          detail=f"{type(exc).__name__}: {exc}"[:500])
             return FireResult(sub.id, fire_at, "failed", detail=str(exc))
-        await self._subs.finish_fire(sub.id, fire_at, status="done", delivery_key=key)
-        return FireResult(sub.id, fire_at, "done", delivery_key=key)
+        await self._subs.finish_fire(sub.id, fire_at, status="done", delivery_key=key,
+                                     detail=detail)
+        return FireResult(sub.id, fire_at, "done", delivery_key=key, detail=detail)
 
     async def _over_budget(self, sub: Subscription, fire_at: datetime, symbols: Sequence[str],
                            reason: str, notice: str) -> FireResult:

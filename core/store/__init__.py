@@ -13,6 +13,7 @@ from core.store.files import FilesRepo
 from core.store.inbound import Inbound, InboundRepo
 from core.store.kept_replies import KeptRepliesRepo
 from core.store.migrate import migrate
+from core.store.rate_limits import RateLimitsRepo
 from core.store.strategies import StrategiesRepo
 from core.store.subscriptions import Subscription, SubscriptionsRepo
 from core.store.tool_artifacts import ToolArtifactsRepo
@@ -37,6 +38,7 @@ class Store:
         self.strategies = StrategiesRepo(db.pool)
         self.tool_artifacts = ToolArtifactsRepo(db.pool)
         self.budgets = BudgetsRepo(db.pool)
+        self.rate_limits = RateLimitsRepo(db.pool)
         self.web = WebRepo(db.pool, console_dsn=db.console_dsn)
 
 

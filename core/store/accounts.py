@@ -139,7 +139,16 @@ class AccountsRepo:
             return LinkResult(True, user_id=owner, issued_in=issued_in)
 
     async def unlink(self, platform: str, platform_uid: str) -> UUID | None:
-        """Detach one platform account onto a fresh user of its own; None if it was alone."""
+        """Detach one platform account onto a fresh user of its own; None if it was alone.
+
+        Usage belongs to the human (issue 28): the account leaves with a copy of the person's
+        spend this UTC day and month (`_CARRY_SPEND`), of their rate-limit windows and of
+        their own budgets and access, and the person keeps all of theirs. Copied, not split:
+        the usage rows say which person spent, not which account, so any split would be a
+        guess the unlinker could steer to the side they keep using; a copy means neither side
+        starts below what was spent. The price: an
+        honest unlink counts the day's spend on both sides until the budgets reset; linking
+        the two again drops the copies (`_merge_users`), so nothing is counted twice."""
         async with self._pool.acquire() as conn, conn.transaction():
             row = await conn.fetchrow(
                 "SELECT user_id, display_name FROM platform_accounts"
@@ -155,10 +164,23 @@ class AccountsRepo:
             await conn.execute(
                 "UPDATE platform_accounts SET user_id=$3, linked_at=now()"
                 " WHERE platform=$1 AND platform_uid=$2", platform, platform_uid, new_id)
+            await conn.execute(_CARRY_SPEND, row["user_id"], new_id)
+            await conn.execute("INSERT INTO rate_hits (user_id, kind, hits)"
+                               " SELECT $2, kind, hits FROM rate_hits WHERE user_id=$1",
+                               row["user_id"], new_id)
+            await conn.execute(  # a blocked or capped person is not freed by unlinking
+                "INSERT INTO user_limits (user_id, access, daily_tokens, monthly_tokens,"
+                " daily_usd, monthly_usd) SELECT $2, access, daily_tokens, monthly_tokens,"
+                " daily_usd, monthly_usd FROM user_limits WHERE user_id=$1",
+                row["user_id"], new_id)
             return UUID(str(new_id))
 
 
 async def _merge_users(conn: asyncpg.Connection, *, keep: UUID, gone: UUID) -> None:
+    # spend one of them carried from the other on an unlink: the originals come together now
+    await conn.execute("DELETE FROM usage WHERE (user_id=$1 AND carried_from=$2)"
+                       " OR (user_id=$2 AND carried_from=$1)", keep, gone)
+    await conn.execute(_MERGE_RATE_HITS, keep, gone)
     for table in ("platform_accounts", "conversations", "files", "usage", "link_codes",
                   "link_failures"):
         await conn.execute(f"UPDATE {table} SET user_id=$1 WHERE user_id=$2", keep, gone)
@@ -193,4 +215,32 @@ ON CONFLICT (user_id) DO UPDATE SET
     daily_usd = least(k.daily_usd, EXCLUDED.daily_usd),
     monthly_usd = least(k.monthly_usd, EXCLUDED.monthly_usd),
     updated_at = now()
+"""
+
+
+# /unlink: the person's spend this UTC day and month copied onto the account that leaves, as
+# at most two rows marked `carried_from` (today's at now; the rest of the month's at its start).
+_CARRY_SPEND = """
+WITH b AS (SELECT date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS d,
+                  date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS m),
+s AS (SELECT coalesce(sum(prompt_tokens + completion_tokens)
+                      FILTER (WHERE created_at >= b.d), 0) AS dt,
+             coalesce(sum(cost_usd) FILTER (WHERE created_at >= b.d), 0) AS dc,
+             coalesce(sum(prompt_tokens + completion_tokens), 0) AS mt,
+             coalesce(sum(cost_usd), 0) AS mc, b.m
+      FROM usage, b WHERE user_id = $1 AND created_at >= b.m GROUP BY b.m)
+INSERT INTO usage (user_id, provider, role, prompt_tokens, cost_usd, created_at, carried_from)
+SELECT $2, 'carried', 'carried', x.t, x.c, x.at, $1
+FROM s, LATERAL (VALUES (s.dt, s.dc, now()), (s.mt - s.dt, s.mc - s.dc, s.m)) AS x(t, c, at)
+WHERE x.t > 0 OR x.c > 0
+"""
+
+# A link: the gone person's rate-limit windows join the kept one's (linking a fresh account
+# must not bring a fresh allowance, nor reset the count of unlinks); the copies an unlink made
+# are the same instants, kept once.
+_MERGE_RATE_HITS = """
+WITH g AS (DELETE FROM rate_hits WHERE user_id = $2 RETURNING kind, hits)
+INSERT INTO rate_hits AS r (user_id, kind, hits) SELECT $1, kind, hits FROM g
+ON CONFLICT (user_id, kind) DO UPDATE
+SET hits = ARRAY(SELECT DISTINCT h FROM unnest(r.hits || EXCLUDED.hits) h ORDER BY h)
 """

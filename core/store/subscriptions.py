@@ -34,6 +34,18 @@ class Subscription:
     updated_at: datetime | None = None
 
 
+@dataclass(frozen=True)
+class Subscribed:
+    """What `SubscriptionsRepo.subscribe` did: stored `sub`, or refused it because it is
+    `existing` again ("duplicate") or one more than a cap allows ("owner_cap", "chat_cap",
+    with the `count` there already)."""
+
+    sub: Subscription | None
+    refused: str = ""
+    existing: Subscription | None = None
+    count: int = 0
+
+
 def _subscription(row: asyncpg.Record) -> Subscription:
     return Subscription(
         id=row["id"], owner_id=row["owner_id"], chat=ChatRef(**row["chat"]), kind=row["kind"],
@@ -88,14 +100,58 @@ class SubscriptionsRepo:
                   recurrence: str, tz: str, calendar: str | None, lang: str,
                   kind: str = "report", options: dict[str, Any] | None = None) -> Subscription:
         row = await self._pool.fetchrow(
-            "INSERT INTO subscriptions (owner_id, platform, chat_id, chat, kind, symbols,"
-            " at_time, recurrence, tz, calendar, lang, options)"
-            " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12) RETURNING *",
-            owner_id, chat.platform, chat.chat_id, chat.model_dump(mode="json"), kind, symbols,
-            at_time, recurrence, tz, calendar, lang, options or {})
+            _INSERT, owner_id, chat.platform, chat.chat_id, chat.model_dump(mode="json"), kind,
+            symbols, at_time, recurrence, tz, calendar, lang, options or {})
         assert row is not None
         await self._pool.execute("SELECT pg_notify('bullpen_subscriptions', $1)", str(row["id"]))
         return _subscription(row)
+
+    async def subscribe(self, *, owner_id: UUID, chat: ChatRef, symbols: list[str],
+                        at_time: str, recurrence: str, tz: str, calendar: str | None,
+                        lang: str, kind: str = "report", options: dict[str, Any] | None = None,
+                        per_owner: int = 0, per_chat: int = 0) -> Subscribed:
+        """`add`, unless the chat has the same subscription already (same kind, symbols in any
+        order, time, recurrence, zone, calendar, language and options; for a watchlist one,
+        the same owner too: it reads their list) or the owner has `per_owner` subscriptions
+        anywhere, or the chat `per_chat` (0: no cap). Checked and stored under transaction
+        locks on the owner and the chat, so a burst of /subscribe in any processes stops at
+        the cap exactly."""
+        options = options or {}
+        async with self._pool.acquire() as conn, conn.transaction():
+            await conn.execute(
+                "SELECT pg_advisory_xact_lock(28, hashtext('owner:' || $1)),"
+                " pg_advisory_xact_lock(28, hashtext('chat:' || $2 || ':' || $3))",
+                str(owner_id), chat.platform, chat.chat_id)
+            same = await conn.fetchrow(
+                "SELECT * FROM subscriptions WHERE platform = $1 AND chat_id = $2"
+                " AND status <> 'removed' AND kind = $3 AND at_time = $4 AND recurrence = $5"
+                " AND tz = $6 AND calendar IS NOT DISTINCT FROM $7 AND lang = $8"
+                " AND options = $9::jsonb"
+                " AND ARRAY(SELECT x FROM unnest(symbols) x ORDER BY x)"
+                "     = ARRAY(SELECT x FROM unnest($10::text[]) x ORDER BY x)"
+                " AND (cardinality($10::text[]) > 0 OR owner_id = $11) ORDER BY id LIMIT 1",
+                chat.platform, chat.chat_id, kind, at_time, recurrence, tz, calendar, lang,
+                options, symbols, owner_id)
+            if same is not None:
+                return Subscribed(None, "duplicate", _subscription(same))
+            counts = await conn.fetchrow(
+                "SELECT count(*) FILTER (WHERE owner_id = $1) AS mine,"
+                " count(*) FILTER (WHERE platform = $2 AND chat_id = $3) AS here"
+                " FROM subscriptions WHERE status <> 'removed'"
+                " AND (owner_id = $1 OR (platform = $2 AND chat_id = $3))",
+                owner_id, chat.platform, chat.chat_id)
+            assert counts is not None
+            if per_owner > 0 and counts["mine"] >= per_owner:
+                return Subscribed(None, "owner_cap", count=int(counts["mine"]))
+            if per_chat > 0 and counts["here"] >= per_chat:
+                return Subscribed(None, "chat_cap", count=int(counts["here"]))
+            row = await conn.fetchrow(_INSERT, owner_id, chat.platform, chat.chat_id,
+                                      chat.model_dump(mode="json"), kind, symbols, at_time,
+                                      recurrence, tz, calendar, lang, options)
+            assert row is not None
+            await conn.execute("SELECT pg_notify('bullpen_subscriptions', $1)",
+                               str(row["id"]))
+        return Subscribed(_subscription(row))
 
     async def get(self, subscription_id: int) -> Subscription | None:
         row = await self._pool.fetchrow("SELECT * FROM subscriptions WHERE id = $1",
@@ -192,3 +248,8 @@ class SubscriptionsRepo:
         got: datetime | None = await self._pool.fetchval(
             "SELECT max(fire_at) FROM job_fires WHERE subscription_id = $1", subscription_id)
         return got
+
+
+_INSERT = ("INSERT INTO subscriptions (owner_id, platform, chat_id, chat, kind, symbols,"
+           " at_time, recurrence, tz, calendar, lang, options)"
+           " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12) RETURNING *")

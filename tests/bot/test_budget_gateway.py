@@ -17,7 +17,7 @@ from core.store import Budget, Store
 from core.store.person_locks import PersonLocks
 from core.testing import RecordingAdapter, ScriptedLLM, text
 from core.tools import ToolRegistry
-from core.types import Attachment, ChatRef, IncomingMessage, Sender, Usage
+from core.types import Attachment, ChatRef, IncomingMessage, Sender, Usage, utcnow
 from core.usage_gate import UsageGate
 
 PLATFORMS = ("telegram", "discord", "slack", "wechat", "console")
@@ -511,3 +511,143 @@ async def test_usage_says_how_much_of_the_prompt_came_from_the_cache(pg_db, tmp_
     await adapter.deliver(msg("/lang zh", "3", "ann", chat))
     await adapter.deliver(msg("/usage", "4", "ann", chat))
     assert "1,250 tokens，其中 800 来自模型缓存" in adapter.visible_text(chat)[-1]
+
+
+# --- issue 28: usage belongs to the human; limits shared by every process --------------------
+
+
+async def _link(store: Store, adapter: RecordingAdapter, chat: ChatRef, into: tuple[str, str],
+                uid: str, mid: str) -> None:
+    """`uid` on `adapter` redeems a code given by the account `into` (platform, uid)."""
+    code = await store.accounts.issue_link_code(await store.accounts.user_for(*into))
+    await adapter.deliver(msg(f"/link {code}", mid, uid, chat))
+    assert "Linked" in adapter.visible_text(chat)[-1], adapter.visible_text(chat)
+
+
+async def test_link_spend_unlink_cycles_cannot_get_past_the_daily_budget(pg_db, tmp_path):
+    """The campaign's case: each /unlink used to give the account a fresh person with zero
+    usage. Now the account leaves with the person's spend (and the person keeps it): five
+    link, ask, unlink, ask cycles at 1,000 tokens an answer against a 2,500 daily budget get
+    three answers in all (the third crosses it), then every ask on either account is refused.
+    The unlink cap is lifted here: the budget holds by itself."""
+    llm = ScriptedLLM(default=text("answer", tokens=(900, 100)))
+    gw, store = make(pg_db, tmp_path, llm, default=Budget(daily_tokens=2500))
+    gw.unlinks_per_day = 0
+    tg, sl = RecordingAdapter(name="telegram"), RecordingAdapter(name="slack")
+    for adapter in (tg, sl):
+        await adapter.start(gw.handler_for(adapter))
+    tchat, schat = ChatRef(platform="telegram", chat_id="t"), ChatRef(platform="slack",
+                                                                        chat_id="D1")
+    for cycle in range(5):
+        await _link(store, sl, schat, ("telegram", "t1"), "s1", f"l{cycle}")
+        await sl.deliver(msg("NVDA?", f"a{cycle}", "s1", schat))
+        await gw.idle()
+        await sl.deliver(msg("/unlink", f"u{cycle}", "s1", schat))
+        assert "unlinked" in sl.visible_text(schat)[-1]
+        await sl.deliver(msg("AMD?", f"b{cycle}", "s1", schat))
+        await gw.idle()
+    await tg.deliver(msg("TSLA?", "t", "t1", tchat))
+    await gw.idle()
+    assert len(llm.requests) == 3
+    assert sl.visible_text(schat).count("answer") + tg.visible_text(tchat).count("answer") == 3
+    assert "daily token budget" in sl.visible_text(schat)[-1]
+    assert "daily token budget" in tg.visible_text(tchat)[-1]
+    # linking the two again counts each token once: the copies the unlinks made are dropped
+    await _link(store, sl, schat, ("telegram", "t1"), "s1", "l-last")
+    person = await store.accounts.user_for("telegram", "t1")
+    assert (await store.budgets.spend(person, utcnow())).day_tokens == 3000
+
+
+async def test_unlinks_are_capped_per_day_in_the_users_language(pg_db, tmp_path):
+    gw, store = make(pg_db, tmp_path, ScriptedLLM())
+    gw.unlinks_per_day = 2
+    sl = RecordingAdapter(name="slack")
+    await sl.start(gw.handler_for(sl))
+    schat = ChatRef(platform="slack", chat_id="D1")
+    for cycle in range(2):
+        await _link(store, sl, schat, ("telegram", "t1"), "s1", f"l{cycle}")
+        await sl.deliver(msg("/unlink", f"u{cycle}", "s1", schat))
+        assert sl.visible_text(schat)[-1].startswith("This account is unlinked")
+    await _link(store, sl, schat, ("telegram", "t1"), "s1", "l2")
+    await sl.deliver(msg("/lang zh", "z", "s1", schat))
+    await sl.deliver(msg("/unlink", "u2", "s1", schat))
+    assert re.fullmatch(r"每天最多解除绑定 2 次，请在 (23 小时 59 分|24 小时 0 分) 后再试。"
+                        r"（今天已用的额度无论如何都会计入。）", sl.visible_text(schat)[-1])
+    assert len(await store.accounts.accounts_of(
+        await store.accounts.user_for("telegram", "t1"))) == 2  # still linked
+    # the other side of the link cannot unlink either: the count is the person's
+    tg = RecordingAdapter(name="telegram")
+    await tg.start(gw.handler_for(tg))
+    await tg.deliver(msg("/unlink", "u3", "t1", ChatRef(platform="telegram", chat_id="t")))
+    assert "每天最多解除绑定" in tg.visible_text(ChatRef(platform="telegram", chat_id="t"))[-1]
+
+
+async def test_an_unlinked_account_keeps_the_persons_own_budget_and_block(pg_db, tmp_path):
+    llm = ScriptedLLM(default=text("answer"))
+    gw, store = make(pg_db, tmp_path, llm)
+    sl = RecordingAdapter(name="slack")
+    await sl.start(gw.handler_for(sl))
+    schat = ChatRef(platform="slack", chat_id="D1")
+    await _link(store, sl, schat, ("telegram", "t1"), "s1", "l")
+    await store.budgets.set_access(await store.accounts.user_for("telegram", "t1"), "block")
+    gw.gate = UsageGate(store.budgets)  # nothing cached
+    await sl.deliver(msg("/unlink", "u", "s1", schat))  # a blocked person is refused anyway
+    alone = await store.accounts.unlink("slack", "s1")
+    assert alone is not None and (await store.budgets.limits(alone)).access == "block"
+
+
+async def test_two_processes_share_one_persons_rate_limit(pg_db, pg_dsn, tmp_path):
+    """Two gateways, each with its own pool and limiter (two `serve` processes on one
+    database), Telegram answered by one and Slack by the other, one linked person sending a
+    burst on both: five a minute in all, not five per process."""
+    from core.rate_limit import SharedRateLimiter
+    from core.store import Database
+
+    llm = ScriptedLLM(default=text("ok"))
+    other_db = await Database.open(dsn=pg_dsn, data_dir=tmp_path)
+    try:
+        gateways = [make(pg_db, tmp_path, llm)[0], make(other_db, tmp_path, llm)[0]]
+        for gw in gateways:
+            gw.rates = SharedRateLimiter(gw._store.rate_limits, {"message": Rate(5, 60.0)})
+        store = gateways[0]._store
+        tg, sl = RecordingAdapter(name="telegram"), RecordingAdapter(name="slack")
+        await tg.start(gateways[0].handler_for(tg))
+        await sl.start(gateways[1].handler_for(sl))
+        tchat, schat = ChatRef(platform="telegram", chat_id="t"), ChatRef(platform="slack",
+                                                                            chat_id="s")
+        owner = await store.accounts.user_for("telegram", "t1")
+        code = await store.accounts.issue_link_code(owner)
+        assert (await store.accounts.redeem_link_code(
+            code, await store.accounts.user_for("slack", "s1"))).ok
+        await asyncio.gather(*(tg.deliver(msg(f"q{i}", str(i), "t1", tchat)) for i in range(15)),
+                             *(sl.deliver(msg(f"q{i}", str(i), "s1", schat)) for i in range(15)))
+        await asyncio.gather(*(gw.idle() for gw in gateways))
+        shown = tg.visible_text(tchat) + sl.visible_text(schat)
+        assert len(llm.requests) == 5 and shown.count("ok") == 5
+        assert sum("Too many requests (messages per minute)" in s for s in shown) == 25
+    finally:
+        for gw in gateways:
+            await gw.aclose()
+        await other_db.aclose()
+
+
+async def test_every_command_but_stop_counts_against_the_message_rate(pg_db, tmp_path):
+    from core.rate_limit import SharedRateLimiter
+
+    llm = ScriptedLLM(default=text("ok"))
+    gw, store = make(pg_db, tmp_path, llm)
+    gw.rates = SharedRateLimiter(store.rate_limits, {"message": Rate(3, 60.0)})
+    adapter = RecordingAdapter(name="telegram")
+    await adapter.start(gw.handler_for(adapter))
+    chat = ChatRef(platform="telegram", chat_id="c1")
+    for i, command in enumerate(["/help", "/watchlist", "/lang en", "/tz", "/subscriptions"]):
+        await adapter.deliver(msg(command, str(i), "u1", chat))
+    shown = adapter.visible_text(chat)
+    assert not any("Too many requests" in s for s in shown[:3])
+    assert all(re.fullmatch(r"Too many requests \(messages per minute\): please try again "
+                            r"in \d+ s\.", s) for s in shown[3:]) and len(shown) == 5
+    await adapter.deliver(msg("/stop", "s", "u1", chat))  # never refused: it starts nothing
+    assert adapter.visible_text(chat)[-1] == "Nothing is running."
+    await adapter.deliver(msg("NVDA?", "q", "u1", chat))
+    await gw.idle()
+    assert "Too many requests" in adapter.visible_text(chat)[-1] and llm.requests == []

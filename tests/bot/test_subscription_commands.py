@@ -173,3 +173,56 @@ async def test_podcast_bad_input_is_told_and_the_rest_is_produced(chat: Chat) ->
     assert "ticker:QCOM" not in said and "10" in said  # capped, and the cap is said
     many = " ".join(["NVDA"] * 31)
     assert "31 tickers: the first 30 are read" in await chat.say(f"/podcast {many}")
+
+
+# --- issue 28: caps and de-duplication for what multiplies pushes ------------------------------
+
+
+async def test_a_burst_of_subscribe_stops_at_the_chats_cap(chat: Chat) -> None:
+    """40 different /subscribe at once in one chat (limits off): the chat's cap (10 by default)
+    is stored, exactly, and every other one is told why."""
+    import asyncio
+
+    async def send(i: int) -> None:
+        await chat.gateway.handle(chat.adapter, IncomingMessage(
+            platform=CHAT.platform, chat=CHAT, sender=Sender(platform_uid="u1"),
+            message_id=f"burst{i}", text=f"/subscribe NVDA at 08:{i:02d}"))
+
+    await asyncio.gather(*(send(i) for i in range(40)))
+    await chat.gateway.idle()
+    assert len(await chat.subscriptions()) == 10
+    said = chat.adapter.visible_text(CHAT)
+    assert sum("Subscribed (#" in s for s in said) == 10
+    assert sum(s == "This chat has 10 subscriptions, the most one chat may have. "
+                    "/unsubscribe ID one first." for s in said) == 30
+
+
+async def test_a_person_has_at_most_their_cap_of_subscriptions_anywhere(chat: Chat) -> None:
+    chat.gateway.subscriptions_per_person, chat.gateway.subscriptions_per_chat = 3, 2
+    for i, where in enumerate([CHAT, CHAT, OTHER]):
+        assert "Subscribed (#" in await chat.say(f"/subscribe NVDA at 09:0{i}", chat=where)
+    assert "/unsubscribe" in await chat.say("/subscribe NVDA at 09:09", chat=CHAT)  # chat cap
+    third = ChatRef(platform="test", chat_id="c3")
+    said = await chat.say("/subscribe NVDA at 09:09", chat=third)
+    assert said == ("You have 3 subscriptions, the most one person may have. "
+                    "/unsubscribe ID one first.")
+    assert await chat.subscriptions(third) == []
+    assert await chat.say("/lang zh", chat=third)
+    assert "你已有 3 个订阅，已达每人上限" in await chat.say("/subscribe NVDA at 09:09", chat=third)
+
+
+async def test_an_identical_subscribe_is_refused_with_the_existing_one_named(chat: Chat) -> None:
+    said = await chat.say("/subscribe NVDA AAPL at 08:00 weekdays")
+    [sub] = await chat.subscriptions()
+    again = await chat.say("/subscribe AAPL NVDA at 08:00 weekdays")  # same symbols, any order
+    assert again == (f"This chat already has that subscription: #{sub.id} (NVDA, AAPL · "
+                     f"08:00 America/New_York, weekdays (Mon-Fri)). /subscriptions lists them.")
+    assert len(await chat.subscriptions()) == 1 and "Subscribed" in said
+    # another time, or a PDF, or another chat is another subscription
+    assert "Subscribed (#" in await chat.say("/subscribe NVDA AAPL at 08:00 weekdays pdf")
+    assert "Subscribed (#" in await chat.say("/subscribe NVDA AAPL at 08:01 weekdays")
+    assert "Subscribed (#" in await chat.say("/subscribe NVDA AAPL at 08:00 weekdays",
+                                             chat=OTHER)
+    # an unsubscribed one may be made again
+    assert f"Unsubscribed #{sub.id}" in await chat.say(f"/unsubscribe {sub.id}")
+    assert "Subscribed (#" in await chat.say("/subscribe NVDA AAPL at 08:00 weekdays")

@@ -14,7 +14,7 @@ from core.store import Database, Store
 from core.testing import MemoryOutbox
 from core.types import ChatRef
 from jobs.report import Report, report_key
-from jobs.runner import JobRunner
+from jobs.runner import JobRunner, delivery_key
 from jobs.scheduler import Scheduler
 
 
@@ -77,4 +77,4 @@ async def test_a_fire_due_during_a_database_outage_runs_once_after_it(
         await admin.close()
     rows = await pg_db.pool.fetch("SELECT fire_at, status FROM job_fires")
     assert [(r["fire_at"], r["status"]) for r in rows] == [(target, "done")]
-    assert list(outbox.deliveries) == [f"sub:{sub.id}:{target.strftime('%Y-%m-%dT%H:%MZ')}"]
+    assert list(outbox.deliveries) == [delivery_key(sub, target)]

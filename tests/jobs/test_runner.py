@@ -104,7 +104,9 @@ async def test_due_twice_at_the_same_instant_fires_once(env: Env) -> None:
     sub = await env.add()
     first = await env.runner.due(AT)
     assert [(r.subscription_id, r.fire_at, r.status) for r in first] == [(sub.id, FIRE, "done")]
-    assert first[0].delivery_key == delivery_key(sub, FIRE) == f"sub:{sub.id}:2030-01-07T08:00Z"
+    assert first[0].delivery_key == delivery_key(sub, FIRE)
+    assert delivery_key(sub, FIRE).startswith("push:") and delivery_key(sub, FIRE).endswith(
+        ":2030-01-07T08:00Z")
     again = await env.runner.due(AT)
     assert statuses(again) == ["skipped"]
     assert await env.count("job_fires") == 1
@@ -267,3 +269,42 @@ async def test_a_removed_subscription_does_not_fire_and_its_pending_delivery_is_
     assert env.adapter.visible_text(kept.chat) == ["report NVDA en"] * 2
     last = await env.deliveries.last_for_subscription(later.id)
     assert last is not None and last.status == "cancelled"
+
+
+async def test_identical_subscriptions_of_one_chat_deliver_one_report_per_fire(
+        pg_dsn: str, tmp_path: Path) -> None:
+    """Issue 28: 200 identical subscriptions (stored before /subscribe refused them) used to
+    fire 200 identical reports into one chat in the same minute. The outbox key is the chat,
+    what the push says and the fire time: identical ones (symbols in any order) deliver once,
+    even fired by two processes at once; each fire is still recorded. Another chat, another
+    language or other options are other pushes."""
+    a_db = await Database.open(dsn=pg_dsn, data_dir=tmp_path)
+    b_db = await Database.open(dsn=pg_dsn, data_dir=tmp_path)
+    try:
+        adapter = RecordingAdapter()
+        a = make_env(a_db, tmp_path, build=FakeBuilder(delay=0.01), adapter=adapter)
+        b = make_env(b_db, tmp_path, build=FakeBuilder(delay=0.01), adapter=adapter)
+        owner = await a.user()
+        same = [await a.add(symbols=s, owner=owner) for s in (["NVDA", "AAPL"], ["NVDA", "AAPL"],
+                                                               ["AAPL", "NVDA"])]
+        others = [await a.add(symbols=["NVDA", "AAPL"], owner=owner, chat="c2"),
+                  await a.add(symbols=["NVDA", "AAPL"], owner=owner, lang="zh"),
+                  await a.add(symbols=["NVDA", "AAPL"], owner=owner, pdf=True)]
+        ra, rb = await asyncio.gather(a.runner.due(AT), b.runner.due(AT))
+        done = [r for r in ra + rb if r.status == "done"]
+        assert sorted(r.subscription_id for r in done) == sorted(s.id for s in same + others)
+        assert len({r.delivery_key for r in done if r.subscription_id in
+                    {s.id for s in same}}) == 1
+        assert await a.count("job_fires", "status = 'done'") == 6
+        assert await a.count("deliveries") == 4
+        await asyncio.gather(a.outbox.drain(), b.outbox.drain())
+        shown = adapter.visible_text(same[0].chat)  # the three alike, zh, and with a PDF
+        assert len(shown) == 3 and sorted(t[-2:] for t in shown) == ["en", "en", "zh"]
+        assert len(adapter.visible_text(others[0].chat)) == 1
+        # the next fire time is another push: once again
+        await a.runner.due(AT + timedelta(days=1))
+        await a.outbox.drain()
+        assert len(adapter.visible_text(same[0].chat)) == 6
+    finally:
+        await a_db.aclose()
+        await b_db.aclose()
