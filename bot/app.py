@@ -171,7 +171,7 @@ def build_tools(settings: Settings, db: Database) -> ToolRegistry:
         mode=settings.data_mode, pool=db.pool, sec_user_agent=settings.sec_user_agent or "",
         tavily_api_key=settings.tavily_api_key.get_secret_value()
         if settings.tavily_api_key else "",
-        timeout_s=settings.data_timeout_s, packs_dir=settings.data_dir.resolve() / "packs",
+        timeout_s=settings.data_timeout_s, packs_dir=settings.packs_dir,
     ))
     return tools.build_registry()
 

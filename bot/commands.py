@@ -17,7 +17,7 @@ Ask in plain words: "NVDA latest close", "茅台最近走势", "compare AAPL and
 /fast QUESTION - one quick answer
 /debate QUESTION - analysts argue, a judge concludes
 /ict SYMBOL [TF] - ICT / smart-money analysis, e.g. /ict NVDA 4h
-/chart SYMBOL [RANGE] - price chart, e.g. /chart AAPL 6mo
+/chart SYMBOL [RANGE] - price chart, e.g. /chart AAPL 6mo, /chart 000300 2019-06-01 2020-06-16
 /plan SYMBOL [TF] - a trade plan from the ICT analysis
 /new - start a new conversation
 /stop - stop the current answer
@@ -40,7 +40,7 @@ HELP_ZH = """*Bullpen* - A股与美股研究助手。直接提问即可，例如
 /fast 问题 - 快速回答
 /debate 问题 - 多方辩论并由裁判总结
 /ict 代码 [周期] - ICT 分析
-/chart 代码 [区间] - 价格图
+/chart 代码 [区间] - 价格图，如 /chart 000300 近一年、2020年5月、2019-06-01 2020-06-16
 /plan 代码 [周期] - 交易计划
 /new 新对话  /stop 停止  /link 账号绑定  /unlink 解除绑定
 /usage 用量  /lang en|zh 语言  /help 帮助
@@ -143,7 +143,7 @@ def as_question(cmd: Command) -> Question | None:
     if cmd.name == "chart" and cmd.args:
         sym, _, rng = cmd.args.partition(" ")
         rng = rng.strip() or "6mo"
-        return Question(f"Chart {sym} for the last {rng}", mode="normal",
+        return Question(f"Chart {sym} over {rng}", mode="normal",
                         options={"intent": "chart", "symbol": sym, "period": rng})
     return None
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from bot.i18n import t
 from core.errors import BullpenError, UnknownSymbol
 
 
@@ -136,8 +137,10 @@ def quotes(ql: Any, lang: str) -> str:
 def ohlcv(o: Any, lang: str, period: str | None) -> str:
     name = f"{o.name} ({o.symbol})" if o.name else o.symbol
     s = o.summary
+    covered = getattr(o, "coverage", None)
     if s is None:
-        return f"{name}: no bars."
+        return (t("period_none", lang, name=name, **_window(covered)) if covered is not None
+                else t("no_bars", lang, name=name))
     c = _cur(o.currency)
     if lang == "zh":
         text = (f"**{name}** {s.first} 至 {s.last}（{o.total_bars} 根 {o.interval} K线）："
@@ -158,7 +161,15 @@ def ohlcv(o: Any, lang: str, period: str | None) -> str:
                 str(row[i]) if not isinstance(row[i], float) else _num(row[i]) for i in keep)
                 + " |")
         text += "\n\n" + "\n".join(table)
+    if covered is not None:  # the asked window reaches past the data: said (house rule 17)
+        text += "\n\n" + t("period_partial", lang, name=name, **_window(covered))
     return text + "\n" + _source(o.source, lang)
+
+
+def _window(c: Any) -> dict[str, str]:
+    """A `tools.market.Coverage` as the words' fields ("…" for an open end)."""
+    return {"asked_start": str(c.asked_start or "…"), "asked_end": str(c.asked_end or "…"),
+            "data_first": str(c.data_first), "data_last": str(c.data_last)}
 
 
 def indicators(r: Any, lang: str) -> str:
@@ -189,6 +200,10 @@ def chart(r: Any, lang: str) -> str:
     if note := getattr(r, "range_note", ""):  # a comparison cut to the dates all share
         lines.append(f"对比区间为所有标的共有的日期，截至 {r.series[0].last}。" if lang == "zh"
                      else note[0].upper() + note[1:] + ".")
+    covered = getattr(r, "coverage", None)
+    if covered is not None:
+        names = ", ".join(f"{s.name} ({s.symbol})" if s.name else s.symbol for s in r.series)
+        lines.append(t("period_partial", lang, name=names, **_window(covered)))
     sources = {s.source.label() for s in r.series}
     tail = ("数据来源：" if lang == "zh" else "Source: ") + "; ".join(sorted(sources))
     return "\n".join([head, *lines, tail])

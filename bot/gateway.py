@@ -23,7 +23,7 @@ from bot.i18n import detect_lang, t
 from bot.outbox import say
 from bot.renderer import Renderer, with_label
 from bot.state_marks import StateMarks
-from core.agent.runner import CANCEL_SHUTDOWN, AgentRunner
+from core.agent.runner import CANCEL_SHUTDOWN, AgentRunner, error_of
 from core.errors import Forbidden, PlatformError, StoreUnavailable
 from core.events import Event, Failed
 from core.ports import Adapter, MessageHandler, Outbox
@@ -73,8 +73,7 @@ _ERROR_CHARS = 500
 
 def _error_of(exc: BaseException) -> str:
     """A failure as recorded with its message: the type and the first line of what it said."""
-    said = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {said[0] if said else ''}"[:_ERROR_CHARS]
+    return error_of(exc)[:_ERROR_CHARS]
 
 
 @dataclass
@@ -683,6 +682,8 @@ class Gateway:
             raise
         finally:
             await renderer.aclose()
+        if failed is not None and failed.kind == "internal":  # recorded as a poison one is
+            return "failed", failed.error[:_ERROR_CHARS]
         if failed is not None and failed.kind not in ("cancelled", "input", "budget"):
             return "failed", f"{failed.kind}: {failed.error}"[:_ERROR_CHARS]
         return ("answered" if renderer.result.delivered else "failed"), None

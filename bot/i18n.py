@@ -145,6 +145,17 @@ STRINGS: dict[str, dict[str, str]] = {
     "unshare_ok": {"en": "Revoked {n} share link(s) of this chat: they no longer work.",
                    "zh": "已撤销本聊天的 {n} 个分享链接，它们已失效。"},
     "unshare_none": {"en": "Nothing of this chat is shared.", "zh": "本聊天没有分享中的对话。"},
+    "period_partial": {"en": "⚠️ You asked about {asked_start} to {asked_end}; the data has "
+                             "{name} only from {data_first} to {data_last}, so this covers part "
+                             "of it.",
+                       "zh": "⚠️ 所问区间为 {asked_start} 至 {asked_end}；{name} 的数据只有 "
+                             "{data_first} 至 {data_last}，以上只覆盖其中一部分。"},
+    "period_none": {"en": "⚠️ {name}: no bars from {asked_start} to {asked_end}; the data runs "
+                          "{data_first} to {data_last}.",
+                    "zh": "⚠️ {name}：{asked_start} 至 {asked_end} 没有K线数据；现有数据为 "
+                          "{data_first} 至 {data_last}。"},
+    "no_bars": {"en": "{name}: no trading days in the asked range.",
+                "zh": "{name}：所问区间内没有交易日。"},
     "unsupported": {"en": "I can read text and voice notes; this kind of message "
                           "({kind}) isn't something I can analyse.",
                     "zh": "我可以处理文字和语音消息；暂不支持这种消息（{kind}）。"},

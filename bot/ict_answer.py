@@ -11,6 +11,7 @@ import pandas as pd
 from core import context
 from core.types import OutgoingFile
 from tools.ict_tool import ICTResult, ICTStack, PlanOut, ict_analyze, ict_interval
+from tools.ticks import tick_text
 
 _T: Final[dict[str, dict[str, str]]] = {
     "en": {
@@ -119,18 +120,24 @@ def _when(value: Any, intraday: bool) -> str:
     return f"{ts:%Y-%m-%d %H:%M}" if intraday else f"{ts:%Y-%m-%d}"
 
 
-def plan_markdown(plan: PlanOut, lang: str = "en", *, currency: str = "") -> str:
-    """A validated plan as Markdown bullets (numbers as computed and validated in code)."""
+def plan_markdown(plan: PlanOut, lang: str = "en", *, currency: str = "",
+                  tick: float | None = None) -> str:
+    """A validated plan as Markdown bullets (numbers as computed and validated in code);
+    prices with the decimals of the instrument's `tick` (on which the tools put them)."""
     t = _tr(lang)
     unit = f" {currency}" if currency else ""
-    risk = t["rr"].format(rr=f"{plan.reward_risk:g}", risk=_p(plan.risk_per_unit))
+
+    def p(value: float) -> str:
+        return tick_text(value, tick)
+
+    risk = t["rr"].format(rr=f"{plan.reward_risk:g}", risk=p(plan.risk_per_unit))
     if plan.risk_percent is not None:
         risk += t["risk_pct"].format(pct=plan.risk_percent)
     lines = [
         f"**{t[plan.direction]}** · {plan.strategy} · {plan.timeframe} · {plan.horizon}",
-        f"- {t['entry']}: {_p(plan.entry)}{unit}",
-        f"- {t['stop']}: {_p(plan.stop)}{unit}",
-        f"- {t['targets']}: {', '.join(_p(x) for x in plan.targets)}{unit}",
+        f"- {t['entry']}: {p(plan.entry)}{unit}",
+        f"- {t['stop']}: {p(plan.stop)}{unit}",
+        f"- {t['targets']}: {', '.join(p(x) for x in plan.targets)}{unit}",
         f"- {risk}",
     ]
     if plan.confluence:
@@ -232,7 +239,8 @@ def render(result: ICTResult, lang: str = "en") -> str:
         out.append("")
         if result.proposal.plan is not None:
             out += [t["plan_head"],
-                    plan_markdown(result.proposal.plan, lang, currency=result.currency)]
+                    plan_markdown(result.proposal.plan, lang, currency=result.currency,
+                                  tick=result.tick_size)]
         else:
             out.append(t["wait"].format(reason=result.proposal.reason or "no setup"))
     out.append("")

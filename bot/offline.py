@@ -29,6 +29,7 @@ from core.errors import BullpenError, UnknownSymbol
 from core.events import Done, Event, File, Status, TextDelta, ToolFinished, ToolStarted
 from core.tools import ToolRegistry
 from core.types import ChatMessage, OutgoingFile
+from tools.periods import Period, find_period, parse_period
 
 log = logging.getLogger(__name__)
 
@@ -103,9 +104,6 @@ _GREETING = re.compile(
     re.I,
 )
 
-_PERIOD = re.compile(r"(?:last|past)?\s*(\d+)\s*(day|week|month|year|d|w|mo|m|y)s?\b", re.I)
-_PERIOD_ZH = re.compile(r"(?:最近|近)?(\d+|一|两|三|六)\s*(天|周|个月|月|年)")
-_ZH_NUM = {"一": 1, "两": 2, "三": 3, "六": 6}
 
 
 def detect_intent(text: str) -> str:
@@ -284,31 +282,29 @@ def _data_offline() -> bool:
     return get_config().mode == "offline"
 
 
-_ONE_PERIOD = re.compile(r"\b(?:last|past|this)\s+(day|week|month|quarter|year)\b", re.I)
-
-
 def detect_period(text: str) -> str | None:
-    one = _ONE_PERIOD.search(text)
-    if one and not _PERIOD.search(text):  # "over the last year": one of the unit
-        return {"day": "1d", "week": "7d", "month": "1mo", "quarter": "3mo",
-                "year": "1y"}[one.group(1).lower()]
-    m = _PERIOD.search(text)
-    if m:
-        n, unit = int(m.group(1)), m.group(2).lower()
-        if unit in ("day", "d"):
-            return f"{n}d"
-        if unit in ("week", "w"):
-            return f"{n * 7}d"
-        if unit in ("month", "mo", "m"):
-            return f"{n}mo"
-        return f"{n}y"
-    m2 = _PERIOD_ZH.search(text)
-    if m2:
-        raw = m2.group(1)
-        n = _ZH_NUM.get(raw) or int(raw)
-        return {"天": f"{n}d", "周": f"{n * 7}d", "个月": f"{n}mo", "月": f"{n}mo"}.get(
-            m2.group(2), f"{n}y")
-    return None
+    """The period the question asks about, as the tools write it (`3mo`, `ytd`, `2024-09`,
+    `2019-06-01..2020-06-16`): one set of rules with the tools' own (`tools.periods`)."""
+    found = find_period(text)
+    return found.text if found is not None else None
+
+
+def _period(raw: str | None) -> str | None:
+    """A period given as an option (/chart's range) in the tools' canonical form; one they
+    cannot read is passed on as typed, for the tool to say what it accepts."""
+    if not raw:
+        return None
+    parsed = _parsed(raw)
+    return parsed.text if parsed is not None else raw
+
+
+def _parsed(period: str | None) -> Period | None:
+    if not period:
+        return None
+    try:
+        return parse_period(period)
+    except BullpenError:
+        return None
 
 
 SymbolFinder = Callable[[str], list[str]]
@@ -367,7 +363,10 @@ class OfflineAnalyst:
             await turn.recorder.message(ChatMessage(role="assistant", content=answer))
             yield Done(text=answer, label=LABEL[lang])
             return
-        period = turn.options.get("period") or detect_period(text)
+        period = _period(turn.options.get("period")) or detect_period(text)
+        asked_period = _parsed(period)
+        if intent == "quote" and asked_period is not None and asked_period.absolute:
+            intent = "history"  # "How did the CSI 300 do in May 2020?": that month's bars
         if intent == "filing":
             async for event in self._filing(symbols[0], text, lang, parts):
                 yield event
@@ -396,7 +395,9 @@ class OfflineAnalyst:
                     return
             elif _data_offline():
                 parts.append(statements_note(lang, quote=intent in ("valuation", "quote")))
-        asked = od.asked_date(text)
+        # a single day asked for ("600000 2023-12-05 收盘价"); not a day that opens a range
+        asked = (od.asked_date(text) if asked_period is None
+                 or asked_period.start == asked_period.end else None)
         if asked is not None and intent in ("quote", "history"):
             step = _Step("get_ohlcv", {"symbol": symbols[0], "start": asked.isoformat(),
                                        "end": asked.isoformat(), "limit": 5})

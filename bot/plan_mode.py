@@ -234,8 +234,9 @@ class PlanMode:
             else:
                 check = ict.validate_plan(data, bias=result.bias, timeframe=enf.timeframe.key)
                 if check.ok and check.plan is not None:
-                    plan = plan_markdown(PlanOut.of(check.plan), turn.lang,
-                                         currency=result.currency)
+                    plan = plan_markdown(PlanOut.of(check.plan, tick=result.tick_size),
+                                         turn.lang, currency=result.currency,
+                                         tick=result.tick_size)
                     body = "\n\n".join(x for x in (plan, rationale) if x)
                     break
                 reasons = check.reasons

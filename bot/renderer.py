@@ -206,7 +206,7 @@ class Renderer:
             await self.deliver_final(with_label(event.text or self._text, event.label))
             return
         elif isinstance(event, Failed):
-            key = "stopped" if event.kind == "cancelled" else "failed"
+            key = {"cancelled": "stopped", "internal": "sorry"}.get(event.kind, "failed")
             await self.cut_short(t(key, self._lang, error=event.error))
             return
         if self._dirty and self._interval == 0:

@@ -342,6 +342,11 @@ class Settings(BaseSettings):
     def files_dir(self) -> Path:
         return self.data_dir / "files"
 
+    @property
+    def packs_dir(self) -> Path:
+        """Where `bullpen data install` puts the data packs and every command reads them."""
+        return self.data_dir.resolve() / "packs"
+
     def platforms_configured(self) -> list[str]:
         """Platforms whose credentials are set (each adapter starts only then)."""
         found = []

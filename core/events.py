@@ -58,7 +58,9 @@ class Done(BaseModel):
 class Failed(BaseModel):
     type: Literal["failed"] = "failed"
     error: str
-    kind: str = "error"  # error | cancelled | timeout | input
+    # error | cancelled | timeout | input | budget | llm | internal (an unexpected exception:
+    # `error` is for the record, the user is told only that the answer failed)
+    kind: str = "error"
 
 
 Event = Annotated[

@@ -30,7 +30,7 @@ from core.errors import DataUnavailable, InvalidArguments
 from core.types import OutgoingFile
 from tools.bars import interval_minutes, normalize_interval
 from tools.data.prices import get_bars
-from tools.market import period_start, source_from
+from tools.market import Coverage, coverage_note, source_from, window
 from tools.models import DataSource, rnd, tool
 from tools.symbol_lookup import ResolvedSymbol, resolve_symbol
 
@@ -221,20 +221,16 @@ class ChartResult(BaseModel):
     note: str = ""
     range_note: str = Field(default="", description="why a comparison ends before a series' "
                                                     "own last date")
+    coverage: Coverage | None = Field(default=None, description="set when the data covers "
+                                      "only part of the asked window")
 
 
 def _slice(df: pd.DataFrame, period: str | None, start: date | None, end: date | None,
-           ) -> pd.DataFrame:
-    view = df
-    if end is not None:
-        view = view[view.index < pd.Timestamp(end).tz_localize(df.index.tz) + pd.Timedelta(days=1)]
-    if start is not None:
-        view = view[view.index >= pd.Timestamp(start).tz_localize(df.index.tz)]
-    elif period and len(view):
-        begin = period_start(view.index[-1], period)
-        if begin is not None:
-            view = view[view.index >= begin]
-    return view
+           ) -> tuple[pd.DataFrame, Coverage | None]:
+    """The bars of the asked window (`tools.market.window`: explicit dates, then a calendar
+    period, then a span back from the last bar) and what of it the data lacks."""
+    view, _, _, covered = window(df, period, start, end)
+    return view, covered
 
 
 def _series_info(sym: ResolvedSymbol, view: pd.DataFrame, intraday: bool,
@@ -261,7 +257,8 @@ async def generate_chart(
 
     Args:
         symbols: one to six codes, tickers or names, e.g. ["NVDA"] or ["600519", "000858"].
-        period: span back from the latest bar: 1mo, 3mo, 6mo, 1y, 2y, 5y, ytd, max.
+        period: back from the latest bar (1mo, 3mo, 6mo, 1y, 2y, 5y, ytd, max) or calendar
+            dates (2024, 2024-09, 2019-06-01 2020-06-16).
         interval: bar size: 1d, 1w, 1mo, or intraday where the source has it.
         start: first date (YYYY-MM-DD), overrides period.
         end: last date (YYYY-MM-DD).
@@ -274,7 +271,7 @@ async def generate_chart(
     range_note = ""
     if len(resolved) == 1:
         sym, df = resolved[0], frames[0]
-        view = _slice(df, period, start, end)
+        view, covered = _slice(df, period, start, end)
         if view.empty:
             raise DataUnavailable(f"no {sym.code} bars in the requested range "
                                   f"(data runs {df.index[0].date()} to {df.index[-1].date()})",
@@ -295,7 +292,8 @@ async def generate_chart(
             # daily bars of different exchanges align on the calendar date, intraday on UTC
             closes[sym.code] = df["close"].tz_convert("UTC") if intraday else pd.Series(
                 df["close"].to_numpy(), index=df.index.tz_localize(None).normalize())
-        common = _slice(pd.concat(closes, axis=1, join="inner").dropna(), period, start, end)
+        common, covered = _slice(pd.concat(closes, axis=1, join="inner").dropna(), period,
+                                 start, end)
         if common.empty:
             spans = "; ".join(f"{s.code} {f.index[0].date()} to {f.index[-1].date()}"
                               for s, f in zip(resolved, frames, strict=True))
@@ -325,6 +323,7 @@ async def generate_chart(
     emit_file(OutgoingFile(kind="image", filename=filename, data=png, mime_type="image/png",
                            caption=", ".join(f"{i.symbol} {i.first}..{i.last}" for i in info)))
     offline = any(i.source.offline for i in info)
-    note = "offline snapshot data (historical, not live)" if offline else ""
+    note = "; ".join(n for n in ("offline snapshot data (historical, not live)" if offline
+                                 else "", coverage_note(covered)) if n)
     return ChartResult(filename=filename, kind=kind, interval=interval, series=info, note=note,
-                       range_note=range_note)
+                       range_note=range_note, coverage=covered)

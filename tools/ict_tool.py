@@ -13,6 +13,7 @@ model asks for to the interval the user's chat is set to.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import math
 from collections.abc import Mapping
@@ -33,6 +34,7 @@ from tools.ict_chart import render_ict_chart
 from tools.market import load_bars, source_from
 from tools.models import DataSource, tool
 from tools.symbol_lookup import resolve_symbol
+from tools.ticks import plan_on_tick, tick_size
 
 log = logging.getLogger(__name__)
 
@@ -206,6 +208,7 @@ class ICTRun:
     as_of: datetime
     stack: StackRun | None = None
     notes: list[str] = field(default_factory=list)
+    tick: float | None = None  # the instrument's price step: plans are put on it
 
     @property
     def bias(self) -> Bias:
@@ -217,7 +220,10 @@ class ICTRun:
     def proposal(self) -> ict.PlanProposal:
         """The deterministic plan (computed in code) for this analysis."""
         stack = self.stack.stack if self.stack and "15min" in self.stack.analyses else None
-        return ict.propose_plan(self.analysis, stack=stack, timeframe=self.timeframe.key)
+        p = ict.propose_plan(self.analysis, stack=stack, timeframe=self.timeframe.key)
+        if p.plan is None:
+            return p
+        return dataclasses.replace(p, plan=plan_on_tick(p.plan, self.tick))
 
 
 def _analyze(frame: Frame, *, symbol: str, lookback: int, session: Literal["NY", "LDN"],
@@ -299,13 +305,22 @@ async def run_ict(
     notes += list(analysis.meta.warnings)
     run = ICTRun(symbol=code, name=str(attrs.get("name", "")), currency=_currency(code),
                  timeframe=row, lookback=bars_wanted, frame=frame, analysis=analysis,
-                 source=source_from(frame.bars), as_of=clock, notes=notes)
+                 source=source_from(frame.bars), as_of=clock, notes=notes,
+                 tick=_tick(code, float(analysis.meta.last_bar.close)))
     if stack:
         last_end = ict.bar_end(pd.Timestamp(frame.bars.index[-1]), iv).to_pydatetime()
         anchor = min(clock, last_end)
         run.stack = await _run_stack(code, anchor=anchor, session=session,
                                      include_current_bar=include_current_bar)
     return run
+
+
+def _tick(code: str, price: float) -> float | None:
+    try:
+        sym = resolve_symbol(code)
+    except BullpenError:
+        return None
+    return tick_size(sym.market, sym.kind, price)
 
 
 def _currency(code: str) -> str:
@@ -375,7 +390,9 @@ class PlanOut(BaseModel):
     risk_notes: str = ""
 
     @classmethod
-    def of(cls, plan: TradePlan) -> PlanOut:
+    def of(cls, plan: TradePlan, *, tick: float | None = None) -> PlanOut:
+        """The plan as the tools give it, its prices on `tick` (`tools.ticks.plan_on_tick`)."""
+        plan = plan_on_tick(plan, tick)
         r = compact(plan.to_dict())
         return cls(timeframe=plan.timeframe, horizon=plan.horizon, strategy=plan.strategy,
                    direction=plan.direction, entry=r["entry"], stop=r["stop"],
@@ -411,6 +428,8 @@ class ICTResult(BaseModel):
     analysis: dict[str, Any]
     stack: ICTStack | None = None
     proposal: PlanProposalOut | None = None
+    tick_size: float | None = Field(default=None, description="the instrument's price step; "
+                                    "plan prices are multiples of it")
     chart: str = Field(default="", description="file name of the chart sent to the chat")
     notes: list[str] = Field(default_factory=list)
     source: DataSource
@@ -443,7 +462,7 @@ def proposal_out(run: ICTRun) -> PlanProposalOut:
     p = run.proposal()
     if p.plan is None:
         return PlanProposalOut(status="wait", reason=p.reason)
-    return PlanProposalOut(status="plan", plan=PlanOut.of(p.plan))
+    return PlanProposalOut(status="plan", plan=PlanOut.of(p.plan, tick=run.tick))
 
 
 def result_of(run: ICTRun, *, plan: bool = False, digest_limit: int = 5) -> ICTResult:
@@ -460,7 +479,7 @@ def result_of(run: ICTRun, *, plan: bool = False, digest_limit: int = 5) -> ICTR
         analysis=compact(a.brief(limit=digest_limit)),
         stack=stack_out(run.stack) if run.stack is not None else None,
         proposal=proposal_out(run) if plan else None,
-        notes=list(run.notes), source=run.source,
+        notes=list(run.notes), source=run.source, tick_size=run.tick,
     )
 
 

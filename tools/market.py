@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import re
 from datetime import date, datetime, timedelta
 from typing import Annotated
 
+import numpy as np
 import pandas as pd
 from pydantic import BaseModel, Field
 
@@ -16,6 +16,7 @@ from tools.bars import MA_WINDOWS, interval_minutes, normalize_interval, with_mo
 from tools.data import cn_packs, packs
 from tools.data.prices import get_bars
 from tools.models import DataSource, price_decimals, rnd, tool
+from tools.periods import parse_period
 from tools.symbol_lookup import ResolvedSymbol, resolve_symbol
 
 MAX_ROWS = 500
@@ -215,27 +216,75 @@ async def get_quotes(
 # --- OHLCV -----------------------------------------------------------------------------------
 
 
-_PERIOD = re.compile(r"^(\d+)\s*(d|w|wk|mo|m|y)$")
-
-
 def period_start(last: pd.Timestamp, period: str) -> pd.Timestamp | None:
-    """Start of a period (`5d`, `6mo`, `1y`, `ytd`, `max`) counted back from the last bar."""
-    p = period.strip().lower()
-    if p == "max":
+    """Start of a period (`5d`, `6mo`, `1y`, `ytd`, `max`, or a calendar one: `2024-09`,
+    `2024年9月`, `2019-06-01 2020-06-16`) counted back from (or placed before) the last bar;
+    `InvalidArguments` for a period `tools.periods` cannot read."""
+    begin = parse_period(period).begin(last.to_pydatetime())
+    return None if begin is None else pd.Timestamp(begin)
+
+
+class Coverage(BaseModel):
+    """The asked window reaches past the data: what was asked and what the source has
+    (house rule 17: an answer from less than was asked says so)."""
+
+    asked_start: date | None = None
+    asked_end: date | None = None
+    data_first: date
+    data_last: date
+
+
+def window(df: pd.DataFrame, period: str | None, start: date | None, end: date | None,
+           ) -> tuple[pd.DataFrame, date | None, date | None, Coverage | None]:
+    """The bars of the asked window, the calendar bounds asked (explicit `start`/`end` win
+    over a calendar `period`; a relative period counts back from the last bar up to `end`),
+    and a `Coverage` when the data ends (or starts) inside that window."""
+    asked = parse_period(period) if period else None  # InvalidArguments, said; never a crash
+    if asked is not None and asked.absolute:
+        if start is None and end is None:
+            start, end = asked.start, asked.end
+        elif start is None:
+            start = asked.start
+    if start and end and start > end:
+        raise InvalidArguments(f"start {start} is after end {end}")
+    view = df
+    if end is not None:
+        view = view[view.index <= _end_bound(df, end)]
+    if start is not None:
+        view = view[view.index >= pd.Timestamp(start).tz_localize(df.index.tz)]
+    elif asked is not None and len(view):  # "6mo" with an end: the six months before it
+        begin = asked.begin(view.index[-1].to_pydatetime())
+        if begin is not None:
+            view = view[view.index >= pd.Timestamp(begin)]
+    return view, start, end, _coverage(df, view, start, end)
+
+
+# trading days a window may reach past the data unremarked (a holiday at its edge)
+_SLACK_DAYS = 2
+
+
+def _coverage(df: pd.DataFrame, view: pd.DataFrame, start: date | None, end: date | None,
+              ) -> Coverage | None:
+    if not len(df) or (start is None and end is None):
         return None
-    if p == "ytd":
-        return last.normalize().replace(month=1, day=1)
-    m = _PERIOD.match(p)
-    if not m:
-        raise InvalidArguments(f"unknown period {period!r}; use e.g. 5d, 1mo, 6mo, 1y, ytd, max")
-    n, unit = int(m.group(1)), m.group(2)
-    if unit == "d":
-        return last - pd.Timedelta(days=n)
-    if unit in ("w", "wk"):
-        return last - pd.Timedelta(weeks=n)
-    if unit in ("mo", "m"):
-        return last - pd.DateOffset(months=n)
-    return last - pd.DateOffset(years=n)
+    first, last = df.index[0].date(), df.index[-1].date()
+    if view.empty:  # wholly outside the data (inside it: no trading days, not a gap)
+        if (start is not None and start > last) or (end is not None and end < first):
+            return Coverage(asked_start=start, asked_end=end, data_first=first, data_last=last)
+        return None
+    before = start is not None and int(np.busday_count(start, first)) > _SLACK_DAYS
+    after = end is not None and int(np.busday_count(last + timedelta(days=1),
+                                                    end + timedelta(days=1))) > _SLACK_DAYS
+    if not (before or after):
+        return None
+    return Coverage(asked_start=start, asked_end=end, data_first=first, data_last=last)
+
+
+def coverage_note(c: Coverage | None) -> str:
+    if c is None:
+        return ""
+    return (f"the asked window {c.asked_start or '...'} to {c.asked_end or '...'} is only "
+            f"partly covered: the data runs {c.data_first} to {c.data_last}")
 
 
 class OHLCVSummary(BaseModel):
@@ -261,6 +310,8 @@ class OHLCV(BaseModel):
     rows: list[list[str | float | int | None]]
     summary: OHLCVSummary | None = None
     note: str = ""
+    coverage: Coverage | None = Field(default=None, description="set when the data covers "
+                                      "only part of the asked window")
     source: DataSource
 
 
@@ -279,19 +330,9 @@ def ohlcv_table(
     limit: int = 60,
 ) -> OHLCV:
     """Slice, add MA5/20/60 (computed on the full history) and shape bars for the LLM (pure)."""
-    if start and end and start > end:
-        raise InvalidArguments(f"start {start} is after end {end}")
     full = with_moving_averages(df)
     source = source_from(df)
-    view = full
-    if period and len(full) and start is None:
-        begin = period_start(full.index[-1], period)
-        if begin is not None:
-            view = view[view.index >= begin]
-    if start is not None:
-        view = view[view.index >= pd.Timestamp(start).tz_localize(full.index.tz)]
-    if end is not None:
-        view = view[view.index <= _end_bound(full, end)]
+    view, start, end, covered = window(full, period, start, end)
     intraday = interval_minutes(interval) < 1440
     columns = ["time" if intraday else "date", "open", "high", "low", "close", "volume",
                *[f"ma{n}" for n in MA_WINDOWS]]
@@ -306,7 +347,7 @@ def ohlcv_table(
             end is None or pd.Timestamp(end) >= full.index[0].tz_localize(None))
         note = (f"no trading days between {asked}" if inside else
                 f"no data between {asked}; {source.provider} has {sym.code} from {have}")
-        return OHLCV(total_bars=0, rows=[], note=note, **base)
+        return OHLCV(total_bars=0, rows=[], note=note, coverage=covered, **base)
     total = len(view)
     limit = max(1, min(limit, MAX_ROWS))
     shown = view.iloc[-limit:]
@@ -331,8 +372,11 @@ def ohlcv_table(
         low=round(float(view["low"].min()), d),
         avg_volume=int(view["volume"].mean()) if view["volume"].notna().any() else 0,
     )
-    note = f"showing the last {limit} of {total} bars" if total > limit else ""
-    return OHLCV(total_bars=total, rows=rows, summary=summary, note=note, **base)
+    note = "; ".join(n for n in (
+        f"showing the last {limit} of {total} bars" if total > limit else "",
+        coverage_note(covered)) if n)
+    return OHLCV(total_bars=total, rows=rows, summary=summary, note=note, coverage=covered,
+                 **base)
 
 
 @tool(label="Fetching {symbol} bars", tags=["market", "ohlcv"])
@@ -352,7 +396,8 @@ async def get_ohlcv(
         start: first date (YYYY-MM-DD); default: by period, else the latest bars.
         end: last date (YYYY-MM-DD), inclusive.
         interval: bar size: 1d, 1w, 1mo, or intraday 5m/15m/30m/1h/4h where the source has it.
-        period: instead of start: 5d, 1mo, 3mo, 6mo, 1y, 2y, 5y, ytd, max (back from last bar).
+        period: instead of start/end: back from the last bar (5d, 1mo, 3mo, 6mo, 1y, ytd,
+            max) or calendar dates (2024, 2024-09, 2019-06-01, 2019-06-01 2020-06-16).
         limit: at most this many most recent bars in rows (the summary covers the whole range).
     """
     interval = normalize_interval(interval)

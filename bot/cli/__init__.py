@@ -68,6 +68,7 @@ def _runtime_dir() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     _runtime_dir()
     args = build_parser().parse_args(argv)
+    runtime.use_data_dir()
     try:
         code = args.func(args)
     except KeyboardInterrupt:

@@ -34,7 +34,7 @@ def packs_dir(arg: Path | None) -> Path:
         return arg
     from bot.settings import Settings
 
-    return Settings().data_dir / "packs"
+    return Settings().packs_dir
 
 
 def install_cmd(args: argparse.Namespace) -> int:

@@ -73,7 +73,7 @@ async def _run(args: argparse.Namespace) -> int:
 
     questions = select(args)
     settings = load()
-    configure(DataConfig(mode="offline", packs_dir=settings.data_dir.resolve() / "packs"))
+    configure(DataConfig(mode="offline", packs_dir=settings.packs_dir))
     registry = tools.build_registry()
     logging.getLogger("core.llm").setLevel(logging.INFO)
     if args.local_model:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import importlib
 import json
 import signal
@@ -39,6 +40,20 @@ def settings() -> Settings:
         raise CLIError(f"bad setting {first['loc'][0]}: {first['msg']}") from None
     logs.setup(s.log_level, s.log_format, secrets=logs.secrets_of(s))
     return s
+
+
+def use_data_dir() -> None:
+    """Every command reads the data packs from the settings' data directory
+    (BULLPEN_DATA_DIR), not the repository's `data/packs` (the data layer's default, which
+    `bullpen transcribe`, `debate` and `podcast` used to read: issue 29). Settings that do
+    not load are left for a command that needs them to report."""
+    from tools.data.config import configure, get_config
+
+    try:
+        s = load_settings()
+    except ValidationError:
+        return
+    configure(dataclasses.replace(get_config(), packs_dir=s.packs_dir))
 
 
 @contextlib.asynccontextmanager

@@ -98,6 +98,12 @@ def sanitize_history(messages: list[ChatMessage]) -> list[ChatMessage]:
     return out
 
 
+def error_of(exc: BaseException) -> str:
+    """An unexpected failure as recorded: its type and the first line of what it said."""
+    said = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {said[0] if said else ''}"[:500]
+
+
 class AgentRunner:
     def __init__(self, *, store: Store, modes: Mapping[str, Mode],
                  summarizer: LLMProvider | None = None, limits: RunLimits | None = None) -> None:
@@ -192,6 +198,12 @@ class AgentRunner:
                 log.warning("run failed: %s", exc)
                 await recorder.flush()
                 yield Failed(error=str(exc), kind="error")
+            except Exception as exc:
+                # a bug in a mode or a tool: the answer still ends, said (the renderer words
+                # kind "internal" in the user's language), never a placeholder left working
+                log.error("run failed unexpectedly", exc_info=exc)
+                await recorder.flush()
+                yield Failed(error=error_of(exc), kind="internal")
             finally:
                 if recorder.pending:  # an unexpected error, or the consumer closed the run
                     await asyncio.shield(recorder.flush())

@@ -122,7 +122,7 @@ def path(name: str, member: str) -> Path:
     meta = root / META
     if not meta.is_file():
         raise DataUnavailable(f"data pack {name!r} is not installed (run `bullpen data "
-                              "install`)", provider="snapshot")
+                              f"install`); looked in {packs_dir()}", provider="snapshot")
     file = root / member
     if not file.is_file():
         raise DataUnavailable(f"data pack {name!r} has no {member}", provider="snapshot")

@@ -1,0 +1,77 @@
+"""Tick sizes, and trade plans put on them: the one place that knows a market's price step.
+
+An order can only rest at a multiple of the instrument's tick, so a plan that prints a stop
+at 10.5096 CNY (an A-share ticks at 0.01) is one nobody can place (issue 29). The ICT
+analyzer stays pure and market-blind (it measures zones in raw prices); plans are put on the
+tick where they leave the tools (`tools.ict_tool`) and the LLM plan mode.
+
+Rounding keeps the plan's promises: the entry goes to the nearest tick, the stop *away* from
+the entry (so it stays beyond the zone it protects), each target to the nearest tick, and the
+risk per unit and reward:risk are measured again from the prices as printed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_UP, Decimal
+from typing import Literal
+
+from ict import TradePlan
+
+Way = Literal["nearest", "up", "down"]
+_ROUNDING = {"nearest": ROUND_HALF_UP, "up": ROUND_CEILING, "down": ROUND_FLOOR}
+
+
+def tick_size(market: str, kind: str, price: float) -> float | None:
+    """The price step of an instrument, or None where no single one applies (crypto and FX
+    quote in steps their venues set; Hong Kong's step depends on a price table not kept here).
+
+    - A-shares (SH/SZ/BJ stocks) 0.01 CNY; A-share funds (ETFs, LOFs) 0.001 CNY; indexes are
+      published to 0.01 points.
+    - US stocks and ETFs 0.01 USD at or above $1, 0.0001 below (Reg NMS rule 612).
+    """
+    if market == "cn":
+        return 0.001 if kind == "fund" else 0.01
+    if market == "us":
+        return 0.01 if not math.isfinite(price) or abs(price) >= 1.0 else 0.0001
+    return None
+
+
+def on_tick(price: float, tick: float | None, way: Way = "nearest") -> float:
+    """`price` on a multiple of `tick` (unchanged when `tick` is None or price not finite),
+    in decimal arithmetic so that 10.51 prints as 10.51, not 10.510000000000002."""
+    if tick is None or not math.isfinite(price):
+        return price
+    step = Decimal(str(tick))
+    steps = (Decimal(str(price)) / step).quantize(Decimal(1), rounding=_ROUNDING[way])
+    return float(steps * step)
+
+
+def tick_text(price: float, tick: float | None) -> str:
+    """A price with the tick's decimals (10.50 on a 0.01 tick, not 10.5); `:g` without one."""
+    if tick is None or not math.isfinite(price):
+        return f"{price:g}"
+    places = max(0, -Decimal(str(tick)).normalize().as_tuple().exponent)  # type: ignore[operator]
+    return f"{price:,.{places}f}"
+
+
+def plan_on_tick(plan: TradePlan, tick: float | None) -> TradePlan:
+    """The plan with entry, stop and targets on the tick (see the module docstring) and its
+    risk measured again; the same plan when `tick` is None."""
+    if tick is None:
+        return plan
+    long = plan.direction == "long"
+    entry = on_tick(plan.entry, tick)
+    stop = on_tick(plan.stop, tick, "down" if long else "up")
+    if stop == entry:  # a zone narrower than a tick: the stop one tick beyond
+        stop = on_tick(entry - tick if long else entry + tick, tick)
+    targets = tuple(dict.fromkeys(on_tick(t, tick) for t in plan.targets))
+    risk_unit = on_tick(abs(entry - stop), tick)
+    first = targets[0] if targets else entry
+    rr = round(abs(first - entry) / risk_unit, 2) if risk_unit else 0.0
+    risk = dataclasses.replace(plan.risk, risk_per_unit=risk_unit, reward_risk=rr)
+    return dataclasses.replace(plan, entry=entry, stop=stop, targets=targets, risk=risk)
+
+
+__all__ = ["on_tick", "plan_on_tick", "tick_size", "tick_text"]
