@@ -47,6 +47,22 @@ async def spent(store: Store, platform: str, uid: str, tokens: int) -> None:
                              conversation_id=None)
 
 
+
+async def linked_on_two_gateways(store: Store, gateways: list[Gateway],
+                                 ) -> tuple[RecordingAdapter, RecordingAdapter, ChatRef, ChatRef]:
+    """One person with a Telegram account on the first gateway and a Slack account on the
+    second, linked: the adapters and their chats."""
+    tg, sl = RecordingAdapter(name="telegram"), RecordingAdapter(name="slack")
+    await tg.start(gateways[0].handler_for(tg))
+    await sl.start(gateways[1].handler_for(sl))
+    tchat, schat = ChatRef(platform="telegram", chat_id="t"), ChatRef(platform="slack",
+                                                                        chat_id="s")
+    owner = await store.accounts.user_for("telegram", "t1")
+    code = await store.accounts.issue_link_code(owner)
+    assert (await store.accounts.redeem_link_code(
+        code, await store.accounts.user_for("slack", "s1"))).ok
+    return tg, sl, tchat, schat
+
 async def test_at_the_daily_budget_every_platform_and_mode_is_refused_with_the_reset_time(
         pg_db, tmp_path):
     llm = ScriptedLLM(default=text("should not run"))
@@ -299,15 +315,7 @@ async def test_one_person_served_by_two_processes_runs_one_question_at_a_time(
         gw.one_run_per_person = True
         gw.person_locks = PersonLocks(pg_db.dsn, poll_s=0.05)
     store = Store(pg_db, files_dir=tmp_path)
-    tg, sl = RecordingAdapter(name="telegram"), RecordingAdapter(name="slack")
-    await tg.start(gateways[0].handler_for(tg))
-    await sl.start(gateways[1].handler_for(sl))
-    tchat, schat = ChatRef(platform="telegram", chat_id="t"), ChatRef(platform="slack",
-                                                                        chat_id="s")
-    owner = await store.accounts.user_for("telegram", "t1")
-    code = await store.accounts.issue_link_code(owner)
-    assert (await store.accounts.redeem_link_code(
-        code, await store.accounts.user_for("slack", "s1"))).ok
+    tg, sl, tchat, schat = await linked_on_two_gateways(store, gateways)
     try:
         await asyncio.gather(tg.deliver(msg("NVDA?", "1", "t1", tchat)),
                              sl.deliver(msg("AMD?", "1", "s1", schat)))
@@ -610,15 +618,7 @@ async def test_two_processes_share_one_persons_rate_limit(pg_db, pg_dsn, tmp_pat
         for gw in gateways:
             gw.rates = SharedRateLimiter(gw._store.rate_limits, {"message": Rate(5, 60.0)})
         store = gateways[0]._store
-        tg, sl = RecordingAdapter(name="telegram"), RecordingAdapter(name="slack")
-        await tg.start(gateways[0].handler_for(tg))
-        await sl.start(gateways[1].handler_for(sl))
-        tchat, schat = ChatRef(platform="telegram", chat_id="t"), ChatRef(platform="slack",
-                                                                            chat_id="s")
-        owner = await store.accounts.user_for("telegram", "t1")
-        code = await store.accounts.issue_link_code(owner)
-        assert (await store.accounts.redeem_link_code(
-            code, await store.accounts.user_for("slack", "s1"))).ok
+        tg, sl, tchat, schat = await linked_on_two_gateways(store, gateways)
         await asyncio.gather(*(tg.deliver(msg(f"q{i}", str(i), "t1", tchat)) for i in range(15)),
                              *(sl.deliver(msg(f"q{i}", str(i), "s1", schat)) for i in range(15)))
         await asyncio.gather(*(gw.idle() for gw in gateways))
