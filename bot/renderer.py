@@ -274,8 +274,11 @@ class Renderer:
             except FormattingRejected:
                 as_plain = True
             except RateLimited as exc:
-                await asyncio.sleep(min(exc.retry_after, MAX_WAIT_S,
-                                        max(0.0, end - time.monotonic())))
+                wait = min(exc.retry_after, MAX_WAIT_S, max(0.0, end - time.monotonic()))
+                log.info("final text for %s rate limited (retry_after %g s): waiting %.1f s,"
+                         " %.1f s of the live deadline left", self._chat.key,
+                         exc.retry_after, wait, end - time.monotonic())
+                await asyncio.sleep(wait)
             except Forbidden:
                 self._gone = True
                 return False
@@ -285,6 +288,8 @@ class Renderer:
             except PlatformError as exc:  # e.g. the placeholder was deleted
                 log.warning("final text not delivered this way: %s", exc)
                 return False
+        log.warning("final text for %s not delivered live within %g s", self._chat.key,
+                    self._live_deadline_s)
         return False
 
     async def deliver_final(self, md: str, *, plain: bool = False) -> None:
@@ -313,6 +318,9 @@ class Renderer:
 
                 edited = await self._with_retries(edit, piece, plain)
                 if not edited and not self._gone:  # send it anew rather than lose it
+                    log.info("placeholder %s in %s not edited: the final text goes anew",
+                             ref.message_id, self._chat.key)
+
                     async def resend(reply: Reply) -> None:
                         ref = await self._adapter.send(self._chat, reply)
                         self.result.message_ids.append(ref.message_id)
@@ -354,6 +362,9 @@ class Renderer:
             log.error("final text for %s neither delivered nor stored: %s", self._chat.key, exc)
             self.result.delivered = False
             return
+        log.info("final text for %s handed to the outbox: %s, %d piece(s), into placeholder"
+                 " %s, %s", self._chat.key, receipt.key, len(items), first_replaces,
+                 receipt.status)
         self.result.delivered = receipt.status in ("pending", "delivered", "held")
         self.result.handed_over = True
 
