@@ -8,7 +8,9 @@ process, one fresh database per test, killed with SIGKILL.
 - two serve processes on one database deliver a fire once, and when the scheduler's process is
   killed the other takes the schedule over and fires the next minute's subscription once.
 
-Every wait is a bounded polling loop; every process is killed in `finally`.
+Every wait is a bounded polling loop on an outcome (the fake shows it, the database records
+it); one that gives up says what it waited for and the last state seen: the fake's last calls,
+the inbound messages' states and the outbox's rows. Every process is killed in `finally`.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import pytest
 
 from core.store import Database, Store
@@ -75,6 +78,7 @@ class RefusingTelegram(FakeTelegram):
                 and time.monotonic() < self.refuse_until):
             wait = next(self._retry_after)
             self.refused.append((method, time.monotonic(), wait))
+            params["__refused__"] = wait  # the recorded call shows it (`Processes.state`)
             raise rate_limited(wait)
         super()._inject(method, params)
 
@@ -175,6 +179,42 @@ class Processes:
     def logs(self) -> str:
         return "\n".join(s.tail() for s in self.all)
 
+    async def state(self) -> str:
+        """The last state seen, for a wait that gives up: the fake's last calls (refused
+        ones marked), then the database's inbound messages and deliveries."""
+        now = time.monotonic()
+        lines = ["--- the Telegram fake's last calls (s before now) ---"]
+        for c in self.tg.calls[-15:]:
+            refused = c.params.get("__refused__")
+            text = str(c.params.get("text") or c.params.get("caption") or "")[:60]
+            lines.append(f"{c.t - now:8.1f} {c.method} chat={c.params.get('chat_id')}"
+                         f" message={c.params.get('message_id', '-')}"
+                         f"{f' 429 retry_after={refused}' if refused else ''} {text!r}")
+        until = getattr(self.tg, "refuse_until", None)
+        if until is not None:
+            lines.append(f"refusal window ends {until - now:.1f} s from now")
+        if not self.dsn:
+            return "\n".join(lines)
+        try:
+            conn = await asyncpg.connect(self.dsn, timeout=10)
+            try:
+                inbound = await conn.fetch(
+                    "SELECT chat_id, message_id, status, owner, placeholder, updated_at"
+                    " FROM inbound_events ORDER BY id DESC LIMIT 6")
+                deliveries = await conn.fetch(
+                    "SELECT key, status, attempts, pieces_sent, last_error, next_attempt_at,"
+                    " message_ids FROM deliveries ORDER BY id DESC LIMIT 6")
+            finally:
+                await conn.close()
+        except (OSError, TimeoutError, asyncpg.PostgresError) as exc:
+            lines.append(f"--- the database was not read: {type(exc).__name__}: {exc}")
+            return "\n".join(lines)
+        lines.append("--- inbound messages (newest first) ---")
+        lines += [str(dict(r)) for r in inbound] or ["none"]
+        lines.append("--- deliveries (newest first) ---")
+        lines += [str(dict(r)) for r in deliveries] or ["none"]
+        return "\n".join(lines)
+
     async def aclose(self) -> None:
         for s in self.all:
             await s.kill()
@@ -198,7 +238,8 @@ async def until[T](check: Callable[[], Awaitable[T]], *, within_s: float, what: 
                    procs: Processes | None = None, alive: Sequence[Serve] = (),
                    every_s: float = 0.2) -> T:
     """Poll `check` until it returns something truthy (bounded); the serve processes in
-    `alive` must stay up meanwhile."""
+    `alive` must stay up meanwhile. Giving up, it says what it waited for, the last state
+    seen (`Processes.state`) and the processes' logs."""
     loop = asyncio.get_running_loop()
     end = loop.time() + within_s
     while True:
@@ -206,9 +247,12 @@ async def until[T](check: Callable[[], Awaitable[T]], *, within_s: float, what: 
         if got:
             return got
         dead = [s.name for s in alive if not s.alive]
-        logs = procs.logs() if procs is not None else ""
-        assert not dead, f"{dead} exited while waiting for {what}\n{logs}"
-        assert loop.time() < end, f"no {what} within {within_s:g} s\n{logs}"
+        if dead or loop.time() >= end:
+            why = (f"{dead} exited while waiting for {what}" if dead
+                   else f"no {what} within {within_s:g} s")
+            seen = await procs.state() if procs is not None else ""
+            logs = procs.logs() if procs is not None else ""
+            raise AssertionError(f"{why}\n{seen}\n{logs}")
         await asyncio.sleep(every_s)
 
 
