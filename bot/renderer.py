@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from bot.i18n import t
@@ -55,6 +55,7 @@ class RenderResult:
 class Renderer:
     def __init__(self, adapter: Adapter, chat: ChatRef, *, lang: str = "en",
                  clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
                  min_edit_interval_s: float | None = None,
                  in_reply_to: str | None = None, outbox: Outbox | None = None,
                  live_deadline_s: float = LIVE_DEADLINE_S, queue_behind: bool = False,
@@ -72,7 +73,9 @@ class Renderer:
         self._in_reply_to = in_reply_to
         self._lang = lang
         self._caps = adapter.capabilities
+        # the live retries' deadlines and waits: on this clock, with this sleep
         self._clock = clock
+        self._sleep = sleep
         interval = (min_edit_interval_s if min_edit_interval_s is not None
                     else self._caps.min_edit_interval_s)
         if chat.is_group:
@@ -259,8 +262,8 @@ class Renderer:
     async def _with_retries(self, op: Callable[[Reply], object], md: str, plain: bool) -> bool:
         """Deliver one piece of final text; True when it arrived."""
         as_plain = plain or self._caps.markup == "plain"
-        end = time.monotonic() + self._live_deadline_s
-        while time.monotonic() < end:
+        end = self._clock() + self._live_deadline_s
+        while self._clock() < end:
             text = to_plain(md) if as_plain else convert(md, self._caps.markup)
             if len(text) > self._caps.max_message_length:
                 as_plain, text = True, to_plain(md)
@@ -274,11 +277,11 @@ class Renderer:
             except FormattingRejected:
                 as_plain = True
             except RateLimited as exc:
-                wait = min(exc.retry_after, MAX_WAIT_S, max(0.0, end - time.monotonic()))
+                wait = min(exc.retry_after, MAX_WAIT_S, max(0.0, end - self._clock()))
                 log.info("final text for %s rate limited (retry_after %g s): waiting %.1f s,"
                          " %.1f s of the live deadline left", self._chat.key,
-                         exc.retry_after, wait, end - time.monotonic())
-                await asyncio.sleep(wait)
+                         exc.retry_after, wait, end - self._clock())
+                await self._sleep(wait)
             except Forbidden:
                 self._gone = True
                 return False
@@ -388,14 +391,14 @@ class Renderer:
         if self._held:
             await self._hand_over_file(file, None)
             return
-        end = time.monotonic() + self._live_deadline_s
-        while time.monotonic() < end:
+        end = self._clock() + self._live_deadline_s
+        while self._clock() < end:
             try:
                 ref = await self._adapter.send_file(self._chat, file)
                 self.result.message_ids.append(ref.message_id)
                 return
             except RateLimited as exc:
-                await asyncio.sleep(min(exc.retry_after, MAX_WAIT_S))
+                await self._sleep(min(exc.retry_after, MAX_WAIT_S))
             except Forbidden:
                 self._gone = True
                 return
