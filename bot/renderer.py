@@ -2,7 +2,9 @@
 answer grows, then the final text split to the platform's length, and the files.
 
 Intermediate edits may be dropped (rate limits, identical text); the final text is always
-delivered: rate limits are waited out and rejected markup is retried as plain text.
+delivered: rate limits are waited out and rejected markup is retried as plain text, and what
+the platform still refuses at the live deadline goes to the outbox, the first piece into the
+placeholder (a placeholder is never the last word).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
 from bot.i18n import t
 from bot.markup import convert, split_text, to_plain
@@ -35,6 +38,11 @@ log = logging.getLogger(__name__)
 # its own deadline, rather than being dropped.
 LIVE_DEADLINE_S = 30.0
 MAX_WAIT_S = 60.0
+
+# How one piece of final text fared live: `sent`; `refused` (rate limited until the live
+# deadline); `failed` (another platform error: the placeholder was deleted, a timeout);
+# `gone` (the bot may not write to the chat any more); `held` (the outbox holds it for now).
+Outcome = Literal["sent", "refused", "failed", "gone", "held"]
 
 
 def with_label(text: str, label: str) -> str:
@@ -259,8 +267,10 @@ class Renderer:
             self.result.dropped_edits += 1
             log.info("progress edit dropped: %s", exc)
 
-    async def _with_retries(self, op: Callable[[Reply], object], md: str, plain: bool) -> bool:
-        """Deliver one piece of final text; True when it arrived."""
+    async def _with_retries(self, op: Callable[[Reply], object], md: str,
+                            plain: bool) -> Outcome:
+        """Deliver one piece of final text live, waiting out rate limits until the live
+        deadline; how it fared."""
         as_plain = plain or self._caps.markup == "plain"
         end = self._clock() + self._live_deadline_s
         while self._clock() < end:
@@ -271,9 +281,9 @@ class Renderer:
                           in_reply_to=self._in_reply_to)
             try:
                 await op(reply)  # type: ignore[misc]
-                return True
+                return "sent"
             except MessageNotModified:
-                return True
+                return "sent"
             except FormattingRejected:
                 as_plain = True
             except RateLimited as exc:
@@ -284,16 +294,16 @@ class Renderer:
                 await self._sleep(wait)
             except Forbidden:
                 self._gone = True
-                return False
+                return "gone"
             except Held:  # refused for now: the outbox holds it for the chat's next message
                 self._held = self._outbox is not None
-                return False
+                return "held"
             except PlatformError as exc:  # e.g. the placeholder was deleted
                 log.warning("final text not delivered this way: %s", exc)
-                return False
-        log.warning("final text for %s not delivered live within %g s", self._chat.key,
-                    self._live_deadline_s)
-        return False
+                return "failed"
+        log.warning("final text for %s still rate limited after the live deadline (%g s)",
+                    self._chat.key, self._live_deadline_s)
+        return "refused"
 
     async def deliver_final(self, md: str, *, plain: bool = False) -> None:
         await self.aclose()
@@ -319,28 +329,34 @@ class Renderer:
                 async def edit(reply: Reply, ref: MessageRef = ref) -> None:
                     await self._adapter.edit(ref, reply)
 
-                edited = await self._with_retries(edit, piece, plain)
-                if not edited and not self._gone:  # send it anew rather than lose it
-                    log.info("placeholder %s in %s not edited: the final text goes anew",
-                             ref.message_id, self._chat.key)
+                got = await self._with_retries(edit, piece, plain)
+                # a placeholder that cannot be edited (deleted, too old) is replaced by a new
+                # message rather than lose the answer; one that is only rate limited is not:
+                # the outbox edits the answer into it once the limit lifts. (A new message
+                # sent when the limit lifted used to leave the placeholder saying it was
+                # working, for good: issue #36.) Without an outbox, a new message is all
+                # there is left to try.
+                if got == "failed" or (got == "refused" and self._outbox is None):
+                    log.info("placeholder %s in %s not edited (%s): the final text goes anew",
+                             ref.message_id, self._chat.key, got)
 
                     async def resend(reply: Reply) -> None:
                         ref = await self._adapter.send(self._chat, reply)
                         self.result.message_ids.append(ref.message_id)
 
-                    edited = await self._with_retries(resend, piece, plain)
-                    if not edited and not self._gone:
-                        undelivered.append((i, piece))
-                ok = edited and ok
+                    got = await self._with_retries(resend, piece, plain)
+                if got != "sent" and not self._gone:
+                    undelivered.append((i, piece))
+                ok = got == "sent" and ok
             else:
                 async def send(reply: Reply) -> None:
                     ref = await self._adapter.send(self._chat, reply)
                     self.result.message_ids.append(ref.message_id)
 
                 sent = await self._with_retries(send, piece, plain)
-                if not sent and not self._gone:
+                if sent != "sent" and not self._gone:
                     undelivered.append((i, piece))
-                ok = sent and ok
+                ok = sent == "sent" and ok
         if undelivered and self._outbox is not None and not self._gone:
             await self._hand_over(undelivered, plain)
             return
