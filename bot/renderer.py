@@ -413,8 +413,9 @@ class Renderer:
                 ref = await self._adapter.send_file(self._chat, file)
                 self.result.message_ids.append(ref.message_id)
                 return
-            except RateLimited as exc:
-                await self._sleep(min(exc.retry_after, MAX_WAIT_S))
+            except RateLimited as exc:  # the wait ends at the live deadline at the latest
+                await self._sleep(min(exc.retry_after, MAX_WAIT_S,
+                                      max(0.0, end - self._clock())))
             except Forbidden:
                 self._gone = True
                 return

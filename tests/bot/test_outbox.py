@@ -300,6 +300,27 @@ async def test_a_429_window_that_outlasts_the_live_deadline_ends_in_the_placehol
     assert receipt is not None and receipt.status == "delivered"
 
 
+async def test_a_file_refused_for_longer_than_the_live_deadline_is_handed_over_at_it(
+        pg_db: Database) -> None:
+    """A 429 on a chart with a retry_after longer than the live deadline: the renderer waits
+    until the deadline, not a whole retry_after past it, then the outbox takes the file."""
+    from bot.renderer import LIVE_DEADLINE_S, Renderer
+    from core.events import File
+
+    clock = Clock()
+    adapter = RecordingAdapter()
+    adapter.faults["file"] = [RateLimited("flood", retry_after=50) for _ in range(3)]
+    box = outbox(pg_db, adapter)
+    renderer = Renderer(adapter, CHAT, outbox=box, in_reply_to="q37", clock=clock,
+                        sleep=clock.sleep)
+    start = clock()
+    await renderer.on_event(File(file=PNG))
+    assert renderer.result.handed_over
+    assert clock() - start == LIVE_DEADLINE_S
+    receipt = await box.receipt(f"answer-file:{CHAT.key}:q37:chart.png")
+    assert receipt is not None and receipt.status == "pending"
+
+
 async def test_a_placeholder_that_is_gone_gets_the_answer_as_a_new_message(
         pg_db: Database) -> None:
     adapter = RecordingAdapter()
