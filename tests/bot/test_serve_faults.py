@@ -169,6 +169,9 @@ class Processes:
             stderr=asyncio.subprocess.PIPE)
         try:
             out, err = await asyncio.wait_for(proc.communicate(), timeout=120)
+        except TimeoutError:
+            raise AssertionError(f"`bullpen {' '.join(args)}` not done within 120 s\n"
+                                 f"{await self.state()}\n{self.logs()}") from None
         finally:
             if proc.returncode is None:
                 proc.kill()
@@ -178,6 +181,16 @@ class Processes:
 
     def logs(self) -> str:
         return "\n".join(s.tail() for s in self.all)
+
+    async def settle(self, *, quiet_s: float, within_s: float) -> None:
+        """The Telegram fake heard no call for `quiet_s` (nothing more is on its way);
+        giving up after `within_s`, it says so with the last state seen."""
+        try:
+            await self.tg.settle(quiet_s=quiet_s, within_s=within_s)
+        except TimeoutError:
+            raise AssertionError(f"the Telegram fake not quiet for {quiet_s:g} s within"
+                                 f" {within_s:g} s\n{await self.state()}\n{self.logs()}"
+                                 ) from None
 
     async def state(self) -> str:
         """The last state seen, for a wait that gives up: the fake's last calls (refused
@@ -349,7 +362,7 @@ async def test_kill_9_between_fire_and_delivery_delivers_once_after_restart(
         # B honours the retry_after=30 A was told, then sends
         await until(delivered, within_s=90, what="the report delivered by serve B",
                     procs=procs, alive=[b])
-        await tg.settle(quiet_s=1.0, within_s=20)
+        await procs.settle(quiet_s=1.0, within_s=20)
         assert_report_once(tg, chat)
         d = await delivery(store, key)
         assert d is not None and d["pieces_sent"] == 2
@@ -380,7 +393,7 @@ async def test_a_429_on_every_send_for_60_s_still_delivers_once_after_it(
 
         await until(arrived, within_s=window_s + 60, what="the report after the 429 window",
                     procs=procs, alive=[a], every_s=0.5)
-        await tg.settle(quiet_s=1.0, within_s=20)
+        await procs.settle(quiet_s=1.0, within_s=20)
         assert statuses <= {"pending", "delivered"}, statuses  # never given up
         assert_report_once(tg, chat)
         # not before the window closed
@@ -430,7 +443,7 @@ async def test_two_serves_deliver_once_and_the_schedule_moves_when_its_process_d
         await until(functools.partial(delivered, key), within_s=60,
                     what="the fired report delivered", procs=procs,
                     alive=list(serves.values()))
-        await tg.settle(quiet_s=1.5, within_s=20)
+        await procs.settle(quiet_s=1.5, within_s=20)
         assert_report_once(tg, chat_due)
 
         # a subscription due at the next minute (>= 10 s away) in UTC, stored while the leader
@@ -461,7 +474,7 @@ async def test_two_serves_deliver_once_and_the_schedule_moves_when_its_process_d
         await until(functools.partial(delivered, cron_key), within_s=wait_s,
                     what="the next minute's report from the survivor", procs=procs,
                     alive=[survivor], every_s=0.5)
-        await tg.settle(quiet_s=1.5, within_s=20)
+        await procs.settle(quiet_s=1.5, within_s=20)
         assert_report_once(tg, chat_cron)
         fires = await store.pool.fetch(
             "SELECT fire_at, status, delivery_key FROM job_fires WHERE subscription_id = $1",
