@@ -291,6 +291,8 @@ class PostgresOutbox:
         if adapter is None:  # another process may run it: leave the claim to run out
             return False
         if utcnow() >= d.deadline:
+            log.warning("outbox: %s failed: deadline passed; last error: %s", d.key,
+                        d.last_error)
             await self._repo.finish(d.id, "failed",
                                     error=f"deadline passed; last error: {d.last_error}")
             return False
@@ -343,6 +345,8 @@ class PostgresOutbox:
                                                     loop.time() + wait)
                 if (wait <= INLINE_WAIT_S and waited + wait <= INLINE_BUDGET_S
                         and utcnow() + timedelta(seconds=wait) < d.deadline):
+                    log.info("outbox: %s piece %d rate limited: waiting %g s in place",
+                             d.key, sent, wait)
                     waited += wait
                     await self._sleep(wait)
                     if not await self._repo.renew(d.id, d.attempts, lease_s=self._lease_s):
@@ -369,6 +373,8 @@ class PostgresOutbox:
                 ids.append(ref.message_id)
             await self._repo.progress(d.id, pieces_sent=sent, message_ids=ids)
         await self._repo.finish(d.id, "delivered")
+        log.info("outbox: %s delivered (%d piece(s), attempt %d)", d.key, len(pieces),
+                 d.attempts)
         return False
 
     async def _respect_pause(self, platform: str) -> None:
@@ -384,8 +390,10 @@ class PostgresOutbox:
     async def _later(self, d: Delivery, seconds: float, error: str) -> None:
         at = utcnow() + timedelta(seconds=seconds)
         if at >= d.deadline:
+            log.warning("outbox: %s failed: deadline passed; %s", d.key, error)
             await self._repo.finish(d.id, "failed", error=f"deadline passed; {error}")
         else:
+            log.info("outbox: %s again in %.1f s: %s", d.key, seconds, error)
             await self._repo.retry_at(d.id, at, error=error)
 
 

@@ -2,7 +2,9 @@
 answer grows, then the final text split to the platform's length, and the files.
 
 Intermediate edits may be dropped (rate limits, identical text); the final text is always
-delivered: rate limits are waited out and rejected markup is retried as plain text.
+delivered: rate limits are waited out and rejected markup is retried as plain text, and what
+the platform still refuses at the live deadline goes to the outbox, the first piece into the
+placeholder (a placeholder is never the last word).
 """
 
 from __future__ import annotations
@@ -11,8 +13,9 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
 from bot.i18n import t
 from bot.markup import convert, split_text, to_plain
@@ -36,6 +39,11 @@ log = logging.getLogger(__name__)
 LIVE_DEADLINE_S = 30.0
 MAX_WAIT_S = 60.0
 
+# How one piece of final text fared live: `sent`; `refused` (rate limited until the live
+# deadline); `failed` (another platform error: the placeholder was deleted, a timeout);
+# `gone` (the bot may not write to the chat any more); `held` (the outbox holds it for now).
+Outcome = Literal["sent", "refused", "failed", "gone", "held"]
+
 
 def with_label(text: str, label: str) -> str:
     """An answer with the note the run put under it ("offline analyst", "unverified ...")."""
@@ -55,6 +63,7 @@ class RenderResult:
 class Renderer:
     def __init__(self, adapter: Adapter, chat: ChatRef, *, lang: str = "en",
                  clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
                  min_edit_interval_s: float | None = None,
                  in_reply_to: str | None = None, outbox: Outbox | None = None,
                  live_deadline_s: float = LIVE_DEADLINE_S, queue_behind: bool = False,
@@ -72,7 +81,9 @@ class Renderer:
         self._in_reply_to = in_reply_to
         self._lang = lang
         self._caps = adapter.capabilities
+        # the live retries' deadlines and waits: on this clock, with this sleep
         self._clock = clock
+        self._sleep = sleep
         interval = (min_edit_interval_s if min_edit_interval_s is not None
                     else self._caps.min_edit_interval_s)
         if chat.is_group:
@@ -258,11 +269,13 @@ class Renderer:
             self.result.dropped_edits += 1
             log.info("progress edit dropped: %s", exc)
 
-    async def _with_retries(self, op: Callable[[Reply], object], md: str, plain: bool) -> bool:
-        """Deliver one piece of final text; True when it arrived."""
+    async def _with_retries(self, op: Callable[[Reply], object], md: str,
+                            plain: bool) -> Outcome:
+        """Deliver one piece of final text live, waiting out rate limits until the live
+        deadline; how it fared."""
         as_plain = plain or self._caps.markup == "plain"
-        end = time.monotonic() + self._live_deadline_s
-        while time.monotonic() < end:
+        end = self._clock() + self._live_deadline_s
+        while self._clock() < end:
             text = to_plain(md) if as_plain else convert(md, self._caps.markup)
             if len(text) > self._caps.max_message_length:
                 as_plain, text = True, to_plain(md)
@@ -270,24 +283,29 @@ class Renderer:
                           in_reply_to=self._in_reply_to)
             try:
                 await op(reply)  # type: ignore[misc]
-                return True
+                return "sent"
             except MessageNotModified:
-                return True
+                return "sent"
             except FormattingRejected:
                 as_plain = True
             except RateLimited as exc:
-                await asyncio.sleep(min(exc.retry_after, MAX_WAIT_S,
-                                        max(0.0, end - time.monotonic())))
+                wait = min(exc.retry_after, MAX_WAIT_S, max(0.0, end - self._clock()))
+                log.info("final text for %s rate limited (retry_after %g s): waiting %.1f s,"
+                         " %.1f s of the live deadline left", self._chat.key,
+                         exc.retry_after, wait, end - self._clock())
+                await self._sleep(wait)
             except Forbidden:
                 self._gone = True
-                return False
+                return "gone"
             except Held:  # refused for now: the outbox holds it for the chat's next message
                 self._held = self._outbox is not None
-                return False
+                return "held"
             except PlatformError as exc:  # e.g. the placeholder was deleted
                 log.warning("final text not delivered this way: %s", exc)
-                return False
-        return False
+                return "failed"
+        log.warning("final text for %s still rate limited after the live deadline (%g s)",
+                    self._chat.key, self._live_deadline_s)
+        return "refused"
 
     async def deliver_final(self, md: str, *, plain: bool = False) -> None:
         await self.aclose()
@@ -313,25 +331,34 @@ class Renderer:
                 async def edit(reply: Reply, ref: MessageRef = ref) -> None:
                     await self._adapter.edit(ref, reply)
 
-                edited = await self._with_retries(edit, piece, plain)
-                if not edited and not self._gone:  # send it anew rather than lose it
+                got = await self._with_retries(edit, piece, plain)
+                # a placeholder that cannot be edited (deleted, too old) is replaced by a new
+                # message rather than lose the answer; one that is only rate limited is not:
+                # the outbox edits the answer into it once the limit lifts. (A new message
+                # sent when the limit lifted used to leave the placeholder saying it was
+                # working, for good: issue #36.) Without an outbox, a new message is all
+                # there is left to try.
+                if got == "failed" or (got == "refused" and self._outbox is None):
+                    log.info("placeholder %s in %s not edited (%s): the final text goes anew",
+                             ref.message_id, self._chat.key, got)
+
                     async def resend(reply: Reply) -> None:
                         ref = await self._adapter.send(self._chat, reply)
                         self.result.message_ids.append(ref.message_id)
 
-                    edited = await self._with_retries(resend, piece, plain)
-                    if not edited and not self._gone:
-                        undelivered.append((i, piece))
-                ok = edited and ok
+                    got = await self._with_retries(resend, piece, plain)
+                if got != "sent" and not self._gone:
+                    undelivered.append((i, piece))
+                ok = got == "sent" and ok
             else:
                 async def send(reply: Reply) -> None:
                     ref = await self._adapter.send(self._chat, reply)
                     self.result.message_ids.append(ref.message_id)
 
                 sent = await self._with_retries(send, piece, plain)
-                if not sent and not self._gone:
+                if sent != "sent" and not self._gone:
                     undelivered.append((i, piece))
-                ok = sent and ok
+                ok = sent == "sent" and ok
         if undelivered and self._outbox is not None and not self._gone:
             await self._hand_over(undelivered, plain)
             return
@@ -356,6 +383,9 @@ class Renderer:
             log.error("final text for %s neither delivered nor stored: %s", self._chat.key, exc)
             self.result.delivered = False
             return
+        log.info("final text for %s handed to the outbox: %s, %d piece(s), into placeholder"
+                 " %s, %s", self._chat.key, receipt.key, len(items), first_replaces,
+                 receipt.status)
         self.result.delivered = receipt.status in ("pending", "delivered", "held")
         self.result.handed_over = True
 
@@ -379,14 +409,15 @@ class Renderer:
         if self._held:
             await self._hand_over_file(file, None)
             return
-        end = time.monotonic() + self._live_deadline_s
-        while time.monotonic() < end:
+        end = self._clock() + self._live_deadline_s
+        while self._clock() < end:
             try:
                 ref = await self._adapter.send_file(self._chat, file)
                 self.result.message_ids.append(ref.message_id)
                 return
-            except RateLimited as exc:
-                await asyncio.sleep(min(exc.retry_after, MAX_WAIT_S))
+            except RateLimited as exc:  # the wait ends at the live deadline at the latest
+                await self._sleep(min(exc.retry_after, MAX_WAIT_S,
+                                      max(0.0, end - self._clock())))
             except Forbidden:
                 self._gone = True
                 return

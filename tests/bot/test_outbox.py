@@ -4,6 +4,7 @@ deadline, held until the chat writes, resumed after a crash mid-delivery."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 from datetime import timedelta
 
 import pytest
@@ -229,6 +230,95 @@ async def test_the_placeholder_is_never_the_last_word(pg_db: Database) -> None:
     await box.drain()
     assert adapter.visible_text(CHAT) == ["the final answer"]  # one message: the placeholder
     assert adapter.texts[placeholder.message_id] == "the final answer"
+
+
+class Clock:
+    """Time that passes only while someone waits on it (the renderer's clock and sleep)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.now += seconds
+        await asyncio.sleep(0)
+
+
+class RefusingWindow(RecordingAdapter):
+    """Every send and edit refused with 429 while the window is open (on `clock`), telling
+    retry_after 1, 2, 3, 5 s in turn, as the serve tests' Telegram fake does."""
+
+    def __init__(self, clock: Clock) -> None:
+        super().__init__()
+        self.clock = clock
+        self.until = 0.0
+        self.refused: list[tuple[str, float]] = []
+        self._waits = itertools.cycle((1, 2, 3, 5))
+
+    def _fault(self, kind: str) -> None:
+        if kind in ("send", "edit") and self.clock() < self.until:
+            self.refused.append((kind, self.clock()))
+            raise RateLimited("flood", retry_after=next(self._waits))
+        super()._fault(kind)
+
+
+async def test_a_429_window_that_outlasts_the_live_deadline_ends_in_the_placeholder(
+        pg_db: Database) -> None:
+    """Issue #36: the placeholder is out, then every send and edit is refused for 60 s; the
+    answer is done 4 s in. Its edits are refused past the live deadline (30 s), and the
+    window closes soon after: the answer goes into the placeholder (through the outbox), not
+    into a new message sent once the window closed, which left the placeholder saying it was
+    working for good."""
+    from bot.i18n import t
+    from bot.renderer import Renderer
+    from core.events import Done, TextDelta
+
+    clock = Clock()
+    adapter = RefusingWindow(clock)
+    box = outbox(pg_db, adapter)
+    renderer = Renderer(adapter, CHAT, outbox=box, in_reply_to="q36", clock=clock,
+                        sleep=clock.sleep)
+    await renderer.start()
+    [placeholder] = [o for o in adapter.ops if o.kind == "send"]
+    adapter.until = clock() + 60.0
+    await renderer.on_event(TextDelta(text="the final "))  # its progress edit is refused
+    clock.now += 4.0
+    await renderer.on_event(Done(text="the final answer"))
+    assert renderer.result.handed_over and renderer.result.delivered
+    # every try was refused, and nothing but the placeholder went out
+    assert adapter.refused and all(at < adapter.until for _, at in adapter.refused)
+    assert adapter.visible_text(CHAT) == [t("working", "en")]
+    assert clock() < adapter.until  # handed over while the window was still open
+
+    clock.now = adapter.until  # the window closes: the outbox sends what it holds
+    await box.drain()
+    assert adapter.texts[placeholder.message_id] == "the final answer"
+    assert adapter.visible_text(CHAT) == ["the final answer"]  # one message: the placeholder
+    receipt = await box.receipt(f"answer:{CHAT.key}:q36:0")
+    assert receipt is not None and receipt.status == "delivered"
+
+
+async def test_a_file_refused_for_longer_than_the_live_deadline_is_handed_over_at_it(
+        pg_db: Database) -> None:
+    """A 429 on a chart with a retry_after longer than the live deadline: the renderer waits
+    until the deadline, not a whole retry_after past it, then the outbox takes the file."""
+    from bot.renderer import LIVE_DEADLINE_S, Renderer
+    from core.events import File
+
+    clock = Clock()
+    adapter = RecordingAdapter()
+    adapter.faults["file"] = [RateLimited("flood", retry_after=50) for _ in range(3)]
+    box = outbox(pg_db, adapter)
+    renderer = Renderer(adapter, CHAT, outbox=box, in_reply_to="q37", clock=clock,
+                        sleep=clock.sleep)
+    start = clock()
+    await renderer.on_event(File(file=PNG))
+    assert renderer.result.handed_over
+    assert clock() - start == LIVE_DEADLINE_S
+    receipt = await box.receipt(f"answer-file:{CHAT.key}:q37:chart.png")
+    assert receipt is not None and receipt.status == "pending"
 
 
 async def test_a_placeholder_that_is_gone_gets_the_answer_as_a_new_message(
