@@ -240,7 +240,11 @@ async def test_a_shutdown_mid_answer_is_recorded_as_such_not_as_a_user_stop(pg_d
     chat = RecordingAdapter()
     await chat.start(gw.handler_for(chat))
     await chat.deliver(msg("slow question", "1"))
-    await asyncio.sleep(0.1)
+    for _ in range(3000):  # until the model is asked: the run is under way (30 s at most)
+        if llm.requests:
+            break
+        await asyncio.sleep(0.01)
+    assert llm.requests, "the run never reached the model"
     await gw.aclose()  # SIGTERM: the app closes the gateway
     assert "restarting" in chat.visible_text(CHAT)[-1]
     state = await pg_db.pool.fetchval("SELECT status FROM inbound_events WHERE message_id = '1'")
