@@ -67,7 +67,7 @@ async def test_kill_9_under_load_answers_every_question_once_with_its_own_answer
             async def helped() -> bool:
                 return bool(tg.texts(3999))
 
-            await until(helped, within_s=90, what="an answer to /help", procs=procs,
+            await until(helped, within_s=240, what="an answer to /help", procs=procs,
                         alive=[serve])
             chats = [4000 + c for c in range(CHATS)]
             for q in range(QUESTIONS):
@@ -84,7 +84,7 @@ async def test_kill_9_under_load_answers_every_question_once_with_its_own_answer
                                               and text.startswith(WORKING))
 
                 tg.arm(serve.proc.pid, when, after=after)
-                await until(_exited(serve), within_s=60, what=f"kill {n}", procs=procs)
+                await until(_exited(serve), within_s=180, what=f"kill {n}", procs=procs)
                 serve = await procs.serve(f"serve-{n}")
 
             async def settled() -> bool:
@@ -95,7 +95,7 @@ async def test_kill_9_under_load_answers_every_question_once_with_its_own_answer
                 working = any(WORKING in t for chat in chats for t in tg.texts(chat))
                 return left == 0 and shown and not working
 
-            await until(settled, within_s=90, what="every question answered", procs=procs,
+            await until(settled, within_s=300, what="every question answered", procs=procs,
                         alive=[serve])
             for c, chat in enumerate(chats):
                 texts = tg.texts(chat)
