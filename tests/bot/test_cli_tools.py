@@ -38,7 +38,7 @@ def run(args: list[str], tmp_path: Path, dsn: str) -> subprocess.CompletedProces
            if not k.startswith(("BULLPEN_", "DATABASE_URL", "TELEGRAM_"))}
     env.update({"BULLPEN_DATA_DIR": str(tmp_path / "data"), "DATABASE_URL": dsn})
     return subprocess.run([*BULLPEN, "tools", *args], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=180)
+                          capture_output=True, text=True, timeout=600)
 
 
 def test_synth_offline_says_it_needs_a_model(pg_dsn: str, tmp_path: Path) -> None:
