@@ -28,7 +28,7 @@ FIND_PY312 = py=""; \
 	done; \
 	if [ -z "$$py" ]; then echo "Python 3.12 not found: install python3.12 first" >&2; exit 1; fi
 
-.PHONY: run test test-llm test-web lint typecheck imports pytest install lock clean sandbox-host
+.PHONY: run test test-kill-load test-llm test-web lint typecheck imports pytest install lock clean sandbox-host
 
 run: $(STAMP) $(PACKS_DIR)/.installed-stamp sandbox-host
 	$(VENV)/bin/bullpen serve
@@ -46,6 +46,11 @@ sandbox-host:
 	fi
 
 install: $(STAMP)
+
+# Real serve processes killed with -9 at seeded-random moments under several chats' load, not
+# part of `test` until the unsettled question it found once in four fresh-clone runs is fixed.
+test-kill-load: $(STAMP) data/packs/.installed-stamp sandbox-host
+	BULLPEN_TEST_KILL_LOAD=1 $(PYTHON) -m pytest -q tests/bot/test_serve_kill_load.py
 
 # A real model, not part of `test`: installs the `llm` extra (xllamacpp's prebuilt llama.cpp
 # server and SmolLM2-135M's GGUF), then runs tests/llm_real against it on loopback.
