@@ -789,6 +789,20 @@ class Gateway:
         """A message taken over from a stopped process (or found unanswered on redelivery):
         answered, in its placeholder; past `too_old_s` the user is asked to send it again."""
         msg = IncomingMessage(**row["message"])
+        key = (msg.chat.key, msg.message_id)
+        if key in self._queued or key in self._in_hand:
+            # taken twice in this process (the sweep, then a redelivery, before the first
+            # take queued it): answered once, by the first
+            log.info("%s/%s is being answered here already", msg.platform, msg.message_id)
+            return
+        self._in_hand.add(key)
+        try:
+            await self._resume_taken(adapter, msg, row, too_old_s)
+        finally:
+            self._in_hand.discard(key)
+
+    async def _resume_taken(self, adapter: Adapter, msg: IncomingMessage, row: dict[str, Any],
+                            too_old_s: float) -> None:
         if row["user_id"] is not None:
             user_id, lang = row["user_id"], row["lang"] or detect_lang(msg.text)
         else:

@@ -166,6 +166,46 @@ async def test_a_redelivery_of_a_message_nobody_is_answering_resumes_it_at_once(
     await gw.aclose()
 
 
+async def test_a_message_the_sweep_and_a_redelivery_both_take_is_answered_once(
+        pg_db, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The sweep takes a dead process's message and, before it has queued it, Telegram
+    redelivers it: the claim succeeds for both (the owner is this process now), but the
+    second take sees the message in hand and leaves it to the first. Before, both answered
+    it: with no placeholder recorded, in two messages (seen under kill -9 at load)."""
+    adapter = RecordingAdapter()
+    m = msg("TSLA?", "14")
+    await pg_db.pool.execute(  # killed before its placeholder went out
+        "INSERT INTO inbound_events (platform, chat_id, message_id, sender_uid, message, owner,"
+        " status, received_at, updated_at) VALUES ($1, $2, $3, $4, $5, 'dead-process',"
+        " 'received', now() - interval '1 min', now() - interval '1 min')",
+        m.platform, m.chat.chat_id, m.message_id, m.sender.platform_uid,
+        m.model_dump(mode="json"))
+    llm = ScriptedLLM([text("TSLA, answered once."), text("TSLA, answered twice.")])
+    gw, _ = gateway(pg_db, tmp_path, llm)
+    real, inside, go_on = gw._store.accounts.user_and_lang, asyncio.Event(), asyncio.Event()
+    calls = 0
+
+    async def first_one_waits(*args, **kwargs):  # type: ignore[no-untyped-def]
+        nonlocal calls
+        calls += 1
+        if calls == 1:  # the sweep's take: held between its claim and its queueing
+            inside.set()
+            await go_on.wait()
+        return await real(*args, **kwargs)
+
+    gw._store.accounts.user_and_lang = first_one_waits
+    sweep = asyncio.create_task(gw.resume_unanswered(lambda p: adapter, ["test"]))
+    await inside.wait()
+    await gw.handle(adapter, msg("TSLA?", "14"))  # the redelivery, while the sweep holds it
+    go_on.set()
+    assert await sweep == 1
+    await gw.idle()
+    assert len(llm.requests) == 1
+    assert adapter.visible_text(CHAT) == ["TSLA, answered once."]
+    assert await state(pg_db, "14") == "answered"
+    await gw.aclose()
+
+
 async def test_a_redelivery_while_its_process_is_alive_is_a_duplicate(
         pg_db, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     adapter = RecordingAdapter()

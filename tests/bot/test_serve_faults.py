@@ -258,10 +258,11 @@ async def setup(pg_dsn: str, tmp_path: Path) -> AsyncIterator[tuple[RefusingTele
 
 async def until[T](check: Callable[[], Awaitable[T]], *, within_s: float, what: str,
                    procs: Processes | None = None, alive: Sequence[Serve] = (),
-                   every_s: float = 0.2) -> T:
+                   every_s: float = 0.2,
+                   explain: Callable[[], Awaitable[str]] | None = None) -> T:
     """Poll `check` until it returns something truthy (bounded); the serve processes in
-    `alive` must stay up meanwhile. Giving up, it says what it waited for, the last state
-    seen (`Processes.state`) and the processes' logs."""
+    `alive` must stay up meanwhile. Giving up, it says what it waited for, what `explain`
+    says is missing, the last state seen (`Processes.state`) and the processes' logs."""
     loop = asyncio.get_running_loop()
     end = loop.time() + within_s
     while True:
@@ -274,7 +275,8 @@ async def until[T](check: Callable[[], Awaitable[T]], *, within_s: float, what: 
                    else f"no {what} within {within_s:g} s")
             seen = await procs.state() if procs is not None else ""
             logs = procs.logs() if procs is not None else ""
-            raise AssertionError(f"{why}\n{seen}\n{logs}")
+            missing = f"{await explain()}\n" if explain is not None else ""
+            raise AssertionError(f"{why}\n{missing}{seen}\n{logs}")
         await asyncio.sleep(every_s)
 
 

@@ -29,7 +29,7 @@ from tests.fakes.openai_server import FakeOpenAI, Turn
 pytestmark = pytest.mark.skipif(os.environ.get("BULLPEN_TEST_KILL_LOAD") != "1",
                                 reason="the kill-under-load suite runs under make test-kill-load")
 
-SEED = 28
+SEED = int(os.environ.get("BULLPEN_KILL_SEED", "28"))
 CHATS = 6
 QUESTIONS = 4  # per chat, sent at once: each chat's answers queue behind each other
 KILLS = 3
@@ -81,6 +81,7 @@ async def test_kill_9_under_load_answers_every_question_once_with_its_own_answer
             for q in range(QUESTIONS):
                 for c, chat in enumerate(chats):
                     tg.push(tg.message(chat, question(c, q)))
+            kills: list[tuple[str, str] | None] = []
             for n in range(1, KILLS + 1):
                 ops, at, after = 0, rng.randint(3, 15), rng.random() < 0.5
 
@@ -93,6 +94,7 @@ async def test_kill_9_under_load_answers_every_question_once_with_its_own_answer
 
                 tg.arm(serve.proc.pid, when, after=after)
                 await until(_exited(serve), within_s=180, what=f"kill {n}", procs=procs)
+                kills.append(tg.killed_at)
                 serve = await procs.serve(f"serve-{n}")
 
             async def settled() -> bool:
@@ -103,8 +105,19 @@ async def test_kill_9_under_load_answers_every_question_once_with_its_own_answer
                 working = any(WORKING in t for chat in chats for t in tg.texts(chat))
                 return left == 0 and shown and not working
 
+            async def unsettled() -> str:
+                rows = await store.pool.fetch(
+                    "SELECT chat_id, message_id, status, placeholder FROM inbound_events"
+                    " WHERE status <> 'answered'")
+                lines = [f"kills at: {kills}", f"not answered: {[dict(r) for r in rows]}"]
+                for c, chat in enumerate(chats):
+                    texts = tg.texts(chat)
+                    if _answer_count(tg, c, chat) != QUESTIONS or any(WORKING in t for t in texts):
+                        lines.append(f"chat {chat}: {[t[:70] for t in texts]}")
+                return "\n".join(lines)
+
             await until(settled, within_s=300, what="every question answered", procs=procs,
-                        alive=[serve])
+                        alive=[serve], explain=unsettled)
             for c, chat in enumerate(chats):
                 texts = tg.texts(chat)
                 for q in range(QUESTIONS):
