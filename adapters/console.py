@@ -19,6 +19,7 @@ from rich.live import Live
 from rich.markdown import Markdown
 from rich.text import Text
 
+from core.cjk_markdown import cjk_bold
 from core.ports import MessageHandler
 from core.types import (
     Capabilities,
@@ -104,7 +105,9 @@ class ConsoleAdapter:
             self._on_eof()
 
     def _render(self, reply: Reply) -> Markdown | Text:
-        return Markdown(reply.text) if reply.markup == "markdown" else Text(reply.text)
+        if reply.markup == "markdown":
+            return Markdown(cjk_bold(reply.text))
+        return Text(reply.text)
 
     def _stop_live(self) -> None:
         if self._live is not None:

@@ -10,6 +10,8 @@ from urllib.parse import quote
 
 from markdown_it import MarkdownIt
 
+from core.cjk_markdown import cjk_bold
+
 _SAFE_SCHEMES = ("http://", "https://", "mailto:", "#", "/")
 
 _md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False,
@@ -30,8 +32,9 @@ _md.validateLink = _validate_link  # type: ignore[method-assign]
 
 
 def markdown_html(text: str) -> str:
-    """Markdown as HTML in which nothing the text says can run."""
-    return str(_md.render(text))
+    """Markdown as HTML in which nothing the text says can run (Chinese bold made
+    renderable first: `core.cjk_markdown`)."""
+    return str(_md.render(cjk_bold(text)))
 
 
 def plain_html(text: str) -> str:
