@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 from tests.bot.test_serve_faults import Processes, RefusingTelegram, Serve, until
@@ -51,15 +52,45 @@ class _Killer:
         self.victim: int | None = None
         self.when: Callable[[str, str], bool] | None = None
         self.after = False
+        self.unless: Callable[[], Awaitable[bool]] | None = None
+        self.held = 0  # kills put off by `unless`
         self.killed_at: tuple[str, str] | None = None
+        self._dead: int | None = None  # the killed process, until it is reaped
+        self._serve_victim = True
 
-    def arm(self, pid: int, when: Callable[[str, str], bool], *, after: bool) -> None:
-        self.victim, self.when, self.after = pid, when, after
+    def arm(self, pid: int, when: Callable[[str, str], bool], *, after: bool,
+            unless: Callable[[], Awaitable[bool]] | None = None, serve: bool = True) -> None:
+        """Kill `pid` at the first send or edit `when` picks, put off to a later one while
+        `unless` says now is not a moment to kill; `serve`: the victim is the process that
+        talks to the fake (its requests still on their way are not applied)."""
+        self.victim, self.when, self.after, self.unless = pid, when, after, unless
+        self._serve_victim = serve
+
+    def _from_the_dead(self) -> bool:
+        """A request the killed process sent before it died, reaching the fake after: not
+        applied, like the one it was killed at (what Telegram applied in that moment could
+        never be found again by anyone: see `tests/bot/test_serve_kill_load.py`)."""
+        if self._dead is None:
+            return False
+        if psutil.pid_exists(self._dead):  # dead but not reaped: no successor started yet
+            return True
+        self._dead = None
+        return False
+
+    async def _fire_unless(self, kind: str, text: str) -> bool:
+        if self.victim is None:
+            return False
+        if self.unless is not None and await self.unless():
+            self.held += 1
+            return False
+        return self._fire(kind, text)
 
     def _fire(self, kind: str, text: str) -> bool:
         if self.victim is None or self.when is None or not self.when(kind, text):
             return False
         os.kill(self.victim, signal.SIGKILL)
+        if self._serve_victim:
+            self._dead = self.victim
         self.killed_at = (kind, text[:60])
         self.victim = self.when = None
         return True
@@ -74,20 +105,20 @@ class KillingTelegram(RefusingTelegram, _Killer):
 
     async def _m_sendMessage(self, p: dict[str, Any], f: dict[str, Any]) -> dict[str, Any]:
         text = str(p.get("text", ""))
-        if not self.after and self._fire("send", text):
+        if self._from_the_dead() or (not self.after and await self._fire_unless("send", text)):
             raise ConnectionResetError  # the dead process hears nothing anyway
         got = await super()._m_sendMessage(p, f)
         if self.after:
-            self._fire("send", text)
+            await self._fire_unless("send", text)
         return got
 
     async def _m_editMessageText(self, p: dict[str, Any], f: dict[str, Any]) -> Any:
         text = str(p.get("text", ""))
-        if not self.after and self._fire("edit", text):
+        if self._from_the_dead() or (not self.after and await self._fire_unless("edit", text)):
             raise ConnectionResetError
         got = await super()._m_editMessageText(p, f)
         if self.after:
-            self._fire("edit", text)
+            await self._fire_unless("edit", text)
         return got
 
 
@@ -100,20 +131,20 @@ class KillingDiscord(FakeDiscord, _Killer):
 
     async def _send(self, bot: Any, p: dict[str, Any], f: list[Any]) -> Any:
         text = str(p.get("content") or "")
-        if not self.after and self._fire("send", text):
+        if not self.after and await self._fire_unless("send", text):
             raise ConnectionResetError
         got = await super()._send(bot, p, f)
         if self.after:
-            self._fire("send", text)
+            await self._fire_unless("send", text)
         return got
 
     async def _edit(self, bot: Any, p: dict[str, Any], f: list[Any]) -> Any:
         text = str(p.get("content") or "")
-        if not self.after and self._fire("edit", text):
+        if not self.after and await self._fire_unless("edit", text):
             raise ConnectionResetError
         got = await super()._edit(bot, p, f)
         if self.after:
-            self._fire("edit", text)
+            await self._fire_unless("edit", text)
         return got
 
 
