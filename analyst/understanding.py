@@ -73,7 +73,8 @@ def words_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
 _INTENT_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("help", ("help", "what can you do", "帮助", "你能做什么")),
     ("prediction", ("会涨吗", "会跌吗", "会不会涨", "会不会跌", "能涨吗", "还会涨", "还会跌",
-                    "还能涨", "明天涨", "明天跌", "明天会", "下周会", "能涨到", "会涨到", "涨到多少",
+                    "还能涨", "明天涨", "明天跌", "明天会", "下周会", "能涨到", "会涨到",
+                    "涨到多少",
                     "目标价", "预测", "后市", "走势预测", "会上涨", "会下跌", "will it rise",
                     "will it go up", "will it fall", "will it drop", "will it crash",
                     "going to rise", "going to go up", "going to fall", "go up tomorrow",
@@ -200,8 +201,8 @@ def intent_of(text: str, *, instruments: int = 0, period: Period | None = None,
             "change" in metrics or period is not None):
         return "compare"
     if period is not None or _HISTORY.search(low) or (
-            "change" in metrics and "how did" in low or re.search(r"涨了多少|跌了多少|涨跌",
-                                                                   low)):
+            ("change" in metrics and "how did" in low)
+            or re.search(r"涨了多少|跌了多少|涨跌", low)):
         return "performance"
     if not instruments and _MARKET.search(low):
         return "market"
