@@ -494,7 +494,7 @@ class OfflineAnalyst:
         today = self._today()
         lines: list[str] = []
         for step in steps:
-            result = step.result
+            result: Any = step.result
             if result is None:
                 continue
             quotes = ([result] if step.tool == "get_quote" else
@@ -529,7 +529,7 @@ class OfflineAnalyst:
         quote = _Step("get_quote", {"symbol": symbol})
         async for event in self._run_steps([quote]):
             yield event
-        q = quote.result
+        q: Any = quote.result
         name = (f"{q.name} ({q.symbol})" if getattr(q, "name", "") else symbol) if q else symbol
         if kind != "stock":
             why = t("why_not_stock", lang)
