@@ -9,7 +9,7 @@ STAMP    := $(VENV)/.installed-stamp
 TOOLS    := .tools
 UV       := $(TOOLS)/bin/uv
 UV_VERSION := 0.13.9
-PACKAGES := core tools ict debate podcast jobs bot adapters
+PACKAGES := core tools ict analyst debate podcast jobs bot adapters
 # Offline data packs (tools/data/packs.toml), fetched once per data directory by
 # `bullpen data install`; the stamp makes a later `make run`/`make test` a no-op.
 PACKS_DIR := $(or $(BULLPEN_DATA_DIR),data)/packs

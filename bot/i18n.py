@@ -169,6 +169,83 @@ STRINGS: dict[str, dict[str, str]] = {
                         "'Database roles').",
                   "zh": "管理控制台已关闭：无法以专用角色 bullpen_console 登录数据库"
                         "（不会改用权限更高的角色）。详见 README。"},
+    # issue 29: the offline analyst answers the question asked, or says what it cannot
+    "age_year": {"en": "{n} year{s}", "zh": "{n} 年"},
+    "age_month": {"en": "{n} month{s}", "zh": "{n} 个月"},
+    "age_day": {"en": "{n} day{s}", "zh": "{n} 天"},
+    "stale_data": {"en": "⏳ {name}: data from {date}, {age} old (the offline data has nothing "
+                         "newer).",
+                   "zh": "⏳ {name}：数据为 {date}，已是 {age}前（离线数据没有更新的）。"},
+    "stale_period": {"en": "⏳ {name}: the period is counted back from the last bar, {date} "
+                           "({age} ago), not from today.",
+                     "zh": "⏳ {name}：区间从最后一根K线 {date}（{age}前）往回算，而不是从今天。"},
+    "no_prediction": {"en": "Bullpen does not predict prices or give investment advice: past "
+                            "prices cannot tell whether {what} will rise or fall. Below is what "
+                            "the data shows; I can also give its history over a period, "
+                            "indicators (RSI, MACD), a chart or an ICT analysis.",
+                      "zh": "Bullpen 不预测价格，也不提供投资建议：历史行情无法告诉我们{what}"
+                            "会涨还是会跌。以下是数据显示的情况；我还可以给出某段时间的走势、"
+                            "技术指标（RSI、MACD）、图表或 ICT 分析。"},
+    "what_market": {"en": "the market", "zh": "市场"},
+    "no_advice": {"en": "Bullpen does not give investment advice or pick stocks to buy. What I "
+                        "can do: quotes and price history of a stock or index you name, "
+                        "comparisons, indicators, charts, ICT analysis, and the statements of "
+                        "some A-shares; for example “CSI 300 last 3 months” or “compare NVDA "
+                        "and AMD”.",
+                  "zh": "Bullpen 不提供投资建议，也不替你选股。我可以做的：你点名的股票或指数的"
+                        "报价和历史走势、对比、技术指标、图表、ICT 分析，以及部分A股的财务报表；"
+                        "例如“沪深300最近3个月”或“对比英伟达和AMD”。"},
+    "market_head": {"en": "The main indexes in the offline data (the market as a whole):",
+                    "zh": "离线数据中的主要指数（大盘概况）："},
+    "sector_offline": {"en": "A sector screen needs a live data provider: the screener reads "
+                             "the latest quotes of every A-share, and the offline data has no "
+                             "sector quotes or screens.",
+                       "zh": "板块筛选需要在线数据源：筛选器读取全部A股的最新行情，离线数据没有"
+                             "板块行情或筛选结果。"},
+    "hk_offline": {"en": "{name}: no Hong Kong prices offline. The offline data has A-shares, "
+                         "US stocks, indexes, crypto and FX; Hong Kong quotes need a live data "
+                         "provider.",
+                   "zh": "{name}：离线数据没有港股行情（只有A股、美股、指数、加密货币和外汇），"
+                         "港股行情需要在线数据源。"},
+    "fund_offline": {"en": "Fund NAVs need a live data provider: no package ships China fund "
+                           "NAVs, so the offline data has none.",
+                     "zh": "基金净值需要在线数据源：没有任何数据包提供中国基金净值，"
+                           "离线数据里没有。"},
+    "no_multiple": {"en": "No {metric} offline for {name}: {why}.",
+                    "zh": "离线数据无法给出 {name} 的{metric}：{why}。"},
+    "why_one_day": {"en": "the offline data has one day of its prices ({day}) and no statements",
+                    "zh": "离线数据只有它一天的行情（{day}），没有财务报表"},
+    "why_no_statements": {"en": "the offline data has its prices to {day} but no statements "
+                                "(statements offline: {codes})",
+                          "zh": "离线数据有它截至 {day} 的行情，但没有财务报表（离线有报表的："
+                                "{codes}）"},
+    "why_us": {"en": "the offline data has no statements of US companies (SEC filing text only)",
+               "zh": "离线数据没有美股公司的财务报表（只有 SEC 文件文本）"},
+    "why_not_stock": {"en": "it is not a company's share, so it has no earnings or book value",
+                      "zh": "它不是公司股票，没有盈利或净资产"},
+    "why_no_inputs": {"en": "the offline data has no share count or per-share dividends to "
+                            "compute it from",
+                      "zh": "离线数据没有计算所需的总股本或每股分红"},
+    "metric_pe": {"en": "P/E", "zh": "市盈率"},
+    "metric_pb": {"en": "P/B", "zh": "市净率"},
+    "metric_market_cap": {"en": "market cap", "zh": "市值"},
+    "metric_dividend_yield": {"en": "dividend yield", "zh": "股息率"},
+    "multiples_pe": {"en": "**{name}** P/E **{pe}x** on {date}: close {price} {cur} over {period} "
+                           "EPS {eps} (static).",
+                     "zh": "**{name}** {date} 市盈率 **{pe} 倍**：收盘价 {price} 元 ÷ {period}每股"
+                           "收益 {eps} 元（静态）。"},
+    "multiples_pe_ttm": {"en": "TTM P/E {pe}x (EPS {eps} over the four quarters to {period}).",
+                         "zh": "滚动市盈率（TTM）{pe} 倍（截至 {period} 的四个季度每股收益 "
+                               "{eps} 元）。"},
+    "multiples_pb": {"en": "P/B {pb}x (book value per share {bvps}, {period}).",
+                     "zh": "市净率 {pb} 倍（每股净资产 {bvps} 元，{period}）。"},
+    "multiples_later": {"en": "The prices run to {last}, but the statements stop at {period}: "
+                              "the multiples use the close of {date}, when those statements "
+                              "were the newest.",
+                        "zh": "行情数据到 {last}，但报表只到 {period}：以上倍数用 {date} 的收盘价，"
+                              "那时这些报表是最新的。"},
+    "multiples_source": {"en": "Sources: {prices}; {statements} (offline data)",
+                         "zh": "数据来源：{prices}；{statements}（离线数据）"},
 }
 
 

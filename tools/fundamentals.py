@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import date
-from typing import Annotated
+from datetime import date, timedelta
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
@@ -19,7 +19,7 @@ from tools.data.models import (
     SymbolQuery,
 )
 from tools.data.units import ReportKind, ReportPeriod, latest_quarterly_report, report_period
-from tools.models import tool
+from tools.models import DataSource, tool
 from tools.symbol_lookup import ResolvedSymbol, resolve_symbol
 
 
@@ -134,3 +134,101 @@ async def get_dividends(
         code=sym.code, market="cn", exchange=sym.exchange))
     result.items = result.items[:limit]
     return result
+
+
+# --- valuation multiples -----------------------------------------------------------------------
+
+
+class ValuationMultiples(BaseModel):
+    """P/E and P/B from one close and the statements in force on its date. `pe` divides by
+    the newest annual EPS (static, 静态); `pe_ttm` by the trailing four quarters' EPS; `pb`
+    by the newest book value per share. `price_date` is never after the statements' reach
+    (a year past their newest period): a 2024 price over 2019 earnings is no P/E."""
+
+    symbol: str
+    name: str = ""
+    currency: str = "CNY"
+    price: float
+    price_date: date
+    last_price_date: date = Field(description="the newest close the data has (may be later "
+                                  "than price_date when the statements stop earlier)")
+    pe: float | None = None
+    eps: float | None = None
+    eps_period: str = ""
+    pe_ttm: float | None = None
+    eps_ttm: float | None = None
+    ttm_period: str = ""
+    pb: float | None = None
+    bvps: float | None = None
+    bvps_period: str = ""
+    statements_source: DataSource
+    price_source: DataSource
+
+
+def _same_period_year_before(periods: list[Any], p: Any) -> Any | None:
+    want = p.period.replace(year=p.period.year - 1)
+    return next((x for x in periods if x.period == want), None)
+
+
+@tool(label="Computing P/E and P/B of {symbol}", tags=["fundamentals", "valuation"])
+async def get_valuation_multiples(symbol: str) -> ValuationMultiples:
+    """P/E (on the last annual EPS and on trailing-twelve-month EPS) and P/B of an A-share,
+    from one close and the statements in force on that date, both dated.
+
+    Args:
+        symbol: code or name of an A-share stock, e.g. "601318", "中国平安".
+    """
+    from tools.data.prices import get_bars
+    from tools.market import source_from
+
+    providers.load()
+    sym = resolve_symbol(symbol)
+    _cn(sym, "P/E and P/B")
+    query = FinancialsQuery(code=sym.code, market=sym.market, exchange=sym.exchange,
+                            yahoo=sym.yahoo, quarterly=True)
+    fin: Financials = await fx.run("cn.financials", query)
+    if not fin.periods:
+        raise DataUnavailable(f"no statements of {sym.code}")
+    bars = await get_bars(sym, "1d")
+    if bars.empty:
+        raise DataUnavailable(f"no prices of {sym.code}")
+    newest = max(p.period for p in fin.periods)
+    reach = newest + timedelta(days=122)  # the next report is due by then
+    last_day = bars.index[-1].date()
+    usable = bars[[ts.date() <= reach for ts in bars.index]]
+    if usable.empty:
+        raise DataUnavailable(f"the prices of {sym.code} start after its statements' reach")
+    price_day = usable.index[-1].date()
+    price = float(usable["close"].iloc[-1])
+    known = sorted((p for p in fin.periods if p.period <= price_day),
+                   key=lambda p: p.period, reverse=True)
+    if not known:
+        raise DataUnavailable(f"no statements of {sym.code} before {price_day}")
+    annual = next((p for p in known if p.period.month == 12), None)
+    eps = annual.values.get("eps") if annual is not None else None
+    latest = known[0]
+    eps_ttm: float | None = None
+    if latest.period.month == 12:
+        eps_ttm = latest.values.get("eps")
+    else:
+        before = next((p for p in known if p.period.month == 12
+                       and p.period.year == latest.period.year - 1), None)
+        same = _same_period_year_before(known, latest)
+        parts = [latest.values.get("eps"),
+                 before.values.get("eps") if before else None,
+                 same.values.get("eps") if same else None]
+        if all(v is not None for v in parts):
+            a, b, c = (float(v) for v in parts if v is not None)
+            eps_ttm = a + b - c
+    bvps = latest.values.get("bvps")
+    return ValuationMultiples(
+        symbol=sym.code, name=sym.name, price=round(price, 2), price_date=price_day,
+        last_price_date=last_day,
+        pe=round(price / eps, 2) if eps and eps > 0 else None,
+        eps=eps, eps_period=annual.label if annual is not None else "",
+        pe_ttm=round(price / eps_ttm, 2) if eps_ttm and eps_ttm > 0 else None,
+        eps_ttm=round(eps_ttm, 2) if eps_ttm is not None else None,
+        ttm_period=latest.label,
+        pb=round(price / bvps, 2) if bvps and bvps > 0 else None,
+        bvps=round(bvps, 2) if bvps is not None else None, bvps_period=latest.label,
+        statements_source=fin.source, price_source=source_from(bars))

@@ -35,7 +35,8 @@ def register(sub: Any) -> None:
     p.add_argument("--max-tokens", type=int, default=None, dest="max_tokens",
                    help="max_tokens of a model call that names none (the profile's default)")
     p.add_argument("--kinds", default="", help="comma-separated: quote, range, compare, "
-                   "indicator, ict, unknown, chat (default all)")
+                   "indicator, ict, unknown, chat, period, dates, metric, collision, sentence, "
+                   "market, prediction, advice, unavailable, stale (default all)")
     p.add_argument("--lang", choices=["en", "zh"], default=None)
     p.add_argument("--limit", type=int, default=None, help="at most N questions")
     p.add_argument("--timeout", type=float, default=180.0, help="seconds per question")

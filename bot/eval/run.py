@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from bot.eval.questions import Question
+from bot.eval.questions import Expected, Question
 from bot.eval.score import Row, has_date, has_figure, markup_leaked
 from core.agent.grounding import unsupported_figures
 from core.agent.turn import Turn
@@ -83,21 +83,23 @@ def recording_ict(tool_log: ToolLog) -> Callable[..., Any]:
 ModeFactory = Callable[[ToolRegistry, ToolLog], Mode]
 
 
-async def expectation(q: Question) -> tuple[bool, list[tuple[str, float]], list[str], str]:
+async def expectation(q: Question) -> tuple[bool, Expected, str]:
     if q.expect is None:
-        return False, [], [], ""
+        return False, Expected(), ""
     try:
         got = await q.expect()
     except (BullpenError, LookupError, ValueError) as exc:
-        return False, [], [], f"expectation not computable: {exc}"
-    return True, got.figures, got.dates, ""
+        return False, Expected(), f"expectation not computable: {exc}"
+    return True, got, ""
 
 
 async def ask(q: Question, make_mode: ModeFactory, registry: ToolRegistry,
               timeout_s: float) -> Row:
-    covered, figs, dates, why = await expectation(q)
+    covered, want, why = await expectation(q)
+    figs, dates = want.figures, want.dates
     row = Row(id=q.id, lang=q.lang, kind=q.kind, question=q.text, covered=covered,
-              expected=figs, dates=dates, error="" if covered or q.expect is None else why)
+              expected=figs, dates=dates, error="" if covered or q.expect is None else why,
+              phrases=list(want.phrases))
     tool_log = ToolLog()
     mode = make_mode(recording_registry(registry, tool_log), tool_log)
     recorder = _Recorder()
@@ -128,6 +130,10 @@ async def ask(q: Question, make_mode: ModeFactory, registry: ToolRegistry,
     if covered and answer:
         row.figure_found = all(has_figure(answer, v) for _, v in figs)
         row.date_found = all(has_date(answer, d) for d in dates)
+        row.phrase_found = all(p in answer for p in want.phrases)
+        row.wrong = [w for w in want.forbidden if w in answer]
+    elif covered:
+        row.phrase_found = False
     return row
 
 

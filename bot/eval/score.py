@@ -29,6 +29,10 @@ def has_date(answer: str, iso: str) -> bool:
     return any(f in answer for f in forms)
 
 
+# kinds where a figure no tool returned is itself the failure
+NO_INVENTION_KINDS = frozenset({"prediction", "advice", "unavailable", "market", "metric"})
+
+
 @dataclass
 class Row:
     id: str
@@ -50,13 +54,20 @@ class Row:
     label: str = ""
     error: str = ""
     markup_leak: bool = False
+    phrases: list[str] = field(default_factory=list)  # words the answer must say
+    phrase_found: bool = True
+    wrong: list[str] = field(default_factory=list)  # forbidden words it said (another instrument)
 
     @property
     def correct(self) -> bool:
-        """Covered: every expected figure and date. Otherwise: nothing invented."""
+        """Covered: every expected figure, date and phrase, no forbidden word (and for the
+        kinds whose point is honesty, no unsupported figure). Otherwise: nothing invented."""
         if self.covered:
-            return self.figure_found and self.date_found
+            honest = not self.unsupported or self.kind not in NO_INVENTION_KINDS
+            return (self.figure_found and self.date_found and self.phrase_found
+                    and not self.wrong and honest and not self.error)
         return not self.unsupported and not self.error
+
 
     @property
     def grounded_or_labelled(self) -> bool:
@@ -88,6 +99,7 @@ def summary(rows: list[Row]) -> dict[str, Any]:
         "unsupported_unlabelled": sum(1 for r in rows if not r.grounded_or_labelled),
         "markup_leaks": sum(r.markup_leak for r in rows),
         "errors": sum(1 for r in rows if r.error),
+        "wrong_instrument": sum(1 for r in rows if r.wrong),
         "tool_calls_per_answer": round(sum(r.tool_calls for r in rows) / max(1, len(rows)), 2),
         "wall_s_median": _median([r.wall_s for r in rows]),
         "wall_s_total": round(sum(r.wall_s for r in rows), 1),
@@ -112,21 +124,22 @@ def markdown(model: str, rows: list[Row], extra: dict[str, Any]) -> str:
     if extra:
         out += ["; ".join(f"{k}: {v}" for k, v in extra.items()), ""]
     out += ["| kind | questions | covered | figure + date | unsupported numbers "
-            "(unlabelled) | markup leaks | errors | tool calls / answer | median s | tokens "
-            "(prompt + completion) |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+            "(unlabelled) | markup leaks | errors | wrong instrument | tool calls / answer | "
+            "median s | tokens (prompt + completion) |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for kind, k in [*by_kind(rows).items(), ("**all**", s)]:
         found = (f"{k['figure_and_date']}/{k['covered']} ({k['figure_and_date_pct']}%)"
                  if k["covered"] else f"no invention {k['no_invention_pct']}%")
         out.append(f"| {kind} | {k['questions']} | {k['covered']} | {found} | "
                    f"{k['unsupported_answers']} ({k['unsupported_unlabelled']}) | "
-                   f"{k['markup_leaks']} | {k['errors']} | {k['tool_calls_per_answer']} | "
+                   f"{k['markup_leaks']} | {k['errors']} | {k['wrong_instrument']} | "
+                   f"{k['tool_calls_per_answer']} | "
                    f"{k['wall_s_median']} | {k['prompt_tokens']:,} + "
                    f"{k['completion_tokens']:,} |")
     misses = [r for r in rows if not r.correct]
     if misses:
         out += ["", "Missed: " + "; ".join(
-            f"`{r.id}` ({r.error[:60] or ('no figure' if r.covered and not r.figure_found else 'no date' if r.covered else 'unsupported ' + ', '.join(r.unsupported[:3]))})"  # noqa: E501
+            f"`{r.id}` ({r.error[:60] or ('no figure' if r.covered and not r.figure_found else 'no date' if r.covered and not r.date_found else 'no phrase' if r.covered and not r.phrase_found else 'wrong ' + ', '.join(r.wrong) if r.wrong else 'unsupported ' + ', '.join(r.unsupported[:3]))})"  # noqa: E501
             for r in misses)]
     uncovered = [r.id for r in rows if not r.covered and r.kind not in ("unknown", "chat")]
     if uncovered:

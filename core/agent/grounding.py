@@ -2,8 +2,8 @@
 
 A figure is a number with a decimal point, a percent sign, a thousands separator, a unit of
 magnitude (万, 亿, million, bn ...) or a value of 100 or more; years, dates, times and numbers
-the user typed, security codes (6 digits), index names (CSI 300) and bar intervals (15m) are
-not figures. A figure is supported when some number in the tool results
+the user typed, security codes (6 digits; 0700.HK), index names (CSI 300) and bar intervals
+(15m) are not figures. A figure is supported when some number in the tool results
 rounds to it at the precision written (after the unit's scale, and /100 for percentages).
 """
 
@@ -19,7 +19,7 @@ _DATE = re.compile(
 # names with a number in them, and bar intervals: not figures
 _NAMES = re.compile(r"(?:S&P|CSI|SSE|SZSE|Russell|FTSE|Nikkei|DAX|STOXX|Nasdaq|沪深|中证|上证|深证"
                     r"|中小|科创|创业板)\s?\d+|(?<![\d.])\d{1,3}(?:m|h|d|w|mo|min|y)\b"
-                    r"|(?<![\d.,])\d{6}(?!\d|[.,]\d)", re.IGNORECASE)
+                    r"|(?<![\d.,])\d{6}(?!\d|[.,]\d)|(?<![\d.,])\d{4,5}\.HK\b", re.IGNORECASE)
 _FIGURE = re.compile(
     r"(?<![A-Za-z0-9_.])([-+−]?)((?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)\s*"
     r"(%|％|万亿|亿|万|千|trillion|billion|million|thousand|bn|mn|tn|[KMBT](?![A-Za-z]))?",

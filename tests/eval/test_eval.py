@@ -25,11 +25,13 @@ def registry():
     return tools.build_registry()
 
 
-def test_the_set_is_at_least_40_questions_in_both_languages_and_every_kind():
-    assert len(QUESTIONS) >= 40
-    assert {q.lang for q in QUESTIONS} == {"en", "zh"}
-    assert {q.kind for q in QUESTIONS} == {"quote", "range", "compare", "indicator", "ict",
-                                          "unknown", "chat"}
+def test_the_set_is_at_least_150_questions_half_chinese_and_every_kind():
+    assert len(QUESTIONS) >= 150
+    assert sum(q.lang == "zh" for q in QUESTIONS) * 2 >= len(QUESTIONS)
+    assert {q.kind for q in QUESTIONS} == {
+        "quote", "range", "compare", "indicator", "ict", "unknown", "chat", "period", "dates",
+        "metric", "collision", "sentence", "market", "prediction", "advice", "unavailable",
+        "stale"}
     assert len({q.id for q in QUESTIONS}) == len(QUESTIONS)
     assert all(q.expect is None for q in QUESTIONS if q.kind in ("unknown", "chat"))
 
@@ -76,7 +78,7 @@ async def test_the_offline_analyst_answers_quotes_with_figure_and_date(registry)
         assert r.tool_calls >= 1 and not r.unsupported and not r.markup_leak
     assert not by_id["h-hello-en"].covered
     table = markdown("offline analyst", rows, {})
-    assert "| quote | 2 | 2 | 2/2 (100.0%)" in table
+    assert "| quote | 2 | 2 | 2/2 (100.0%)" in table and "wrong instrument" in table
     data = to_json("offline analyst", rows, {})
     assert data["summary"]["covered"] == 2 and len(data["rows"]) == 3
     json.dumps(data)  # serialisable as printed
@@ -110,3 +112,22 @@ async def test_a_model_run_scores_grounded_and_invented_answers_and_logs_request
     assert not srv.refused and all(prompt_size(r) + r["max_tokens"] <= 8192
                                    for r in srv.requests)
     assert 0 < peak <= 8192  # the fake's usage counts 20 prompt tokens: plus max_tokens
+
+
+async def test_issue_29_kinds_score_every_row_of_the_issue_table(registry):
+    """One question per new kind, through the offline analyst: the period, the P/E, the
+    index (never 平安银行), the name in a sentence, the market, the honest sentences, HK said
+    unavailable and the age of old data."""
+    ids = ("p-nvda-3mo-en", "d-csi-2020-05-zh", "m-pingan-pe-zh", "m-maotai-pe-zh",
+           "x-sse-csi-zh", "s-nvidia-amd-en", "k-dapan-zh", "v-maotai-zh", "a-buy-en",
+           "n-tencent-zh", "o-aapl-en")
+    chosen = [q for q in QUESTIONS if q.id in ids]
+    assert len(chosen) == len(ids)
+
+    def make(reg, tool_log):
+        return OfflineAnalyst(registry=reg, find_symbols=find_symbols,
+                              ict_answer=recording_ict(tool_log))
+
+    rows = await run_questions(chosen, make, registry, timeout_s=120)
+    for r in rows:
+        assert r.covered and r.correct and not r.wrong and not r.error, r
