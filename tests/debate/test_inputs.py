@@ -25,7 +25,16 @@ from debate.metrics import Fundamentals, beta_fit, price_metrics
 from debate.mode import DebateMode, apply_input_limits
 from debate.models import DebateArtifact, DebateMeta
 from debate.words import WORDS, age_text
-from tests.debate.helpers import TODAY, produce, run_mode, synthetic_bars
+from tests.debate.helpers import (
+    TODAY,
+    SeatFake,
+    moderator,
+    produce,
+    reply,
+    router,
+    run_mode,
+    synthetic_bars,
+)
 from tools.data.config import DataConfig, configure, get_config
 from tools.symbol_lookup import resolve_symbol
 
@@ -107,6 +116,25 @@ async def test_000001_is_the_bank_and_its_2020_statements_withhold_a_2024_verdic
     assert c.action == "HOLD" and c.caveats == [
         "不给出买入/卖出结论：最新财务报表（2020一季报，截至 2020-03-31）比价格数据（2024-09-19）"
         "早 4.5 年，超过 18 个月的上限；此处的“持有”表示数据不足。"]
+
+
+async def test_a_model_panels_buy_on_stale_statements_is_withheld_too(registry):
+    """The limit holds whatever panel ran: the models are told the statements are stale, and
+    a unanimous BUY (consensus) on 2020 statements next to a 2024 price is not a verdict."""
+    scripts = {s: [reply("BUY", 0.9), reply("BUY", 0.9)]
+               for s in ("fundamental", "risk", "growth", "sentiment")}
+    scripts["moderator"] = [moderator("stop", "BUY")]
+    async with SeatFake(scripts) as fake:
+        llm = router(fake)
+        mode = DebateMode(llm=llm, registry=registry, make_pdf=False, today=lambda: TODAY)
+        out, _, _ = await produce(mode, "000001")
+        await llm.aclose()
+    c = out.artifact.conclusion
+    assert c.action == "HOLD" and c.withheld and c.confidence == 0.0
+    assert c.text.startswith("No BUY/SELL verdict: the latest financial statements (2020一季报")
+    assert "The panel's own reading (BUY)" in c.text
+    context = fake.by_seat["fundamental"][0]["messages"][1]["content"]
+    assert "4.5 years older than the price (2024-09-19)" in context  # the models were told
 
 
 async def test_the_sse_composite_is_debated_on_its_own_bars_not_the_banks(registry):
