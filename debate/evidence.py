@@ -243,7 +243,8 @@ def _beta_note(pm: PriceMetrics, bars: pd.DataFrame, bench: pd.DataFrame | None,
                    end=pm.beta_end, days=pm.beta_days)
     year = bars.index[-(TRADING_DAYS + 1):]
     return say("beta_none", lang, bench=bench_code, days=pm.beta_days,
-               start=str(year[0].date()), end=str(year[-1].date()))
+               start=str(year[0].date()), end=str(year[-1].date()),
+               bench_start=str(bench.index[0].date()), bench_end=str(bench.index[-1].date()))
 
 
 def _one_day(symbol: ResolvedSymbol) -> str:

@@ -64,10 +64,11 @@ WORDS: dict[str, dict[str, str]] = {
         "zh": "相对 {bench} 的贝塔按 {start} 至 {end} 计算（{days} 个共同交易日）。",
     },
     "beta_none": {
-        "en": "Beta unavailable: {bench} and the stock share {days} trading days in the "
-              "stock's last year ({start} to {end}); at least 60 are needed.",
-        "zh": "无法计算贝塔：在该股最近一年（{start} 至 {end}）内，{bench} 与该股只有 {days} "
-              "个共同交易日，至少需要 60 个。",
+        "en": "Beta unavailable: the {bench} prices here run {bench_start} to {bench_end} and "
+              "share {days} trading days with the stock's last year ({start} to {end}); at "
+              "least 60 are needed.",
+        "zh": "无法计算贝塔：这里的 {bench} 价格从 {bench_start} 到 {bench_end}，与该股最近一年"
+              "（{start} 至 {end}）只有 {days} 个共同交易日，至少需要 60 个。",
     },
     "beta_no_bench": {
         "en": "Beta unavailable: no {bench} prices could be loaded.",

@@ -232,5 +232,7 @@ async def test_a_benchmark_without_overlap_is_said_in_the_askers_language():
 
     ev = await gather_evidence(resolve_symbol("600519"), bars_loader=loader, lang="zh")
     assert ev.price.beta_1y is None
-    assert any(n.startswith("无法计算贝塔：在该股最近一年") and "至少需要 60 个" in n
-               for n in ev.notes), ev.notes
+    bench = synthetic_bars(8, 100.0).iloc[:100]
+    start, end = bench.index[0].date(), bench.index[-1].date()
+    assert any(n.startswith(f"无法计算贝塔：这里的 000300 价格从 {start} 到 {end}，与该股最近一年")
+               and "只有 0 个共同交易日，至少需要 60 个。" in n for n in ev.notes), ev.notes
