@@ -1,39 +1,86 @@
 """The context every debater starts from, gathered by code with no model involved.
 
-Daily bars (and a benchmark for beta) become `PriceMetrics`; a financials tool, when the
+Daily bars (and a benchmark for beta, loaded up to the stock's last bar so that the two
+overlap wherever their histories do) become `PriceMetrics`; a financials tool, when the
 registry has one and it answers, adds `Fundamentals`. Each piece registers its source in the
 debate's `SourceCatalog`, and `block()` renders it all as the deterministic context text.
+
+What the debate could not use is said in the user's language (`debate.words`), never as a
+provider's error text: `notes` holds those sentences, `causes` the raw errors (logged). A
+debate with neither prices nor financials does not run (`require_data`); fundamentals much
+older than the price lower the confidence, past `STALE_LIMIT_MONTHS` the verdict is withheld
+(`input_limits`, applied by the mode to whatever panel ran).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import logging
 from dataclasses import dataclass, field
+from datetime import date
+from typing import Protocol
 
 import pandas as pd
 from pydantic import BaseModel
 
-from core.errors import BullpenError, DataUnavailable
+from core.errors import BullpenError, DataUnavailable, UnknownSymbol
 from core.tools import ToolRegistry
 from debate.grounding import SourceCatalog, canonical_args
-from debate.metrics import Fundamentals, PriceMetrics, fundamentals_from, metric_rows, price_metrics
+from debate.metrics import (
+    TRADING_DAYS,
+    Fundamentals,
+    PriceMetrics,
+    fundamentals_from,
+    metric_rows,
+    price_metrics,
+)
 from debate.models import ChartSource, DataRef, Metric
-from tools.symbol_lookup import ResolvedSymbol
+from debate.words import age_text, say
+from tools.symbol_lookup import ResolvedSymbol, resolve_symbol
 
-BarsLoader = Callable[[str], Awaitable[pd.DataFrame]]
+log = logging.getLogger(__name__)
+
+
+class BarsLoader(Protocol):
+    """Daily bars of `symbol`, oldest first, ending at `end` (at the newest bar when None)."""
+
+    async def __call__(self, symbol: str, *, end: date | None = None) -> pd.DataFrame: ...
+
+
 HISTORY_BARS = 520  # two years of daily bars: 12-month returns plus MA200
 RECENT_BARS = 20
 BENCHMARKS = {"cn": "000300", "us": "^GSPC"}
 FINANCIALS_ARGS: dict[str, object] = {"periods": 8}
 CURRENCIES = {"cn": "CNY", "hk": "HKD", "us": "USD"}
+# fundamentals this much older than the price (months from the period's end to the last
+# close) lower the confidence; past the limit the debate gives no BUY/SELL verdict. A report
+# is normally at most ~7 months old (a quarter, plus up to four months to publish an annual)
+STALE_LOWER_MONTHS = 9
+STALE_LIMIT_MONTHS = 18
+STALE_CONFIDENCE_FACTOR = 0.7
+DAYS_PER_MONTH = 30.44
 
 
-async def default_bars(symbol: str) -> pd.DataFrame:
-    """Two years of daily bars from the tools' data layer."""
+def qualified(symbol: ResolvedSymbol) -> ResolvedSymbol:
+    """The symbol with an exchange-qualified code where its bare code names another instrument
+    (000001 is Ping An Bank, 000001.SZ; the SSE Composite is 000001.SH), so that the bars
+    loaded, the report's ticker and the stored report's key are the instrument meant."""
+    if symbol.market != "cn" or not symbol.exchange or "." in symbol.code:
+        return symbol
+    try:
+        bare: ResolvedSymbol | None = resolve_symbol(symbol.code)
+    except UnknownSymbol:
+        bare = None
+    if bare is not None and (bare.exchange, bare.kind) == (symbol.exchange, symbol.kind):
+        return symbol
+    return symbol.model_copy(update={"code": f"{symbol.code}.{symbol.exchange}"})
+
+
+async def default_bars(symbol: str, *, end: date | None = None) -> pd.DataFrame:
+    """Two years of daily bars from the tools' data layer (ending at `end` when given)."""
     from tools.market import load_bars
 
-    return await load_bars(symbol, "1d", HISTORY_BARS)
+    return await load_bars(symbol, "1d", HISTORY_BARS, end=end)
 
 
 @dataclass
@@ -47,10 +94,23 @@ class Evidence:
     notes: list[str] = field(default_factory=list)
     data_label: str = ""
     offline_data: bool = False
+    causes: list[str] = field(default_factory=list)  # raw errors behind the notes (logged)
+    one_day: str = ""  # the single day of prices the offline data has, when that is all
+    prices_offline: bool = False  # the offline snapshot (not a live provider) had no prices
+
+    @property
+    def fundamentals_age_months(self) -> float | None:
+        """Months from the latest report's period end to the last close (None without both)."""
+        fund = self.fundamentals
+        if fund is None or not fund.period_end or not self.price.as_of:
+            return None
+        gap = date.fromisoformat(self.price.as_of) - date.fromisoformat(fund.period_end)
+        return gap.days / DAYS_PER_MONTH
 
     @property
     def currency(self) -> str:
-        return CURRENCIES.get(self.symbol.market, "")
+        """The prices' currency; none for an index (its levels are points)."""
+        return "" if self.symbol.kind == "index" else CURRENCIES.get(self.symbol.market, "")
 
     @property
     def title(self) -> str:
@@ -86,40 +146,55 @@ class Evidence:
         return "\n".join(lines)
 
 
-async def _bars_or_note(loader: BarsLoader, symbol: str,
-                        notes: list[str], what: str) -> pd.DataFrame | None:
+@dataclass
+class _Missing:
+    """Why an input is missing: the raw error and the provider that raised it."""
+
+    what: str
+    error: str
+    provider: str = ""
+
+
+async def _bars_or_missing(loader: BarsLoader, symbol: str, what: str, missing: list[_Missing],
+                           end: date | None = None) -> pd.DataFrame | None:
     try:
-        df = await loader(symbol)
+        df = await loader(symbol, end=end) if end is not None else await loader(symbol)
     except BullpenError as exc:
-        notes.append(f"{what} unavailable: {exc}")
+        missing.append(_Missing(what, str(exc), getattr(exc, "provider", "")))
         return None
-    return df if len(df) else None
+    if not len(df):
+        missing.append(_Missing(what, "no bars"))
+        return None
+    return df
 
 
 async def gather_evidence(symbol: ResolvedSymbol, *, bars_loader: BarsLoader = default_bars,
-                          registry: ToolRegistry | None = None) -> Evidence:
-    """Load bars, benchmark and financials in parallel and register their sources."""
-    notes: list[str] = []
+                          registry: ToolRegistry | None = None, lang: str = "en") -> Evidence:
+    """Load bars and financials in parallel (the benchmark after the bars, up to their last
+    day) and register their sources; what is missing becomes a note in `lang`."""
+    missing: list[_Missing] = []
     bench_code = BENCHMARKS.get(symbol.market) if symbol.code != BENCHMARKS.get(
         symbol.market) else None
 
-    async def nothing() -> None:
-        return None
+    async def prices() -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
+        bars = await _bars_or_missing(bars_loader, symbol.code, "prices", missing)
+        if bars is None or not bench_code:
+            return bars, None
+        last = pd.Timestamp(bars.index[-1]).date()
+        return bars, await _bars_or_missing(bars_loader, bench_code, "benchmark", missing,
+                                            end=last)
 
-    bars, bench, report = await asyncio.gather(
-        _bars_or_note(bars_loader, symbol.code, notes, "price history"),
-        _bars_or_note(bars_loader, bench_code, notes, f"benchmark {bench_code}")
-        if bench_code else nothing(),
-        _financials(symbol, registry, notes))
+    (bars, bench), report = await asyncio.gather(prices(), _financials(symbol, registry,
+                                                                        missing))
     catalog = SourceCatalog()
     ids: list[str] = []
+    notes: list[str] = []
     price = PriceMetrics()
     label, offline = "", False
     if bars is not None:
         price = price_metrics(bars, bench, bench_code or "")
-        if bench is not None and price.beta_1y is None:
-            notes.append(f"beta unavailable: the {bench_code} history does not overlap the "
-                         "last year")
+        if bench_code:
+            notes.append(_beta_note(price, bars, bench, bench_code, lang))
         attrs = bars.attrs
         label = f"{attrs.get('provider', 'unknown')}"
         if attrs.get("dataset"):
@@ -139,23 +214,87 @@ async def gather_evidence(symbol: ResolvedSymbol, *, bars_loader: BarsLoader = d
         ids.append(catalog.add(DataRef(tool="get_financials", ref=canonical_args(
             FINANCIALS_ARGS | {"symbol": symbol.code}), title=f"get_financials {symbol.code} "
             f"({fund.period})")))
-    return Evidence(symbol=symbol, bars=bars, price=price, fundamentals=fund, catalog=catalog,
-                    context_ids=ids, notes=notes, data_label=label, offline_data=offline)
+    ev = Evidence(symbol=symbol, bars=bars, price=price, fundamentals=fund, catalog=catalog,
+                  context_ids=ids, notes=notes, data_label=label, offline_data=offline,
+                  causes=[f"{m.what}: {m.error}" for m in missing])
+    price_gap = next((m for m in missing if m.what == "prices"), None)
+    if price_gap is not None:
+        ev.prices_offline = price_gap.provider == "snapshot"
+        ev.one_day = _one_day(symbol)
+    if ev.has_data:
+        if bars is None:
+            notes.append(say("no_prices", lang))
+        elif any(m.what == "financials" for m in missing):
+            notes.append(say("no_financials", lang))
+        if (stale := stale_sentence(ev, lang)) is not None:
+            notes.append(stale[1])
+    for cause in ev.causes:
+        log.info("debate %s: %s", symbol.code, cause)
+    return ev
+
+
+def _beta_note(pm: PriceMetrics, bars: pd.DataFrame, bench: pd.DataFrame | None,
+               bench_code: str, lang: str) -> str:
+    """Which window beta was measured over, or why it could not be."""
+    if bench is None:
+        return say("beta_no_bench", lang, bench=bench_code)
+    if pm.beta_1y is not None:
+        return say("beta_window", lang, bench=bench_code, start=pm.beta_start,
+                   end=pm.beta_end, days=pm.beta_days)
+    year = bars.index[-(TRADING_DAYS + 1):]
+    return say("beta_none", lang, bench=bench_code, days=pm.beta_days,
+               start=str(year[0].date()), end=str(year[-1].date()),
+               bench_start=str(bench.index[0].date()), bench_end=str(bench.index[-1].date()))
+
+
+def _one_day(symbol: ResolvedSymbol) -> str:
+    """The one day of prices the offline A-share table has for the symbol ('' when none)."""
+    if symbol.market != "cn" or not symbol.exchange:
+        return ""
+    from tools.data import cn_packs
+
+    try:
+        row = cn_packs.one_day(symbol.code, symbol.exchange)
+    except BullpenError:
+        return ""
+    return row.day.isoformat() if row is not None else ""
+
+
+def stale_sentence(evidence: Evidence, lang: str) -> tuple[bool, str] | None:
+    """(withheld, sentence) when the fundamentals are at least `STALE_LOWER_MONTHS` older than
+    the price: `withheld` past `STALE_LIMIT_MONTHS` (no BUY/SELL verdict), else the confidence
+    is lowered. None when they are recent enough or there are none."""
+    age = evidence.fundamentals_age_months
+    fund = evidence.fundamentals
+    if age is None or fund is None or age < STALE_LOWER_MONTHS:
+        return None
+    withheld = age > STALE_LIMIT_MONTHS
+    values = {"period": fund.period, "end": fund.period_end, "as_of": evidence.price.as_of,
+              "age": age_text(age, lang), "limit": STALE_LIMIT_MONTHS}
+    return withheld, say("stale_withheld" if withheld else "stale_lowered", lang, **values)
 
 
 async def _financials(symbol: ResolvedSymbol, registry: ToolRegistry | None,
-                      notes: list[str]) -> BaseModel | None:
+                      missing: list[_Missing]) -> BaseModel | None:
     """The `get_financials` result when the registry has the tool and it answers."""
     if registry is None or "get_financials" not in registry or symbol.kind != "stock":
         return None
     outcome = await registry.call("get_financials", FINANCIALS_ARGS | {"symbol": symbol.code})
     if not outcome.ok:
-        notes.append(f"financials unavailable: {outcome.content.removeprefix('Error: ')[:200]}")
+        missing.append(_Missing("financials", outcome.content.removeprefix("Error: ")[:300]))
         return None
     return outcome.result
 
 
-def require_data(evidence: Evidence) -> None:
-    """Raise DataUnavailable when neither prices nor financials could be loaded."""
-    if not evidence.has_data:
-        raise DataUnavailable("; ".join(evidence.notes) or f"no data for {evidence.title}")
+def require_data(evidence: Evidence, lang: str = "en") -> None:
+    """Raise DataUnavailable, its message one sentence in `lang`, when neither prices nor
+    financials could be loaded (the raw errors are in `evidence.causes`, and logged)."""
+    if evidence.has_data:
+        return
+    if evidence.one_day:
+        why = say("why_one_day", lang, day=evidence.one_day)
+    elif evidence.prices_offline:
+        why = say("why_nothing", lang)
+    else:
+        why = say("why_nothing_live", lang)
+    raise DataUnavailable(say("no_data", lang, title=evidence.title, why=why))

@@ -33,6 +33,10 @@ class PriceMetrics(BaseModel):
     max_drawdown_1y: float | None = None
     beta_1y: float | None = None
     benchmark: str = ""
+    # the window beta was measured over: the stock's last year where the benchmark has prices
+    beta_start: str = ""
+    beta_end: str = ""
+    beta_days: int = 0
     rsi14: float | None = None
     dist_ma50: float | None = None
     dist_ma200: float | None = None
@@ -47,6 +51,7 @@ class Fundamentals(BaseModel):
     """The latest report's lines (percent values as reported) and ratios against the price."""
 
     period: str = ""
+    period_end: str = ""  # ISO date the reported period ended (its label says which report)
     pe: float | None = None
     pb: float | None = None
     roe_pct: float | None = None
@@ -93,20 +98,46 @@ def max_drawdown(close: pd.Series) -> float | None:
     return _f((close / peak - 1.0).min())
 
 
-def beta(close: pd.Series, bench: pd.Series, window: int = TRADING_DAYS) -> float | None:
-    """Beta of daily returns against the benchmark's on common dates (None under 60 days)."""
-    a = close.copy()
-    b = bench.copy()
-    a.index = pd.DatetimeIndex(a.index).tz_localize(None).normalize()
-    b.index = pd.DatetimeIndex(b.index).tz_localize(None).normalize()
-    joined = pd.concat([a, b], axis=1, join="inner").dropna().iloc[-(window + 1):]
-    if len(joined) < 61:
-        return None
+class BetaFit(BaseModel):
+    """Beta over the stock's last year where the benchmark has prices on the same dates:
+    `value` None when fewer than `MIN_BETA_DAYS` such days; `start`/`end`/`days` say which."""
+
+    value: float | None = None
+    start: str = ""
+    end: str = ""
+    days: int = 0
+
+
+MIN_BETA_DAYS = 60
+
+
+def _naive_days(s: pd.Series) -> pd.Series:
+    out = s.copy()
+    out.index = pd.DatetimeIndex(out.index).tz_localize(None).normalize()
+    return out[~out.index.duplicated(keep="last")]
+
+
+def beta_fit(close: pd.Series, bench: pd.Series, window: int = TRADING_DAYS) -> BetaFit:
+    """Beta of daily returns against the benchmark's, on the dates both have within the
+    stock's last `window` returns (the overlap that exists, whatever each series covers)."""
+    a = _naive_days(close).iloc[-(window + 1):]
+    joined = pd.concat([a, _naive_days(bench)], axis=1, join="inner").dropna()
+    days = max(0, len(joined) - 1)
+    fit = BetaFit(start=str(joined.index[0].date()) if len(joined) else str(a.index[0].date()),
+                  end=str(joined.index[-1].date()) if len(joined) else str(a.index[-1].date()),
+                  days=days)
+    if days < MIN_BETA_DAYS:
+        return fit
     r = joined.pct_change().dropna().to_numpy(float)
     var = float(np.var(r[:, 1], ddof=1))
     if var == 0:
-        return None
-    return _f(np.cov(r[:, 0], r[:, 1], ddof=1)[0, 1] / var)
+        return fit
+    return fit.model_copy(update={"value": _f(np.cov(r[:, 0], r[:, 1], ddof=1)[0, 1] / var)})
+
+
+def beta(close: pd.Series, bench: pd.Series, window: int = TRADING_DAYS) -> float | None:
+    """Beta of daily returns against the benchmark's on common dates (None under 60 days)."""
+    return beta_fit(close, bench, window).value
 
 
 def price_metrics(bars: pd.DataFrame, bench: pd.DataFrame | None = None,
@@ -127,6 +158,8 @@ def price_metrics(bars: pd.DataFrame, bench: pd.DataFrame | None = None,
     chg = close.diff().iloc[-20:]
     v_last20 = vol.iloc[-20:]
     total20 = float(v_last20.sum())
+    fit = (beta_fit(close, bench["close"].astype(float)) if bench is not None and len(bench)
+           else BetaFit())
     return PriceMetrics(
         as_of=str(bars.index[-1].date()),
         first_date=str(bars.index[0].date()),
@@ -139,9 +172,11 @@ def price_metrics(bars: pd.DataFrame, bench: pd.DataFrame | None = None,
         momentum_12_1=_ret(close, TRADING_DAYS, skip=21),
         vol_ann=_f(logret.std(ddof=1) * math.sqrt(TRADING_DAYS)) if len(logret) > 20 else None,
         max_drawdown_1y=max_drawdown(year),
-        beta_1y=beta(close, bench["close"].astype(float)) if bench is not None and len(bench)
-        else None,
+        beta_1y=fit.value,
         benchmark=bench_name,
+        beta_start=fit.start if fit.days else "",
+        beta_end=fit.end if fit.days else "",
+        beta_days=fit.days,
         rsi14=rsi(close),
         dist_ma50=_f(last / ma50 - 1.0) if ma50 == ma50 and ma50 else None,
         dist_ma200=_f(last / ma200 - 1.0) if ma200 == ma200 and ma200 else None,
@@ -160,6 +195,7 @@ def fundamentals_from(report: Any, close: float | None) -> Fundamentals | None:
     if not periods:
         return None
     latest = periods[0]
+    end: Any = getattr(latest, "period", None)
     values: dict[str, Any] = dict(getattr(latest, "values", {}) or {})
     annual = next((p for p in periods if "年报" in str(getattr(p, "label", ""))
                    or "annual" in str(getattr(p, "label", "")).lower()
@@ -168,6 +204,7 @@ def fundamentals_from(report: Any, close: float | None) -> Fundamentals | None:
     bvps = _f(values.get("bvps"))
     return Fundamentals(
         period=str(getattr(latest, "label", "")),
+        period_end=end.isoformat()[:10] if hasattr(end, "isoformat") else str(end or ""),
         pe=_f(close / eps) if close and eps and eps > 0 else None,
         pb=_f(close / bvps) if close and bvps and bvps > 0 else None,
         roe_pct=_f(values.get("roe_pct")),
@@ -203,7 +240,9 @@ def metric_rows(pm: PriceMetrics, fund: Fundamentals | None, currency: str = "")
         Metric(key="max_drawdown_1y", label="Max drawdown 1Y", value=pm.max_drawdown_1y,
                display=_pct(pm.max_drawdown_1y)),
         Metric(key="beta_1y", label=f"Beta 1Y{' vs ' + pm.benchmark if pm.benchmark else ''}",
-               value=pm.beta_1y, display=_num(pm.beta_1y)),
+               value=pm.beta_1y, display=_num(pm.beta_1y) + (
+                   f" ({pm.beta_start} to {pm.beta_end}, {pm.beta_days} days)"
+                   if pm.beta_1y is not None and pm.beta_start else "")),
         Metric(key="rsi14", label="RSI(14)", value=pm.rsi14, display=_num(pm.rsi14, 1)),
         Metric(key="dist_ma200", label="vs MA200", value=pm.dist_ma200,
                display=_pct(pm.dist_ma200)),

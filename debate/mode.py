@@ -39,10 +39,20 @@ from debate.engine import (
     UsageSink,
     debate_tools,
 )
-from debate.evidence import BarsLoader, Evidence, default_bars, gather_evidence, require_data
+from debate.evidence import (
+    STALE_CONFIDENCE_FACTOR,
+    BarsLoader,
+    Evidence,
+    default_bars,
+    gather_evidence,
+    qualified,
+    require_data,
+    stale_sentence,
+)
 from debate.experts import BudgetTooSmall, ExpertsPanel, progress_line
 from debate.models import (
     BullBearOutput,
+    Conclusion,
     DebateArtifact,
     DebateMeta,
     Panel,
@@ -50,6 +60,7 @@ from debate.models import (
 )
 from debate.report import render_chart, render_markdown, render_pdf, summary_markdown
 from debate.store import DebateReportStore, StoredReport
+from debate.words import is_zh, say
 from tools.symbol_lookup import ResolvedSymbol, resolve_symbol
 
 log = logging.getLogger(__name__)
@@ -103,6 +114,30 @@ def _directory_symbols(text: str) -> list[str]:
     except ImportError:
         return []
     return list(dict.fromkeys(m.code for m in default_directory().extract(text)))
+
+
+def apply_input_limits(artifact: DebateArtifact, evidence: Evidence, lang: str) -> None:
+    """Whatever panel ran, fundamentals much older than the price lower the conclusion's
+    confidence; past the limit its BUY/SELL becomes HOLD (insufficient data), with the
+    sentence saying why first and the panel's own reading kept after it."""
+    stale = stale_sentence(evidence, lang)
+    if stale is None:
+        return
+    withheld, sentence = stale
+    c = artifact.conclusion
+    update: dict[str, object] = {"caveats": [*c.caveats, sentence]}
+    if withheld and c.action != "HOLD":
+        said = say("panel_said", lang, action=c.action)
+        sep = "" if is_zh(lang) else " "
+        update |= {"action": "HOLD", "confidence": 0.0, "consensus": False, "withheld": True,
+                   "text": sep.join((sentence, said, c.text))}
+    else:  # a HOLD past the limit, or fundamentals stale but within it
+        update |= {"confidence": round(c.confidence * STALE_CONFIDENCE_FACTOR, 2)}
+    new: Conclusion = c.model_copy(update=update)
+    if artifact.experts is not None:
+        artifact.experts.conclusion = new
+    elif artifact.bull_bear is not None:
+        artifact.bull_bear.conclusion = new
 
 
 @dataclass
@@ -204,8 +239,8 @@ class DebateMode:
         except (BudgetTooSmall, InputError) as exc:
             yield Failed(error=str(exc), kind="input")
             return
-        except DataUnavailable as exc:
-            yield Failed(error=f"No data to debate: {exc}", kind="error")
+        except DataUnavailable as exc:  # one sentence in the user's language (require_data)
+            yield Failed(error=str(exc), kind="error")
             return
         assert outcome is not None
         art = outcome.artifact
@@ -264,6 +299,7 @@ class DebateMode:
         sink: Emit = emit or (lambda _e: None)
         # a cold symbols directory takes seconds to build: keep it off the event loop
         symbol, question = await asyncio.to_thread(self.resolve, request)
+        symbol = await asyncio.to_thread(qualified, symbol)  # 000001.SH is not 000001
         request = replace(request, question=question)
         panel = request.panel or self.panel
         offline = self._llm is None
@@ -279,8 +315,8 @@ class DebateMode:
                 return self._reused(found, sink)
         sink(Status(text=f"Gathering data for {symbol.name or symbol.code}..."))
         evidence = await gather_evidence(symbol, bars_loader=self._bars,
-                                         registry=self._registry)
-        require_data(evidence)
+                                         registry=self._registry, lang=lang)
+        require_data(evidence, lang)
         limits = self.limits
         if request.max_rounds is not None:
             limits = replace(limits, max_rounds=max(request.max_rounds, limits.min_rounds))
@@ -289,6 +325,7 @@ class DebateMode:
         else:
             artifact = await self._llm_debate(evidence, panel, request.question, lang, limits,
                                               sink, on_usage)
+        apply_input_limits(artifact, evidence, lang)
         markdown = render_markdown(artifact)
         pdf = await asyncio.to_thread(self._pdf, artifact, evidence) if self._make_pdf else None
         if self.store is not None:

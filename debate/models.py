@@ -173,12 +173,17 @@ class Conclusion(BaseModel):
     consensus: bool = False
     # the parts of a partly failed debate that are missing (only present when some are)
     missing: list[str] = Field(default_factory=list)
+    # what the debate's inputs did to the verdict (fundamentals years older than the price:
+    # confidence lowered, or no BUY/SELL verdict), in the debate's language
+    caveats: list[str] = Field(default_factory=list)
+    withheld: bool = False  # the panel's BUY/SELL was withheld for want of usable inputs
 
     @model_serializer(mode="wrap")
     def _compact(self, handler: Any) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
-        if not data.get("missing"):
-            data.pop("missing", None)
+        for key in ("missing", "caveats", "withheld"):
+            if not data.get(key):
+                data.pop(key, None)
         return data
 
 

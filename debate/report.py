@@ -66,6 +66,8 @@ def render_markdown(artifact: DebateArtifact) -> str:
     out += ["", "## Conclusion", "",
             f"**{c.action}** · confidence {_conf(c.confidence)} · consensus "
             f"{'yes' if c.consensus else 'no'}", "", c.text, ""]
+    if c.caveats and not c.withheld:  # a withheld verdict's text already opens with them
+        out += [f"**{x}**" for x in c.caveats] + [""]
     if c.missing:
         out += ["**Partial debate: these parts failed, so the confidence is lower:**", "",
                 *(f"- {x}" for x in c.missing), ""]
@@ -141,12 +143,14 @@ def summary_markdown(artifact: DebateArtifact) -> str:
     lines += ["", f"**Conclusion: {c.action}** (confidence {c.confidence:.2f}, "
                   f"{'consensus' if c.consensus else 'no consensus'}"
                   + (", partial: some parts failed" if c.missing else "") + ")", c.text]
+    if c.caveats and not c.withheld:
+        lines += c.caveats
     if c.missing:
         lines.append("**Missing:** " + "; ".join(c.missing[:6])
                      + (f"; and {len(c.missing) - 6} more" if len(c.missing) > 6 else ""))
     if m.stop_reason:
         lines.append(f"\n_Stopped: {m.stop_reason}_")
-    extra = m.degradations + [n for n in m.notes if "failed" in n or "dropped" in n]
+    extra = m.degradations + [n for n in m.notes if n not in c.caveats]
     if extra:
         lines += [""] + [f"- {n}" for n in extra[:8]]
     return "\n".join(lines)
@@ -210,6 +214,9 @@ def render_pdf(artifact: DebateArtifact, chart_png: bytes | None = None) -> byte
     para(f"{c.action} | confidence {c.confidence:.2f} | "
          f"{'consensus' if c.consensus else 'no consensus'}", 11)
     para(c.text)
+    if c.caveats and not c.withheld:
+        for caveat in c.caveats:
+            para(caveat)
     heading("Key metrics (computed from data)")
     table([("Metric", "Value")] + [(x.label, x.display) for x in artifact.metrics], (60, 40))
     if m.data_source:

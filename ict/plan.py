@@ -46,6 +46,12 @@ class PlanRisk(JSONMixin):
     notes: str
 
 
+def _price(x: float) -> str:
+    """A price in a plan's words, whole (not `:g`'s six digits: 1716.165, not 1716.16), so
+    that whoever puts the plan on a tick can round the words as it rounds the numbers."""
+    return f"{round(x, 8):.15g}"
+
+
 @dataclass(slots=True)
 class TradePlan(JSONMixin):
     timeframe: str
@@ -276,7 +282,8 @@ def propose_plan(
         return PlanProposal(None, "zero risk distance", zone)
     found = _targets(analysis, long, entry, risk)
     confluence = [f"{bias} structure", f"entry zone: {zone.side} "
-                  f"{zone.kind.replace('_', ' ')} {zone.bottom:g}-{zone.top:g} (CE {zone.ce:g})"]
+                  f"{zone.kind.replace('_', ' ')} {_price(zone.bottom)}-{_price(zone.top)} "
+                  f"(CE {_price(zone.ce)})"]
     last_ev = analysis.structure.events[-1] if analysis.structure.events else None
     if last_ev is not None:
         confluence.append(f"last {last_ev.kind} {last_ev.direction} at "
@@ -291,7 +298,7 @@ def propose_plan(
             confluence.append(f"kill zone {stack.kill_zone}")
     if found:
         targets = [p for p, _ in found]
-        confluence += [f"target {p:g}: {n}" for p, n in found]
+        confluence += [f"target {_price(p)}: {n}" for p, n in found]
     else:
         targets = [entry + 2 * risk if long else entry - 2 * risk]
         confluence.append("no resting liquidity beyond 1R: 2R measured target")

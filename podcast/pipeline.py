@@ -255,8 +255,9 @@ class _Run:
             return default_bars
         cut = self.cut
 
-        async def load(symbol: str) -> Any:
-            return await load_bars(symbol, "1d", HISTORY_BARS, end=cut)
+        async def load(symbol: str, *, end: dt.date | None = None) -> Any:
+            return await load_bars(symbol, "1d", HISTORY_BARS,
+                                   end=cut if end is None else min(cut, end))
 
         return load
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_UP, Decimal
 from typing import Literal
 
@@ -44,7 +45,10 @@ def on_tick(price: float, tick: float | None, way: Way = "nearest") -> float:
     if tick is None or not math.isfinite(price):
         return price
     step = Decimal(str(tick))
-    steps = (Decimal(str(price)) / step).quantize(Decimal(1), rounding=_ROUNDING[way])
+    # to 9 places first: a half-tick midpoint computed in floats (8.364999999999998 for
+    # 8.365) rounds as the half it is, the same way its printed words do (`words_on_tick`)
+    steps = (Decimal(str(round(price, 9))) / step).quantize(Decimal(1),
+                                                             rounding=_ROUNDING[way])
     return float(steps * step)
 
 
@@ -56,9 +60,23 @@ def tick_text(price: float, tick: float | None) -> str:
     return f"{price:,.{places}f}"
 
 
+_DECIMAL = re.compile(r"(?<![\d.])\d+\.\d+(?![\d.])")
+_PRICED = ("entry zone:", "target ")  # the confluence lines ict writes with prices in them
+
+
+def words_on_tick(line: str, tick: float | None) -> str:
+    """A plan's confluence line with its prices on the tick, printed with the tick's
+    decimals ("order block 10.39-10.47 (CE 10.435)" -> "(CE 10.44)"); other lines (dates,
+    percentages, grades) unchanged."""
+    if tick is None or not line.startswith(_PRICED):
+        return line
+    return _DECIMAL.sub(lambda m: tick_text(on_tick(float(m.group()), tick), tick), line)
+
+
 def plan_on_tick(plan: TradePlan, tick: float | None) -> TradePlan:
-    """The plan with entry, stop and targets on the tick (see the module docstring) and its
-    risk measured again; the same plan when `tick` is None."""
+    """The plan with entry, stop and targets on the tick (see the module docstring), the
+    prices its confluence names too, and its risk measured again; the same plan when `tick`
+    is None."""
     if tick is None:
         return plan
     long = plan.direction == "long"
@@ -71,7 +89,9 @@ def plan_on_tick(plan: TradePlan, tick: float | None) -> TradePlan:
     first = targets[0] if targets else entry
     rr = round(abs(first - entry) / risk_unit, 2) if risk_unit else 0.0
     risk = dataclasses.replace(plan.risk, risk_per_unit=risk_unit, reward_risk=rr)
-    return dataclasses.replace(plan, entry=entry, stop=stop, targets=targets, risk=risk)
+    confluence = tuple(words_on_tick(c, tick) for c in plan.confluence)
+    return dataclasses.replace(plan, entry=entry, stop=stop, targets=targets, risk=risk,
+                               confluence=confluence)
 
 
-__all__ = ["on_tick", "plan_on_tick", "tick_size", "tick_text"]
+__all__ = ["on_tick", "plan_on_tick", "tick_size", "tick_text", "words_on_tick"]

@@ -71,7 +71,7 @@ async def _run(args: argparse.Namespace) -> int:
             print(f"bullpen: {exc}", file=sys.stderr)
             return 2
         except DataUnavailable as exc:
-            print(f"bullpen: no data to debate: {exc}", file=sys.stderr)
+            print(f"bullpen: {exc}", file=sys.stderr)  # one sentence, in the asker's language
             return 1
     finally:
         if llm is not None:

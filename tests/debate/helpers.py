@@ -104,12 +104,13 @@ _BARS = {"600519": (1, 1500.0), "000300": (2, 3800.0), "NVDA": (3, 120.0),
          "^GSPC": (4, 5000.0)}
 
 
-async def fake_bars(symbol: str) -> pd.DataFrame:
+async def fake_bars(symbol: str, *, end: date | None = None) -> pd.DataFrame:
     if symbol not in _BARS:
         raise DataUnavailable(f"no synthetic bars for {symbol}", provider="test")
     seed, start = _BARS[symbol]
-    return synthetic_bars(seed, start, tz="Asia/Shanghai" if symbol[0].isdigit()
-                          else "America/New_York")
+    df = synthetic_bars(seed, start, tz="Asia/Shanghai" if symbol[0].isdigit()
+                        else "America/New_York")
+    return df if end is None else df[df.index.date <= end]
 
 
 def make_mode(llm: Any, registry: Any, **kw: Any) -> DebateMode:

@@ -48,7 +48,9 @@ async def test_unknown_ticker_fails_with_suggestions(registry):
 
 async def test_no_data_is_a_clear_failure(registry):
     events, _ = await run_mode(make_mode(None, registry), "AAPL")  # no synthetic bars
-    assert events[-1].type == "failed" and events[-1].error.startswith("No data to debate")
+    assert events[-1].type == "failed" and events[-1].error == (
+        "No debate on Apple Inc (AAPL): its price history and financial statements could not "
+        "be loaded.")  # one sentence, no provider's error text
 
 
 async def test_offline_experts_through_the_mode(registry):

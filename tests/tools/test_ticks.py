@@ -102,3 +102,42 @@ def test_plan_out_puts_a_plan_on_the_tick() -> None:
     out = PlanOut.of(_plan("short", 10.4312, 10.5096, (9.6849,)), tick=0.01)
     assert (out.entry, out.stop, out.targets) == (10.43, 10.51, [9.68])
     assert "10.51 CNY" in plan_markdown(out, currency="CNY", tick=0.01)
+
+
+def test_a_half_tick_midpoint_in_floats_rounds_as_the_half_it_is() -> None:
+    mid = (8.36 + 8.37) / 2  # 8.364999999999998 in floats
+    assert on_tick(mid, 0.01) == 8.37 and on_tick(mid, 0.01, "down") == 8.36
+    assert on_tick(10.435, 0.01) == 10.44
+
+
+def test_confluence_prices_are_put_on_the_tick_and_nothing_else_is() -> None:
+    from tools.ticks import words_on_tick
+
+    assert words_on_tick("entry zone: bearish order block 10.39-10.47 (CE 10.435)", 0.01) == (
+        "entry zone: bearish order block 10.39-10.47 (CE 10.44)")
+    assert words_on_tick("target 9.6849: PDL", 0.01) == "target 9.68: PDL"
+    assert words_on_tick("target 1716.165: PDL", 0.01) == "target 1,716.17: PDL"
+    for line in ("last ChoCH down at 2024-09-09T00:00:00+08:00 (displaced)",
+                 "equilibrium (50% of the dealing range)", "stack grade A (85), ready"):
+        assert words_on_tick(line, 0.01) == line
+    assert words_on_tick("target 59016.75: PDL", None) == "target 59016.75: PDL"
+
+
+_PLAN_LINES = ("- Entry", "- Stop", "- Targets", "- Confluence")
+
+
+@pytest.mark.parametrize(("symbol", "interval"), [
+    ("000001", "1d"), ("600000", "1d"), ("000001", "1h"), ("399006", "1d"), ("NVDA", "1d")])
+async def test_every_price_a_plan_prints_is_on_the_tick(symbol: str, interval: str) -> None:
+    """Entry, stop, targets and the prices the confluence names (the entry zone's CE was
+    printed as 8.335, 9.885, 146.135 next to an entry on the cent), on real data."""
+    body, files = await ict_answer(symbol, interval, True)
+    plan = body.split("**Trade plan**", 1)[1]
+    lines = [ln for ln in plan.splitlines() if ln.startswith(_PLAN_LINES)]
+    assert len(lines) == 4, plan
+    prices = [p.replace(",", "") for ln in lines
+              for p in re.findall(r"(?<![\d:T+-])\d[\d,]*\.\d+", ln.split(":", 1)[1])]
+    assert len(prices) >= 5, lines
+    assert all(re.fullmatch(r"\d+\.\d{2}", p) and _on(float(p), "0.01") for p in prices), prices
+    assert "(CE " in lines[-1]
+    assert files and files[0].kind == "image"  # the chart draws zones, not plan prices
