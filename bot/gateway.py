@@ -12,7 +12,7 @@ import gc
 import logging
 import secrets
 import weakref
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
@@ -227,8 +227,10 @@ class Gateway:
         """Record `msg`, then answer it. When the database cannot store it (down, restarting:
         `StoreUnavailable` after `record_budget_s` of retries) the user is told once; a
         platform that redelivers unacknowledged updates gets the error back (so the update
-        is not acknowledged), for the others the gateway keeps trying in the background, and
-        with a spool the message is on local disk first (`_handle_spooled`)."""
+        is not acknowledged), for the others the gateway keeps trying in the background. With
+        a spool (`serve`), for those others `handle` returns only once the message is durable,
+        stored or spooled, so an adapter that acknowledges after it acknowledges nothing that
+        a crash could lose (`_handle_spooled`)."""
         if self._closing:
             return
         msg = storable_message(msg)  # NUL or a lone surrogate would fail the first insert
@@ -245,29 +247,51 @@ class Gateway:
             self._keep_trying(adapter, msg)
 
     async def _handle_spooled(self, adapter: Adapter, msg: IncomingMessage) -> None:
-        """A platform that acknowledged already and will not deliver again: while the store
-        is away the message is spooled (fsync) before the record is tried; otherwise the
-        record gets `spool_after_s` and the message is spooled only when it is slower. The
-        usual message costs no fsync; none waits in memory alone for more than that."""
+        """A platform that will not deliver again once acknowledged (its adapter acknowledges
+        when this returns, or at its platform's bound): returns once the message is durable.
+        The record gets `spool_after_s`; slower (or refused, or the store away at the last
+        try: spooled first), the message is spooled (fsync) and the rest goes on in a task the
+        gateway owns. The usual message costs no fsync and is routed here, in its chat's
+        order; in a slow or absent database the order of a chat's messages is best effort."""
+        spooled = False
         if self._store_away:
             await self._spool(adapter, msg)
-            await self._handle(adapter, msg)
-            return
+            spooled = True
         task = asyncio.ensure_future(self._handle(adapter, msg))
-        spooled = False
         try:
             done, _ = await asyncio.wait({task}, timeout=self.spool_after_s)
-            if not done:
-                spooled = True
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+        if not done:
+            if not spooled:
                 await self._spool(adapter, msg)
-            await task
+            self._own(self._finish_spooled(adapter, msg, task),
+                      name=f"spooled:{msg.chat.key}:{msg.message_id}")
+            return
+        try:
+            task.result()
         except StoreUnavailable:
-            if not spooled:  # refused faster than spool_after_s
+            if not spooled:  # refused within spool_after_s
                 await self._spool(adapter, msg)
             raise
-        finally:
-            if not task.done():
-                task.cancel()
+
+    async def _finish_spooled(self, adapter: Adapter, msg: IncomingMessage,
+                              task: asyncio.Future[None]) -> None:
+        """The rest of a spooled message's first attempt, as `handle` would have done it."""
+        try:
+            await task
+        except StoreUnavailable as exc:
+            self._store_away = True
+            await self._unavailable(adapter, msg, exc)
+            self._keep_trying(adapter, msg)
+        except Exception:
+            log.exception("message %s/%s failed", msg.platform, msg.message_id)
+
+    def _own(self, coro: Coroutine[Any, Any, None], *, name: str) -> None:
+        task = asyncio.create_task(coro, name=name)
+        self._retrying.add(task)
+        task.add_done_callback(self._retrying.discard)
 
     async def _spool(self, adapter: Adapter, msg: IncomingMessage) -> None:
         assert self.spool is not None
@@ -496,10 +520,8 @@ class Gateway:
     def _keep_trying(self, adapter: Adapter, msg: IncomingMessage) -> None:
         """A platform that does not redeliver: keep the message here and record it (then answer
         it) once the database is back, for up to `keep_trying_s`."""
-        task = asyncio.create_task(self._retry_later(adapter, msg),
-                                   name=f"unstored:{msg.chat.key}:{msg.message_id}")
-        self._retrying.add(task)
-        task.add_done_callback(self._retrying.discard)
+        self._own(self._retry_later(adapter, msg),
+                  name=f"unstored:{msg.chat.key}:{msg.message_id}")
 
     async def _retry_later(self, adapter: Adapter, msg: IncomingMessage) -> None:
         loop = asyncio.get_running_loop()

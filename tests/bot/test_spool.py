@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -59,6 +59,14 @@ def crash(gw: Gateway) -> None:
     gw.spool.close()
 
 
+async def until(check: Callable[[], bool], within_s: float = 30.0) -> None:
+    for _ in range(int(within_s * 20)):
+        if check():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("not within the time")
+
+
 def spool_files(tmp_path: Path) -> list[Path]:
     return sorted((tmp_path / "spool").glob("*.jsonl"))
 
@@ -83,12 +91,12 @@ async def test_a_message_spooled_in_an_outage_survives_a_crash_and_is_answered_o
     adapter = RecordingAdapter()
     await adapter.start(first.handler_for(adapter))
     await proxy.down()
-    await adapter.deliver(msg("NVDA during the outage?", "31"))  # acknowledged: returns
-    assert [t for t in adapter.visible_text(CHAT) if UNAVAILABLE in t] != []
+    await adapter.deliver(msg("NVDA during the outage?", "31"))  # the platform may ack now
     # on disk before handle returned
     records = [r for f in spool_files(tmp_path) for r in read_records(f)]
     assert [r.message.message_id for r in records] == ["31"]
     assert records[0].platform == "test" and records[0].message.text == "NVDA during the outage?"
+    await until(lambda: any(UNAVAILABLE in t for t in adapter.visible_text(CHAT)))  # told
     crash(first)  # the outage and a crash together
 
     await proxy.up()
@@ -200,12 +208,11 @@ async def test_a_slow_record_is_spooled_before_it_is_stored_then_answered_once(
     adapter = RecordingAdapter()
     await adapter.start(gw.handler_for(adapter))
     await proxy.down()
-    handling = asyncio.create_task(adapter.deliver(msg("slow store?", "81")))
-    await asyncio.sleep(1.0)
-    assert not handling.done()  # the record still retrying ...
-    assert gw.spool is not None and gw.spool.appended == 1  # ... and the message on disk
+    await asyncio.wait_for(adapter.deliver(msg("slow store?", "81")), 5)  # returns durable:
+    assert gw.spool is not None and gw.spool.appended == 1  # on disk, while the record ...
+    assert gw._retrying  # ... goes on in a task the gateway owns
     await proxy.up()
-    await asyncio.wait_for(handling, 30)
+    await until(lambda: adapter.visible_text(CHAT) == ["Answered after a slow record."])
     await gw.idle()
     assert await gw.replay_spool(lambda p: adapter) == 1  # the sweep settles the record
     await gw.idle()
