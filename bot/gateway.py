@@ -260,12 +260,12 @@ class Gateway:
         task = asyncio.ensure_future(self._handle(adapter, msg))
         try:
             done, _ = await asyncio.wait({task}, timeout=self.spool_after_s)
-        except asyncio.CancelledError:
+            if not done and not spooled:
+                await self._spool(adapter, msg)
+        except asyncio.CancelledError:  # the adapter closing: nothing left running unowned
             task.cancel()
             raise
         if not done:
-            if not spooled:
-                await self._spool(adapter, msg)
             self._own(self._finish_spooled(adapter, msg, task),
                       name=f"spooled:{msg.chat.key}:{msg.message_id}")
             return

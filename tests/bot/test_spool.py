@@ -219,3 +219,32 @@ async def test_a_slow_record_is_spooled_before_it_is_stored_then_answered_once(
     assert adapter.visible_text(CHAT) == ["Answered after a slow record."]
     assert len(llm.requests) == 1 and spool_files(tmp_path) == []
     await gw.aclose()
+
+
+async def test_while_the_store_is_away_each_message_is_spooled_and_answered_once_when_back(
+        cut: tuple[PgProxy, Database], tmp_path: Path) -> None:
+    """The store away at the last try: the next message is on disk before its record is
+    tried; when the database is back the in-memory retries and the spool's replay race, and
+    each message is still answered once."""
+    proxy, db = cut
+    llm = ScriptedLLM([text("Answer one."), text("Answer two."), text("a third answer")])
+    gw = spooling_gateway(db, tmp_path, llm)
+    adapter = RecordingAdapter()
+    await adapter.start(gw.handler_for(adapter))
+    await proxy.down()
+    await adapter.deliver(msg("first?", "91"))
+    await until(lambda: any(UNAVAILABLE in t for t in adapter.visible_text(CHAT)))
+    assert gw._store_away
+    await adapter.deliver(msg("second?", "92"))
+    assert gw.spool is not None and gw.spool.appended == 2
+    await proxy.up()
+    await gw.replay_spool(lambda p: adapter)  # racing the in-memory retries
+    await until(lambda: {"Answer one.", "Answer two."} <= set(adapter.visible_text(CHAT)))
+    await asyncio.sleep(1.0)  # the retries' next attempts: duplicates by now
+    await gw.replay_spool(lambda p: adapter)
+    await gw.idle()
+    shown = adapter.visible_text(CHAT)
+    assert sorted(t for t in shown if t.startswith("Answer")) == ["Answer one.", "Answer two."]
+    assert len(llm.requests) == 2 and spool_files(tmp_path) == []
+    assert await status(db, "91") == "answered" and await status(db, "92") == "answered"
+    await gw.aclose()
