@@ -4,11 +4,13 @@ replies -> Web API calls (`chat.postMessage`, `chat.update`, the files upload-v2
 Two ways in. HTTP events mode serves a small aiohttp endpoint: the v0 request signature (and its
 timestamp, stale after 5 minutes) is checked before the body is even parsed, then Bolt checks it
 again in its own middleware; there is no switch to turn the check off. Socket Mode (when an app
-token is given) connects to whatever `apps.connections.open` returns. Either way the request is
-acknowledged at once and the message is handed on in a task the adapter owns: messages of
-different chats go ahead concurrently, those of one chat in arrival order. Slack's redeliveries
-(`X-Slack-Retry-Num`, or a Socket Mode `retry_attempt`) carry the same event: its `ts` is the
-message id, so the gateway runs it once.
+token is given) connects to whatever `apps.connections.open` returns. Either way the message is
+handed on in a task the adapter owns (messages of different chats go ahead concurrently, those
+of one chat in arrival order), and the request is acknowledged when the core has taken it (the
+handler returned: the gateway returns once the message is stored or spooled to disk) or after
+`ACK_WAIT_S`, whichever is first, inside Slack's 3 s: nothing acknowledged is only in memory.
+Slack's redeliveries (`X-Slack-Retry-Num`, or a Socket Mode `retry_attempt`) carry the same
+event: its `ts` is the message id, so the gateway runs it once.
 
 Chats: a DM is one conversation (a thread in it is its own); in channels the answer goes into
 the thread of the message (a top-level mention starts one). A channel message is addressed to
@@ -81,6 +83,9 @@ MAX_MESSAGE = 3600
 MAX_SECTION = 3000  # a section block's text, used only for messages with buttons
 MAX_DOWNLOAD_BYTES = 50 * 1024 * 1024
 MAX_BODY = 1024 * 1024
+# Slack delivers again what is not acknowledged within 3 s: the ack waits this long at most for
+# the core to take the message (the handler to return)
+ACK_WAIT_S = 2.0
 _RENDERER_METHODS = ("chat.postMessage", "chat.update")  # their 429s go up as RateLimited
 _GONE = {"not_in_channel", "channel_not_found", "is_archived", "restricted_action",
          "restricted_action_read_only_channel", "restricted_action_thread_only_channel",
@@ -167,7 +172,7 @@ class SlackAdapter:
         # every argument explicit: Bolt would otherwise read SLACK_* from the environment
         self._app = AsyncApp(
             name="bullpen", client=self._client, signing_secret=signing_secret or "",
-            process_before_response=True,  # listeners only hand on: the ack is immediate
+            process_before_response=True,  # the ack goes when the listener returns
             request_verification_enabled=True, url_verification_enabled=True,
             ssl_check_enabled=True, attaching_conversation_kwargs_enabled=False)
         self._app.event("message")(self._on_event)
@@ -180,6 +185,7 @@ class SlackAdapter:
         self._runner: web.AppRunner | None = None
         self._socket: AsyncSocketModeHandler | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self.ack_wait_s = ACK_WAIT_S
         self._chats = Lanes()
         self._threads: _Bounded[tuple[str, str], bool] = _Bounded(_KNOWN_THREADS)
         self._file_urls: _Bounded[str, str] = _Bounded(_KNOWN_FILES)
@@ -294,29 +300,36 @@ class SlackAdapter:
     async def _on_event(self, body: dict[str, Any]) -> None:
         incoming = self.translate_event(body.get("event") or {})
         if incoming is not None:
-            self._hand_on(incoming)
+            await self._taken(self._hand_on(incoming))
 
     async def _ignore(self, body: dict[str, Any]) -> None:
         return None
 
     async def _on_command(self, body: dict[str, Any], ack: Any) -> None:
-        await ack()
+        await ack()  # sent when the listener returns (process_before_response)
         incoming = self.translate_command(body)
         if incoming is not None:
-            self._hand_on(incoming)
+            await self._taken(self._hand_on(incoming))
 
     async def _on_action(self, body: dict[str, Any], ack: Any) -> None:
-        await ack()
+        await ack()  # sent when the listener returns (process_before_response)
         incoming = self.translate_action(body)
         if incoming is not None:
-            self._hand_on(incoming)
+            await self._taken(self._hand_on(incoming))
 
-    def _hand_on(self, incoming: IncomingMessage) -> None:
+    def _hand_on(self, incoming: IncomingMessage) -> asyncio.Task[None] | None:
         if self._closing or self._on_message is None:
-            return
+            return None
         task = asyncio.create_task(self._deliver(incoming), name=f"slack:{incoming.chat.key}")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def _taken(self, task: asyncio.Task[None] | None) -> None:
+        """Until the core has taken the message (its handler returned), at most `ack_wait_s`:
+        the listener returns, and Bolt acknowledges (process_before_response), after it."""
+        if task is not None:
+            await asyncio.wait({task}, timeout=self.ack_wait_s)
 
     async def _deliver(self, incoming: IncomingMessage) -> None:
         """Hands one message to the gateway, after the earlier messages of its chat."""

@@ -16,6 +16,7 @@ from bot.plan_mode import PlanMode
 from bot.platforms import build_adapters
 from bot.podcast_mode import PodcastMode
 from bot.settings import Settings
+from bot.spool import Spool
 from bot.symbols_bridge import find_symbols
 from bot.voice.language import store_context_source
 from bot.voice.pipeline import VoicePipeline
@@ -99,6 +100,8 @@ class App:
         gateway = Gateway(store=store, runner=runner, preprocess=voice.preprocess,
                           outbox=outbox, report_llm=llm)
         gateway.stale_s, gateway.too_old_s = settings.inbound_stale_s, settings.inbound_too_old_s
+        gateway.spool = Spool(settings.spool_dir, instance=gateway.instance)
+        gateway.spool_after_s = settings.inbound_spool_after_s
         budget_gateway.configure(gateway, store, settings)
         web_commands.configure(gateway, base_url=settings.web_links_base())  # /web, /share
         jobs = JobRunner(subscriptions=store.subscriptions, outbox=outbox, llm=llm,

@@ -12,7 +12,7 @@ import gc
 import logging
 import secrets
 import weakref
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
@@ -22,6 +22,7 @@ from bot.commands import Command, Question
 from bot.i18n import detect_lang, t
 from bot.outbox import say
 from bot.renderer import Renderer, with_label
+from bot.spool import Spool, Spooled
 from bot.state_marks import StateMarks
 from core.agent.runner import CANCEL_SHUTDOWN, AgentRunner, error_of
 from core.errors import Forbidden, PlatformError, StoreUnavailable
@@ -67,6 +68,9 @@ TOO_OLD_S = 600.0
 # and retried here, for platforms that do not redeliver, for up to KEEP_TRYING_S)
 RECORD_BUDGET_S = 5.0
 KEEP_TRYING_S = 900.0
+# a message of a platform that does not redeliver, not stored within this (or while the store
+# is away), is written to the local spool first (bot.spool): an fsync only when it is needed
+SPOOL_AFTER_S = 0.5
 # how much of a failure's error is kept with the message (inbound_events.error)
 _ERROR_CHARS = 500
 
@@ -151,6 +155,11 @@ class Gateway:
         self._in_hand: set[tuple[str, str]] = set()  # recorded, being routed now
         self._marks = StateMarks(store.inbound.mark_many)  # states, by group commit
         self._retrying: set[asyncio.Task[None]] = set()
+        # acknowledged messages the store cannot take yet, on local disk (bot.spool; None: in
+        # memory only, as in tests and tools), and whether the last record attempt failed
+        self.spool: Spool | None = None
+        self.spool_after_s = SPOOL_AFTER_S
+        self._store_away = False
         self.report_llm = report_llm  # the narrative of /report (None: the offline template)
 
         self._runner = runner
@@ -191,6 +200,8 @@ class Gateway:
             self._sweeper = None
         for retry in list(self._retrying):
             retry.cancel()
+        if self.spool is not None:
+            self.spool.close()  # what it holds is replayed by the next process's sweep
         tasks = [w.task for w in self._workers.values() if w.task is not None]
         for task in tasks:
             task.cancel(CANCEL_SHUTDOWN)
@@ -216,17 +227,100 @@ class Gateway:
         """Record `msg`, then answer it. When the database cannot store it (down, restarting:
         `StoreUnavailable` after `record_budget_s` of retries) the user is told once; a
         platform that redelivers unacknowledged updates gets the error back (so the update
-        is not acknowledged), for the others the gateway keeps trying in the background."""
+        is not acknowledged), for the others the gateway keeps trying in the background. With
+        a spool (`serve`), for those others `handle` returns only once the message is durable,
+        stored or spooled, so an adapter that acknowledges after it acknowledges nothing that
+        a crash could lose (`_handle_spooled`)."""
         if self._closing:
             return
         msg = storable_message(msg)  # NUL or a lone surrogate would fail the first insert
         try:
-            await self._handle(adapter, msg)
+            if self.spool is not None and not adapter.capabilities.redelivers:
+                await self._handle_spooled(adapter, msg)
+            else:
+                await self._handle(adapter, msg)
         except StoreUnavailable as exc:
+            self._store_away = True
             await self._unavailable(adapter, msg, exc)
             if adapter.capabilities.redelivers:
                 raise
             self._keep_trying(adapter, msg)
+
+    async def _handle_spooled(self, adapter: Adapter, msg: IncomingMessage) -> None:
+        """A platform that will not deliver again once acknowledged (its adapter acknowledges
+        when this returns, or at its platform's bound): returns once the message is durable.
+        The record gets `spool_after_s`; slower (or refused, or the store away at the last
+        try: spooled first), the message is spooled (fsync) and the rest goes on in a task the
+        gateway owns. The usual message costs no fsync and is routed here, in its chat's
+        order; in a slow or absent database the order of a chat's messages is best effort."""
+        spooled = False
+        if self._store_away:
+            await self._spool(adapter, msg)
+            spooled = True
+        task = asyncio.ensure_future(self._handle(adapter, msg))
+        try:
+            done, _ = await asyncio.wait({task}, timeout=self.spool_after_s)
+            if not done and not spooled:
+                await self._spool(adapter, msg)
+        except asyncio.CancelledError:  # the adapter closing: nothing left running unowned
+            task.cancel()
+            raise
+        if not done:
+            self._own(self._finish_spooled(adapter, msg, task),
+                      name=f"spooled:{msg.chat.key}:{msg.message_id}")
+            return
+        try:
+            task.result()
+        except StoreUnavailable:
+            if not spooled:  # refused within spool_after_s
+                await self._spool(adapter, msg)
+            raise
+
+    async def _finish_spooled(self, adapter: Adapter, msg: IncomingMessage,
+                              task: asyncio.Future[None]) -> None:
+        """The rest of a spooled message's first attempt, as `handle` would have done it."""
+        try:
+            await task
+        except StoreUnavailable as exc:
+            self._store_away = True
+            await self._unavailable(adapter, msg, exc)
+            self._keep_trying(adapter, msg)
+        except Exception:
+            log.exception("message %s/%s failed", msg.platform, msg.message_id)
+
+    def _own(self, coro: Coroutine[Any, Any, None], *, name: str) -> None:
+        task = asyncio.create_task(coro, name=name)
+        self._retrying.add(task)
+        task.add_done_callback(self._retrying.discard)
+
+    async def _spool(self, adapter: Adapter, msg: IncomingMessage) -> None:
+        assert self.spool is not None
+        try:
+            await self.spool.append(adapter.name, msg)
+        except OSError as exc:  # a full or read-only disk: kept in memory, as without one
+            log.error("message %s/%s not spooled: %s", msg.platform, msg.message_id, exc)
+
+    async def replay_spool(self, adapters: Callable[[str], Adapter | None]) -> int:
+        """The spooled messages into the database through the normal path (the record is
+        idempotent: one already stored is not answered again); how many were stored."""
+        if self.spool is None:
+            return 0
+
+        async def replay(record: Spooled) -> bool | None:
+            adapter = adapters(record.platform)
+            if adapter is None:
+                return None
+            try:
+                await self._handle(adapter, storable_message(record.message))
+            except StoreUnavailable:
+                self._store_away = True
+                return False
+            except Exception:  # recorded, then failed: the record is settled either way
+                log.exception("spooled message %s/%s failed", record.platform,
+                              record.message.message_id)
+            return True
+
+        return await self.spool.replay(replay)
 
     async def _handle(self, adapter: Adapter, msg: IncomingMessage) -> None:
         epoch = self._conv_epoch
@@ -238,6 +332,7 @@ class Gateway:
                          "attachments": [a.kind for a in msg.attachments]},
                 thread_id=msg.chat.thread_id, message=msg.model_dump(mode="json"),
                 owner=self.instance)
+        self._store_away = False
         self._unstored.pop((msg.chat.key, msg.message_id), None)
         if not got.new:
             if await self._redelivered_unanswered(adapter, msg, got.previous):
@@ -425,10 +520,8 @@ class Gateway:
     def _keep_trying(self, adapter: Adapter, msg: IncomingMessage) -> None:
         """A platform that does not redeliver: keep the message here and record it (then answer
         it) once the database is back, for up to `keep_trying_s`."""
-        task = asyncio.create_task(self._retry_later(adapter, msg),
-                                   name=f"unstored:{msg.chat.key}:{msg.message_id}")
-        self._retrying.add(task)
-        task.add_done_callback(self._retrying.discard)
+        self._own(self._retry_later(adapter, msg),
+                  name=f"unstored:{msg.chat.key}:{msg.message_id}")
 
     async def _retry_later(self, adapter: Adapter, msg: IncomingMessage) -> None:
         loop = asyncio.get_running_loop()
@@ -845,6 +938,12 @@ class Gateway:
 
     async def _sweep(self, adapters: Callable[[str], Adapter | None], every_s: float) -> None:
         while True:
+            try:  # first: what was acknowledged but not stored (this process's or a dead one's)
+                await self.replay_spool(adapters)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("spool replay: %s: %s", type(exc).__name__, exc)
             try:
                 await self._store.inbound.heartbeat(self.instance)
                 await self.resume_unanswered(adapters)

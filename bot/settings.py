@@ -123,6 +123,10 @@ class Settings(BaseSettings):
     # went quiet for `stale` seconds stopped, and another process answers its messages (or,
     # past `too_old`, asks the user to send them again)
     inbound_sweep_s: float = Field(10.0, gt=0, validation_alias=_env("BULLPEN_INBOUND_SWEEP_S"))
+    # a Slack, WeChat or Discord message not stored within this goes to the local spool first
+    # (bot.spool: write + fsync, replayed by the sweep); the spool lives in data_dir/spool
+    inbound_spool_after_s: float = Field(0.5, gt=0,
+                                         validation_alias=_env("BULLPEN_INBOUND_SPOOL_AFTER_S"))
     inbound_stale_s: float = Field(30.0, gt=0, validation_alias=_env("BULLPEN_INBOUND_STALE_S"))
     inbound_too_old_s: float = Field(600.0, gt=0,
                                      validation_alias=_env("BULLPEN_INBOUND_TOO_OLD_S"))
@@ -341,6 +345,11 @@ class Settings(BaseSettings):
     @property
     def files_dir(self) -> Path:
         return self.data_dir / "files"
+
+    @property
+    def spool_dir(self) -> Path:
+        """Where acknowledged messages wait for the database (bot.spool)."""
+        return self.data_dir / "spool"
 
     @property
     def packs_dir(self) -> Path:

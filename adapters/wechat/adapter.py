@@ -1,11 +1,13 @@
 """WeChat official accounts and WeCom apps, translated (wechatpy 1.8).
 
 Callbacks arrive on a small aiohttp server: authenticated first (403 for a forged, stale or
-replayed signature, 400 for malformed XML, nothing processed either way), acknowledged at once
-with "success" (WeChat waits 5 s, then retries the same MsgId three times), and handed to the
-core from a task the adapter owns, one chat's messages in order. A MsgId already taken is
-acknowledged and dropped, so retries that arrive while the first delivery is still being
-answered never reach the core twice.
+replayed signature, 400 for malformed XML, nothing processed either way), handed to the core
+from a task the adapter owns, one chat's messages in order, and acknowledged with "success"
+once the core has taken the message (its handler returned: the gateway returns once it is
+stored or spooled to disk) or after `ACK_WAIT_S`, whichever is first (WeChat waits 5 s, then
+retries the same MsgId three times): nothing acknowledged is only in memory. A MsgId already
+taken is acknowledged and dropped, so retries that arrive while the first delivery is still
+being answered never reach the core twice.
 
 WeChat cannot edit, so replies go out as they are final: through the customer-service message
 API (official accounts) or the app message API (WeCom), text split at WeChat's byte limit,
@@ -83,6 +85,9 @@ MAX_FILE_BYTES = 20 * 1024 * 1024  # WeCom files
 MAX_DOWNLOAD_BYTES = 20 * 1024 * 1024  # media read from WeChat (a voice note is at most 2 MB)
 MAX_BODY_BYTES = 256 * 1024
 SEEN_MESSAGES = 20_000
+# WeChat retries a callback not answered within 5 s: "success" waits this long at most for the
+# core to take the message (the handler to return)
+ACK_WAIT_S = 3.0
 _AUDIO_MIME = {"amr": "audio/amr", "speex": "audio/speex", "mp3": "audio/mpeg"}
 _SEPARATORS = ("\n\n", "\n", "。", ". ", "！", "？", "! ", "? ", "；", "; ", "，", ", ", " ")
 
@@ -169,6 +174,7 @@ class WeChatAdapter:
         self._on_message: MessageHandler | None = None
         self._runner: web.AppRunner | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self.ack_wait_s = ACK_WAIT_S
         self._seen: OrderedDict[tuple[str, str], None] = OrderedDict()
         self._inbound = Lanes()
         self._outbound = Lanes()
@@ -268,7 +274,9 @@ class WeChatAdapter:
         except Rejected as exc:
             self._count_refusal(exc, request)
             return web.Response(status=exc.status)
-        self._take(str(message.source), incoming)
+        taking = self._take(str(message.source), incoming)
+        if taking is not None and incoming is not None:
+            await asyncio.wait({taking}, timeout=self.ack_wait_s)
         return web.Response(text="success")
 
     def _count_refusal(self, exc: Rejected, request: web.Request) -> None:
@@ -294,13 +302,14 @@ class WeChatAdapter:
             raise Rejected(400, "message without a sender")
         return message
 
-    def _take(self, user: str, incoming: IncomingMessage | None) -> None:
-        """Hand an authentic message to the core once per MsgId; flush kept replies first."""
+    def _take(self, user: str, incoming: IncomingMessage | None) -> asyncio.Task[None] | None:
+        """Hand an authentic message to the core once per MsgId; flush kept replies first.
+        The task that does, if any."""
         if incoming is not None:
             key = (user, incoming.message_id)
             if key in self._seen:
                 self.stats.duplicates += 1
-                return
+                return None
             self._seen[key] = None
             if len(self._seen) > SEEN_MESSAGES:
                 self._seen.popitem(last=False)
@@ -308,10 +317,11 @@ class WeChatAdapter:
         else:
             self.stats.ignored += 1
             if user not in self._kept_users:
-                return  # an event with nothing to deliver
+                return None  # an event with nothing to deliver
         task = asyncio.create_task(self._dispatch(user, incoming), name=f"{self.name}:{user}")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     async def _dispatch(self, user: str, incoming: IncomingMessage | None) -> None:
         try:

@@ -428,3 +428,36 @@ def test_the_slack_gateway_bench_runs_both_bots_and_counts_no_forgery(pg_dsn):
     assert result["persisted"]["inbound_events"] == 12
     assert result["forged_reached_core"] == 0 and result["forged_sent"] > 0
     assert {"throughput_ratio", "within_target", "peer"} <= result.keys()
+
+
+async def test_the_ack_waits_until_the_core_has_taken_the_message_but_not_past_its_bound(slack):
+    """Nothing acknowledged that is only in memory (issue 28): Slack's HTTP answer goes when
+    the handler returns (the gateway returns once the message is stored or spooled), and at
+    the latest after `ack_wait_s`, inside Slack's 3 s."""
+    taken = asyncio.Event()
+    got: list[IncomingMessage] = []
+
+    async def on_message(message: IncomingMessage) -> None:
+        got.append(message)
+        await taken.wait()  # the store is slow
+
+    adapter = slack_adapter(slack)
+    adapter.ack_wait_s = 30.0
+    await adapter.start(on_message)
+    url = f"http://127.0.0.1:{adapter.events_port}/slack/events"
+    try:
+        posting = asyncio.create_task(slack.post(url, slack.envelope(slack.message(DM, "q1"))))
+        await slack.wait_for(lambda: len(got) == 1)
+        await asyncio.sleep(0.3)
+        assert not posting.done()  # in the core's hands, not yet taken: no ack yet
+        taken.set()
+        assert (await asyncio.wait_for(posting, 10))[0] == 200
+        adapter.ack_wait_s = 0.2  # a core that never returns: acknowledged at the bound
+        taken.clear()
+        status, _ = await asyncio.wait_for(
+            slack.post(url, slack.envelope(slack.message(DM, "q2"))), 10)
+        assert status == 200 and len(got) == 2
+        taken.set()
+    finally:
+        taken.set()
+        await adapter.aclose()

@@ -4,6 +4,7 @@ against the local OpenAI-compatible fake, or the offline analyst."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections.abc import AsyncIterator, Callable
@@ -655,3 +656,36 @@ async def test_a_scheduled_report_is_held_while_the_window_is_closed_and_comes_f
     texts = wx.texts(USER)
     assert "NVDA" in texts[0] and texts[-1] == "The answer after."  # the report came first
     assert [s.kind for s in wx.sent_to(USER)].count("image") == 1  # the chart, once
+
+
+async def test_success_waits_until_the_core_has_taken_the_message_but_not_past_its_bound(
+        wx: FakeWeChat) -> None:
+    """Nothing acknowledged that is only in memory (issue 28): "success" goes when the handler
+    returns (the gateway returns once the message is stored or spooled), and at the latest
+    after `ack_wait_s`, inside WeChat's 5 s."""
+    taken = asyncio.Event()
+    got: list[IncomingMessage] = []
+
+    async def on_message(message: IncomingMessage) -> None:
+        got.append(message)
+        await taken.wait()  # the store is slow
+
+    adapter = wechat_adapter(wx)
+    adapter.ack_wait_s = 30.0
+    await adapter.start(on_message)
+    wx.callback_url = f"http://127.0.0.1:{adapter.port}/wechat"
+    try:
+        posting = asyncio.create_task(wx.post(wx.text(USER, "q1")))
+        await wx.wait_for(lambda: len(got) == 1)
+        await asyncio.sleep(0.3)
+        assert not posting.done()  # in the core's hands, not yet taken: no "success" yet
+        taken.set()
+        ack = await asyncio.wait_for(posting, 10)
+        assert (ack.status, ack.text) == (200, "success")
+        adapter.ack_wait_s = 0.2  # a core that never returns: acknowledged at the bound
+        taken.clear()
+        ack = await asyncio.wait_for(wx.post(wx.text(USER, "q2")), 10)
+        assert (ack.status, ack.text) == (200, "success") and len(got) == 2
+    finally:
+        taken.set()
+        await adapter.aclose()
