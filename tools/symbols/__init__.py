@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import logging
+import os
 import pickle
 import threading
 import time
@@ -188,7 +189,7 @@ def _load_cached(cache_dir: Path) -> list[SymbolEntry] | None:
 def _save_cached(cache_dir: Path, entries: Sequence[SymbolEntry]) -> None:
     cache_dir.mkdir(parents=True, exist_ok=True)
     path = cache_dir / f"symbols-{_cache_key()}.pickle"
-    tmp = path.with_suffix(".tmp")
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")  # two processes starting at once
     with tmp.open("wb") as fh:
         pickle.dump([e.model_dump() for e in entries], fh, protocol=pickle.HIGHEST_PROTOCOL)
     tmp.replace(path)
