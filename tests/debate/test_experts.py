@@ -240,13 +240,15 @@ async def test_one_expert_timing_out_fails_only_that_turn(registry):
 
 async def test_turn_timeout_of_the_debate_itself(registry):
     """The debate's own per-turn limit, below the client's timeout, also fails the turn."""
-    scripts = {"sentiment": [Turn(text="{}", latency_s=2.0), reply("HOLD", 0.5)],
+    # the slow turn takes far longer than the limit, the healthy ones far less even under
+    # load (with a 0.5 s limit a machine at load 7 timed every turn out)
+    scripts = {"sentiment": [Turn(text="{}", latency_s=20.0), reply("HOLD", 0.5)],
                "moderator": [moderator()]}
     for s in ("fundamental", "risk", "growth"):
         scripts[s] = [reply("HOLD", 0.5)] * 2
     async with SeatFake(scripts) as fake:
-        llm = router(fake, timeout_s=10.0)
+        llm = router(fake, timeout_s=30.0)
         outcome, _, _ = await produce(make_mode(llm, registry, make_pdf=False,
-                                                turn_timeout_s=0.5), "NVDA")
+                                                turn_timeout_s=4.0), "NVDA")
         await llm.aclose()
-    assert outcome.artifact.experts.rounds[0].sentiment.error == "timed out after 0.5 s"
+    assert outcome.artifact.experts.rounds[0].sentiment.error == "timed out after 4 s"
