@@ -106,8 +106,11 @@ typecheck: $(STAMP)
 imports: $(STAMP)
 	$(VENV)/bin/lint-imports
 
+# On every core (pytest-xdist): each worker has its own embedded Postgres and temp dirs; a test
+# file stays on one worker (its module fixtures are built once). JOBS=1 runs it in one process.
+JOBS ?= auto
 pytest: $(STAMP)
-	$(PYTHON) -m pytest -q
+	$(PYTHON) -m pytest -q -n $(JOBS) --dist loadfile
 
 clean:
 	rm -rf $(VENV) $(TOOLS) .mypy_cache .ruff_cache .pytest_cache
