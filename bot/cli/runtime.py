@@ -173,6 +173,9 @@ def bench(args: argparse.Namespace) -> int:
     kwargs: dict[str, Any] = {"repeat": args.repeat} if args.repeat else {}
     if args.platform:
         kwargs["platform"] = args.platform
+    for name in ("chats", "minutes"):
+        if getattr(args, name, None) is not None:
+            kwargs[name] = getattr(args, name)
     result = module.run(**kwargs)
     if asyncio.iscoroutine(result):
         result = asyncio.run(result)
