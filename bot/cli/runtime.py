@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from bot import logs
+from bot import logs, malloc
 from bot.app import MIGRATIONS, App
 from bot.i18n import detect_lang
 from bot.settings import Settings, load_settings
@@ -58,8 +58,10 @@ def use_data_dir() -> None:
 
 @contextlib.asynccontextmanager
 async def running_app() -> AsyncIterator[App]:
+    s = settings()
+    malloc.limit_arenas(s.malloc_arena_max)  # before the App starts a thread (bot.malloc)
     try:
-        app = await App.create(settings())
+        app = await App.create(s)
     except (StoreError, ConfigError) as exc:
         raise CLIError(str(exc)) from None
     try:
