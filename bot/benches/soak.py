@@ -22,13 +22,20 @@ sample that ends it, `slope_mb_per_min` the least-squares slope of the samples a
 Target: growth within 5 %, 0 lost. Times are the fake's (CLOCK_MONOTONIC, shared by the
 processes): to first reply (the first message or edit the chat shows: the placeholder) and to
 the final answer, from the update's availability to getUpdates.
+
+Serve runs on the settings' defaults, 2 glibc malloc arenas among them (`bot.malloc`: with
+glibc's 8 per core its RSS crept ~4 MB a minute here while the live Python objects stayed
+flat). `--trace` shows which it is: tracemalloc from the end of the warm-up, its live total
+at each later minute (`traced_mb`) next to the RSS.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
+import signal
 import statistics
 import sys
 import tempfile
@@ -66,27 +73,36 @@ def rss_mb(pid: int) -> float:
 def run(*, chats: int = 50, minutes: float = 15.0, repeat: int = 1, warmup_minutes: float = 1.0,
         interval_s: float = 60.0, drain_s: float = 120.0, questions: list[str] | None = None,
         serve_argv: list[str] | None = None, serve_env: dict[str, str] | None = None,
-        database_url: str | None = None) -> dict[str, Any]:
+        database_url: str | None = None, trace: bool = False) -> dict[str, Any]:
     """The soak (see the module docstring); `interval_s` is the memory series' step (a minute;
     shorter in tests), `serve_argv` replaces `python -m bot.cli serve` (an experiment that
     wraps serve, e.g. with tracemalloc) and `serve_env` adds to its environment;
     `database_url`: an empty database for serve (else an embedded Postgres in a temp dir).
-    `repeat` is accepted (the CLI passes it) and ignored: one soak is one long run."""
+    With `trace`, serve runs under tracemalloc from the end of the warm-up (see
+    `_TRACED_SERVE`): each later point of the series says how much of what Python allocated
+    since is still alive (`traced_mb`), to tell a leak of objects from the allocator's
+    fragmentation. It slows serve (fewer messages a second). `repeat` is accepted (the CLI
+    passes it) and ignored: one soak is one long run."""
     if not FAKE.exists():
         raise FileNotFoundError(f"soak bench needs the source checkout's {FAKE}")
     return asyncio.run(_soak(
         chats=chats, minutes=minutes, warmup_minutes=warmup_minutes, interval_s=interval_s,
         drain_s=drain_s, questions=questions or QUESTIONS,
         serve_argv=serve_argv or [sys.executable, "-m", "bot.cli", "serve"],
-        serve_env=serve_env or {}, database_url=database_url))
+        serve_env=serve_env or {}, database_url=database_url, trace=trace))
 
 
 async def _soak(*, chats: int, minutes: float, warmup_minutes: float, interval_s: float,
                 drain_s: float, questions: list[str], serve_argv: list[str],
-                serve_env: dict[str, str], database_url: str | None) -> dict[str, Any]:
+                serve_env: dict[str, str], database_url: str | None,
+                trace: bool) -> dict[str, Any]:
     ids = list(range(3_000_000, 3_000_000 + chats))
     for_s = minutes * 60
+    warm_n = max(1, round(warmup_minutes * 60 / interval_s))  # the points of the warm-up
     with tempfile.TemporaryDirectory(prefix="bullpen-soak-") as tmp:
+        dumps = Path(tmp) / "tracemalloc.jsonl"
+        if trace:
+            serve_argv = [sys.executable, "-c", _TRACED_SERVE, str(dumps)]
         async with _postgres(Path(tmp), database_url) as dsn, \
                 common.fake_process(FAKE, "--token", TOKEN, "--lean", "1") as base, \
                 aiohttp.ClientSession(base) as control, \
@@ -100,8 +116,9 @@ async def _soak(*, chats: int, minutes: float, warmup_minutes: float, interval_s
             rss_start = rss_mb(serve.pid)
             started = time.monotonic()
             series: list[dict[str, Any]] = []
+            signal_at = warm_n if trace else None
             sampler = asyncio.create_task(
-                _sample(serve.pid, started, interval_s, control, series))
+                _sample(serve.pid, started, interval_s, control, series, signal_at))
             try:
                 result = await _load(control, {
                     **body, "per_chat": 1, "for_s": for_s, "texts": questions,
@@ -114,8 +131,11 @@ async def _soak(*, chats: int, minutes: float, warmup_minutes: float, interval_s
             alive = serve.proc.returncode is None
             states = await _inbound_states(dsn)
             log_errors = serve.errors()
+            if trace:
+                _traced(series, dumps, warm_n)
     return _report(chats=chats, minutes=minutes, warmup_minutes=warmup_minutes,
                    interval_s=interval_s, drain_s=drain_s, questions=questions,
+                   serve_env=serve_env,
                    started=started, for_s=for_s, result=result, series=series,
                    rss_start=rss_start, rss_end=rss_end, alive=alive, states=states,
                    log_errors=log_errors)
@@ -144,10 +164,12 @@ async def _post(control: aiohttp.ClientSession, body: dict[str, Any]) -> dict[st
 
 
 async def _sample(pid: int, started: float, interval_s: float,
-                  control: aiohttp.ClientSession, series: list[dict[str, Any]]) -> None:
+                  control: aiohttp.ClientSession, series: list[dict[str, Any]],
+                  signal_at: int | None = None) -> None:
     """Serve's RSS every SAMPLE_S (or `interval_s`, when shorter); at the end of each
     interval a point of `series` (the last sample, the interval's highest, and the answers
-    so far), told on stderr as it goes."""
+    so far), told on stderr as it goes. From point `signal_at` on, serve gets SIGUSR1 at
+    each point (the traced serve starts tracing, then dumps)."""
     step = min(SAMPLE_S, interval_s)
     peak = 0.0
     k = 1
@@ -166,13 +188,17 @@ async def _sample(pid: int, started: float, interval_s: float,
         point = {"minute": round(k * interval_s / 60, 3), "rss_mb": round(now_rss, 1),
                  "peak_rss_mb": round(peak, 1), "answered": progress.get("answered")}
         series.append(point)
+        if signal_at is not None and k >= signal_at:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGUSR1)
         print(f"soak: {point}", file=sys.stderr, flush=True)
         peak = 0.0
         k += 1
 
 
 def _report(*, chats: int, minutes: float, warmup_minutes: float, interval_s: float,
-            drain_s: float, questions: list[str], started: float, for_s: float,
+            drain_s: float, questions: list[str], serve_env: dict[str, str], started: float,
+            for_s: float,
             result: dict[str, Any], series: list[dict[str, Any]], rss_start: float,
             rss_end: float, alive: bool, states: dict[str, int],
             log_errors: list[str]) -> dict[str, Any]:
@@ -185,7 +211,7 @@ def _report(*, chats: int, minutes: float, warmup_minutes: float, interval_s: fl
     final = [(r["final"] - r["pushed"]) * 1000 for r in rows]
     lost = len(result["unanswered"])
     not_answered = sum(n for state, n in states.items() if state != "answered")
-    warm_n = max(1, round(warmup_minutes * 60 / interval_s))  # the points of the warm-up
+    warm_n = max(1, round(warmup_minutes * 60 / interval_s))
     ref = series[warm_n - 1] if len(series) >= warm_n else None
     after = series[warm_n:]
     growth = slope = None
@@ -199,6 +225,7 @@ def _report(*, chats: int, minutes: float, warmup_minutes: float, interval_s: fl
         "platform": "telegram",
         "serve": "a `bullpen serve` process: Telegram adapter polling the fake, the offline "
                  "analyst, embedded Postgres (its own process), rate limit off",
+        "serve_env": serve_env,  # what this run added (e.g. BULLPEN_MALLOC_ARENA_MAX)
         "chats": chats,
         "minutes": minutes,
         "questions": questions,
@@ -229,6 +256,41 @@ def _report(*, chats: int, minutes: float, warmup_minutes: float, interval_s: fl
         "cpus": os.cpu_count(),
         "interval_s": interval_s,
     }
+
+
+# `bullpen serve` under tracemalloc, for `trace`: argv = the dump file. The first SIGUSR1 starts
+# tracing (one frame: the line); each later one writes what is traced now (allocated since the
+# start, still alive) and the lines that grew most since the start.
+_TRACED_SERVE = r"""
+import json, signal, sys, tracemalloc
+out = sys.argv[1]
+def dump(signum, frame):
+    if not tracemalloc.is_tracing():
+        tracemalloc.start(1)
+        return
+    snap = tracemalloc.take_snapshot().filter_traces(
+        [tracemalloc.Filter(False, tracemalloc.__file__)])
+    top = [(str(s.traceback[0]), round(s.size / 2**20, 3))
+           for s in snap.statistics("lineno")[:5]]
+    with open(out, "a") as f:
+        f.write(json.dumps({"traced_mb": round(tracemalloc.get_traced_memory()[0] / 2**20, 2),
+                            "top_lines_mb": top}) + "\n")
+signal.signal(signal.SIGUSR1, dump)
+from bot.cli import main
+sys.exit(main(["serve"]))
+"""
+
+
+def _traced(series: list[dict[str, Any]], dumps: Path, warm_n: int) -> None:
+    """The traced serve's dumps onto the points after the warm-up (in order)."""
+    try:
+        lines = dumps.read_text().splitlines()
+    except OSError:
+        return
+    for point, line in zip(series[warm_n:], lines, strict=False):
+        got = json.loads(line)
+        point["traced_mb"] = got["traced_mb"]
+        point["top_lines_mb"] = got["top_lines_mb"]
 
 
 def _slope(points: list[tuple[float, float]]) -> float | None:

@@ -175,7 +175,7 @@ def bench(args: argparse.Namespace) -> int:
     kwargs: dict[str, Any] = {"repeat": args.repeat} if args.repeat else {}
     if args.platform:
         kwargs["platform"] = args.platform
-    for name in ("chats", "minutes"):
+    for name in ("chats", "minutes", "trace"):
         if getattr(args, name, None) is not None:
             kwargs[name] = getattr(args, name)
     result = module.run(**kwargs)

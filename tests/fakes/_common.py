@@ -83,6 +83,7 @@ class FakePlatform:
         self.faults: list[Any] = []
         self.delays: list[tuple[str, float, Predicate | None]] = []
         self.load: Load | None = None
+        self.last_load: Load | None = None  # the one that ended last (its progress stays)
         self._changed = asyncio.Event()  # replaced (after being set) on every change
         self._runner: web.AppRunner | None = None
 
@@ -192,7 +193,7 @@ class FakePlatform:
         except TimeoutError:
             pass
         finally:
-            self.load = None
+            self.load, self.last_load = None, load
             for task in load.tasks:
                 task.cancel()
             await asyncio.gather(*load.tasks, return_exceptions=True)
@@ -256,8 +257,9 @@ class FakePlatform:
                                   "unanswered": list(load.current.values())})
 
     async def _control_progress(self, request: web.Request) -> web.Response:
-        """The load under way: questions asked, answers complete, waiting now (all 0: none)."""
-        load = self.load
+        """The load under way (else the last one): questions asked, answers complete, waiting
+        now (all 0: none yet)."""
+        load = self.load or self.last_load
         if load is None:
             return web.json_response({"asked": 0, "answered": 0, "waiting": 0})
         return web.json_response({"asked": load.asked, "answered": len(load.rows),
