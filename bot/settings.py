@@ -83,6 +83,9 @@ class Settings(BaseSettings):
     rate_debates_per_day: int = Field(
         20, ge=0, validation_alias=_env("BULLPEN_RATE_DEBATES_PER_DAY"))
     one_run_per_person: bool = Field(True, validation_alias=_env("BULLPEN_ONE_RUN_PER_PERSON"))
+    # issue 28 item 8: glibc malloc arenas of a serve process (0: glibc's default, 8 per core);
+    # more fragment under a long soak and RSS creeps (bot.malloc)
+    malloc_arena_max: int = Field(2, ge=0, validation_alias=_env("BULLPEN_MALLOC_ARENA_MAX"))
     # issue 28: /unlink per person in any 24 hours (0: unlimited), and what multiplies pushes: a
     # person's subscriptions anywhere and a chat's, whoever made them (0: no cap)
     unlinks_per_day: int = Field(3, ge=0, validation_alias=_env("BULLPEN_UNLINKS_PER_DAY"))

@@ -46,6 +46,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", help="chart, ict, symbols, ...")
     p.add_argument("--repeat", type=int, default=None)
     p.add_argument("--platform", default=None, help="gateway bench: telegram, discord, ...")
+    p.add_argument("--chats", type=int, default=None, help="gateway and soak benches: chats")
+    p.add_argument("--minutes", type=float, default=None, help="soak bench: its length")
+    p.add_argument("--trace", action="store_true", default=None,
+                   help="soak bench: serve under tracemalloc after the warm-up")
     p.set_defaults(func=runtime.bench)
 
     for name in FEATURE_MODULES:

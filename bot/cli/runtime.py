@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from bot import logs
+from bot import logs, malloc
 from bot.app import MIGRATIONS, App
 from bot.i18n import detect_lang
 from bot.settings import Settings, load_settings
@@ -58,8 +58,10 @@ def use_data_dir() -> None:
 
 @contextlib.asynccontextmanager
 async def running_app() -> AsyncIterator[App]:
+    s = settings()
+    malloc.limit_arenas(s.malloc_arena_max)  # before the App starts a thread (bot.malloc)
     try:
-        app = await App.create(settings())
+        app = await App.create(s)
     except (StoreError, ConfigError) as exc:
         raise CLIError(str(exc)) from None
     try:
@@ -173,6 +175,9 @@ def bench(args: argparse.Namespace) -> int:
     kwargs: dict[str, Any] = {"repeat": args.repeat} if args.repeat else {}
     if args.platform:
         kwargs["platform"] = args.platform
+    for name in ("chats", "minutes", "trace"):
+        if getattr(args, name, None) is not None:
+            kwargs[name] = getattr(args, name)
     result = module.run(**kwargs)
     if asyncio.iscoroutine(result):
         result = asyncio.run(result)

@@ -40,7 +40,11 @@ class Fault:
 @dataclass
 class Load:
     """A bench load under way: `to` says where the questions go (a bot's token, the name of a
-    bot's events URL, a callback URL); rows of answered questions, timed on the fake's clock."""
+    bot's events URL, a callback URL); rows of answered questions, timed on the fake's clock.
+
+    A timed load (`until`, the soak) asks in a closed loop until that monotonic time, then
+    asks no more and waits for the answers under way; `texts` are asked in turn (else `text`),
+    and with `contains` an answer is complete when the shown text contains `expect`."""
 
     to: str
     text: str
@@ -49,6 +53,10 @@ class Load:
     closed: bool
     remaining: dict[Any, int]
     waiting: dict[Any, int]
+    until: float | None = None
+    texts: list[str] = field(default_factory=list)
+    contains: bool = False
+    asked: int = 0
     current: dict[Any, dict[str, Any]] = field(default_factory=dict)
     rows: list[dict[str, Any]] = field(default_factory=list)
     done: asyncio.Event = field(default_factory=asyncio.Event)
@@ -75,6 +83,7 @@ class FakePlatform:
         self.faults: list[Any] = []
         self.delays: list[tuple[str, float, Predicate | None]] = []
         self.load: Load | None = None
+        self.last_load: Load | None = None  # the one that ended last (its progress stays)
         self._changed = asyncio.Event()  # replaced (after being set) on every change
         self._runner: web.AppRunner | None = None
 
@@ -84,6 +93,7 @@ class FakePlatform:
         """Serve `app` on `host`:`port` (0: a free one, then `port` says which)."""
         if self.control:
             app.router.add_post("/_fake/load", self._control_load)
+            app.router.add_get("/_fake/load", self._control_progress)
         self._runner = web.AppRunner(app, handle_signals=False, access_log=None)
         await self._runner.setup()
         await web.TCPSite(self._runner, self.host, self.port).start()
@@ -143,18 +153,31 @@ class FakePlatform:
     # --- load for the gateway bench (script mode) -------------------------------------------
 
     async def run_load(self, *, to: str, chats: list[Any], per_chat: int, text: str,
-                       expect: str, rate: float | None = None, within_s: float = 120.0) -> Load:
+                       expect: str, rate: float | None = None, within_s: float = 120.0,
+                       for_s: float | None = None, texts: list[str] | None = None,
+                       contains: bool = False) -> Load:
         """Each chat asks `text` `per_chat` times; an answer is complete when its chat shows
         `expect`. Closed loop (rate None): a chat asks again when answered. Paced: questions go
         out round-robin at `rate` per second (a chat still waiting asks when answered).
-        Timings are taken on this server's clock as the calls arrive."""
-        load = Load(to=to, text=text, expect=expect, total=len(chats) * per_chat,
-                    closed=rate is None, remaining=dict.fromkeys(chats, per_chat),
-                    waiting=dict.fromkeys(chats, 0))
+        Timed (`for_s`, closed loop; `per_chat` ignored): chats ask again when answered for
+        `for_s` seconds, then the answers under way have until `within_s` to arrive (what is
+        still unanswered then is `current`). Timings are taken on this server's clock as the
+        calls arrive."""
+        timed = for_s is not None
+        load = Load(to=to, text=text, expect=expect,
+                    total=0 if timed else len(chats) * per_chat,
+                    closed=rate is None or timed,
+                    remaining=dict.fromkeys(chats, 1 if timed else per_chat),
+                    waiting=dict.fromkeys(chats, 0),
+                    until=time.monotonic() + for_s if for_s is not None else None,
+                    texts=list(texts or []), contains=contains)
         self.load = load
         try:
             async with asyncio.timeout(within_s):
-                if rate is None:
+                if timed:
+                    for chat in chats:
+                        self._ask(chat)
+                elif rate is None:
                     for chat in chats:
                         self._ask(chat)
                 else:
@@ -170,7 +193,7 @@ class FakePlatform:
         except TimeoutError:
             pass
         finally:
-            self.load = None
+            self.load, self.last_load = None, load
             for task in load.tasks:
                 task.cancel()
             await asyncio.gather(*load.tasks, return_exceptions=True)
@@ -179,10 +202,17 @@ class FakePlatform:
     def _ask(self, chat: Any) -> None:
         load = self.load
         assert load is not None
-        load.remaining[chat] -= 1
-        row = {"chat": chat, "pushed": time.monotonic(), "first_edit": None, "final": None}
+        if load.until is None:
+            load.remaining[chat] -= 1
+        row = {"chat": chat, "pushed": time.monotonic(), "first": None, "first_edit": None,
+               "final": None}
         load.current[chat] = row
+        load.asked += 1
         self._question(load, chat, row)
+
+    def question_text(self, load: Load) -> str:
+        """The text of the load's next question (`texts` in turn, else `text`)."""
+        return load.texts[(load.asked - 1) % len(load.texts)] if load.texts else load.text
 
     def _question(self, load: Load, chat: Any, row: dict[str, Any]) -> None:
         """Send `chat`'s question (`load.text`) to the bot `load.to` names."""
@@ -196,13 +226,21 @@ class FakePlatform:
         if load is None or row is None:
             return
         now = time.monotonic() if at is None else at
+        if row["first"] is None:
+            row["first"] = now
         if edit and row["first_edit"] is None:
             row["first_edit"] = now
-        if shown != load.expect:
+        if (load.expect not in shown) if load.contains else (shown != load.expect):
             return
         row["final"] = now
         load.rows.append(row)
         del load.current[chat]
+        if load.until is not None:
+            if now < load.until:
+                self._ask(chat)
+            elif not load.current:
+                load.done.set()
+            return
         if load.closed and load.remaining[chat] > 0:
             self._ask(chat)
         elif not load.closed and load.waiting[chat] > 0:
@@ -215,7 +253,17 @@ class FakePlatform:
         """Body: the keyword arguments of `run_load`; answers the timings."""
         load = await self.run_load(**await request.json())
         return web.json_response({"complete": load.done.is_set(), "rows": load.rows,
-                                  "failures": load.failures})
+                                  "failures": load.failures,
+                                  "unanswered": list(load.current.values())})
+
+    async def _control_progress(self, request: web.Request) -> web.Response:
+        """The load under way (else the last one): questions asked, answers complete, waiting
+        now (all 0: none yet)."""
+        load = self.load or self.last_load
+        if load is None:
+            return web.json_response({"asked": 0, "answered": 0, "waiting": 0})
+        return web.json_response({"asked": load.asked, "answered": len(load.rows),
+                                  "waiting": len(load.current)})
 
 
 def serve_script(make: Callable[[argparse.Namespace], Any], *, tokens: bool = True,

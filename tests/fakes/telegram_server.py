@@ -32,6 +32,7 @@ BOT_ID = 777000111
 DEFAULT_TOKEN = "777000111:TEST-fake-token-Xyz_0123456789"
 MAX_TEXT = 4096
 MAX_CAPTION = 1024
+LEAN_KEEP = 8  # messages a chat keeps in lean mode
 _INT_FIELDS = {"chat_id", "user_id", "message_id", "offset", "limit", "timeout",
                "message_thread_id",
                "reply_to_message_id", "cache_time", "max_connections"}
@@ -148,8 +149,11 @@ class FakeTelegram(FakePlatform):
 
     def __init__(self, *, token: str = DEFAULT_TOKEN, more_tokens: tuple[str, ...] = (),
                  username: str = "bullpen_test_bot", host: str = "127.0.0.1", port: int = 0,
-                 control: bool = False) -> None:
+                 control: bool = False, lean: bool = False) -> None:
         super().__init__(host=host, port=port, control=control)
+        # lean (the soak: hours of messages): no call is recorded and a chat keeps only its
+        # last LEAN_KEEP messages, so the fake's own memory stays flat
+        self.lean = lean
         self.token = token
         self.tokens = {token, *more_tokens}  # bots on this server: one update queue each
         self.username = username
@@ -336,7 +340,7 @@ class FakeTelegram(FakePlatform):
         params, files = await self._params(request)
         params["__token__"] = request.match_info["token"]
         call = Call(method, params, time.monotonic())
-        if method != "getUpdates":
+        if method != "getUpdates" and not self.lean:
             self.calls.append(call)
         await self._delay(method, params)
         try:
@@ -455,7 +459,10 @@ class FakeTelegram(FakePlatform):
         return out
 
     def _store(self, m: FakeMessage) -> dict[str, Any]:
-        self.chats.setdefault(m.chat_id, {})[m.message_id] = m
+        chat = self.chats.setdefault(m.chat_id, {})
+        chat[m.message_id] = m
+        if self.lean and len(chat) > LEAN_KEEP:
+            del chat[next(iter(chat))]  # the oldest (ids only grow)
         return self._result(m)
 
     def _text(self, p: dict[str, Any]) -> tuple[str, list[tuple[str, str, int, int]]]:
@@ -544,14 +551,15 @@ class FakeTelegram(FakePlatform):
 
     def _question(self, load: Load, chat: int, row: dict[str, Any]) -> None:
         """Queue the user's message for getUpdates of the bot whose token is `load.to`."""
-        self.push(self.message(chat, load.text), token=load.to)
+        self.push(self.message(chat, self.question_text(load)), token=load.to)
 
 
 def main() -> None:
-    """Serve until stdin closes: `python telegram_server.py [--port N] [--token T ...]`."""
+    """Serve until stdin closes: `python telegram_server.py [--port N] [--token T ...]
+    [--lean 1]` (lean: the soak's fake, see `FakeTelegram`)."""
     serve_script(lambda args: FakeTelegram(
         port=args.port, token=(args.token or [DEFAULT_TOKEN])[0],
-        more_tokens=tuple(args.token[1:]), control=True))
+        more_tokens=tuple(args.token[1:]), control=True, lean=args.lean == "1"), lean="0")
 
 
 if __name__ == "__main__":
