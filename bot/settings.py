@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from dotenv import dotenv_values
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from core.llm.profiles import ROLES, ModelProfile
-from core.llm.speech import SpeechProfile
+
+if TYPE_CHECKING:  # the speech client pulls in `openai`; settings stay light for the CLI
+    from core.llm.speech import SpeechProfile
 
 
 def _env(name: str) -> AliasChoices:
@@ -268,6 +270,8 @@ class Settings(BaseSettings):
 
     def speech_profile(self) -> SpeechProfile | None:
         """The text-to-speech endpoint, when one is configured."""
+        from core.llm.speech import SpeechProfile
+
         if not self.tts_base_url:
             return None
         key = self.tts_api_key.get_secret_value() if self.tts_api_key else "none"

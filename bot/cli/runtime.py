@@ -11,28 +11,26 @@ import json
 import signal
 import sys
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
+from bot.cli.errors import CLIError
 
-from bot import logs
-from bot.app import MIGRATIONS, App
-from bot.i18n import detect_lang
-from bot.settings import Settings, load_settings
-from core.errors import ConfigError, StoreError
-from core.events import Done, Event, Failed, File
-from core.store import Database
-from core.store.migrate import migrate, status
-from core.types import ChatRef
+if TYPE_CHECKING:  # the app, the store and the settings load only when a command runs
+    from bot.app import App
+    from bot.settings import Settings
+    from core.events import Event
+    from core.store import Database
 
-
-class CLIError(Exception):
-    def __init__(self, message: str, code: int = 2) -> None:
-        super().__init__(message)
-        self.code = code
+__all__ = ["CLIError", "ask", "bench", "chat", "db_migrate", "db_status", "reuse_database",
+           "running_app", "serve", "settings", "use_data_dir"]
 
 
 def settings() -> Settings:
+    from pydantic import ValidationError
+
+    from bot import logs
+    from bot.settings import load_settings
+
     try:
         s = load_settings()
     except ValidationError as exc:
@@ -47,6 +45,9 @@ def use_data_dir() -> None:
     (BULLPEN_DATA_DIR), not the repository's `data/packs` (the data layer's default, which
     `bullpen transcribe`, `debate` and `podcast` used to read: issue 29). Settings that do
     not load are left for a command that needs them to report."""
+    from pydantic import ValidationError
+
+    from bot.settings import load_settings
     from tools.data.config import configure, get_config
 
     try:
@@ -58,6 +59,9 @@ def use_data_dir() -> None:
 
 @contextlib.asynccontextmanager
 async def running_app() -> AsyncIterator[App]:
+    from bot.app import App
+    from core.errors import ConfigError, StoreError
+
     try:
         app = await App.create(settings())
     except (StoreError, ConfigError) as exc:
@@ -69,6 +73,8 @@ async def running_app() -> AsyncIterator[App]:
 
 
 def _event_json(event: Event) -> str:
+    from core.events import File
+
     if isinstance(event, File):
         data = event.model_dump(mode="json", exclude={"file": {"data"}})
         data["file"]["size"] = len(event.file.data)
@@ -77,6 +83,10 @@ def _event_json(event: Event) -> str:
 
 
 async def ask(question: str, *, mode: str | None, as_json: bool) -> int:
+    from bot.i18n import detect_lang
+    from core.events import Done, Failed, File
+    from core.types import ChatRef
+
     async with running_app() as app:
         chat = ChatRef(platform="cli", chat_id="ask")
         user_id = await app.store.accounts.user_for("cli", "local", "local")
@@ -135,6 +145,9 @@ async def serve() -> int:
 
 
 async def _db() -> tuple[Database, Settings]:
+    from core.errors import StoreError
+    from core.store import Database
+
     s = settings()
     dsn = s.database_url.get_secret_value() if s.database_url else None
     try:
@@ -144,6 +157,10 @@ async def _db() -> tuple[Database, Settings]:
 
 
 async def db_migrate() -> int:
+    from bot.app import MIGRATIONS
+    from core.errors import StoreError
+    from core.store.migrate import migrate
+
     db, _ = await _db()
     try:
         done = await migrate(db.pool, MIGRATIONS)
@@ -156,6 +173,9 @@ async def db_migrate() -> int:
 
 
 async def db_status() -> int:
+    from bot.app import MIGRATIONS
+    from core.store.migrate import status
+
     db, _ = await _db()
     try:
         for version, applied in await status(db.pool, MIGRATIONS):
@@ -184,7 +204,10 @@ async def reuse_database(settings: Settings) -> tuple[Database | None, Any]:
     """For `bullpen debate` and `bullpen podcast`: the database when `DATABASE_URL` names one
     (stored debate reports are reused; an unreachable one is said and skipped), and the tool
     registry (on that database's cache, else plain)."""
-    from bot.app import build_tools
+    from bot.app import MIGRATIONS, build_tools
+    from core.errors import StoreError
+    from core.store import Database
+    from core.store.migrate import migrate
 
     db: Database | None = None
     if settings.database_url is not None:
