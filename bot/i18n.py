@@ -169,6 +169,9 @@ STRINGS: dict[str, dict[str, str]] = {
                         "'Database roles').",
                   "zh": "管理控制台已关闭：无法以专用角色 bullpen_console 登录数据库"
                         "（不会改用权限更高的角色）。详见 README。"},
+    "model_down": {"en": "offline analyst · the model is not answering (see the start-up "
+                         "log); it answers again as soon as it is back",
+                   "zh": "离线分析师 · 大模型暂时无法连接（见启动日志），恢复后自动切回大模型"},
 }
 
 

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 from bot.cli.errors import CLIError
 
 if TYPE_CHECKING:  # the app, the store and the settings load only when a command runs
+    from pydantic import ValidationError
+
     from bot.app import App
     from bot.settings import Settings
     from core.events import Event
@@ -34,10 +36,18 @@ def settings() -> Settings:
     try:
         s = load_settings()
     except ValidationError as exc:
-        first = exc.errors()[0]
-        raise CLIError(f"bad setting {first['loc'][0]}: {first['msg']}") from None
+        raise CLIError(bad_setting(exc)) from None
     logs.setup(s.log_level, s.log_format, secrets=logs.secrets_of(s))
     return s
+
+
+def bad_setting(exc: ValidationError) -> str:
+    """One line for the first setting that did not validate: its name and what is wrong,
+    never its value (a token is a secret)."""
+    first = exc.errors()[0]
+    name = str(first["loc"][0]) if first["loc"] else "?"
+    msg = str(first["msg"]).removeprefix("Value error, ")
+    return msg if msg.startswith(name) else f"bad setting {name}: {msg}"
 
 
 def use_data_dir() -> None:
@@ -66,6 +76,9 @@ async def running_app() -> AsyncIterator[App]:
         app = await App.create(settings())
     except (StoreError, ConfigError) as exc:
         raise CLIError(str(exc)) from None
+    if app.model_problem is not None:  # one line; the offline analyst answers meanwhile
+        print(f"bullpen: {app.model_problem}: the offline analyst answers until it does",
+              file=sys.stderr, flush=True)
     try:
         yield app
     finally:
@@ -108,9 +121,43 @@ async def ask(question: str, *, mode: str | None, as_json: bool) -> int:
         return 0 if ok else 1
 
 
+def check_ports(listeners: list[tuple[str, str, int]]) -> None:
+    """Every fixed port serve will listen on is free, and no two settings name the same one:
+    else one line naming the setting (before the database and the symbols directory start)."""
+    import errno
+    import socket
+
+    seen: dict[tuple[str, int], str] = {}
+    for name, host, port in listeners:
+        other = seen.setdefault((host, port), name)
+        if other != name:
+            raise CLIError(f"{other} and {name} are both {port} on {host}: give each platform "
+                           "its own port")
+        try:
+            family, kind, proto, _, addr = socket.getaddrinfo(
+                host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+        except socket.gaierror as exc:
+            raise CLIError(f"{name}={port}: cannot listen on {host}: {exc.strerror}") from None
+        with socket.socket(family, kind, proto) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as aiohttp binds
+            try:
+                sock.bind(addr)
+            except OSError as exc:
+                if exc.errno == errno.EADDRINUSE:
+                    raise CLIError(f"{name}={port}: port {port} on {host} is already in use "
+                                   f"(another bullpen serve?): stop that program or set {name} "
+                                   "to a free port") from None
+                raise CLIError(f"{name}={port}: cannot listen on {host}:{port}: "
+                               f"{exc.strerror}") from None
+
+
 async def _serve(console_only: bool) -> int:
     from adapters.console import ConsoleAdapter
+    from core.errors import BullpenError
 
+    s = settings()
+    wanted = [] if console_only else s.platforms_configured()
+    check_ports(s.listeners(wanted))
     async with running_app() as app:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -120,16 +167,19 @@ async def _serve(console_only: bool) -> int:
         platforms = [] if console_only else app.settings.platforms_configured()
         adapters: list[Any] = []
         console: ConsoleAdapter | None = None
-        if platforms:
-            adapters = app.build_adapters(platforms)  # WeChat's kept replies in Postgres
-        else:
-            console = ConsoleAdapter(files_dir=app.settings.files_dir, on_eof=stop.set)
-            adapters = [console]
-            if app.offline:
-                console._console.print(
-                    "[dim]No LLM configured (BULLPEN_LLM_BASE_URL): the offline analyst "
-                    "answers from the offline data snapshot.[/dim]")
-        await app.start_adapters(adapters)
+        try:
+            if platforms:
+                adapters = app.build_adapters(platforms)  # WeChat's kept replies in Postgres
+            else:
+                console = ConsoleAdapter(files_dir=app.settings.files_dir, on_eof=stop.set)
+                adapters = [console]
+                if app.offline:
+                    console._console.print(
+                        "[dim]No LLM configured (BULLPEN_LLM_BASE_URL): the offline analyst "
+                        "answers from the offline data snapshot.[/dim]")
+            await app.start_adapters(adapters)
+        except BullpenError as exc:  # a token refused, a port taken since the check: one line
+            raise CLIError(str(exc)) from None
         await stop.wait()
         if console is not None and console.closed.is_set():
             await app.gateway.idle()  # piped input: answer what was asked before leaving
