@@ -236,9 +236,12 @@ async def db_status() -> int:
 
 
 def bench(args: argparse.Namespace) -> int:
+    name = f"bot.benches.{args.name}"
     try:
-        module = importlib.import_module(f"bot.benches.{args.name}")
-    except ImportError:
+        module = importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name != name:  # the bench exists but something it imports does not: show it
+            raise
         raise CLIError(f"no benchmark named {args.name!r}") from None
     kwargs: dict[str, Any] = {"repeat": args.repeat} if args.repeat else {}
     if args.platform:
