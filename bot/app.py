@@ -56,6 +56,8 @@ class App:
     scheduler: Scheduler
     speech: SpeechClient | None = None
     adapters: list[Adapter] = field(default_factory=list)
+    # what the start-up check found wrong with the model endpoint (None: it answers)
+    model_problem: str | None = None
 
     @property
     def offline(self) -> bool:
@@ -83,6 +85,14 @@ class App:
         profile = settings.speech_profile()
         speech = SpeechClient(profile) if profile is not None else None
         modes = build_modes(settings, registry, llm, pool=db.pool, speech=speech)
+        model_problem = None
+        if llm is not None:  # checked once now; the offline modes answer until it answers
+            from bot.model_check import ModelHealth, with_fallback
+
+            health = ModelHealth(settings.default_profile() or llm.chain("agent")[0])
+            model_problem = await health.check()
+            modes = with_fallback(modes, build_modes(settings, registry, None, pool=db.pool,
+                                                     speech=speech), health)
         runner = AgentRunner(store=store, modes=modes, summarizer=llm,
                              limits=RunLimits(max_input_chars=settings.max_input_chars))
         voice = VoicePipeline.from_settings(settings)
@@ -111,7 +121,8 @@ class App:
                               check_s=settings.jobs_leader_check_s)
         return cls(settings=settings, db=db, store=store, registry=registry, runner=runner,
                    gateway=gateway, llm=llm, voice=voice, registry_of_adapters=adapters,
-                   outbox=outbox, jobs=jobs, scheduler=scheduler, speech=speech)
+                   outbox=outbox, jobs=jobs, scheduler=scheduler, speech=speech,
+                   model_problem=model_problem)
 
     def build_adapters(self, platforms: list[str]) -> list[Adapter]:
         """The adapters for `platforms`; what WeChat refuses for now is held by the outbox;

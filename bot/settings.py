@@ -3,19 +3,74 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from dotenv import dotenv_values
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from core.llm.profiles import ROLES, ModelProfile
-from core.llm.speech import SpeechProfile
+
+if TYPE_CHECKING:  # the speech client pulls in `openai`; settings stay light for the CLI
+    from core.llm.speech import SpeechProfile
 
 
 def _env(name: str) -> AliasChoices:
     return AliasChoices(name, name.lower())
+
+
+# The shapes of the platforms' credentials, checked when the settings load so a mistyped one is
+# one line at start-up, never a traceback from the SDK. Messages name the setting and describe
+# the expected shape; they never repeat the value (it is a secret).
+_CREDENTIALS: dict[str, tuple[str, str]] = {
+    "telegram_bot_token": (
+        r"\d+:[A-Za-z0-9_-]{1,}",
+        "TELEGRAM_BOT_TOKEN is not a Telegram bot token: it is the bot's number, a colon and "
+        "letters, digits, - or _ (123456789:AAH...), as @BotFather gives it: no 'bot' prefix, "
+        "no quotes or spaces"),
+    "discord_bot_token": (
+        r"[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+",
+        "DISCORD_BOT_TOKEN is not a Discord bot token: three dot-separated parts (the Bot page "
+        "of the developer portal, Reset Token), not the application id, public key or client "
+        "secret; no 'Bot ' prefix, no quotes or spaces"),
+    "slack_bot_token": (
+        r"xoxb-[A-Za-z0-9-]+",
+        "SLACK_BOT_TOKEN is not a Slack bot token: it starts with xoxb- (OAuth & Permissions, "
+        "Bot User OAuth Token); an xapp- token goes in SLACK_APP_TOKEN"),
+    "slack_app_token": (
+        r"xapp-[A-Za-z0-9-]+",
+        "SLACK_APP_TOKEN is not a Slack app-level token: it starts with xapp- (Basic "
+        "Information, App-Level Tokens, scope connections:write); an xoxb- token goes in "
+        "SLACK_BOT_TOKEN"),
+    "wechat_app_id": (
+        r"wx[0-9a-fA-F]{16}",
+        "WECHAT_APP_ID is not a WeChat AppID: wx and 16 hexadecimal digits (公众号 settings, "
+        "开发 → 基本配置)"),
+    "wechat_app_secret": (
+        r"[A-Za-z0-9_-]{32}",
+        "WECHAT_APP_SECRET is not a WeChat AppSecret: 32 letters and digits (开发 → 基本配置), "
+        "not the AppID or the Token; no quotes or spaces"),
+    "wechat_encoding_aes_key": (
+        r"[A-Za-z0-9]{43}",
+        "WECHAT_ENCODING_AES_KEY is not a WeChat EncodingAESKey: 43 letters and digits"),
+    "wecom_corp_id": (
+        r"ww[0-9a-fA-F]{16}",
+        "WECOM_CORP_ID is not a WeCom corp id: ww and 16 hexadecimal digits (我的企业 → 企业ID)"),
+    "wecom_secret": (
+        r"[A-Za-z0-9_-]{43}",
+        "WECOM_SECRET is not a WeCom application Secret: 43 letters, digits, - or _"),
+    "wecom_encoding_aes_key": (
+        r"[A-Za-z0-9]{43}",
+        "WECOM_ENCODING_AES_KEY is not a WeCom EncodingAESKey: 43 letters and digits"),
+}
+
+
+def check_credential(field: str, value: str) -> str | None:
+    """What is wrong with the shape of credential `field` (None when it looks right)."""
+    pattern, problem = _CREDENTIALS[field]
+    return None if re.fullmatch(pattern, value) else problem
 
 
 def _price(name: str, value: str) -> float:
@@ -269,12 +324,28 @@ class Settings(BaseSettings):
     console_database_url: SecretStr | None = Field(
         None, validation_alias=_env("BULLPEN_CONSOLE_DATABASE_URL"))
 
+    @field_validator(*_CREDENTIALS, mode="after")
+    @classmethod
+    def _credential_shape(cls, value: SecretStr | str | None, info: ValidationInfo) -> Any:
+        """A set credential must have its platform's shape (empty counts as unset)."""
+        if value is None:
+            return None
+        text = value.get_secret_value() if isinstance(value, SecretStr) else value
+        if not text:
+            return None
+        problem = check_credential(str(info.field_name), text)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
+
     @property
     def llm_configured(self) -> bool:
         return bool(self.llm_base_url and self.llm_model)
 
     def speech_profile(self) -> SpeechProfile | None:
         """The text-to-speech endpoint, when one is configured."""
+        from core.llm.speech import SpeechProfile
+
         if not self.tts_base_url:
             return None
         key = self.tts_api_key.get_secret_value() if self.tts_api_key else "none"
@@ -376,6 +447,27 @@ class Settings(BaseSettings):
         if self.web_port is not None:
             found.append("web")
         return found
+
+    def listeners(self, platforms: list[str]) -> list[tuple[str, str, int]]:
+        """(setting, host, port) of each fixed port these platforms' adapters will listen on
+        (port 0, any free one, is left out): checked before start-up so a port in use is one
+        line naming its setting."""
+        wanted: list[tuple[str, str, int | None]] = []
+        if "telegram" in platforms and self.telegram_webhook_url:
+            wanted.append(("TELEGRAM_WEBHOOK_PORT", self.telegram_webhook_listen,
+                           self.telegram_webhook_port))
+        if "discord" in platforms:
+            wanted.append(("DISCORD_INTERACTIONS_PORT", self.discord_interactions_listen,
+                           self.discord_interactions_port))
+        if "slack" in platforms and not self.slack_app_token:  # Socket Mode listens on none
+            wanted.append(("SLACK_EVENTS_PORT", self.slack_events_listen, self.slack_events_port))
+        if "wechat" in platforms:
+            wanted.append(("WECHAT_PORT", self.wechat_listen, self.wechat_port))
+        if "wecom" in platforms:
+            wanted.append(("WECOM_PORT", self.wecom_listen, self.wecom_port))
+        if "web" in platforms:
+            wanted.append(("WEB_PORT", self.web_listen, self.web_port))
+        return [(name, host, port) for name, host, port in wanted if port]
 
 
 def load_settings(**overrides: object) -> Settings:

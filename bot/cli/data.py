@@ -7,8 +7,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tools.data import packs
-
 
 def register(sub: Any) -> None:
     """Add the ``data`` subcommand to the ``bullpen`` parser's subparsers."""
@@ -39,6 +37,8 @@ def packs_dir(arg: Path | None) -> Path:
 
 def install_cmd(args: argparse.Namespace) -> int:
     """Exit 1 only when a pack failed (a skipped one, whose client is missing, is fine)."""
+    from tools.data import packs
+
     dest = packs_dir(args.dir).resolve()
     known = {p.name for p in packs.manifest()}
     unknown = sorted(set(args.only) - known)
@@ -54,6 +54,8 @@ def install_cmd(args: argparse.Namespace) -> int:
 
 
 def status_cmd(args: argparse.Namespace) -> int:
+    from tools.data import packs
+
     dest = packs_dir(args.dir).resolve()
     print(f"data packs in {dest}")
     results = packs.status(dest, rehash=args.verify)

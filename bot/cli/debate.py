@@ -10,12 +10,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bot.i18n import detect_lang
-from core.errors import DataUnavailable, InputError, UnknownSymbol
-from core.events import Event, Status, TextDelta
-from debate.mode import DEFAULT_BUDGET_TOKENS, DebateMode, DebateOutcome, DebateRequest
+if TYPE_CHECKING:  # debate (and the tools under it) load when the command runs
+    from core.events import Event
+    from debate.mode import DebateOutcome
 
 
 def register(sub: Any) -> None:
@@ -32,6 +31,8 @@ def register(sub: Any) -> None:
 
 
 def _progress(event: Event) -> None:
+    from core.events import Status, TextDelta
+
     if isinstance(event, Status):
         print(f"... {event.text}", file=sys.stderr, flush=True)
     elif isinstance(event, TextDelta) and event.text.strip():
@@ -47,7 +48,10 @@ async def _run(args: argparse.Namespace) -> int:
     from bot.app import build_llm
     from bot.cli.runtime import reuse_database
     from bot.cli.runtime import settings as load
+    from bot.i18n import detect_lang
+    from core.errors import DataUnavailable, InputError, UnknownSymbol
     from core.store import Database
+    from debate.mode import DEFAULT_BUDGET_TOKENS, DebateMode, DebateRequest
 
     settings = load()
     llm = build_llm(settings)

@@ -19,11 +19,12 @@ import json
 import logging
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bot.eval.questions import QUESTIONS, Question
-from bot.eval.score import Row, markdown, to_json
-from core.llm import LLMRouter, ModelProfile
+if TYPE_CHECKING:  # the questions, the scorer and the model client load when eval runs
+    from bot.eval.questions import Question
+    from bot.eval.score import Row
+    from core.llm import LLMRouter
 
 
 def register(sub: Any) -> None:
@@ -46,6 +47,8 @@ def register(sub: Any) -> None:
 
 
 def select(args: argparse.Namespace) -> list[Question]:
+    from bot.eval.questions import QUESTIONS
+
     kinds = {k.strip() for k in args.kinds.split(",") if k.strip()}
     unknown = kinds - {q.kind for q in QUESTIONS}
     if unknown:
@@ -70,6 +73,7 @@ async def _run(args: argparse.Namespace) -> int:
     from bot.app import build_llm
     from bot.cli.runtime import settings as load
     from bot.eval.local_model import MODEL_NAME
+    from core.llm import LLMRouter, ModelProfile
     from tools.data.config import DataConfig, configure
 
     questions = select(args)
@@ -95,6 +99,7 @@ async def _run(args: argparse.Namespace) -> int:
 async def _evaluate(args: argparse.Namespace, questions: list[Question], registry: Any,
                     llm: LLMRouter | None, settings: Any) -> int:
     from bot.eval.run import recording_ict, run_questions
+    from bot.eval.score import markdown, to_json
     from bot.offline import OfflineAnalyst
     from bot.symbols_bridge import find_symbols
     from core.agent import NormalMode

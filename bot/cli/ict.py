@@ -19,12 +19,12 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas and ict load when the command runs, not for `bullpen --help`
+    import pandas as pd
 
-import ict
-from ict import ICTAnalysis, ICTInputError
+    from ict import ICTAnalysis, PlanProposal
 
 _TIME_NAMES = ("timestamp", "time", "datetime", "date", "ts", "index")
 
@@ -57,6 +57,10 @@ def register(sub: Any) -> None:
 
 def read_csv(path: Path, *, tz: str = "UTC", time_column: str | None = None) -> pd.DataFrame:
     """Bars from a CSV with a timezone-aware index (naive stamps are localised to `tz`)."""
+    import pandas as pd
+
+    from ict import ICTInputError
+
     raw = pd.read_csv(path)
     if raw.empty:
         raise ICTInputError(f"{path} has no rows")
@@ -143,6 +147,11 @@ def symbol_handler(args: argparse.Namespace) -> int:
 
 
 def handler(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    import ict
+    from ict import ICTInputError
+
     if args.csv is None:
         if args.symbol:
             return symbol_handler(args)
@@ -183,6 +192,8 @@ def handler(args: argparse.Namespace) -> int:
 
 
 def _t(value: Any) -> str:
+    import pandas as pd
+
     return f"{pd.Timestamp(value):%Y-%m-%d %H:%M}"
 
 
@@ -237,7 +248,7 @@ def summary(a: ICTAnalysis) -> str:
     return "\n".join(lines)
 
 
-def plan_summary(p: ict.PlanProposal) -> str:
+def plan_summary(p: PlanProposal) -> str:
     if p.plan is None:
         return f"Plan: none ({p.reason})"
     t = p.plan

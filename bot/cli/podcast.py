@@ -15,9 +15,10 @@ import datetime as dt
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from core.events import Event, Status
+if TYPE_CHECKING:
+    from core.events import Event
 
 
 def _date(text: str) -> dt.date:
@@ -47,6 +48,8 @@ def register(sub: Any) -> None:
 
 
 def _progress(event: Event) -> None:
+    from core.events import Status
+
     if isinstance(event, Status):
         print(f"... {event.text}", file=sys.stderr, flush=True)
 

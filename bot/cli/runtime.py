@@ -11,35 +11,43 @@ import json
 import signal
 import sys
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
+from bot.cli.errors import CLIError
 
-from bot import logs, malloc
-from bot.app import MIGRATIONS, App
-from bot.i18n import detect_lang
-from bot.settings import Settings, load_settings
-from core.errors import ConfigError, StoreError
-from core.events import Done, Event, Failed, File
-from core.store import Database
-from core.store.migrate import migrate, status
-from core.types import ChatRef
+if TYPE_CHECKING:  # the app, the store and the settings load only when a command runs
+    from pydantic import ValidationError
 
+    from bot.app import App
+    from bot.settings import Settings
+    from core.events import Event
+    from core.store import Database
 
-class CLIError(Exception):
-    def __init__(self, message: str, code: int = 2) -> None:
-        super().__init__(message)
-        self.code = code
+__all__ = ["CLIError", "ask", "bench", "chat", "db_migrate", "db_status", "reuse_database",
+           "running_app", "serve", "settings", "use_data_dir"]
 
 
 def settings() -> Settings:
+    from pydantic import ValidationError
+
+    from bot import logs
+    from bot.settings import load_settings
+
     try:
         s = load_settings()
     except ValidationError as exc:
-        first = exc.errors()[0]
-        raise CLIError(f"bad setting {first['loc'][0]}: {first['msg']}") from None
+        raise CLIError(bad_setting(exc)) from None
     logs.setup(s.log_level, s.log_format, secrets=logs.secrets_of(s))
     return s
+
+
+def bad_setting(exc: ValidationError) -> str:
+    """One line for the first setting that did not validate: its name and what is wrong,
+    never its value (a token is a secret)."""
+    first = exc.errors()[0]
+    name = str(first["loc"][0]) if first["loc"] else "?"
+    msg = str(first["msg"]).removeprefix("Value error, ")
+    return msg if msg.startswith(name) else f"bad setting {name}: {msg}"
 
 
 def use_data_dir() -> None:
@@ -47,6 +55,9 @@ def use_data_dir() -> None:
     (BULLPEN_DATA_DIR), not the repository's `data/packs` (the data layer's default, which
     `bullpen transcribe`, `debate` and `podcast` used to read: issue 29). Settings that do
     not load are left for a command that needs them to report."""
+    from pydantic import ValidationError
+
+    from bot.settings import load_settings
     from tools.data.config import configure, get_config
 
     try:
@@ -58,12 +69,19 @@ def use_data_dir() -> None:
 
 @contextlib.asynccontextmanager
 async def running_app() -> AsyncIterator[App]:
+    from bot import malloc
+    from bot.app import App
+    from core.errors import ConfigError, StoreError
+
     s = settings()
     malloc.limit_arenas(s.malloc_arena_max)  # before the App starts a thread (bot.malloc)
     try:
         app = await App.create(s)
     except (StoreError, ConfigError) as exc:
         raise CLIError(str(exc)) from None
+    if app.model_problem is not None:  # one line; the offline analyst answers meanwhile
+        print(f"bullpen: {app.model_problem}: the offline analyst answers until it does",
+              file=sys.stderr, flush=True)
     try:
         yield app
     finally:
@@ -71,6 +89,8 @@ async def running_app() -> AsyncIterator[App]:
 
 
 def _event_json(event: Event) -> str:
+    from core.events import File
+
     if isinstance(event, File):
         data = event.model_dump(mode="json", exclude={"file": {"data"}})
         data["file"]["size"] = len(event.file.data)
@@ -79,6 +99,10 @@ def _event_json(event: Event) -> str:
 
 
 async def ask(question: str, *, mode: str | None, as_json: bool) -> int:
+    from bot.i18n import detect_lang
+    from core.events import Done, Failed, File
+    from core.types import ChatRef
+
     async with running_app() as app:
         chat = ChatRef(platform="cli", chat_id="ask")
         user_id = await app.store.accounts.user_for("cli", "local", "local")
@@ -100,9 +124,43 @@ async def ask(question: str, *, mode: str | None, as_json: bool) -> int:
         return 0 if ok else 1
 
 
+def check_ports(listeners: list[tuple[str, str, int]]) -> None:
+    """Every fixed port serve will listen on is free, and no two settings name the same one:
+    else one line naming the setting (before the database and the symbols directory start)."""
+    import errno
+    import socket
+
+    seen: dict[tuple[str, int], str] = {}
+    for name, host, port in listeners:
+        other = seen.setdefault((host, port), name)
+        if other != name:
+            raise CLIError(f"{other} and {name} are both {port} on {host}: give each platform "
+                           "its own port")
+        try:
+            family, kind, proto, _, addr = socket.getaddrinfo(
+                host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+        except socket.gaierror as exc:
+            raise CLIError(f"{name}={port}: cannot listen on {host}: {exc.strerror}") from None
+        with socket.socket(family, kind, proto) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as aiohttp binds
+            try:
+                sock.bind(addr)
+            except OSError as exc:
+                if exc.errno == errno.EADDRINUSE:
+                    raise CLIError(f"{name}={port}: port {port} on {host} is already in use "
+                                   f"(another bullpen serve?): stop that program or set {name} "
+                                   "to a free port") from None
+                raise CLIError(f"{name}={port}: cannot listen on {host}:{port}: "
+                               f"{exc.strerror}") from None
+
+
 async def _serve(console_only: bool) -> int:
     from adapters.console import ConsoleAdapter
+    from core.errors import BullpenError
 
+    s = settings()
+    wanted = [] if console_only else s.platforms_configured()
+    check_ports(s.listeners(wanted))
     async with running_app() as app:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -112,16 +170,19 @@ async def _serve(console_only: bool) -> int:
         platforms = [] if console_only else app.settings.platforms_configured()
         adapters: list[Any] = []
         console: ConsoleAdapter | None = None
-        if platforms:
-            adapters = app.build_adapters(platforms)  # WeChat's kept replies in Postgres
-        else:
-            console = ConsoleAdapter(files_dir=app.settings.files_dir, on_eof=stop.set)
-            adapters = [console]
-            if app.offline:
-                console._console.print(
-                    "[dim]No LLM configured (BULLPEN_LLM_BASE_URL): the offline analyst "
-                    "answers from the offline data snapshot.[/dim]")
-        await app.start_adapters(adapters)
+        try:
+            if platforms:
+                adapters = app.build_adapters(platforms)  # WeChat's kept replies in Postgres
+            else:
+                console = ConsoleAdapter(files_dir=app.settings.files_dir, on_eof=stop.set)
+                adapters = [console]
+                if app.offline:
+                    console._console.print(
+                        "[dim]No LLM configured (BULLPEN_LLM_BASE_URL): the offline analyst "
+                        "answers from the offline data snapshot.[/dim]")
+            await app.start_adapters(adapters)
+        except BullpenError as exc:  # a token refused, a port taken since the check: one line
+            raise CLIError(str(exc)) from None
         await stop.wait()
         if console is not None and console.closed.is_set():
             await app.gateway.idle()  # piped input: answer what was asked before leaving
@@ -137,6 +198,9 @@ async def serve() -> int:
 
 
 async def _db() -> tuple[Database, Settings]:
+    from core.errors import StoreError
+    from core.store import Database
+
     s = settings()
     dsn = s.database_url.get_secret_value() if s.database_url else None
     try:
@@ -146,6 +210,10 @@ async def _db() -> tuple[Database, Settings]:
 
 
 async def db_migrate() -> int:
+    from bot.app import MIGRATIONS
+    from core.errors import StoreError
+    from core.store.migrate import migrate
+
     db, _ = await _db()
     try:
         done = await migrate(db.pool, MIGRATIONS)
@@ -158,6 +226,9 @@ async def db_migrate() -> int:
 
 
 async def db_status() -> int:
+    from bot.app import MIGRATIONS
+    from core.store.migrate import status
+
     db, _ = await _db()
     try:
         for version, applied in await status(db.pool, MIGRATIONS):
@@ -168,9 +239,12 @@ async def db_status() -> int:
 
 
 def bench(args: argparse.Namespace) -> int:
+    name = f"bot.benches.{args.name}"
     try:
-        module = importlib.import_module(f"bot.benches.{args.name}")
-    except ImportError:
+        module = importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name != name:  # the bench exists but something it imports does not: show it
+            raise
         raise CLIError(f"no benchmark named {args.name!r}") from None
     kwargs: dict[str, Any] = {"repeat": args.repeat} if args.repeat else {}
     if args.platform:
@@ -189,7 +263,10 @@ async def reuse_database(settings: Settings) -> tuple[Database | None, Any]:
     """For `bullpen debate` and `bullpen podcast`: the database when `DATABASE_URL` names one
     (stored debate reports are reused; an unreachable one is said and skipped), and the tool
     registry (on that database's cache, else plain)."""
-    from bot.app import build_tools
+    from bot.app import MIGRATIONS, build_tools
+    from core.errors import StoreError
+    from core.store import Database
+    from core.store.migrate import migrate
 
     db: Database | None = None
     if settings.database_url is not None:

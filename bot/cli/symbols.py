@@ -7,9 +7,10 @@ import asyncio
 import json
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tools.symbols import Match, SymbolDirectory, SymbolEntry, default_directory
+if TYPE_CHECKING:  # the symbols directory loads when a symbols command runs
+    from tools.symbols import Match, SymbolEntry
 
 
 def register(sub: Any) -> None:
@@ -54,6 +55,8 @@ def _print_table(matches: list[Match]) -> None:
 
 def resolve_cmd(args: argparse.Namespace) -> int:
     """Print the matches for ``args.query``; exit 1 when nothing matches."""
+    from tools.symbols import default_directory
+
     matches = default_directory().resolve(args.query, market=args.market, limit=args.limit)
     if args.json:
         print(_as_json(matches))
@@ -64,6 +67,8 @@ def resolve_cmd(args: argparse.Namespace) -> int:
 
 def extract_cmd(args: argparse.Namespace) -> int:
     """Print the symbols found in ``args.sentence`` (exit 0 even when there are none)."""
+    from tools.symbols import default_directory
+
     matches = default_directory().extract(args.sentence)
     if args.json:
         print(_as_json(matches))
@@ -77,6 +82,8 @@ def refresh_entries(*, live: bool = False) -> tuple[list[SymbolEntry], float]:
 
     The caller saves them (``tools.symbols.store.save_current``) when a database is wired.
     """
+    from tools.symbols import SymbolDirectory
+
     start = time.perf_counter()
     directory = SymbolDirectory.from_packages(live=live)
     return directory.entries, time.perf_counter() - start

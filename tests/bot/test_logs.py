@@ -132,11 +132,11 @@ def test_the_configured_secrets_are_taken_from_the_settings(
     settings = load_settings(
         database_url="postgresql://u:db-password-1@h/db", telegram_bot_token="1:tg-token",
         telegram_webhook_secret="hook-secret", slack_signing_secret="slack-signing",
-        wechat_encoding_aes_key="aes-key-43", llm_base_url="http://llm", llm_model="m",
+        wechat_encoding_aes_key="aesKey43" + "x" * 35, llm_base_url="http://llm", llm_model="m",
         llm_api_key="llm-key-9", discord_public_key="not-a-secret")
     found = logs.secrets_of(settings)
-    for secret in ("db-password-1", "1:tg-token", "hook-secret", "slack-signing", "aes-key-43",
-                   "llm-key-9", "judge-key-123"):
+    for secret in ("db-password-1", "1:tg-token", "hook-secret", "slack-signing",
+                   "aesKey43" + "x" * 35, "llm-key-9", "judge-key-123"):
         assert secret in found
     assert "not-a-secret" not in found and all(isinstance(s, str) for s in found)
     assert not any(isinstance(s, SecretStr) for s in found)

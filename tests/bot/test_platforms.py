@@ -21,9 +21,10 @@ def test_each_platform_is_built_from_its_settings():
         **BASE,
         "telegram_bot_token": "123:abc", "telegram_webhook_url": None,
         "slack_bot_token": "xoxb-1", "slack_signing_secret": "s3",
-        "discord_bot_token": "d.t", "discord_application_id": 1,
-        "wechat_token": "t", "wechat_app_id": "wx1", "wechat_app_secret": "sec",
-        "wecom_corp_id": "corp", "wecom_agent_id": 1, "wecom_secret": "s", "wecom_token": "t",
+        "discord_bot_token": "d.t.x", "discord_application_id": 1,
+        "wechat_token": "t", "wechat_app_id": "wx0123456789abcdef", "wechat_app_secret": "s" * 32,
+        "wecom_corp_id": "ww0123456789abcdef", "wecom_agent_id": 1, "wecom_secret": "s" * 43,
+        "wecom_token": "t",
         "wecom_encoding_aes_key": "a" * 43,
     })
     names = s.platforms_configured()
