@@ -174,6 +174,8 @@ def _sentence_names(text: str, taken: list[bool], directory: Any) -> list[Instru
         if (any(taken[s:e]) or len(word) < 3 or low in _NOT_NAMES or low in _CHAT_WORDS
                 or word.isupper()):
             continue  # all capitals: a ticker, which pass 2 judged already
+        if word.islower() and common_word(word, very=True):
+            continue  # neither rule below can take it: skip the directory's search
         top, second = _best(directory, word)
         if top is None or top.kind not in ("stock", "index", "crypto"):
             continue
