@@ -462,8 +462,8 @@ class OfflineAnalyst:
         u = await asyncio.to_thread(understand, text, None, lang=lang)
         if turn.options.get("symbol"):  # a command's argument (/plan 上证指数 1d), read as
             # a question's words are, so the index is 000001.SH and never 平安银行
-            asked = turn.options["symbol"]
-            symbols = (await asyncio.to_thread(self._find, asked))[:1] or [asked]
+            argument = turn.options["symbol"]
+            symbols = (await asyncio.to_thread(self._find, argument))[:1] or [argument]
         else:
             symbols = u.symbols or await asyncio.to_thread(self._find, text)
         if not turn.options.get("intent"):
