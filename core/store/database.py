@@ -360,6 +360,13 @@ class Database:
                             type(exc).__name__, _short(exc))
                 wait = min(wait * 2, 10.0)
 
+    async def stop_embedded(self) -> None:
+        """Stop the embedded server now if this process is its last holder (it would stop at
+        the process's exit): for a throw-away data dir removed right after, whose removal
+        would otherwise race the server's own writes. A no-op on a server by DATABASE_URL."""
+        if self._server is not None:
+            await asyncio.to_thread(self._server.cleanup)
+
     async def aclose(self) -> None:
         if self._supervisor is not None:
             self._supervisor.cancel()
