@@ -11,6 +11,12 @@ re-read them as something else:
    name in lower case ("how is nvidia and amd doing"), a possessive ("Apple's"), a misspelt
    name that is no English word ("Nvidea"), a Chinese alias before a question word
    (苹果怎么样). Everyday words ("I want to know", "how is the market") are never tickers.
+
+A message that is only one word or symbol is that symbol where the directory is sure of it,
+even where a sentence would need a finance word to take it ("btc", "spx", "Nasdaq", "Apple"),
+while chat words stay chat ("hello", "news", "gold"). This is the one way Bullpen finds
+instruments in text: the offline analyst's understanding, the debate, plan mode and
+`bot.symbols_bridge.find_symbols` all come here.
 """
 
 from __future__ import annotations
@@ -116,6 +122,11 @@ def find_instruments(text: str, directory: Any) -> list[Instrument]:
     masked = "".join(" " if taken[i] else ch for i, ch in enumerate(text))
     try:
         matches = directory.extract(masked)
+        if not matches and not found and _ONE_WORD.match(text):
+            matches = _only_a_symbol(directory, text)
+            if matches:
+                m = matches[0]
+                return [_from_match(m, directory, text.strip(), text.find(text.strip()))]
     except Exception:  # a broken directory must not take the question down
         matches = []
     for m in matches:
@@ -134,15 +145,20 @@ def _ordered(found: list[Instrument]) -> list[Instrument]:
     return list(out.values())
 
 
-def _from_match(m: Any, directory: Any, written: str, at: int) -> Instrument:
-    kind = str(m.kind)
-    symbol = str(m.code)
-    if kind != "stock":  # an index whose bare code a share also uses: the qualified form
+def routable(m: Any, directory: Any) -> str:
+    """A directory match's code as the tools take it: the bare code, or the written symbol
+    when the bare code belongs to another security (上证指数 is ``000001.SH``: a bare
+    ``000001`` is 平安银行)."""
+    if str(m.kind) != "stock":
         listed = directory.get(m.code, m.market)
         if listed is not None and listed.symbol != m.symbol:
-            symbol = str(m.symbol)
-    return Instrument(symbol=symbol, code=str(m.code), name=str(m.name), market=str(m.market),
-                      kind=kind, written=written, at=at)
+            return str(m.symbol)
+    return str(m.code)
+
+
+def _from_match(m: Any, directory: Any, written: str, at: int) -> Instrument:
+    return Instrument(symbol=routable(m, directory), code=str(m.code), name=str(m.name),
+                      market=str(m.market), kind=str(m.kind), written=written, at=at)
 
 
 def _sentence_names(text: str, taken: list[bool], directory: Any) -> list[Instrument]:
@@ -155,11 +171,16 @@ def _sentence_names(text: str, taken: list[bool], directory: Any) -> list[Instru
         s, e = m.start(), m.end()
         word = re.sub(r"['’]s$", "", m.group(0))
         low = word.lower()
-        if any(taken[s:e]) or len(word) < 3 or low in _NOT_NAMES or word.isupper():
+        if (any(taken[s:e]) or len(word) < 3 or low in _NOT_NAMES or low in _CHAT_WORDS
+                or word.isupper()):
             continue  # all capitals: a ticker, which pass 2 judged already
+        if word.islower() and common_word(word, very=True):
+            continue  # neither rule below can take it: skip the directory's search
         top, second = _best(directory, word)
         if top is None or top.kind not in ("stock", "index", "crypto"):
             continue
+        if top.why.startswith(_CODE_WHY):
+            continue  # a code in lower case inside a sentence ("my dji drone"): pass 2's call
         exact = top.score >= 99.0 and not top.why.startswith(("fuzzy", "sounds", "initials"))
         if exact:
             # an everyday word ("apple") only as a proper noun ("Apple's", "Apple")
@@ -189,6 +210,37 @@ def _sentence_names(text: str, taken: list[bool], directory: Any) -> list[Instru
                 break
             i += step
     return out
+
+
+# a message of one Latin word or symbol: "btc", "nvda?", "$spx", "BTC-USD", "S&P"
+_ONE_WORD = re.compile(r"^\s*\$?[A-Za-z0-9^][A-Za-z0-9.^/&-]{0,23}[\s?!.]*$")
+_SURE = 97.0  # an exact code, ticker, name or alias; not fuzzy, nor a common word's ticker
+_WELL_KNOWN = 99.0  # an exact name plus the popularity bonus of an index member or curated name
+_CODE_WHY = ("ticker", "symbol", "code", "index code", "HK code", "spelled-out ticker")
+# words that are chat, whatever company shares the name
+_CHAT_WORDS = frozenset({"hello", "hi", "hey", "thanks", "news", "gold", "crypto", "help",
+                         "start", "stop", "ok", "yes", "no", "test", "ping"})
+
+
+def _only_a_symbol(directory: Any, text: str) -> list[Any]:
+    """A message that is only a symbol is that symbol, even where a sentence would need a
+    finance word to take it: "btc", "spx", "nvda", "nasdaq", "s&p". A company's name counts
+    when it is a well-known one's: "tesla" is TSLA, and an everyday word only as a proper
+    noun ("Apple" is AAPL, "apple" is not), while "hello" (Hello Group), "gold" (Barrick) and
+    "news" (News Corp) stay chat."""
+    from tools.symbols.index import common_word
+
+    word = text.strip().rstrip("?!.")
+    top = directory.resolve(word, limit=1)
+    if not top or top[0].score < _SURE:
+        return []
+    m = top[0]
+    if m.why.startswith(_CODE_WHY) or m.kind != "stock":
+        return [m]
+    if m.score < _WELL_KNOWN or word.lower() in _CHAT_WORDS:
+        return []
+    # an everyday word that is also a well-known company's name: only as a proper noun
+    return [m] if word[:1].isupper() or not common_word(word, very=True) else []
 
 
 def _best(directory: Any, word: str) -> tuple[Any | None, float]:

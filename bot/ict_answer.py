@@ -263,6 +263,8 @@ async def ict_answer(symbol: str, interval: str, plan: bool, *,
     (`UnknownSymbol`, `DataUnavailable`, `InvalidArguments`) for the caller to word.
     """
     result, files = await ict_result(symbol, interval, plan, lang=lang)
+    if "." in symbol and symbol.split(".")[0] == result.symbol:  # the index asked for keeps
+        result = result.model_copy(update={"symbol": symbol})  # its exchange: 000001.SH
     return render(result, lang), files
 
 

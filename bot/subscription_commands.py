@@ -38,7 +38,7 @@ class Resolved:
 def resolve_symbols(tokens: list[str], lang: str) -> Resolved:
     """Each token through the symbols directory: a sure match is taken; an ambiguous one or an
     unknown one is a problem line offering the candidates."""
-    from bot.symbols_bridge import _routable
+    from analyst.instruments import routable
     from tools.symbols import default_directory
 
     directory = default_directory()
@@ -60,7 +60,7 @@ def resolve_symbols(tokens: list[str], lang: str) -> Resolved:
             out.problems.append(_l(lang, f"{token}: did you mean {options}?",
                                    f"{token}：你是指 {options}？"))
             continue
-        code = _routable(top, directory)
+        code = routable(top, directory)
         if code not in out.codes:
             out.codes.append(code)
             out.markets.append(top.market)

@@ -109,11 +109,14 @@ def parse_request(text: str, options: dict[str, str] | None = None) -> DebateReq
 
 
 def _directory_symbols(text: str) -> list[str]:
+    """The instruments a sentence names, read as every mode reads them
+    (`analyst.instruments`): "Nvidea" is NVDA, 上证指数 is 000001.SH (never 平安银行)."""
     try:
+        from analyst.instruments import find_instruments
         from tools.symbols import default_directory
     except ImportError:
         return []
-    return list(dict.fromkeys(m.code for m in default_directory().extract(text)))
+    return [i.symbol for i in find_instruments(text, default_directory())]
 
 
 def apply_input_limits(artifact: DebateArtifact, evidence: Evidence, lang: str) -> None:
@@ -285,7 +288,10 @@ class DebateMode:
         for code in self._find(sentence):
             with contextlib.suppress(UnknownSymbol):
                 found = resolve_symbol(code)
-                return found, "" if sentence.upper() == found.code else sentence
+                # one Latin word that named the security ("Nvidea", "nvda") leaves no
+                # question; a Chinese sentence has no spaces and stays the question
+                alone = sentence.isascii() and len(sentence.split()) == 1
+                return found, "" if alone else sentence
         if first is not None:
             raise first
         return resolve_symbol(head), request.question

@@ -246,6 +246,10 @@ async def our_app(database_url: str | None) -> AsyncIterator[Any]:
             yield app
         finally:
             await app.aclose()
+            # the embedded server outlives the pool (its last holder stops it at exit):
+            # stopped here, or removing the temp dir races its writes and the bench dies at
+            # the end with "Directory not empty: 'pgdata'"
+            await app.db.stop_embedded()
 
 
 async def serve(app: Any, adapter: Any, seen: Callable[[str], object] | None = None) -> None:

@@ -360,6 +360,21 @@ class Database:
                             type(exc).__name__, _short(exc))
                 wait = min(wait * 2, 10.0)
 
+    async def stop_embedded(self) -> None:
+        """Stop the embedded server now if this process is its last holder (it would stop at
+        the process's exit): for a throw-away data dir removed right after, whose removal
+        would otherwise race the server's and its watchdog's last writes (the watchdog sees
+        the server gone, logs and exits within a second or so: waited for, up to 10 s). A
+        no-op on a server by DATABASE_URL."""
+        if self._server is None:
+            return
+        watchdog = watchdog_pid(self._server.pgdata)
+        await asyncio.to_thread(self._server.cleanup)
+        for _ in range(100):
+            if watchdog is None or not _alive(watchdog):
+                return
+            await asyncio.sleep(0.1)
+
     async def aclose(self) -> None:
         if self._supervisor is not None:
             self._supervisor.cancel()
@@ -367,6 +382,16 @@ class Database:
                 await self._supervisor
             self._supervisor = None
         await self.pool.close()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _short(exc: BaseException) -> str:
