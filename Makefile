@@ -106,11 +106,12 @@ typecheck: $(STAMP)
 imports: $(STAMP)
 	$(VENV)/bin/lint-imports
 
-# On every core (pytest-xdist): each worker has its own embedded Postgres and temp dirs; a test
-# file stays on one worker (its module fixtures are built once). JOBS=1 runs it in one process.
-JOBS ?= auto
+# One process by default: with JOBS=auto (pytest-xdist, a file per worker, each worker its own
+# embedded Postgres) a loaded 2-core run hung once in a test's unbounded wait and xdist did not
+# recover from the stuck worker; kept as an option until that is understood (issue 31).
+JOBS ?= 1
 pytest: $(STAMP)
-	$(PYTHON) -m pytest -q -n $(JOBS) --dist loadfile
+	$(PYTHON) -m pytest -q $(if $(filter-out 1,$(JOBS)),-n $(JOBS) --dist loadfile,)
 
 clean:
 	rm -rf $(VENV) $(TOOLS) .mypy_cache .ruff_cache .pytest_cache

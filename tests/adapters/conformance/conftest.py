@@ -50,6 +50,7 @@ from tests.fakes.wechat_server import FakeWeChat, openid, render_xml
 
 On = Literal["send", "edit"]
 PLATFORMS = ("telegram", "discord", "slack", "wechat")
+IDLE_S = 300.0  # the longest a harness waits for the gateway to finish what it was given
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp")
 WECHAT_RATE_LIMITED = 45011  # "api minute-quota reach limit": WeChat's 429
 
@@ -340,7 +341,16 @@ class BaseHarness:
         await self.fake.settle(quiet_s)
 
     async def idle(self) -> None:
-        await self.app.gateway.idle()
+        """Every queued question answered, within IDLE_S (a run that never ends fails here,
+        saying so, instead of holding the suite: one did under xdist at load ~10)."""
+        try:
+            async with asyncio.timeout(IDLE_S):
+                await self.app.gateway.idle()
+        except TimeoutError:
+            busy = [key for key, w in self.app.gateway._workers.items()
+                    if w.task is not None and not w.task.done()]
+            raise AssertionError(f"the gateway still busy after {IDLE_S:g} s: chats {busy}"
+                                 ) from None
 
     async def inbound_count(self) -> int:
         return await inbound_count(self.app)
