@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
-from analyst.understanding import Understanding, understand
+from analyst.understanding import Understanding, understand, words_pattern
 from bot import format as fmt
 from bot import offline_data as od
 from bot.commands import help_text
@@ -65,40 +65,10 @@ _INTENTS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
-# Latin words that take no ending: abbreviations, "past" ("pasted" is no history), "help"
-# ("helps", "Is NVDA helping?" ask for no help text); a short word ("for") never does
-_UNINFLECTED = frozenset({"macd", "past", "help"})
-
-
-def _inflected(word: str) -> str:
-    """A Latin word with its plural and -ing/-ed forms: chart(s|ing|ed), compar(e|es|ing),
-    plot(s|ting), history/histories."""
-    w = re.escape(word)
-    if word[-1:] == "e":
-        return rf"{re.escape(word[:-1])}(?:e|es|ed|ing)"
-    if word[-1:] == "y":
-        return rf"(?:{w}|{re.escape(word[:-1])}(?:ies|ied))"
-    return rf"{w}(?:s|es|{re.escape(word[-1])}?(?:ing|ed))?"
-
-
-def _intent_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
-    """Latin words as whole words ("ict" is not in "predict") with their plural and -ing
-    forms ("charts", "trends", "technicals", "trade plans"); Chinese ones anywhere."""
-    parts = []
-    for w in sorted(words, key=len, reverse=True):
-        if not w.isascii():
-            parts.append(re.escape(w))
-            continue
-        body = re.escape(w) if w in _UNINFLECTED else r"\s+".join(
-            _inflected(x) if len(x) > 3 else re.escape(x) for x in w.split())
-        parts.append(rf"(?<![a-z]){body}(?![a-z])")
-    return re.compile("|".join(parts))
-
-
-_INTENT_RES = tuple((intent, _intent_pattern(words)) for intent, words in _INTENTS)
+_INTENT_RES = tuple((intent, words_pattern(words)) for intent, words in _INTENTS)
 _VALUATION_RE = dict(_INTENT_RES)["valuation"]
 # a question for a value (DCF, 估值), not only the statements
-_VALUATION_ONLY = _intent_pattern(("dcf", "valuation", "valuate", "intrinsic value",
+_VALUATION_ONLY = words_pattern(("dcf", "valuation", "valuate", "intrinsic value",
                                    "fair value", "估值", "内在价值"))
 _GREETING = re.compile(
     r"^\s*(?:hi|hello|hey|hiya|howdy|yo|greetings|good\s+(?:morning|afternoon|evening)|"
