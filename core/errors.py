@@ -78,11 +78,14 @@ class UnknownTool(ToolError):
 
 
 class DataUnavailable(ToolError):
-    """A provider could not supply the data; `provider` names which one."""
+    """A provider could not supply the data; `provider` names which one, `causes` the raw
+    errors behind a message said in the user's words (for an operator, never a chat)."""
 
-    def __init__(self, message: str, *, provider: str = "") -> None:
+    def __init__(self, message: str, *, provider: str = "",
+                 causes: list[str] | None = None) -> None:
         super().__init__(f"{provider}: {message}" if provider else message)
         self.provider = provider
+        self.causes = list(causes or [])
 
 
 class UnknownSymbol(ToolError):

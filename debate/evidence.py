@@ -297,4 +297,5 @@ def require_data(evidence: Evidence, lang: str = "en") -> None:
         why = say("why_nothing", lang)
     else:
         why = say("why_nothing_live", lang)
-    raise DataUnavailable(say("no_data", lang, title=evidence.title, why=why))
+    raise DataUnavailable(say("no_data", lang, title=evidence.title, why=why),
+                          causes=evidence.causes)

@@ -76,6 +76,8 @@ async def _run(args: argparse.Namespace) -> int:
             return 2
         except DataUnavailable as exc:
             print(f"bullpen: {exc}", file=sys.stderr)  # one sentence, in the asker's language
+            for cause in exc.causes:  # what an operator fixes (a pack not installed, where)
+                print(f"bullpen:   {cause}", file=sys.stderr)
             return 1
     finally:
         if llm is not None:
