@@ -43,6 +43,18 @@ def clear_of_the_utc_day_edge() -> None:
         time.sleep(left + 0.5)
 
 
+@pytest.fixture(autouse=True)
+def data_config_restored() -> Iterator[None]:
+    """A test that runs a CLI command in this process points the data layer at its own data
+    dir (`bot.cli.runtime.use_data_dir`, a process-wide setting): put back after it, or every
+    later test reads that temp dir's packs (an eval question lost its statements so)."""
+    from tools.data.config import configure, get_config
+
+    before = get_config()
+    yield
+    configure(before)
+
+
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[str]:
     """Base DSN of a session-wide embedded server with a migrated template database."""
