@@ -25,6 +25,7 @@ from core.agent.runner import RunLimits
 from core.llm import LLMRouter
 from core.llm.speech import SpeechClient
 from core.ports import Adapter, Mode
+from core.shutdown import settle
 from core.store import Database, Store, migrate
 from core.store.deliveries import Delivery
 from core.tools import ToolRegistry
@@ -156,25 +157,27 @@ class App:
             await self.scheduler.start()
 
     async def aclose(self) -> None:
-        await self.scheduler.aclose()
-        await self.outbox.aclose()
-        for adapter in reversed(self.adapters):
-            try:
-                await adapter.aclose()
-            except Exception:
-                log.exception("adapter %s did not close cleanly", adapter.name)
-        await self.gateway.aclose()
-        await self.voice.aclose()
-        if self.speech is not None:
-            await self.speech.aclose()
-        if self.llm is not None:
-            await self.llm.aclose()
-        symbols_store.stop_using()
+        """Stop everything, each part within its grace (`core.shutdown`): one stuck part is
+        logged and left behind, never the whole stop held."""
         from tools.sandbox import default_sandbox, use_sandbox
 
-        await default_sandbox().aclose()  # the warm sandbox's spare
+        await settle(self.scheduler.aclose(), what="the scheduler's stop")
+        await settle(self.outbox.aclose(), what="the outbox's stop")
+        for adapter in reversed(self.adapters):
+            try:
+                await settle(adapter.aclose(), what=f"the {adapter.name} adapter's close")
+            except Exception:
+                log.exception("adapter %s did not close cleanly", adapter.name)
+        await self.gateway.aclose()  # bounded inside: its workers get the grace
+        await settle(self.voice.aclose(), what="the voice pipeline's close")
+        if self.speech is not None:
+            await settle(self.speech.aclose(), what="the speech engine's close")
+        if self.llm is not None:
+            await settle(self.llm.aclose(), what="the LLM clients' close")
+        symbols_store.stop_using()
+        await settle(default_sandbox().aclose(), what="the warm sandbox's stop")
         use_sandbox(None)
-        await self.db.aclose()
+        await self.db.aclose()  # bounded inside: the pool is terminated past the grace
 
 
 def build_tools(settings: Settings, db: Database) -> ToolRegistry:

@@ -29,6 +29,7 @@ from core.errors import Forbidden, PlatformError, StoreUnavailable
 from core.events import Event, Failed
 from core.ports import Adapter, MessageHandler, Outbox
 from core.rate_limit import RateLimits
+from core.shutdown import settle
 from core.store import Conversation, Store
 from core.store.inbound import Inbound
 from core.store.person_locks import PersonLocks
@@ -205,9 +206,7 @@ class Gateway:
         tasks = [w.task for w in self._workers.values() if w.task is not None]
         for task in tasks:
             task.cancel(CANCEL_SHUTDOWN)
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await settle(tasks, what="the chats' workers")
         self._workers.clear()
         if self.person_locks is not None:
             await self.person_locks.aclose()

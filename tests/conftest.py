@@ -19,6 +19,7 @@ import pytest
 
 from bot.cli import _runtime_dir
 from core.store import Database, migrate
+from tests import stuck
 
 _runtime_dir()
 
@@ -32,6 +33,12 @@ _counter = itertools.count()
 # just before midnight, the daily-budget tests fail. Tests run well inside one minute, so a
 # test about to start this close to midnight waits the day out first (at most once a run).
 DAY_EDGE_S = 90.0
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    with stuck.watch(item):  # a stuck test names the await it is stuck on
+        yield
 
 
 @pytest.fixture(autouse=True)

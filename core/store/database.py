@@ -31,6 +31,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 import asyncpg
 
 from core.errors import StoreError
+from core.shutdown import GRACE_S
 from core.store.pgwatch import HOLDERS_FILE, ensure_watchdog, forget_dead_holders, watchdog_pid
 from core.store.retry import DEFAULT_BUDGET_S, RetryingPool
 from core.store.roles import APP_ROLE, CONSOLE_ROLE, provision
@@ -381,7 +382,13 @@ class Database:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._supervisor
             self._supervisor = None
-        await self.pool.close()
+        # asyncpg's close waits for every connection to come back: one a stuck task holds
+        # would hold the shutdown for ever (cancelled, asyncpg terminates the pool instead)
+        try:
+            await asyncio.wait_for(self.pool.close(), GRACE_S)
+        except TimeoutError:
+            log.error("shutdown: a database connection was not given back within %g s; the "
+                      "pool is terminated", GRACE_S)
 
 
 def _alive(pid: int) -> bool:

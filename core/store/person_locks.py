@@ -62,7 +62,7 @@ class PersonLocks:
         conn, self._conn = self._conn, None
         if conn is not None:
             with contextlib.suppress(Exception):
-                await conn.close()
+                await conn.close(timeout=5)
 
     async def _try_shielded(self, key: int) -> tuple[bool, asyncpg.Connection] | None:
         """`_try`, finished even when the caller is cancelled: a lock granted just as the

@@ -33,11 +33,12 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from core.errors import ToolError
+from core.shutdown import settle
 from tools.sandbox.ast_check import Violation, check_code, describe
 from tools.sandbox.jail import Jail, JailUnavailable, probe
 from tools.sandbox.policy import SandboxPolicy
 from tools.sandbox.seccomp import build_filter
-from tools.sandbox.spare import Spare, SpareGone
+from tools.sandbox.spare import Spare, SpareGone, reaped
 
 log = logging.getLogger(__name__)
 
@@ -251,7 +252,7 @@ class Sandbox:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(proc.wait(), 120)
             _kill_group(proc.pid)
-            await proc.wait()
+            await reaped(proc)
         cache.chmod(0o755)
         self._mpl_ready = True
 
@@ -324,11 +325,13 @@ class Sandbox:
             return
         task.cancel()
         try:
-            spare = await task
+            if not await settle(task, what="the warm sandbox's start"):
+                return
+            spare = task.result()
         except (asyncio.CancelledError, SpareGone, OSError, TimeoutError):
             return
         spare.kill()
-        await spare.proc.wait()
+        await reaped(spare.proc)
         shutil.rmtree(spare.workdir, ignore_errors=True)
 
     # --- a run -------------------------------------------------------------------------------
@@ -436,7 +439,7 @@ class Sandbox:
             if proc.returncode is None:
                 with contextlib.suppress(ProcessLookupError):
                     proc.kill()
-                await proc.wait()
+                await reaped(proc)
         return self._collect(workdir, proc.returncode, timed_out)
 
     def _collect(self, workdir: Path, returncode: int | None, timed_out: bool) -> SandboxRun:

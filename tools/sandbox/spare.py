@@ -15,7 +15,15 @@ import os
 import signal
 from pathlib import Path
 
+from core.shutdown import settle
+
 READY_TIMEOUT_S = 120.0
+
+
+async def reaped(proc: asyncio.subprocess.Process) -> None:
+    """Wait for a killed process's exit, but not for ever: CPython 3.12's `Process.wait()` can
+    miss an exit (see `core.shutdown`); a jailed process killed is gone either way."""
+    await settle(proc.wait(), what=f"the exit of sandbox process {proc.pid}")
 
 
 class SpareGone(RuntimeError):
@@ -44,11 +52,11 @@ class Spare:
             line = await asyncio.wait_for(proc.stdout.readline(), READY_TIMEOUT_S)
         except (TimeoutError, asyncio.CancelledError):
             spare.kill()
-            await proc.wait()
+            await reaped(proc)
             raise
         if line.strip() != b"ready":
             spare.kill()
-            await proc.wait()
+            await reaped(proc)
             raise SpareGone("the warm sandbox process did not start")
         return spare
 
