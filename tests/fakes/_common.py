@@ -21,6 +21,8 @@ from aiohttp import web
 
 Predicate = Callable[[dict[str, Any]], bool]
 
+WAIT_S = 60.0  # how long `wait_for` waits by default: only a failing test waits it out
+
 
 @dataclass
 class Call:
@@ -129,12 +131,19 @@ class FakePlatform:
                     self.faults.remove(fault)
                 raise fault.error
 
-    async def wait_for(self, predicate: Callable[[], bool], within_s: float = 10.0) -> None:
-        """Wait until `predicate()` holds (checked after every API call, and every 50 ms)."""
-        async with asyncio.timeout(within_s):
-            while not predicate():
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._changed.wait(), 0.05)
+    async def wait_for(self, predicate: Callable[[], bool], within_s: float = WAIT_S) -> None:
+        """Wait until `predicate()` holds (checked after every API call, and every 50 ms). The
+        bound is reached only by a failure, so it is generous (a cold first answer on a loaded
+        2-core machine took over 10 s); the TimeoutError names the fake's last calls."""
+        try:
+            async with asyncio.timeout(within_s):
+                while not predicate():
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._changed.wait(), 0.05)
+        except TimeoutError:
+            last = ", ".join(c.method for c in self.calls[-8:]) or "none"
+            raise TimeoutError(f"not seen within {within_s:g} s; the fake's last calls: "
+                               f"{last}") from None
 
     async def settle(self, quiet_s: float = 0.3, within_s: float = 10.0) -> None:
         """Wait until no API call has come for `quiet_s` seconds."""

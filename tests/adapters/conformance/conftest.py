@@ -38,6 +38,7 @@ from tests.adapters.conftest import (
     telegram_adapter,
     wechat_adapter,
 )
+from tests.fakes._common import WAIT_S
 from tests.fakes.discord_server import GUILD_CHANNEL_ID, FakeDiscord
 from tests.fakes.discord_server import rate_limited as discord_429
 from tests.fakes.openai_server import FakeOpenAI
@@ -157,7 +158,7 @@ class PlatformHarness(Protocol):
         """`text` is within the platform's message limit."""
         ...
 
-    async def wait_for(self, predicate: Callable[[], object], within_s: float = 10.0) -> None: ...
+    async def wait_for(self, predicate: Callable[[], object], within_s: float = WAIT_S) -> None: ...
 
     async def settle(self, quiet_s: float = 0.3) -> None: ...
 
@@ -334,7 +335,7 @@ class BaseHarness:
 
     # --- waiting ---------------------------------------------------------------------------
 
-    async def wait_for(self, predicate: Callable[[], object], within_s: float = 10.0) -> None:
+    async def wait_for(self, predicate: Callable[[], object], within_s: float = WAIT_S) -> None:
         await self.fake.wait_for(lambda: bool(predicate()), within_s)
 
     async def settle(self, quiet_s: float = 0.3) -> None:
