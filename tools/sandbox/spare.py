@@ -58,7 +58,17 @@ class Spare:
             spare.kill()
             await reaped(proc)
             raise SpareGone("the warm sandbox process did not start")
+        spare._stop_reading()
         return spare
+
+    def _stop_reading(self) -> None:
+        """Nothing more is read from a ready spare: its stdout pipe is closed on this side.
+        CPython 3.12's `Process.wait()` also waits for every pipe to close (#119710), and a
+        pipe left open and unread would tie the wait to what the jailed code does with fd 1."""
+        transport = getattr(self.proc, "_transport", None)  # asyncio keeps it private
+        pipe = transport.get_pipe_transport(1) if transport is not None else None
+        if pipe is not None:
+            pipe.close()
 
     @property
     def alive(self) -> bool:
@@ -73,6 +83,7 @@ class Spare:
             await self.proc.stdin.drain()
         except (BrokenPipeError, ConnectionResetError) as exc:
             raise SpareGone("the warm sandbox process is gone") from exc
+        self.proc.stdin.close()  # one line is all it reads; the wait then hangs on no pipe
 
     def kill(self) -> None:
         """Kill the spare's process group (bwrap and, with it, its namespace)."""
