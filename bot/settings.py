@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from dotenv import dotenv_values
-from pydantic import AliasChoices, Field, SecretStr, ValidationInfo, field_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    Field,
+    PrivateAttr,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from core.llm.profiles import ROLES, ModelProfile
@@ -73,19 +85,70 @@ def check_credential(field: str, value: str) -> str | None:
     return None if re.fullmatch(pattern, value) else problem
 
 
-def _price(name: str, value: str) -> float:
-    try:
-        price = float(value)
-    except ValueError:
-        price = -1.0
-    if price < 0:
-        raise ValueError(f"{name}={value!r}: a price in US dollars per million tokens, "
-                         "e.g. 0.6")
-    return price
+# What `BULLPEN_LLM_<ROLE>_<FIELD>` may name (ROLE one of core.llm.profiles.ROLES), and what
+# a bad value of each is told it should be.
+ROLE_FIELDS: dict[str, str] = {
+    "MODEL": "a model name",
+    "BASE_URL": "an OpenAI-compatible endpoint URL",
+    "API_KEY": "an API key",
+    "CONTEXT_TOKENS": "a whole number of tokens, at least 512",
+    "PRICE_IN_PER_MTOK": "a price in US dollars per million tokens, e.g. 0.6",
+    "PRICE_OUT_PER_MTOK": "a price in US dollars per million tokens, e.g. 0.6",
+    "PRICE_CACHED_IN_PER_MTOK": "a price in US dollars per million tokens, e.g. 0.6",
+}
+
+
+class RoleOverride(BaseModel):
+    """What `BULLPEN_LLM_<ROLE>_*` sets for one role; unset fields fall back to the default
+    profile (`BULLPEN_LLM_*`)."""
+
+    model: str | None = None
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    context_tokens: int | None = Field(None, ge=512)
+    price_in_per_mtok: float | None = Field(None, ge=0)
+    price_out_per_mtok: float | None = Field(None, ge=0)
+    price_cached_in_per_mtok: float | None = Field(None, ge=0)
+
+
+def role_key(role: str, field: str) -> str:
+    return f"BULLPEN_LLM_{role.upper()}_{field}"
+
+
+def _environment(env_file: Any) -> dict[str, str]:
+    """The process environment over the `.env` file, keys upper-cased (pydantic-settings
+    matches names case-insensitively)."""
+    merged: dict[str, str] = {}
+    if env_file:
+        for key, value in dotenv_values(env_file).items():
+            if value is not None:
+                merged[key.upper()] = value
+    merged.update({k.upper(): v for k, v in os.environ.items()})
+    return merged
+
+
+def _role_overrides(env: Mapping[str, str]) -> dict[str, RoleOverride]:
+    """The per-role overrides set in `env`, validated: a bad value is one error naming its
+    key (a non-numeric `_CONTEXT_TOKENS` is never dropped silently)."""
+    out: dict[str, RoleOverride] = {}
+    for role in ROLES:
+        given = {field: env[role_key(role, field)] for field in ROLE_FIELDS
+                 if env.get(role_key(role, field))}
+        if not given:
+            continue
+        try:
+            out[role] = RoleOverride(**{field.lower(): value for field, value in given.items()})
+        except ValidationError as exc:
+            field = str(exc.errors()[0]["loc"][0]).upper()
+            shown = "" if field == "API_KEY" else f"={given[field]!r}"
+            raise ValueError(f"{role_key(role, field)}{shown}: {ROLE_FIELDS[field]}") from None
+    return out
 
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_file=".env", extra="ignore", populate_by_name=True)
+
+    _roles: dict[str, RoleOverride] = PrivateAttr(default_factory=dict)
 
     data_dir: Path = Field(Path("data"), validation_alias=_env("BULLPEN_DATA_DIR"))
     database_url: SecretStr | None = Field(None, validation_alias=_env("DATABASE_URL"))
@@ -367,42 +430,38 @@ class Settings(BaseSettings):
             price_out_per_mtok=self.llm_price_out_per_mtok,
             price_cached_in_per_mtok=self.llm_price_cached_in_per_mtok)
 
+    @model_validator(mode="after")
+    def _read_role_overrides(self) -> Settings:
+        """`BULLPEN_LLM_<ROLE>_*` from the environment and `.env`, validated with the rest."""
+        self._roles = _role_overrides(_environment(self.model_config.get("env_file")))
+        return self
+
     def role_profiles(self) -> dict[str, ModelProfile]:
-        """`BULLPEN_LLM_<ROLE>_MODEL` / `_BASE_URL` / `_API_KEY` / `_CONTEXT_TOKENS` override
-        the default per role."""
+        """`BULLPEN_LLM_<ROLE>_MODEL` / `_BASE_URL` / `_API_KEY` / `_CONTEXT_TOKENS` /
+        `_PRICE_*` override the default per role (ROLE in core.llm.profiles.ROLES)."""
         default = self.default_profile()
-        env = {**{k: v for k, v in dotenv_values(".env").items() if v is not None},
-               **os.environ}
         out: dict[str, ModelProfile] = {}
-        for role in ROLES:
-            prefix = f"BULLPEN_LLM_{role.upper()}_"
-            model = env.get(prefix + "MODEL")
-            base = env.get(prefix + "BASE_URL")
-            key = env.get(prefix + "API_KEY")
-            ctx = env.get(prefix + "CONTEXT_TOKENS")
-            price_in = env.get(prefix + "PRICE_IN_PER_MTOK")
-            price_out = env.get(prefix + "PRICE_OUT_PER_MTOK")
-            price_cached = env.get(prefix + "PRICE_CACHED_IN_PER_MTOK")
-            if not (model or base or key or ctx or price_in or price_out or price_cached):
-                continue
-            base_url = base or (default.base_url if default else None)
-            model_name = model or (default.model if default else None)
+        for role, over in self._roles.items():
+            base_url = over.base_url or (default.base_url if default else None)
+            model_name = over.model or (default.model if default else None)
             if not base_url or not model_name:
                 continue
             out[role] = ModelProfile(
                 name=role, base_url=base_url, model=model_name,
-                api_key=SecretStr(key) if key else (
+                api_key=over.api_key or (
                     default.api_key if default else SecretStr("not-needed")),
                 timeout_s=self.llm_timeout_s, max_retries=self.llm_max_retries,
-                context_tokens=int(ctx) if ctx and ctx.isdigit() else (
+                context_tokens=over.context_tokens if over.context_tokens is not None else (
                     default.context_tokens if default else None),
                 max_output_tokens=self.llm_max_tokens,
-                price_in_per_mtok=_price(prefix + "PRICE_IN_PER_MTOK", price_in) if price_in
+                price_in_per_mtok=over.price_in_per_mtok
+                if over.price_in_per_mtok is not None
                 else (default.price_in_per_mtok if default else 0.0),
-                price_out_per_mtok=_price(prefix + "PRICE_OUT_PER_MTOK", price_out) if price_out
+                price_out_per_mtok=over.price_out_per_mtok
+                if over.price_out_per_mtok is not None
                 else (default.price_out_per_mtok if default else 0.0),
-                price_cached_in_per_mtok=_price(prefix + "PRICE_CACHED_IN_PER_MTOK",
-                                                price_cached) if price_cached
+                price_cached_in_per_mtok=over.price_cached_in_per_mtok
+                if over.price_cached_in_per_mtok is not None
                 else (default.price_cached_in_per_mtok if default else None))
         return out
 
@@ -468,6 +527,47 @@ class Settings(BaseSettings):
         if "web" in platforms:
             wanted.append(("WEB_PORT", self.web_listen, self.web_port))
         return [(name, host, port) for name, host, port in wanted if port]
+
+
+# Prefixes whose keys Bullpen owns: an unknown BULLPEN_ key stops start-up; the platforms'
+# prefixes are shared with other programs (WEB_CONCURRENCY, a TELEGRAM_CHAT_ID of a script),
+# so an unknown one there is a warning.
+OWN_PREFIX = "BULLPEN_"
+SHARED_PREFIXES = ("TELEGRAM_", "DISCORD_", "SLACK_", "WECHAT_", "WECOM_", "WEB_")
+# BULLPEN_ names the test suite reads (never Bullpen): a serve started by a test inherits them
+_NOT_SETTINGS = ("BULLPEN_TEST_", "BULLPEN_KILL_", "BULLPEN_ESCAPE_")
+
+
+def env_names() -> list[str]:
+    """Every setting's environment name, in declaration order."""
+    names = []
+    for field in Settings.model_fields.values():
+        alias = field.validation_alias
+        assert isinstance(alias, AliasChoices)
+        names.append(str(alias.choices[0]))
+    return names
+
+
+def role_keys() -> list[str]:
+    return [role_key(role, field) for role in ROLES for field in ROLE_FIELDS]
+
+
+def unknown_keys(env: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
+    """(key, one line) for each key of `env` (default: the environment and `.env`) under a
+    prefix Bullpen reads that names no setting, the closest known key suggested."""
+    if env is None:
+        env = _environment(Settings.model_config.get("env_file"))
+    known = set(env_names()) | set(role_keys())
+    out = []
+    for key in sorted(env):
+        name = key.upper()
+        if (name in known or not name.startswith((OWN_PREFIX, *SHARED_PREFIXES))
+                or name.startswith(_NOT_SETTINGS)):
+            continue
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        out.append((key, f"{key} is not a Bullpen setting{hint}"))
+    return out
 
 
 def load_settings(**overrides: object) -> Settings:
