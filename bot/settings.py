@@ -167,7 +167,9 @@ GROUPS: tuple[tuple[str, str], ...] = (
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_file=".env", extra="ignore", populate_by_name=True)
+    # env_ignore_empty: `KEY=` (as .env.example writes an unset setting) means unset
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore", populate_by_name=True,
+                                      env_ignore_empty=True)
 
     _roles: dict[str, RoleOverride] = PrivateAttr(default_factory=dict)
 
@@ -241,8 +243,7 @@ class Settings(BaseSettings):
     # --- Limits, access and budgets ---------------------------------------------------------------
     debate_token_budget: int | None = Field(
         200_000, validation_alias=_env("BULLPEN_DEBATE_TOKEN_BUDGET"),
-        description=("The most tokens one debate may spend, all its calls together (unset: no "
-                     "budget)."))
+        description="The most tokens one debate may spend, all its calls together.")
     max_input_chars: int = Field(
         20_000, validation_alias=_env("BULLPEN_MAX_INPUT_CHARS"),
         description=("The longest message answered, in characters; a longer one is refused with a"
