@@ -28,7 +28,8 @@ FIND_PY312 = py=""; \
 	done; \
 	if [ -z "$$py" ]; then echo "Python 3.12 not found: install python3.12 first" >&2; exit 1; fi
 
-.PHONY: run test test-kill-load test-llm test-web lint typecheck imports pytest install lock clean sandbox-host
+.PHONY: run test test-kill-load test-llm test-web lint typecheck imports pytest install lock clean sandbox-host \
+	docs-settings
 
 run: $(STAMP) $(PACKS_DIR)/.installed-stamp sandbox-host
 	$(VENV)/bin/bullpen serve
@@ -96,6 +97,11 @@ $(STAMP): pyproject.toml uv.lock | $(UV)
 lock: | $(UV)
 	@$(FIND_PY312); \
 	$(UV) lock --python "$$py" $(if $(UPGRADE),--upgrade,)
+
+# docs/settings.md and .env.example from the Settings model (tests/bot/test_settings_doc.py
+# fails when they are out of date)
+docs-settings: $(STAMP)
+	$(PYTHON) -m bot.settings_doc
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from dotenv import dotenv_values
-from pydantic import AliasChoices, Field, SecretStr, ValidationInfo, field_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    Field,
+    PrivateAttr,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from core.llm.profiles import ROLES, ModelProfile
@@ -73,256 +85,581 @@ def check_credential(field: str, value: str) -> str | None:
     return None if re.fullmatch(pattern, value) else problem
 
 
-def _price(name: str, value: str) -> float:
-    try:
-        price = float(value)
-    except ValueError:
-        price = -1.0
-    if price < 0:
-        raise ValueError(f"{name}={value!r}: a price in US dollars per million tokens, "
-                         "e.g. 0.6")
-    return price
+# What `BULLPEN_LLM_<ROLE>_<FIELD>` may name (ROLE one of core.llm.profiles.ROLES), and what
+# a bad value of each is told it should be.
+ROLE_FIELDS: dict[str, str] = {
+    "MODEL": "a model name",
+    "BASE_URL": "an OpenAI-compatible endpoint URL",
+    "API_KEY": "an API key",
+    "CONTEXT_TOKENS": "a whole number of tokens, at least 512",
+    "PRICE_IN_PER_MTOK": "a price in US dollars per million tokens, e.g. 0.6",
+    "PRICE_OUT_PER_MTOK": "a price in US dollars per million tokens, e.g. 0.6",
+    "PRICE_CACHED_IN_PER_MTOK": "a price in US dollars per million tokens, e.g. 0.6",
+}
+
+
+class RoleOverride(BaseModel):
+    """What `BULLPEN_LLM_<ROLE>_*` sets for one role; unset fields fall back to the default
+    profile (`BULLPEN_LLM_*`)."""
+
+    model: str | None = None
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    context_tokens: int | None = Field(None, ge=512)
+    price_in_per_mtok: float | None = Field(None, ge=0)
+    price_out_per_mtok: float | None = Field(None, ge=0)
+    price_cached_in_per_mtok: float | None = Field(None, ge=0)
+
+
+def role_key(role: str, field: str) -> str:
+    return f"BULLPEN_LLM_{role.upper()}_{field}"
+
+
+def _environment(env_file: Any) -> dict[str, str]:
+    """The process environment over the `.env` file, keys upper-cased (pydantic-settings
+    matches names case-insensitively)."""
+    merged: dict[str, str] = {}
+    if env_file:
+        for key, value in dotenv_values(env_file).items():
+            if value is not None:
+                merged[key.upper()] = value
+    merged.update({k.upper(): v for k, v in os.environ.items()})
+    return merged
+
+
+def _role_overrides(env: Mapping[str, str]) -> dict[str, RoleOverride]:
+    """The per-role overrides set in `env`, validated: a bad value is one error naming its
+    key (a non-numeric `_CONTEXT_TOKENS` is never dropped silently)."""
+    out: dict[str, RoleOverride] = {}
+    for role in ROLES:
+        given = {field: env[role_key(role, field)] for field in ROLE_FIELDS
+                 if env.get(role_key(role, field))}
+        if not given:
+            continue
+        try:
+            out[role] = RoleOverride(**{field.lower(): value for field, value in given.items()})
+        except ValidationError as exc:
+            field = str(exc.errors()[0]["loc"][0]).upper()
+            shown = "" if field == "API_KEY" else f"={given[field]!r}"
+            raise ValueError(f"{role_key(role, field)}{shown}: {ROLE_FIELDS[field]}") from None
+    return out
+
+
+# The groups of settings in docs/settings.md and .env.example: each starts at its first field
+# (declaration order) and runs to the next group's.
+GROUPS: tuple[tuple[str, str], ...] = (
+    ("Storage and logs", "data_dir"),
+    ("Model (LLM)", "llm_base_url"),
+    ("Limits, access and budgets", "debate_token_budget"),
+    ("Market data", "data_timeout_s"),
+    ("Scheduled pushes", "jobs_grace_s"),
+    ("Sandbox (security)", "sandbox_ast_check"),
+    ("Database and crash safety", "db_retry_s"),
+    ("Podcast audio", "tts_base_url"),
+    ("Voice notes", "whisper_backend"),
+    ("Telegram", "telegram_bot_token"),
+    ("Slack", "slack_bot_token"),
+    ("Discord", "discord_bot_token"),
+    ("WeChat official account", "wechat_token"),
+    ("WeCom", "wecom_corp_id"),
+    ("Web page and admin console", "web_port"),
+)
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_file=".env", extra="ignore", populate_by_name=True)
+    # env_ignore_empty: `KEY=` (as .env.example writes an unset setting) means unset
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore", populate_by_name=True,
+                                      env_ignore_empty=True)
 
-    data_dir: Path = Field(Path("data"), validation_alias=_env("BULLPEN_DATA_DIR"))
-    database_url: SecretStr | None = Field(None, validation_alias=_env("DATABASE_URL"))
-    data_mode: Literal["live", "offline", "record", "replay"] = Field(
-        "offline", validation_alias=_env("BULLPEN_DATA_MODE"))
-    log_level: str = Field("WARNING", validation_alias=_env("BULLPEN_LOG_LEVEL"))
-    log_format: Literal["text", "json"] = Field("text", validation_alias=_env("BULLPEN_LOG_FORMAT"))
+    _roles: dict[str, RoleOverride] = PrivateAttr(default_factory=dict)
 
-    llm_base_url: str | None = Field(None, validation_alias=_env("BULLPEN_LLM_BASE_URL"))
-    llm_api_key: SecretStr | None = Field(None, validation_alias=_env("BULLPEN_LLM_API_KEY"))
-    llm_model: str | None = Field(None, validation_alias=_env("BULLPEN_LLM_MODEL"))
-    llm_timeout_s: float = Field(60.0, validation_alias=_env("BULLPEN_LLM_TIMEOUT_S"))
-    llm_max_retries: int = Field(2, validation_alias=_env("BULLPEN_LLM_MAX_RETRIES"))
-    llm_plan: bool = Field(True, validation_alias=_env("BULLPEN_LLM_PLANNING"))
-    # the model's context window in tokens (unset: asked from the server, else 32,768) and the
-    # max_tokens of a call that names none; `BULLPEN_LLM_<ROLE>_CONTEXT_TOKENS` per role
-    llm_context_tokens: int | None = Field(None, ge=512,
-                                           validation_alias=_env("BULLPEN_LLM_CONTEXT_TOKENS"))
-    llm_max_tokens: int = Field(1024, ge=16, validation_alias=_env("BULLPEN_LLM_MAX_TOKENS"))
-    # the model's price in US dollars per million input and output tokens (what budgets in
-    # dollars count); `BULLPEN_LLM_<ROLE>_PRICE_IN_PER_MTOK` / `_PRICE_OUT_PER_MTOK` per role
+    # --- Storage and logs -------------------------------------------------------------------------
+    data_dir: Path = Field(
+        Path("data"), validation_alias=_env("BULLPEN_DATA_DIR"),
+        description=("Where Bullpen keeps its state: the embedded Postgres (when DATABASE_URL is "
+                     "unset), the data packs, files and the spool. A relative path is taken from "
+                     "the working directory."))
+    database_url: SecretStr | None = Field(
+        None, validation_alias=_env("DATABASE_URL"),
+        description=("The Postgres to use (postgresql://user:password@host/db). Unset: an "
+                     "embedded Postgres server is started under the data directory."))
+    log_level: str = Field(
+        "WARNING", validation_alias=_env("BULLPEN_LOG_LEVEL"),
+        description="The lowest level logged to stderr (DEBUG, INFO, WARNING, ERROR).")
+    log_format: Literal["text", "json"] = Field(
+        "text", validation_alias=_env("BULLPEN_LOG_FORMAT"),
+        description=("text for people, json for one JSON object per line (log collectors). "
+                     "Secrets are redacted in both."))
+
+    # --- Model (LLM) ------------------------------------------------------------------------------
+    llm_base_url: str | None = Field(
+        None, validation_alias=_env("BULLPEN_LLM_BASE_URL"),
+        description=("The OpenAI-compatible endpoint of the default model "
+                     "(https://api.openai.com/v1, http://127.0.0.1:11434/v1 for Ollama...). "
+                     "Unset, or without BULLPEN_LLM_MODEL: the offline analyst answers."))
+    llm_api_key: SecretStr | None = Field(
+        None, validation_alias=_env("BULLPEN_LLM_API_KEY"),
+        description=("The API key of the default endpoint (unset: a placeholder, for local "
+                     "servers that need none)."))
+    llm_model: str | None = Field(
+        None, validation_alias=_env("BULLPEN_LLM_MODEL"),
+        description=("The default model's name at that endpoint; every role uses it unless its "
+                     "BULLPEN_LLM_<ROLE>_MODEL says otherwise."))
+    llm_timeout_s: float = Field(
+        60.0, validation_alias=_env("BULLPEN_LLM_TIMEOUT_S"),
+        description="Seconds one model call may take in all, retries and streaming included.")
+    llm_max_retries: int = Field(
+        2, validation_alias=_env("BULLPEN_LLM_MAX_RETRIES"),
+        description="How many times a failed model call is retried before it counts as failed.")
+    llm_plan: bool = Field(
+        True, validation_alias=_env("BULLPEN_LLM_PLANNING"),
+        description=("Normal mode first asks the model for a short plan without tools, then runs "
+                     "the tool loop. Turn it off to save one call per question (small or slow "
+                     "models)."))
+    llm_context_tokens: int | None = Field(
+        None, ge=512, validation_alias=_env("BULLPEN_LLM_CONTEXT_TOKENS"),
+        description=("The default model's context window in tokens. Unset: asked from the server "
+                     "(vLLM, llama.cpp, LM Studio say it), else 32,768. Per role: "
+                     "BULLPEN_LLM_<ROLE>_CONTEXT_TOKENS."))
+    llm_max_tokens: int = Field(
+        1024, ge=16, validation_alias=_env("BULLPEN_LLM_MAX_TOKENS"),
+        description=("The max_tokens of a model call that names none: the longest answer, in "
+                     "tokens."))
     llm_price_in_per_mtok: float = Field(
-        0.0, ge=0, validation_alias=_env("BULLPEN_LLM_PRICE_IN_PER_MTOK"))
+        0.0, ge=0, validation_alias=_env("BULLPEN_LLM_PRICE_IN_PER_MTOK"),
+        description=("The default model's price in US dollars per million input tokens: what "
+                     "budgets in dollars and the usage table count (0: free or unknown). Per "
+                     "role: BULLPEN_LLM_<ROLE>_PRICE_IN_PER_MTOK."))
     llm_price_out_per_mtok: float = Field(
-        0.0, ge=0, validation_alias=_env("BULLPEN_LLM_PRICE_OUT_PER_MTOK"))
-    # prompt tokens the provider served from its cache (unset: the input price);
-    # `BULLPEN_LLM_<ROLE>_PRICE_CACHED_IN_PER_MTOK` per role
+        0.0, ge=0, validation_alias=_env("BULLPEN_LLM_PRICE_OUT_PER_MTOK"),
+        description=("The default model's price in US dollars per million output tokens (0: free "
+                     "or unknown). Per role: BULLPEN_LLM_<ROLE>_PRICE_OUT_PER_MTOK."))
     llm_price_cached_in_per_mtok: float | None = Field(
-        None, ge=0, validation_alias=_env("BULLPEN_LLM_PRICE_CACHED_IN_PER_MTOK"))
+        None, ge=0, validation_alias=_env("BULLPEN_LLM_PRICE_CACHED_IN_PER_MTOK"),
+        description=("US dollars per million prompt tokens the provider served from its prompt "
+                     "cache (unset: the input price). Per role: "
+                     "BULLPEN_LLM_<ROLE>_PRICE_CACHED_IN_PER_MTOK."))
 
+    # --- Limits, access and budgets ---------------------------------------------------------------
     debate_token_budget: int | None = Field(
-        200_000, validation_alias=_env("BULLPEN_DEBATE_TOKEN_BUDGET"))
-    max_input_chars: int = Field(20_000, validation_alias=_env("BULLPEN_MAX_INPUT_CHARS"))
-
-    # who may spend what (core.usage_gate): open or allowlist access; admins as platform:uid
-    # ("telegram:123,slack:U1"); per-person budgets per UTC day and month (unset: unlimited;
-    # /admin budget sets a person's own); rate limits per person (0: unlimited)
-    access: Literal["open", "allowlist"] = Field("open", validation_alias=_env("BULLPEN_ACCESS"))
-    admins: str = Field("", validation_alias=_env("BULLPEN_ADMINS"))
+        200_000, validation_alias=_env("BULLPEN_DEBATE_TOKEN_BUDGET"),
+        description="The most tokens one debate may spend, all its calls together.")
+    max_input_chars: int = Field(
+        20_000, validation_alias=_env("BULLPEN_MAX_INPUT_CHARS"),
+        description=("The longest message answered, in characters; a longer one is refused with a"
+                     " request to shorten it."))
+    access: Literal["open", "allowlist"] = Field(
+        "open", validation_alias=_env("BULLPEN_ACCESS"),
+        description=("open: anyone who writes may use the bot; allowlist: only the people an "
+                     "admin allowed (/admin allow PLATFORM:ID). People an admin blocked are "
+                     "refused either way."))
+    admins: str = Field(
+        "", validation_alias=_env("BULLPEN_ADMINS"),
+        description=("Bullpen's admins as platform:user-id, comma-separated "
+                     "(telegram:123,slack:U1): they may use /admin and change any chat's mode."))
     budget_daily_tokens: int | None = Field(
-        None, validation_alias=_env("BULLPEN_BUDGET_DAILY_TOKENS"))
+        None, validation_alias=_env("BULLPEN_BUDGET_DAILY_TOKENS"),
+        description=("Tokens a person may spend per UTC day (unset: unlimited); /admin budget "
+                     "sets one person's own."))
     budget_monthly_tokens: int | None = Field(
-        None, validation_alias=_env("BULLPEN_BUDGET_MONTHLY_TOKENS"))
-    budget_daily_usd: float | None = Field(None, validation_alias=_env("BULLPEN_BUDGET_DAILY_USD"))
+        None, validation_alias=_env("BULLPEN_BUDGET_MONTHLY_TOKENS"),
+        description=("Tokens a person may spend per UTC month (unset: unlimited); /admin budget "
+                     "sets one person's own."))
+    budget_daily_usd: float | None = Field(
+        None, validation_alias=_env("BULLPEN_BUDGET_DAILY_USD"),
+        description=("US dollars a person may spend per UTC day, priced with the "
+                     "BULLPEN_LLM_*PRICE* settings (unset: unlimited)."))
     budget_monthly_usd: float | None = Field(
-        None, validation_alias=_env("BULLPEN_BUDGET_MONTHLY_USD"))
+        None, validation_alias=_env("BULLPEN_BUDGET_MONTHLY_USD"),
+        description=("US dollars a person may spend per UTC month, priced with the "
+                     "BULLPEN_LLM_*PRICE* settings (unset: unlimited)."))
     rate_messages_per_minute: int = Field(
-        20, ge=0, validation_alias=_env("BULLPEN_RATE_MESSAGES_PER_MINUTE"))
-    rate_voice_per_hour: int = Field(30, ge=0, validation_alias=_env("BULLPEN_RATE_VOICE_PER_HOUR"))
+        20, ge=0, validation_alias=_env("BULLPEN_RATE_MESSAGES_PER_MINUTE"),
+        description="Messages a person may send per minute (0: unlimited).")
+    rate_voice_per_hour: int = Field(
+        30, ge=0, validation_alias=_env("BULLPEN_RATE_VOICE_PER_HOUR"),
+        description="Voice notes a person may send per hour (0: unlimited).")
     rate_debates_per_day: int = Field(
-        20, ge=0, validation_alias=_env("BULLPEN_RATE_DEBATES_PER_DAY"))
-    one_run_per_person: bool = Field(True, validation_alias=_env("BULLPEN_ONE_RUN_PER_PERSON"))
-    # issue 28 item 8: glibc malloc arenas of a serve process (0: glibc's default, 8 per core);
-    # more fragment under a long soak and RSS creeps (bot.malloc)
-    malloc_arena_max: int = Field(2, ge=0, validation_alias=_env("BULLPEN_MALLOC_ARENA_MAX"))
-    # issue 28: /unlink per person in any 24 hours (0: unlimited), and what multiplies pushes: a
-    # person's subscriptions anywhere and a chat's, whoever made them (0: no cap)
-    unlinks_per_day: int = Field(3, ge=0, validation_alias=_env("BULLPEN_UNLINKS_PER_DAY"))
+        20, ge=0, validation_alias=_env("BULLPEN_RATE_DEBATES_PER_DAY"),
+        description="Debates (and other heavy modes) a person may start per day (0: unlimited).")
+    one_run_per_person: bool = Field(
+        True, validation_alias=_env("BULLPEN_ONE_RUN_PER_PERSON"),
+        description=("A person's messages are answered one at a time, across all their chats and "
+                     "platforms. Turn it off to let one person run several answers at once."))
+    malloc_arena_max: int = Field(
+        2, ge=0, validation_alias=_env("BULLPEN_MALLOC_ARENA_MAX"),
+        description=("glibc malloc arenas of a serve process (0: glibc's default, 8 per core); "
+                     "more arenas fragment over a long run and memory creeps up."))
+    unlinks_per_day: int = Field(
+        3, ge=0, validation_alias=_env("BULLPEN_UNLINKS_PER_DAY"),
+        description="How many times a person may /unlink in any 24 hours (0: unlimited).")
     subscriptions_per_person: int = Field(
-        20, ge=0, validation_alias=_env("BULLPEN_SUBSCRIPTIONS_PER_PERSON"))
+        20, ge=0, validation_alias=_env("BULLPEN_SUBSCRIPTIONS_PER_PERSON"),
+        description=("Scheduled pushes one person may subscribe to, in all chats together (0: no "
+                     "cap)."))
     subscriptions_per_chat: int = Field(
-        10, ge=0, validation_alias=_env("BULLPEN_SUBSCRIPTIONS_PER_CHAT"))
-    # seed 003: a conversation that spent this many tokens is closed (unset: never)
+        10, ge=0, validation_alias=_env("BULLPEN_SUBSCRIPTIONS_PER_CHAT"),
+        description="Scheduled pushes one chat may hold, whoever subscribed (0: no cap).")
     conversation_token_budget: int | None = Field(
-        None, ge=1, validation_alias=_env("BULLPEN_CONVERSATION_TOKEN_BUDGET"))
-    data_timeout_s: float = Field(15.0, validation_alias=_env("BULLPEN_DATA_TIMEOUT_S"))
-    sec_user_agent: str | None = Field(None, validation_alias=_env("SEC_USER_AGENT"))
-    tavily_api_key: SecretStr | None = Field(None, validation_alias=_env("TAVILY_API_KEY"))
+        None, ge=1, validation_alias=_env("BULLPEN_CONVERSATION_TOKEN_BUDGET"),
+        description="A conversation that spent this many tokens is closed (unset: never).")
+    data_mode: Literal["live", "offline", "record", "replay"] = Field(
+        "offline", validation_alias=_env("BULLPEN_DATA_MODE"),
+        description=("Where market data comes from: offline serves the shipped snapshot only; "
+                     "live asks the providers (cache first, the snapshot last); record asks them "
+                     "and stores every raw response; replay serves stored responses only."))
 
+    # --- Market data ------------------------------------------------------------------------------
+    data_timeout_s: float = Field(
+        15.0, validation_alias=_env("BULLPEN_DATA_TIMEOUT_S"),
+        description="Seconds one market-data provider request may take (live and record modes).")
+    sec_user_agent: str | None = Field(
+        None, validation_alias=_env("SEC_USER_AGENT"),
+        description=("The User-Agent sent to SEC EDGAR, which requires contact details ('Bullpen "
+                     "Research admin@example.com'). Unset: SEC filings are not fetched live."))
+    tavily_api_key: SecretStr | None = Field(
+        None, validation_alias=_env("TAVILY_API_KEY"),
+        description=("API key of Tavily, tried first for web search (unset: the other search "
+                     "providers)."))
 
-    # scheduled pushes: a fire missed by less than this (downtime) still runs once; how often a
-    # process that does not run the scheduler checks whether the one that does is gone
-    jobs_grace_s: float = Field(3600.0, validation_alias=_env("BULLPEN_JOBS_GRACE_S"))
-    jobs_leader_check_s: float = Field(5.0, validation_alias=_env("BULLPEN_JOBS_LEADER_CHECK_S"))
+    # --- Scheduled pushes -------------------------------------------------------------------------
+    jobs_grace_s: float = Field(
+        3600.0, validation_alias=_env("BULLPEN_JOBS_GRACE_S"),
+        description=("A scheduled push missed by less than this many seconds (serve was down) "
+                     "still runs once; older misses are skipped."))
+    jobs_leader_check_s: float = Field(
+        5.0, validation_alias=_env("BULLPEN_JOBS_LEADER_CHECK_S"),
+        description=("How often, in seconds, a serve process that does not run the scheduler "
+                     "checks whether the one that does is gone."))
 
-    # the sandbox of analysis code the agent writes (run_ta_script, generated tools): every
-    # layer is on; only these named settings turn one off (for debugging, never in use).
-    # AST_CHECK: the static check; GUARD: the in-process guard; ISOLATION: the OS layer (rlimits,
-    # the bubblewrap jail, seccomp). Where the host cannot build the jail, no code runs unless
-    # WEAK_ISOLATION accepts rlimits and namespaces alone. UID/GID: who the code runs as when
-    # serve is root (never 0).
-    sandbox_ast_check: bool = Field(True, validation_alias=_env("BULLPEN_SANDBOX_AST_CHECK"))
-    sandbox_guard: bool = Field(True, validation_alias=_env("BULLPEN_SANDBOX_GUARD"))
-    sandbox_isolation: bool = Field(True, validation_alias=_env("BULLPEN_SANDBOX_ISOLATION"))
+    # --- Sandbox (security) -----------------------------------------------------------------------
+    sandbox_ast_check: bool = Field(
+        True, validation_alias=_env("BULLPEN_SANDBOX_AST_CHECK"),
+        description=("The static check that refuses analysis code the agent writes (/ta scripts, "
+                     "generated tools) that names forbidden modules or attributes. Turning it off"
+                     " (debugging only) lets such code reach the other layers."))
+    sandbox_guard: bool = Field(
+        True, validation_alias=_env("BULLPEN_SANDBOX_GUARD"),
+        description=("The in-process guard around analysis code (blocks file, network and process"
+                     " calls from Python). Turning it off (debugging only) leaves the OS layer as"
+                     " the only wall."))
+    sandbox_isolation: bool = Field(
+        True, validation_alias=_env("BULLPEN_SANDBOX_ISOLATION"),
+        description=("The OS layer around analysis code: resource limits, the bubblewrap jail and"
+                     " seccomp. Turning it off (debugging only, never in use) runs code a user or"
+                     " a model wrote with serve's own rights: its files, network and secrets."))
     sandbox_weak_isolation: bool = Field(
-        False, validation_alias=_env("BULLPEN_SANDBOX_WEAK_ISOLATION"))
-    sandbox_uid: int = Field(65534, ge=1, validation_alias=_env("BULLPEN_SANDBOX_UID"))
-    sandbox_gid: int = Field(65534, ge=1, validation_alias=_env("BULLPEN_SANDBOX_GID"))
-    # how long a statement is retried while the database is unreachable (then the write
-    # fails); the embedded server is restarted when it is found down
-    db_retry_s: float = Field(60.0, ge=0, validation_alias=_env("BULLPEN_DB_RETRY_S"))
-    # crash safety: each serve process beats for the messages it answers every sweep; one that
-    # went quiet for `stale` seconds stopped, and another process answers its messages (or,
-    # past `too_old`, asks the user to send them again)
-    inbound_sweep_s: float = Field(10.0, gt=0, validation_alias=_env("BULLPEN_INBOUND_SWEEP_S"))
-    # a Slack, WeChat or Discord message not stored within this goes to the local spool first
-    # (bot.spool: write + fsync, replayed by the sweep); the spool lives in data_dir/spool
-    inbound_spool_after_s: float = Field(0.5, gt=0,
-                                         validation_alias=_env("BULLPEN_INBOUND_SPOOL_AFTER_S"))
-    inbound_stale_s: float = Field(30.0, gt=0, validation_alias=_env("BULLPEN_INBOUND_STALE_S"))
-    inbound_too_old_s: float = Field(600.0, gt=0,
-                                     validation_alias=_env("BULLPEN_INBOUND_TOO_OLD_S"))
+        False, validation_alias=_env("BULLPEN_SANDBOX_WEAK_ISOLATION"),
+        description=("Where the host cannot build the bubblewrap jail, run analysis code under "
+                     "rlimits and namespaces alone instead of running none. On, that code sees "
+                     "more of the host than the jail allows."))
+    sandbox_uid: int = Field(
+        65534, ge=1, validation_alias=_env("BULLPEN_SANDBOX_UID"),
+        description="The user id analysis code runs as when serve runs as root (never 0).")
+    sandbox_gid: int = Field(
+        65534, ge=1, validation_alias=_env("BULLPEN_SANDBOX_GID"),
+        description="The group id analysis code runs as when serve runs as root (never 0).")
 
-    # text to speech for the podcast's audio: any OpenAI-compatible /v1/audio/speech endpoint
-    # (unset: the podcast is delivered as a script only); one voice per speaker
-    tts_base_url: str | None = Field(None, validation_alias=_env("BULLPEN_TTS_BASE_URL"))
-    tts_api_key: SecretStr | None = Field(None, validation_alias=_env("BULLPEN_TTS_API_KEY"))
-    tts_model: str = Field("tts-1", validation_alias=_env("BULLPEN_TTS_MODEL"))
-    tts_voice_host: str = Field("alloy", validation_alias=_env("BULLPEN_TTS_VOICE_HOST"))
-    tts_voice_analyst: str = Field("onyx", validation_alias=_env("BULLPEN_TTS_VOICE_ANALYST"))
+    # --- Database and crash safety ----------------------------------------------------------------
+    db_retry_s: float = Field(
+        60.0, ge=0, validation_alias=_env("BULLPEN_DB_RETRY_S"),
+        description=("Seconds a statement is retried while the database is unreachable, then the "
+                     "write fails; the embedded server is restarted when it is found down."))
+    inbound_sweep_s: float = Field(
+        10.0, gt=0, validation_alias=_env("BULLPEN_INBOUND_SWEEP_S"),
+        description=("Seconds between crash-safety sweeps: each serve process beats for the "
+                     "messages it is answering and replays the local spool."))
+    inbound_spool_after_s: float = Field(
+        0.5, gt=0, validation_alias=_env("BULLPEN_INBOUND_SPOOL_AFTER_S"),
+        description=("A Slack, WeChat or Discord message not stored within this many seconds goes"
+                     " to the local spool first (data_dir/spool: written and fsynced, replayed by"
+                     " the sweep)."))
+    inbound_stale_s: float = Field(
+        30.0, gt=0, validation_alias=_env("BULLPEN_INBOUND_STALE_S"),
+        description=("A serve process whose beat is this many seconds old is taken for stopped, "
+                     "and another process answers its messages."))
+    inbound_too_old_s: float = Field(
+        600.0, gt=0, validation_alias=_env("BULLPEN_INBOUND_TOO_OLD_S"),
+        description=("A message a stopped process left unanswered for longer than this many "
+                     "seconds is not answered late: the user is asked to send it again."))
 
-    # voice notes
+    # --- Podcast audio ----------------------------------------------------------------------------
+    tts_base_url: str | None = Field(
+        None, validation_alias=_env("BULLPEN_TTS_BASE_URL"),
+        description=("An OpenAI-compatible /v1/audio/speech endpoint for the podcast's audio "
+                     "(unset: the podcast is delivered as a script only)."))
+    tts_api_key: SecretStr | None = Field(
+        None, validation_alias=_env("BULLPEN_TTS_API_KEY"),
+        description="The API key of the text-to-speech endpoint.")
+    tts_model: str = Field(
+        "tts-1", validation_alias=_env("BULLPEN_TTS_MODEL"),
+        description="The text-to-speech model.")
+    tts_voice_host: str = Field(
+        "alloy", validation_alias=_env("BULLPEN_TTS_VOICE_HOST"),
+        description="The voice of the podcast's host.")
+    tts_voice_analyst: str = Field(
+        "onyx", validation_alias=_env("BULLPEN_TTS_VOICE_ANALYST"),
+        description="The voice of the podcast's analyst.")
+
+    # --- Voice notes ------------------------------------------------------------------------------
     whisper_backend: Literal["faster-whisper", "openai-whisper", "api"] = Field(
-        "faster-whisper", validation_alias=_env("BULLPEN_WHISPER_BACKEND"))
-    whisper_model: str | None = Field(None, validation_alias=_env("BULLPEN_WHISPER_MODEL"))
+        "faster-whisper", validation_alias=_env("BULLPEN_WHISPER_BACKEND"),
+        description=("What transcribes voice notes: faster-whisper (local, CTranslate2), "
+                     "openai-whisper (local, the reference code) or api (an OpenAI-compatible "
+                     "transcription endpoint)."))
+    whisper_model: str | None = Field(
+        None, validation_alias=_env("BULLPEN_WHISPER_MODEL"),
+        description=("The transcription model: for the local backends a name or path (unset: the "
+                     "bundled tiny.en; base: the whisper-base data pack); for api the model name "
+                     "(unset: whisper-1)."))
     whisper_api_base_url: str | None = Field(
-        None, validation_alias=_env("BULLPEN_WHISPER_API_BASE_URL"))
-    whisper_api_key: SecretStr | None = Field(None,
-                                              validation_alias=_env("BULLPEN_WHISPER_API_KEY"))
-    whisper_beam_size: int = Field(5, validation_alias=_env("BULLPEN_WHISPER_BEAM_SIZE"))
-    # faster-whisper's CTranslate2 compute type (int8, int8_float32, float32) and threads per
-    # worker (0: the cores shared among the workers)
-    whisper_compute_type: str = Field("int8",
-                                      validation_alias=_env("BULLPEN_WHISPER_COMPUTE_TYPE"))
-    whisper_cpu_threads: int = Field(0, validation_alias=_env("BULLPEN_WHISPER_CPU_THREADS"))
-    voice_max_seconds: float = Field(300.0, validation_alias=_env("BULLPEN_VOICE_MAX_SECONDS"))
-    voice_max_bytes: int = Field(20 * 1024 * 1024,
-                                 validation_alias=_env("BULLPEN_VOICE_MAX_BYTES"))
-    voice_workers: int = Field(1, validation_alias=_env("BULLPEN_VOICE_WORKERS"))
-    # languages voice notes are heard in ("zh,en": Mandarin needs the whisper-base data pack;
-    # "en": tiny.en only); the multilingual model (unset: the pack); the model that hears
-    # English once a note is known to be English (base found 33/33 expected symbols of the
-    # English fixtures against tiny.en's 29/33, at ~4x the time: `bullpen bench stt`; without
-    # the pack, tiny.en hears everything); per-note deadline:
-    # base + per second of audio, capped
-    voice_languages: str = Field("zh,en", validation_alias=_env("BULLPEN_VOICE_LANGUAGES"))
+        None, validation_alias=_env("BULLPEN_WHISPER_API_BASE_URL"),
+        description="The transcription endpoint of BULLPEN_WHISPER_BACKEND=api.")
+    whisper_api_key: SecretStr | None = Field(
+        None, validation_alias=_env("BULLPEN_WHISPER_API_KEY"),
+        description="The API key of the transcription endpoint.")
+    whisper_beam_size: int = Field(
+        5, validation_alias=_env("BULLPEN_WHISPER_BEAM_SIZE"),
+        description=("Beam size of local decoding: smaller is faster, larger a little more "
+                     "accurate."))
+    whisper_compute_type: str = Field(
+        "int8", validation_alias=_env("BULLPEN_WHISPER_COMPUTE_TYPE"),
+        description="faster-whisper's CTranslate2 compute type (int8, int8_float32, float32).")
+    whisper_cpu_threads: int = Field(
+        0, validation_alias=_env("BULLPEN_WHISPER_CPU_THREADS"),
+        description=("CPU threads per transcription worker (0: the cores shared among the "
+                     "workers)."))
+    voice_max_seconds: float = Field(
+        300.0, validation_alias=_env("BULLPEN_VOICE_MAX_SECONDS"),
+        description=("The longest voice note transcribed, in seconds of audio; a longer one is "
+                     "refused."))
+    voice_max_bytes: int = Field(
+        20 * 1024 * 1024, validation_alias=_env("BULLPEN_VOICE_MAX_BYTES"),
+        description="The largest voice-note file accepted, in bytes.")
+    voice_workers: int = Field(
+        1, validation_alias=_env("BULLPEN_VOICE_WORKERS"),
+        description="Transcription workers: voice notes transcribed at the same time.")
+    voice_languages: str = Field(
+        "zh,en", validation_alias=_env("BULLPEN_VOICE_LANGUAGES"),
+        description=("Languages voice notes are heard in, comma-separated: zh,en needs the "
+                     "whisper-base data pack for Mandarin; en hears with tiny.en only."))
     whisper_multilingual_model: str | None = Field(
-        None, validation_alias=_env("BULLPEN_WHISPER_MULTILINGUAL_MODEL"))
+        None, validation_alias=_env("BULLPEN_WHISPER_MULTILINGUAL_MODEL"),
+        description=("The multilingual model that hears Mandarin (unset: the whisper-base data "
+                     "pack)."))
     whisper_english_model: Literal["tiny.en", "base"] = Field(
-        "base", validation_alias=_env("BULLPEN_WHISPER_ENGLISH_MODEL"))
-    voice_deadline_s: float = Field(20.0, validation_alias=_env("BULLPEN_VOICE_DEADLINE_S"))
+        "base", validation_alias=_env("BULLPEN_WHISPER_ENGLISH_MODEL"),
+        description=("The model that hears a note once it is known to be English: base found "
+                     "33/33 expected symbols of the English fixtures against tiny.en's 29/33, at "
+                     "about 4x the time (bullpen bench stt). Without the pack, tiny.en hears "
+                     "everything."))
+    voice_deadline_s: float = Field(
+        20.0, validation_alias=_env("BULLPEN_VOICE_DEADLINE_S"),
+        description=("A voice note's transcription deadline, in seconds: this, plus "
+                     "BULLPEN_VOICE_DEADLINE_PER_AUDIO_S per second of audio, capped at "
+                     "BULLPEN_VOICE_DEADLINE_MAX_S."))
     voice_deadline_per_audio_s: float = Field(
-        0.5, validation_alias=_env("BULLPEN_VOICE_DEADLINE_PER_AUDIO_S"))
-    voice_deadline_max_s: float = Field(90.0,
-                                        validation_alias=_env("BULLPEN_VOICE_DEADLINE_MAX_S"))
+        0.5, validation_alias=_env("BULLPEN_VOICE_DEADLINE_PER_AUDIO_S"),
+        description="Seconds added to the transcription deadline per second of audio.")
+    voice_deadline_max_s: float = Field(
+        90.0, validation_alias=_env("BULLPEN_VOICE_DEADLINE_MAX_S"),
+        description="The longest transcription deadline, in seconds.")
 
-    # Telegram (starts when the token is set)
-    telegram_bot_token: SecretStr | None = Field(None, validation_alias=_env("TELEGRAM_BOT_TOKEN"))
-    telegram_api_base_url: str | None = Field(None,
-                                              validation_alias=_env("TELEGRAM_API_BASE_URL"))
-    telegram_file_base_url: str | None = Field(None,
-                                               validation_alias=_env("TELEGRAM_FILE_BASE_URL"))
-    telegram_webhook_url: str | None = Field(None, validation_alias=_env("TELEGRAM_WEBHOOK_URL"))
+    # --- Telegram ---------------------------------------------------------------------------------
+    telegram_bot_token: SecretStr | None = Field(
+        None, validation_alias=_env("TELEGRAM_BOT_TOKEN"),
+        description=("The bot's token from @BotFather (123456789:AAH...). Set: the Telegram "
+                     "adapter starts."))
+    telegram_api_base_url: str | None = Field(
+        None, validation_alias=_env("TELEGRAM_API_BASE_URL"),
+        description=("Another Bot API server (a local one, or the tests' fake); unset: "
+                     "api.telegram.org."))
+    telegram_file_base_url: str | None = Field(
+        None, validation_alias=_env("TELEGRAM_FILE_BASE_URL"),
+        description="Where files are downloaded from on that Bot API server.")
+    telegram_webhook_url: str | None = Field(
+        None, validation_alias=_env("TELEGRAM_WEBHOOK_URL"),
+        description=("The public URL Telegram posts updates to; unset: Bullpen polls. A webhook "
+                     "needs TELEGRAM_WEBHOOK_SECRET."))
     telegram_webhook_secret: SecretStr | None = Field(
-        None, validation_alias=_env("TELEGRAM_WEBHOOK_SECRET"))
-    telegram_webhook_listen: str = Field("127.0.0.1",
-                                         validation_alias=_env("TELEGRAM_WEBHOOK_LISTEN"))
-    telegram_webhook_port: int = Field(8443, validation_alias=_env("TELEGRAM_WEBHOOK_PORT"))
-    # Turning the webhook secret check off must be explicit (house rule 9).
-    telegram_webhook_insecure: bool = Field(False,
-                                            validation_alias=_env("TELEGRAM_WEBHOOK_INSECURE"))
+        None, validation_alias=_env("TELEGRAM_WEBHOOK_SECRET"),
+        description=("The secret Telegram sends with every webhook update; an update without it "
+                     "is refused."))
+    telegram_webhook_listen: str = Field(
+        "127.0.0.1", validation_alias=_env("TELEGRAM_WEBHOOK_LISTEN"),
+        description="The address the webhook server listens on.")
+    telegram_webhook_port: int = Field(
+        8443, validation_alias=_env("TELEGRAM_WEBHOOK_PORT"),
+        description="The port the webhook server listens on.")
+    telegram_webhook_insecure: bool = Field(
+        False, validation_alias=_env("TELEGRAM_WEBHOOK_INSECURE"),
+        description=("Run the webhook without a secret. Anyone who finds the URL can then post "
+                     "forged updates as any user."))
 
-    # Slack (starts when the bot token is set; HTTP events need the signing secret, Socket
-    # Mode the app token)
-    slack_bot_token: SecretStr | None = Field(None, validation_alias=_env("SLACK_BOT_TOKEN"))
+    # --- Slack ------------------------------------------------------------------------------------
+    slack_bot_token: SecretStr | None = Field(
+        None, validation_alias=_env("SLACK_BOT_TOKEN"),
+        description="The Bot User OAuth Token (xoxb-...). Set: the Slack adapter starts.")
     slack_signing_secret: SecretStr | None = Field(
-        None, validation_alias=_env("SLACK_SIGNING_SECRET"))
-    slack_app_token: SecretStr | None = Field(None, validation_alias=_env("SLACK_APP_TOKEN"))
-    slack_api_base_url: str | None = Field(None, validation_alias=_env("SLACK_API_BASE_URL"))
-    slack_events_listen: str = Field("127.0.0.1", validation_alias=_env("SLACK_EVENTS_LISTEN"))
-    slack_events_port: int = Field(3000, validation_alias=_env("SLACK_EVENTS_PORT"))
-    slack_events_path: str = Field("/slack/events", validation_alias=_env("SLACK_EVENTS_PATH"))
-    slack_command: str = Field("/bullpen", validation_alias=_env("SLACK_COMMAND"))
+        None, validation_alias=_env("SLACK_SIGNING_SECRET"),
+        description=("The app's Signing Secret: every HTTP event is verified with it (needed "
+                     "unless SLACK_APP_TOKEN selects Socket Mode)."))
+    slack_app_token: SecretStr | None = Field(
+        None, validation_alias=_env("SLACK_APP_TOKEN"),
+        description=("An app-level token (xapp-..., scope connections:write). Set: events come "
+                     "over Socket Mode and no port is opened."))
+    slack_api_base_url: str | None = Field(
+        None, validation_alias=_env("SLACK_API_BASE_URL"),
+        description="Another Slack Web API (the tests' fake); unset: slack.com/api.")
+    slack_events_listen: str = Field(
+        "127.0.0.1", validation_alias=_env("SLACK_EVENTS_LISTEN"),
+        description="The address the HTTP events server listens on.")
+    slack_events_port: int = Field(
+        3000, validation_alias=_env("SLACK_EVENTS_PORT"),
+        description="The port the HTTP events server listens on.")
+    slack_events_path: str = Field(
+        "/slack/events", validation_alias=_env("SLACK_EVENTS_PATH"),
+        description="The URL path of the HTTP events endpoint.")
+    slack_command: str = Field(
+        "/bullpen", validation_alias=_env("SLACK_COMMAND"),
+        description="The slash command the Slack app declares.")
 
-    # Discord (starts when the token is set; HTTP interactions need the public key)
-    discord_bot_token: SecretStr | None = Field(None, validation_alias=_env("DISCORD_BOT_TOKEN"))
+    # --- Discord ----------------------------------------------------------------------------------
+    discord_bot_token: SecretStr | None = Field(
+        None, validation_alias=_env("DISCORD_BOT_TOKEN"),
+        description=("The bot token (developer portal, Bot page). Set: the Discord adapter "
+                     "starts."))
     discord_application_id: int | None = Field(
-        None, validation_alias=_env("DISCORD_APPLICATION_ID"))
-    discord_public_key: str | None = Field(None, validation_alias=_env("DISCORD_PUBLIC_KEY"))
-    discord_api_base_url: str | None = Field(  # including /api/v10
-        None, validation_alias=_env("DISCORD_API_BASE_URL"))
-    discord_gateway_url: str | None = Field(None, validation_alias=_env("DISCORD_GATEWAY_URL"))
+        None, validation_alias=_env("DISCORD_APPLICATION_ID"),
+        description="The application id: with it, slash commands are registered at start-up.")
+    discord_public_key: str | None = Field(
+        None, validation_alias=_env("DISCORD_PUBLIC_KEY"),
+        description=("The application's public key (hex): HTTP interactions are verified with it "
+                     "(Ed25519)."))
+    discord_api_base_url: str | None = Field(
+        None, validation_alias=_env("DISCORD_API_BASE_URL"),
+        description="Another REST API, including /api/v10 (the tests' fake); unset: discord.com.")
+    discord_gateway_url: str | None = Field(
+        None, validation_alias=_env("DISCORD_GATEWAY_URL"),
+        description="Another gateway WebSocket (the tests' fake); unset: the one Discord names.")
     discord_interactions_listen: str = Field(
-        "127.0.0.1", validation_alias=_env("DISCORD_INTERACTIONS_LISTEN"))
+        "127.0.0.1", validation_alias=_env("DISCORD_INTERACTIONS_LISTEN"),
+        description="The address the HTTP interactions server listens on.")
     discord_interactions_port: int | None = Field(
-        None, validation_alias=_env("DISCORD_INTERACTIONS_PORT"))
+        None, validation_alias=_env("DISCORD_INTERACTIONS_PORT"),
+        description=("Receive slash commands as signed HTTP interactions on this port (unset: no "
+                     "HTTP endpoint)."))
     discord_interactions_path: str = Field(
-        "/interactions", validation_alias=_env("DISCORD_INTERACTIONS_PATH"))
-    # Turning the Ed25519 check off must be explicit (house rule 9).
+        "/interactions", validation_alias=_env("DISCORD_INTERACTIONS_PATH"),
+        description="The URL path of the HTTP interactions endpoint.")
     discord_interactions_insecure: bool = Field(
-        False, validation_alias=_env("DISCORD_INTERACTIONS_INSECURE"))
-    discord_gateway: bool = Field(True, validation_alias=_env("DISCORD_GATEWAY"))
+        False, validation_alias=_env("DISCORD_INTERACTIONS_INSECURE"),
+        description=("Accept HTTP interactions without the Ed25519 signature check. Anyone who "
+                     "finds the URL can then forge commands as any user."))
+    discord_gateway: bool = Field(
+        True, validation_alias=_env("DISCORD_GATEWAY"),
+        description=("Connect to the gateway (messages and slash commands over the WebSocket). "
+                     "Off: only HTTP interactions are received."))
     discord_message_content_intent: bool = Field(
-        False, validation_alias=_env("DISCORD_MESSAGE_CONTENT_INTENT"))
+        False, validation_alias=_env("DISCORD_MESSAGE_CONTENT_INTENT"),
+        description=("Ask for the privileged message-content intent, so plain messages in servers"
+                     " are read (DMs and mentions need not); enable it in the developer portal "
+                     "too."))
 
-    # WeChat official account (starts when token, app id and secret are set)
-    wechat_token: SecretStr | None = Field(None, validation_alias=_env("WECHAT_TOKEN"))
-    wechat_app_id: str | None = Field(None, validation_alias=_env("WECHAT_APP_ID"))
-    wechat_app_secret: SecretStr | None = Field(None, validation_alias=_env("WECHAT_APP_SECRET"))
+    # --- WeChat official account ------------------------------------------------------------------
+    wechat_token: SecretStr | None = Field(
+        None, validation_alias=_env("WECHAT_TOKEN"),
+        description=("The callback Token (开发 → 基本配置) that signs WeChat's requests. "
+                     "Set with the app id and secret: the WeChat adapter starts."))
+    wechat_app_id: str | None = Field(
+        None, validation_alias=_env("WECHAT_APP_ID"),
+        description="The official account's AppID (wx and 16 hexadecimal digits).")
+    wechat_app_secret: SecretStr | None = Field(
+        None, validation_alias=_env("WECHAT_APP_SECRET"),
+        description="The AppSecret, used to get access tokens.")
     wechat_encoding_aes_key: SecretStr | None = Field(
-        None, validation_alias=_env("WECHAT_ENCODING_AES_KEY"))  # set: safe (encrypted) mode
-    wechat_api_base_url: str | None = Field(None, validation_alias=_env("WECHAT_API_BASE_URL"))
-    wechat_listen: str = Field("127.0.0.1", validation_alias=_env("WECHAT_LISTEN"))
-    wechat_port: int = Field(8080, validation_alias=_env("WECHAT_PORT"))
-    wechat_path: str = Field("/wechat", validation_alias=_env("WECHAT_PATH"))
-    wechat_proxy_url: str | None = Field(None, validation_alias=_env("WECHAT_PROXY_URL"))
+        None, validation_alias=_env("WECHAT_ENCODING_AES_KEY"),
+        description="The EncodingAESKey (43 characters). Set: safe (encrypted) mode.")
+    wechat_api_base_url: str | None = Field(
+        None, validation_alias=_env("WECHAT_API_BASE_URL"),
+        description="Another API host (the tests' fake); unset: api.weixin.qq.com.")
+    wechat_listen: str = Field(
+        "127.0.0.1", validation_alias=_env("WECHAT_LISTEN"),
+        description="The address the callback server listens on.")
+    wechat_port: int = Field(
+        8080, validation_alias=_env("WECHAT_PORT"),
+        description="The port the callback server listens on.")
+    wechat_path: str = Field(
+        "/wechat", validation_alias=_env("WECHAT_PATH"),
+        description="The URL path of the callback.")
+    wechat_proxy_url: str | None = Field(
+        None, validation_alias=_env("WECHAT_PROXY_URL"),
+        description=("An HTTP proxy for calls to WeChat's API, e.g. the host on WeChat's IP "
+                     "allowlist (proxy environment variables are not read)."))
 
-    # WeCom (starts when corp id, agent id, secret, token and AES key are set)
-    wecom_corp_id: str | None = Field(None, validation_alias=_env("WECOM_CORP_ID"))
-    wecom_agent_id: int | None = Field(None, validation_alias=_env("WECOM_AGENT_ID"))
-    wecom_secret: SecretStr | None = Field(None, validation_alias=_env("WECOM_SECRET"))
-    wecom_token: SecretStr | None = Field(None, validation_alias=_env("WECOM_TOKEN"))
+    # --- WeCom ------------------------------------------------------------------------------------
+    wecom_corp_id: str | None = Field(
+        None, validation_alias=_env("WECOM_CORP_ID"),
+        description=("The corp id (ww and 16 hexadecimal digits, 我的企业 → 企业ID). "
+                     "Set with the agent id, secret, token and AES key: the WeCom adapter "
+                     "starts."))
+    wecom_agent_id: int | None = Field(
+        None, validation_alias=_env("WECOM_AGENT_ID"),
+        description="The application's AgentId.")
+    wecom_secret: SecretStr | None = Field(
+        None, validation_alias=_env("WECOM_SECRET"),
+        description="The application's Secret, used to get access tokens.")
+    wecom_token: SecretStr | None = Field(
+        None, validation_alias=_env("WECOM_TOKEN"),
+        description="The callback Token that signs WeCom's requests.")
     wecom_encoding_aes_key: SecretStr | None = Field(
-        None, validation_alias=_env("WECOM_ENCODING_AES_KEY"))
-    wecom_api_base_url: str | None = Field(None, validation_alias=_env("WECOM_API_BASE_URL"))
-    wecom_listen: str = Field("127.0.0.1", validation_alias=_env("WECOM_LISTEN"))
-    wecom_port: int = Field(8081, validation_alias=_env("WECOM_PORT"))
-    wecom_path: str = Field("/wecom", validation_alias=_env("WECOM_PATH"))
-    wecom_proxy_url: str | None = Field(None, validation_alias=_env("WECOM_PROXY_URL"))
+        None, validation_alias=_env("WECOM_ENCODING_AES_KEY"),
+        description="The callback EncodingAESKey (WeCom always encrypts).")
+    wecom_api_base_url: str | None = Field(
+        None, validation_alias=_env("WECOM_API_BASE_URL"),
+        description="Another API host (the tests' fake); unset: qyapi.weixin.qq.com.")
+    wecom_listen: str = Field(
+        "127.0.0.1", validation_alias=_env("WECOM_LISTEN"),
+        description="The address the callback server listens on.")
+    wecom_port: int = Field(
+        8081, validation_alias=_env("WECOM_PORT"),
+        description="The port the callback server listens on.")
+    wecom_path: str = Field(
+        "/wecom", validation_alias=_env("WECOM_PATH"),
+        description="The URL path of the callback.")
+    wecom_proxy_url: str | None = Field(
+        None, validation_alias=_env("WECOM_PROXY_URL"),
+        description=("An HTTP proxy for calls to WeCom's API (proxy environment variables are not"
+                     " read)."))
 
-    # the web platform (starts when WEB_PORT is set): the chat page, share links, the admin
-    # console; WEB_BASE_URL is where links point (default http://127.0.0.1:<port>); the admin
-    # console's SQL runs READ ONLY with this statement timeout and row limit
-    web_port: int | None = Field(None, ge=0, le=65535, validation_alias=_env("WEB_PORT"))
-    web_listen: str = Field("127.0.0.1", validation_alias=_env("WEB_LISTEN"))
-    web_base_url: str | None = Field(None, validation_alias=_env("WEB_BASE_URL"))
-    admin_sql_timeout_ms: int = Field(5000, gt=0,
-                                      validation_alias=_env("BULLPEN_ADMIN_SQL_TIMEOUT_MS"))
-    admin_sql_row_limit: int = Field(500, ge=1,
-                                     validation_alias=_env("BULLPEN_ADMIN_SQL_ROW_LIMIT"))
-    # ... and at most this many bytes of values (the rest is cut, and the result says so)
-    admin_sql_byte_limit: int = Field(2 * 1024 * 1024, ge=1024,
-                                      validation_alias=_env("BULLPEN_ADMIN_SQL_BYTE_LIMIT"))
-    # how the admin console logs in as its role bullpen_console on an external database
-    # (default: DATABASE_URL with that user and no password; the embedded server's is made)
+    # --- Web page and admin console ---------------------------------------------------------------
+    web_port: int | None = Field(
+        None, ge=0, le=65535, validation_alias=_env("WEB_PORT"),
+        description=("The port of the web platform: the chat page, share links and the admin "
+                     "console. Set: it starts (0: any free port)."))
+    web_listen: str = Field(
+        "127.0.0.1", validation_alias=_env("WEB_LISTEN"),
+        description="The address the web platform listens on.")
+    web_base_url: str | None = Field(
+        None, validation_alias=_env("WEB_BASE_URL"),
+        description=("Where sign-in and share links point, the page's public URL (unset: "
+                     "http://127.0.0.1:<WEB_PORT>)."))
+    admin_sql_timeout_ms: int = Field(
+        5000, gt=0, validation_alias=_env("BULLPEN_ADMIN_SQL_TIMEOUT_MS"),
+        description=("The statement timeout of the admin console's SQL, in milliseconds (it runs "
+                     "READ ONLY)."))
+    admin_sql_row_limit: int = Field(
+        500, ge=1, validation_alias=_env("BULLPEN_ADMIN_SQL_ROW_LIMIT"),
+        description="The most rows an admin-console query returns.")
+    admin_sql_byte_limit: int = Field(
+        2 * 1024 * 1024, ge=1024, validation_alias=_env("BULLPEN_ADMIN_SQL_BYTE_LIMIT"),
+        description=("The most bytes of values an admin-console query returns; the rest is cut, "
+                     "and the result says so."))
     console_database_url: SecretStr | None = Field(
-        None, validation_alias=_env("BULLPEN_CONSOLE_DATABASE_URL"))
+        None, validation_alias=_env("BULLPEN_CONSOLE_DATABASE_URL"),
+        description=("How the admin console logs in as its role bullpen_console on an external "
+                     "database (unset: DATABASE_URL with that user and no password; the embedded "
+                     "server's is made)."))
 
     @field_validator(*_CREDENTIALS, mode="after")
     @classmethod
@@ -367,42 +704,38 @@ class Settings(BaseSettings):
             price_out_per_mtok=self.llm_price_out_per_mtok,
             price_cached_in_per_mtok=self.llm_price_cached_in_per_mtok)
 
+    @model_validator(mode="after")
+    def _read_role_overrides(self) -> Settings:
+        """`BULLPEN_LLM_<ROLE>_*` from the environment and `.env`, validated with the rest."""
+        self._roles = _role_overrides(_environment(self.model_config.get("env_file")))
+        return self
+
     def role_profiles(self) -> dict[str, ModelProfile]:
-        """`BULLPEN_LLM_<ROLE>_MODEL` / `_BASE_URL` / `_API_KEY` / `_CONTEXT_TOKENS` override
-        the default per role."""
+        """`BULLPEN_LLM_<ROLE>_MODEL` / `_BASE_URL` / `_API_KEY` / `_CONTEXT_TOKENS` /
+        `_PRICE_*` override the default per role (ROLE in core.llm.profiles.ROLES)."""
         default = self.default_profile()
-        env = {**{k: v for k, v in dotenv_values(".env").items() if v is not None},
-               **os.environ}
         out: dict[str, ModelProfile] = {}
-        for role in ROLES:
-            prefix = f"BULLPEN_LLM_{role.upper()}_"
-            model = env.get(prefix + "MODEL")
-            base = env.get(prefix + "BASE_URL")
-            key = env.get(prefix + "API_KEY")
-            ctx = env.get(prefix + "CONTEXT_TOKENS")
-            price_in = env.get(prefix + "PRICE_IN_PER_MTOK")
-            price_out = env.get(prefix + "PRICE_OUT_PER_MTOK")
-            price_cached = env.get(prefix + "PRICE_CACHED_IN_PER_MTOK")
-            if not (model or base or key or ctx or price_in or price_out or price_cached):
-                continue
-            base_url = base or (default.base_url if default else None)
-            model_name = model or (default.model if default else None)
+        for role, over in self._roles.items():
+            base_url = over.base_url or (default.base_url if default else None)
+            model_name = over.model or (default.model if default else None)
             if not base_url or not model_name:
                 continue
             out[role] = ModelProfile(
                 name=role, base_url=base_url, model=model_name,
-                api_key=SecretStr(key) if key else (
+                api_key=over.api_key or (
                     default.api_key if default else SecretStr("not-needed")),
                 timeout_s=self.llm_timeout_s, max_retries=self.llm_max_retries,
-                context_tokens=int(ctx) if ctx and ctx.isdigit() else (
+                context_tokens=over.context_tokens if over.context_tokens is not None else (
                     default.context_tokens if default else None),
                 max_output_tokens=self.llm_max_tokens,
-                price_in_per_mtok=_price(prefix + "PRICE_IN_PER_MTOK", price_in) if price_in
+                price_in_per_mtok=over.price_in_per_mtok
+                if over.price_in_per_mtok is not None
                 else (default.price_in_per_mtok if default else 0.0),
-                price_out_per_mtok=_price(prefix + "PRICE_OUT_PER_MTOK", price_out) if price_out
+                price_out_per_mtok=over.price_out_per_mtok
+                if over.price_out_per_mtok is not None
                 else (default.price_out_per_mtok if default else 0.0),
-                price_cached_in_per_mtok=_price(prefix + "PRICE_CACHED_IN_PER_MTOK",
-                                                price_cached) if price_cached
+                price_cached_in_per_mtok=over.price_cached_in_per_mtok
+                if over.price_cached_in_per_mtok is not None
                 else (default.price_cached_in_per_mtok if default else None))
         return out
 
@@ -468,6 +801,47 @@ class Settings(BaseSettings):
         if "web" in platforms:
             wanted.append(("WEB_PORT", self.web_listen, self.web_port))
         return [(name, host, port) for name, host, port in wanted if port]
+
+
+# Prefixes whose keys Bullpen owns: an unknown BULLPEN_ key stops start-up; the platforms'
+# prefixes are shared with other programs (WEB_CONCURRENCY, a TELEGRAM_CHAT_ID of a script),
+# so an unknown one there is a warning.
+OWN_PREFIX = "BULLPEN_"
+SHARED_PREFIXES = ("TELEGRAM_", "DISCORD_", "SLACK_", "WECHAT_", "WECOM_", "WEB_")
+# BULLPEN_ names the test suite reads (never Bullpen): a serve started by a test inherits them
+_NOT_SETTINGS = ("BULLPEN_TEST_", "BULLPEN_KILL_", "BULLPEN_ESCAPE_")
+
+
+def env_names() -> list[str]:
+    """Every setting's environment name, in declaration order."""
+    names = []
+    for field in Settings.model_fields.values():
+        alias = field.validation_alias
+        assert isinstance(alias, AliasChoices)
+        names.append(str(alias.choices[0]))
+    return names
+
+
+def role_keys() -> list[str]:
+    return [role_key(role, field) for role in ROLES for field in ROLE_FIELDS]
+
+
+def unknown_keys(env: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
+    """(key, one line) for each key of `env` (default: the environment and `.env`) under a
+    prefix Bullpen reads that names no setting, the closest known key suggested."""
+    if env is None:
+        env = _environment(Settings.model_config.get("env_file"))
+    known = set(env_names()) | set(role_keys())
+    out = []
+    for key in sorted(env):
+        name = key.upper()
+        if (name in known or not name.startswith((OWN_PREFIX, *SHARED_PREFIXES))
+                or name.startswith(_NOT_SETTINGS)):
+            continue
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        out.append((key, f"{key} is not a Bullpen setting{hint}"))
+    return out
 
 
 def load_settings(**overrides: object) -> Settings:

@@ -27,26 +27,48 @@ __all__ = ["CLIError", "ask", "bench", "chat", "db_migrate", "db_status", "reuse
            "running_app", "serve", "settings", "use_data_dir"]
 
 
+_reported: set[str] = set()  # unknown keys already warned about (serve reads settings twice)
+
+
 def settings() -> Settings:
+    """The settings of a command that starts Bullpen (serve, chat, ask, db, symbols).
+
+    A key under BULLPEN_ that names no setting stops it with one line naming the closest
+    setting: a misspelt switch (`BULLPEN_SANDBOX_ISOLATON`, `BULLPEN_ACESS=allowlist`, a
+    budget) would otherwise leave Bullpen running with a setting its operator believes is
+    changed. An unknown key under a platform's prefix (TELEGRAM_, WEB_, ...) is a warning,
+    logged once: other programs share those names."""
+    import logging
+
     from pydantic import ValidationError
 
     from bot import logs
-    from bot.settings import load_settings
+    from bot.settings import OWN_PREFIX, load_settings, unknown_keys
 
+    unknown = unknown_keys()
+    refused = [line for key, line in unknown if key.upper().startswith(OWN_PREFIX)]
+    if refused:
+        raise CLIError("; ".join(refused))
     try:
         s = load_settings()
     except ValidationError as exc:
         raise CLIError(bad_setting(exc)) from None
     logs.setup(s.log_level, s.log_format, secrets=logs.secrets_of(s))
+    for key, line in unknown:
+        if key not in _reported:
+            _reported.add(key)
+            logging.getLogger("bullpen.settings").warning("%s: ignored", line)
     return s
 
 
 def bad_setting(exc: ValidationError) -> str:
     """One line for the first setting that did not validate: its name and what is wrong,
-    never its value (a token is a secret)."""
+    never its value (a token is a secret). A per-role key's message names the key itself."""
     first = exc.errors()[0]
-    name = str(first["loc"][0]) if first["loc"] else "?"
     msg = str(first["msg"]).removeprefix("Value error, ")
+    if not first["loc"]:
+        return msg
+    name = str(first["loc"][0])
     return msg if msg.startswith(name) else f"bad setting {name}: {msg}"
 
 

@@ -392,6 +392,8 @@ def test_the_cheaper_role_and_the_dearest_price_come_from_the_profiles(monkeypat
     monkeypatch.setenv("BULLPEN_LLM_FAST_MODEL", "small")
     monkeypatch.setenv("BULLPEN_LLM_FAST_PRICE_OUT_PER_MTOK", "0.6")
     monkeypatch.setenv("BULLPEN_LLM_JUDGE_PRICE_OUT_PER_MTOK", "60")
+    s = load_settings(llm_base_url="http://127.0.0.1:1/v1", llm_model="big",  # read at load
+                      llm_price_in_per_mtok=3.0, llm_price_out_per_mtok=15.0)
     assert budget_gateway.cheap_role(s) == "fast"
     assert budget_gateway.dearest_token_usd(s) == 60.0 / 1e6
 
@@ -410,7 +412,7 @@ def test_prices_per_profile_come_from_the_settings(monkeypatch):
     assert (judge.price_in_per_mtok, judge.price_out_per_mtok) == (0.5, 2.5)
     monkeypatch.setenv("BULLPEN_LLM_JUDGE_PRICE_OUT_PER_MTOK", "cheap")
     with pytest.raises(ValueError, match="PRICE_OUT_PER_MTOK='cheap': a price in US dollars"):
-        s.role_profiles()
+        load_settings(llm_base_url="http://127.0.0.1:1/v1", llm_model="m")  # said at load
 
 
 async def test_refusals_speak_the_users_language(pg_db, tmp_path):

@@ -154,7 +154,7 @@ async def test_a_well_formed_token_the_platform_rejects_is_one_line(
 
 def _llm_env(pg_dsn: str, base_url: str) -> dict[str, str]:
     return {"DATABASE_URL": pg_dsn, "BULLPEN_LLM_BASE_URL": base_url,
-            "BULLPEN_LLM_MODEL": "fake-model", "BULLPEN_LLM_PLAN": "false"}
+            "BULLPEN_LLM_MODEL": "fake-model", "BULLPEN_LLM_PLANNING": "false"}
 
 
 def test_an_unreachable_model_is_one_line_and_the_offline_analyst_answers(
@@ -232,3 +232,22 @@ async def test_probe_names_a_model_the_endpoint_refuses() -> None:
         good = ModelProfile(base_url=fake.base_url, model="fake-model")
         assert await probe(good, timeout_s=5) is None
         assert len(fake.requests) == 1  # listed: no completion was spent on the check
+
+
+# --- settings that do not exist ----------------------------------------------------------------
+
+
+def test_an_unknown_bullpen_key_stops_serve_in_one_line(tmp_path: Path) -> None:
+    """A misspelt switch is never ignored: serve refuses before anything starts."""
+    out = serve(tmp_path, {"BULLPEN_SANDBOX_ISOLATON": "0"})
+    assert out.returncode == 2
+    assert one_line(out) == ("bullpen: BULLPEN_SANDBOX_ISOLATON is not a Bullpen setting "
+                             "(did you mean BULLPEN_SANDBOX_ISOLATION?)")
+    assert not (tmp_path / "data" / "pgdata").exists()
+
+
+def test_a_bad_role_value_stops_serve_in_one_line(tmp_path: Path) -> None:
+    out = serve(tmp_path, {"BULLPEN_LLM_JUDGE_CONTEXT_TOKENS": "lots"})
+    assert out.returncode == 2
+    assert one_line(out) == ("bullpen: BULLPEN_LLM_JUDGE_CONTEXT_TOKENS='lots': a whole "
+                             "number of tokens, at least 512")
