@@ -47,7 +47,7 @@ PEER = ("bare discord.py 2.7 echo bot on the same fake (gateway, the same intent
         "event task per message): send a placeholder, then edit it to the echo")
 
 
-def run(*, chats: int = 100, repeat: int = 1, database_url: str | None = None,
+def run(*, chats: int = 100, repeat: int = 3, database_url: str | None = None,
         platform: str = "discord") -> dict[str, Any]:
     """Both bots side by side on one fake process; their loads alternate, `repeat` rounds of
     (closed loop, paced), after one warm-up message per chat; then the forged interactions.

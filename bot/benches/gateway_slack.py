@@ -42,7 +42,7 @@ PEER = ("bare slack-bolt 1.30 AsyncApp echo app on the same fake (aiohttp server
         "echo")
 
 
-def run(*, chats: int = 100, repeat: int = 1, database_url: str | None = None,
+def run(*, chats: int = 100, repeat: int = 3, database_url: str | None = None,
         platform: str = "slack") -> dict[str, Any]:
     """Both apps side by side on one fake process; their loads alternate, `repeat` rounds of
     (closed loop, paced), after one warm-up message per chat; then the forged requests.

@@ -49,7 +49,7 @@ PEER = ("bare wechatpy 1.8 echo server on aiohttp against the same fake: check_s
         "parse_message, create_reply as the callback's passive reply")
 
 
-def run(*, chats: int = 100, repeat: int = 1, platform: str = "wechat",
+def run(*, chats: int = 100, repeat: int = 3, platform: str = "wechat",
         database_url: str | None = None) -> dict[str, Any]:
     """Both servers on one fake process, their loads alternating, `repeat` rounds of (closed
     loop, paced) after one warm-up message per chat. Returns the JSON dict. Without

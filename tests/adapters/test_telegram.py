@@ -581,15 +581,32 @@ async def test_a_failed_start_stops_what_it_started_and_names_no_secret(tg):
     assert tg.token not in str(refused.value) and "getMe" in str(refused.value)
 
 
-def test_the_gateway_bench_runs_both_bots_and_persists_every_message(pg_dsn):
+def test_the_gateway_bench_runs_the_three_bots_and_each_persisting_one_stores_every_message(
+        pg_dsn):
+    import asyncpg
+
     from bot.benches import gateway
 
     # shape only: timings are not asserted (rule 11); this test's database, not an embedded one
-    result = gateway.run(chats=2, repeat=1, database_url=pg_dsn)
-    assert result["ours"]["messages"] == result["peer_result"]["messages"] == 6
-    assert result["persisted"] == {"inbound_events": 12, "messages": 24}
-    assert result["ours"]["paced"]["messages"] == 4
-    assert {"throughput_ratio", "within_target", "peer"} <= result.keys()
+    result = gateway.run(chats=2, repeat=2, database_url=pg_dsn)
+    closed = 2 * 2 * 3  # chats × rounds × messages per chat
+    assert result["ours"]["messages"] == result["peer_result"]["messages"] == closed
+    assert result["durable_peer_result"]["messages"] == closed
+    asked = 2 + closed + 2 * 2 * 2  # warm-up, closed loop, paced (chats × rounds × 2)
+    assert result["persisted"] == {"inbound_events": asked, "messages": 2 * asked}
+
+    async def peer_rows() -> int:
+        conn = await asyncpg.connect(pg_dsn)
+        try:
+            return int(await conn.fetchval("SELECT count(*) FROM bench_peer_messages"))
+        finally:
+            await conn.close()
+
+    assert asyncio.run(peer_rows()) == 2 * asked  # the durable peer stored question and reply
+    assert len(result["ours"]["messages_per_s_rounds"]) == 2
+    assert result["ratio_reads"].startswith("ours / peer") and len(result["load_average"]) == 3
+    assert "aiohttp" in result["peer"]
+    assert {"throughput_ratio", "durable_throughput_ratio", "within_target"} <= result.keys()
 
 
 async def test_a_voice_note_is_downloaded_through_the_adapter_and_answered(telegram_app, tg):
