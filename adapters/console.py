@@ -47,6 +47,7 @@ PROMPT = "› "
 # arrive as separate sends; the prompt goes under the last of them)
 PROMPT_AFTER_S = 0.25
 SPIN_EVERY_S = 0.5
+KEEP_TEXTS = 200
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 # ANSI: to column 0 and erase the line (the status line and an unused prompt are rewritten)
 _CLEAR_LINE = "\r\x1b[2K"
@@ -288,6 +289,8 @@ class ConsoleAdapter:
     async def send(self, chat: ChatRef, reply: Reply) -> MessageRef:
         mid = str(next(self._ids))
         self._texts[mid] = reply.text
+        if len(self._texts) > KEEP_TEXTS:  # only for `edit`'s "unchanged": the recent ones
+            del self._texts[next(iter(self._texts))]
         self._emit(self._render(reply))
         return MessageRef(chat=chat, message_id=mid)
 
