@@ -21,7 +21,9 @@ import pytest
 from tests.conftest import _with_db
 
 ROOT = Path(__file__).resolve().parents[2]
-BULLPEN = [sys.executable, "-m", "bot.cli", "serve"]  # as `make run`: .venv/bin/bullpen serve
+# what `make run` runs, `.venv/bin/bullpen serve` (the same entry point via -m without it)
+_SCRIPT = Path(sys.executable).parent / "bullpen"
+BULLPEN = ([str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "bot.cli"]) + ["serve"]
 TMUX = shutil.which("tmux")
 PROMPT = "›"
 
