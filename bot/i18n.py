@@ -249,6 +249,13 @@ STRINGS: dict[str, dict[str, str]] = {
     "model_down": {"en": "offline analyst · the model is not answering (see the start-up "
                          "log); it answers again as soon as it is back",
                    "zh": "离线分析师 · 大模型暂时无法连接（见启动日志），恢复后自动切回大模型"},
+    # a question the offline analyst found no stock in: a short pointer, not the whole intro
+    "not_understood": {"en": "I could not find a stock, index, crypto or FX pair in that. Try "
+                             "“NVDA latest close”, “S&P 500 last month” or “bitcoin price”; "
+                             "“hello” shows what the offline data covers, /help the commands.",
+                       "zh": "我没有在这句话里找到股票、指数、加密货币或外汇。试试"
+                             "“浦发银行 最新收盘价”、“沪深300最近一个月”或“比特币价格”；"
+                             "发“你好”查看离线数据范围，/help 查看命令。"},
 }
 
 

@@ -474,8 +474,9 @@ class OfflineAnalyst:
             async for event in self._finish(turn, parts):
                 yield event
             return
-        if not symbols:
-            answer = await asyncio.to_thread(intro_text, lang, greeting=is_greeting(text))
+        if not symbols:  # the whole intro for a greeting; else a short pointer (issue 33)
+            answer = (await asyncio.to_thread(intro_text, lang, greeting=True)
+                      if is_greeting(text) else t("not_understood", lang))
             await turn.recorder.message(ChatMessage(role="assistant", content=answer))
             yield Done(text=answer, label=LABEL[lang])
             return

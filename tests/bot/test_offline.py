@@ -135,10 +135,17 @@ async def test_chinese_greeting_gets_the_intro_in_chinese() -> None:
     assert "离线快照包含" in done.text and "15分钟线" in done.text
 
 
-async def test_question_without_a_symbol_says_so_then_introduces() -> None:
+async def test_question_without_a_symbol_gets_a_short_pointer_not_the_intro() -> None:
+    """Issue 33: the 45-line inventory after every question not understood buried the
+    transcript; a greeting, /help and /start still get it."""
     _, done = await _ask("what is the meaning of life")
-    assert done.text.startswith("I couldn't find a stock, index, crypto or FX pair")
-    assert "The offline snapshot covers:" in done.text and "BTC-USD" in done.text
+    assert done.text.startswith("I could not find a stock, index, crypto or FX pair in that.")
+    assert "“NVDA latest close”" in done.text and "/help" in done.text
+    assert "The offline snapshot covers:" not in done.text and len(done.text.splitlines()) == 1
+    assert done.label  # still labelled as the offline analyst's
+    _, zh = await _ask("今天天气怎么样", lang="zh")
+    assert zh.text.startswith("我没有在这句话里找到股票") and "沪深300最近一个月" in zh.text
+    assert "离线快照包含" not in zh.text
 
 
 async def test_dcf_offline_says_statements_need_a_live_provider_and_quotes() -> None:
@@ -169,7 +176,7 @@ async def test_a_message_that_is_only_a_symbol_is_answered_for_it() -> None:
     assert _tools(events) == [("get_quote", {"symbol": "BTC-USD"})]
     assert "(BTC-USD)" in done.text and "offline analyst" not in done.text
     _, hello = await _ask("gold")
-    assert hello.text.startswith("I couldn't find a stock")
+    assert hello.text.startswith("I could not find a stock")
 
 
 def test_coverage_is_read_from_the_snapshot() -> None:
@@ -258,3 +265,15 @@ async def test_a_currency_rate_is_quoted_to_four_decimals_without_a_dollar_sign(
     text = fmt.quote(q, "en")
     assert f"{q.close:.4f}" in text and "$" not in text
     assert q.as_of.isoformat() in text
+
+
+@pytest.mark.parametrize(("question", "lang"), [
+    ("NVDA latest close", "en"), ("S&P 500 last month", "en"), ("bitcoin price", "en"),
+    ("浦发银行 最新收盘价", "zh"), ("沪深300最近一个月", "zh"), ("比特币价格", "zh")])
+async def test_the_examples_the_short_pointer_offers_are_answered(question: str,
+                                                                  lang: str) -> None:
+    from bot.i18n import t
+
+    assert question in t("not_understood", lang)
+    events, done = await _ask(question, lang=lang)
+    assert _tools(events) and not done.text.startswith(("I could not", "我没有"))
