@@ -8,6 +8,9 @@ from typing import Any, Final
 
 import pandas as pd
 
+from bot.format import display_name
+from bot.i18n import localize, source_label, word
+from bot.i18n import t as catalogue
 from core import context
 from core.types import OutgoingFile
 from tools.ict_tool import ICTResult, ICTStack, PlanOut, ict_analyze, ict_interval
@@ -51,7 +54,7 @@ _T: Final[dict[str, dict[str, str]]] = {
     },
     "zh": {
         "title": "**ICT 分析 · {label} · {tf}** · {horizon}",
-        "span": "{bars} 根 {interval} K线，最后收盘K线 {last}；最新收盘价 {close}",
+        "span": "{bars} 根{interval}K线，最后收盘K线 {last}；最新收盘价 {close}",
         "structure": "**市场结构：**{bias}",
         "event": "最近一次 {kind} {direction}，突破 {level}，时间 {time}",
         "displaced": "（位移 {x} 倍）",
@@ -181,7 +184,8 @@ def _stack_lines(stack: ICTStack, t: dict[str, str], lang: str) -> list[str]:
         lines.append(f"  - {'✅' if item['passed'] else '❌'} {label} – {item['detail']}")
     missing = [tf.interval for tf in stack.timeframes if not tf.available]
     if missing:
-        lines.append("  " + t["no_data"].format(tfs=", ".join(missing)))
+        tfs = catalogue("list_sep", lang).join(word("ict_iv_", m, lang) for m in missing)
+        lines.append("  " + t["no_data"].format(tfs=tfs))
     return lines
 
 
@@ -191,9 +195,10 @@ def render(result: ICTResult, lang: str = "en") -> str:
     a = result.analysis
     meta, s = a["meta"], a["structure"]
     intraday = result.interval not in ("daily", "weekly", "monthly")
-    label = f"{result.name} ({result.symbol})" if result.name else result.symbol
-    out = [t["title"].format(label=label, tf=result.timeframe, horizon=result.horizon),
-           t["span"].format(bars=result.bars, interval=result.interval,
+    label = display_name(result.symbol, result.name, lang)
+    out = [t["title"].format(label=label, tf=result.timeframe,
+                             horizon=localize(result.horizon, lang, "ict_h_")),
+           t["span"].format(bars=result.bars, interval=word("ict_iv_", result.interval, lang),
                             last=_when(meta.get("last_closed_bar_time") or meta["end"],
                                        intraday),
                             close=f"{_p(result.last_close)} {result.currency}".strip()),
@@ -250,7 +255,8 @@ def render(result: ICTResult, lang: str = "en") -> str:
         out.append(t["notes"].format(notes="; ".join(result.notes)))
     src = result.source
     date = src.as_of.isoformat() if src.as_of else "n/a"
-    out.append(f"_{src.label()}{' · ' + src.note if src.note else ''}_")
+    note = f" · {localize(src.note, lang)}" if src.note else ""
+    out.append(f"_{source_label(src, lang)}{note}_")
     out.append(t["footer"].format(date=date))
     return "\n".join(out)
 

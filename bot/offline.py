@@ -159,7 +159,9 @@ def coverage_text(lang: str) -> str:
             closes.setdefault(parts, []).append(symbol)
             continue
         code = snapshot.display_code(symbol)
-        by_market.setdefault(series.market, []).append(f"- {code} ({name}): {parts}")
+        label = fmt.display_name(code, name, lang).removesuffix(f" ({code})")
+        by_market.setdefault(series.market, []).append(
+            f"- {code} ({label}): {parts}" if label != code else f"- {code}: {parts}")
     for parts, syms in closes.items():
         what = "仅复权收盘价" if zh else "adjusted closes only"
         by_market["us"].append(f"- {', '.join(syms)} ({what}): {parts}")
@@ -333,14 +335,14 @@ def _has_statements(symbol: str) -> bool:
     return sym.market == "cn" and sym.kind == "stock" and zvt_provider.covered(sym.code)
 
 
-def _display_name(symbol: str) -> str:
+def _display_name(symbol: str, lang: str = "en") -> str:
     from tools.symbol_lookup import resolve_symbol
 
     try:
         sym = resolve_symbol(symbol)
     except BullpenError:
         return symbol
-    return f"{sym.name} ({sym.code})" if sym.name else sym.code
+    return fmt.display_name(sym.code, sym.name, lang)
 
 
 def _data_offline() -> bool:
@@ -451,8 +453,9 @@ class OfflineAnalyst:
                 return
         if intent in ("prediction", "advice", "sector"):
             if intent == "prediction":
-                names = "、".join(i.name or i.symbol for i in u.instruments) if lang == "zh" \
-                    else ", ".join(i.name or i.symbol for i in u.instruments)
+                names = t("list_sep", lang).join(
+                    fmt.display_name(i.symbol, i.name, lang).removesuffix(f" ({i.symbol})")
+                    for i in u.instruments)
                 parts.append(t("no_prediction", lang, what=names or t("what_market", lang)))
             elif intent == "sector":
                 parts.append(t("sector_offline", lang))
@@ -571,13 +574,13 @@ class OfflineAnalyst:
                       list(getattr(result, "quotes", []) or []) if step.tool == "get_quotes"
                       else [])
             for q in quotes:
-                name = f"{q.name} ({q.symbol})" if q.name else q.symbol
-                lines.append(od.stale_line(name, q.as_of, today, lang))
+                lines.append(od.stale_line(fmt.display_name(q.symbol, q.name, lang), q.as_of,
+                                           today, lang))
             summary = getattr(result, "summary", None)
             if step.tool == "get_ohlcv" and summary is not None and (
                     period is None or not period.absolute):
-                name = f"{result.name} ({result.symbol})" if getattr(result, "name", "") \
-                    else str(getattr(result, "symbol", ""))
+                name = fmt.display_name(str(getattr(result, "symbol", "")),
+                                        getattr(result, "name", "") or "", lang)
                 lines.append(od.stale_line(name, date.fromisoformat(summary.last[:10]), today,
                                            lang, period=True))
         said = "\n".join(dict.fromkeys(x for x in lines if x))
@@ -600,7 +603,7 @@ class OfflineAnalyst:
         async for event in self._run_steps([quote]):
             yield event
         q: Any = quote.result
-        name = (f"{q.name} ({q.symbol})" if getattr(q, "name", "") else symbol) if q else symbol
+        name = fmt.display_name(q.symbol, q.name, lang) if q else symbol
         if kind != "stock":
             why = t("why_not_stock", lang)
         elif market == "us":
@@ -648,7 +651,7 @@ class OfflineAnalyst:
         if step.result is None:
             parts.append(f"⚠️ {step.error}")
             return
-        name = await asyncio.to_thread(_display_name, symbol)
+        name = await asyncio.to_thread(_display_name, symbol, lang)
         parts.append(od.dividends_answer(step.result, name, lang) if intent == "dividends"
                      else od.shareholders_answer(step.result, name, lang))
 

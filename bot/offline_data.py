@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from bot.i18n import localize, source_label
 from core import numbers
 
 # --- what the question asks for --------------------------------------------------------------
@@ -92,8 +93,8 @@ def _fmt(value: float | None, unit: str, lang: str) -> str:
 
 
 def _source_line(src: Any, lang: str) -> str:
-    label = src.label() if hasattr(src, "label") else str(src)
-    note = f"; {src.note}" if getattr(src, "note", "") else ""
+    label = source_label(src, lang)
+    note = f"; {localize(src.note, lang)}" if getattr(src, "note", "") else ""
     return (f"数据来源：{label}{note}（离线数据）" if lang == "zh"
             else f"Source: {label}{note} (offline data)")
 
@@ -381,8 +382,8 @@ def multiples_answer(m: Any, metrics: tuple[str, ...], lang: str) -> str:
     if m.last_price_date > m.price_date:
         out.append(t("multiples_later", lang, last=m.last_price_date.isoformat(),
                      period=m.ttm_period, date=m.price_date.isoformat()))
-    out.append(t("multiples_source", lang, prices=m.price_source.label(),
-                 statements=m.statements_source.label()))
+    out.append(t("multiples_source", lang, prices=source_label(m.price_source, lang),
+                 statements=source_label(m.statements_source, lang)))
     return "\n".join(out)
 
 

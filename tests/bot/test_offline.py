@@ -106,7 +106,8 @@ async def test_sp500_last_month_is_price_history() -> None:
 
 async def test_bitcoin_in_chinese_answers_in_chinese() -> None:
     _, done = await _ask("比特币最近怎么样", lang="zh")
-    assert "(BTC-USD)" in done.text and "数据来源：snapshot" in done.text
+    assert "(BTC-USD)" in done.text and "数据来源：快照" in done.text
+    assert "snapshot" not in done.text  # the source line said in Chinese (issue 30)
     assert done.label.startswith("离线分析师")
 
 

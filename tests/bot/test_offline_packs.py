@@ -116,7 +116,7 @@ async def test_moutai_price_is_its_one_day_quote() -> None:
     close = table["close"][table["symbol"].index("600519.sh")]
     _, text = await _ask("贵州茅台现在多少钱", lang="zh")
     assert f"¥{close:,.2f}" in text and "2023-08-25" in text
-    assert "no price history of 600519" in text
+    assert "快照没有 600519 的历史行情" in text  # said in Chinese (issue 30)
     assert "n/a" not in text and "52周区间" not in text  # one day has no 52-week range
 
 
