@@ -391,6 +391,13 @@ class _Step:
     result: BaseModel | None = None
     error: str = ""
     files: list[OutgoingFile] = field(default_factory=list)
+    exc: BullpenError | None = None
+
+    def message(self, lang: str) -> str:
+        """The failure in the reader's language where the words exist (an unknown symbol and
+        its suggestions), else the tool's own text."""
+        return fmt.tool_error(self.exc, lang) if isinstance(self.exc, UnknownSymbol) \
+            else self.error
 
 
 class OfflineAnalyst:
@@ -426,7 +433,7 @@ class OfflineAnalyst:
             async for event in self._run_steps([step]):
                 yield event
             parts.append(od.northbound_answer(step.result, lang) if step.result is not None
-                         else f"⚠️ {step.error}")
+                         else f"⚠️ {step.message(lang)}")
             async for event in self._finish(turn, parts):
                 yield event
             return
@@ -471,7 +478,7 @@ class OfflineAnalyst:
             async for event in self._run_steps(steps):
                 yield event
             parts.append(t("market_head", lang))
-            parts.extend(fmt.render_step(s.tool, s.result, s.error, lang)
+            parts.extend(fmt.render_step(s.tool, s.result, s.message(lang), lang)
                          for s in steps if s.result is not None or s.error)
             parts.extend(self._stale(steps, None, lang))
             async for event in self._finish(turn, parts):
@@ -513,7 +520,7 @@ class OfflineAnalyst:
                     yield event
                 parts.append(od.financials_answer(
                     step.result, text, lang, valuation=_VALUATION_ONLY.search(text.lower())
-                    is not None) if step.result is not None else f"⚠️ {step.error}")
+                    is not None) if step.result is not None else f"⚠️ {step.message(lang)}")
                 if intent == "valuation":
                     async for event in self._finish(turn, parts):
                         yield event
@@ -555,7 +562,8 @@ class OfflineAnalyst:
             steps = self._plan(intent, symbols, period)
             async for event in self._run_steps(steps):
                 yield event
-            parts.extend(fmt.render_step(s.tool, s.result, s.error, lang, period=period)
+            parts.extend(fmt.render_step(s.tool, s.result, s.message(lang), lang,
+                                         period=period)
                          for s in steps if s.result is not None or s.error)
             parts.extend(self._stale(steps, asked_period, lang))
         async for event in self._finish(turn, parts):
@@ -649,7 +657,7 @@ class OfflineAnalyst:
         async for event in self._run_steps([step]):
             yield event
         if step.result is None:
-            parts.append(f"⚠️ {step.error}")
+            parts.append(f"⚠️ {step.message(lang)}")
             return
         name = await asyncio.to_thread(_display_name, symbol, lang)
         parts.append(od.dividends_answer(step.result, name, lang) if intent == "dividends"
@@ -729,10 +737,8 @@ class OfflineAnalyst:
             args = spec.validate(step.args)
             step.result = await spec.func(**{k: getattr(args, k)
                                              for k in type(args).model_fields})
-        except UnknownSymbol as exc:
-            step.error = str(exc)
         except BullpenError as exc:
-            step.error = str(exc)
+            step.error, step.exc = str(exc), exc
         finally:
             context.reset(token)
 

@@ -259,3 +259,15 @@ async def test_a_currency_rate_is_quoted_to_four_decimals_without_a_dollar_sign(
     text = fmt.quote(q, "en")
     assert f"{q.close:.4f}" in text and "$" not in text
     assert q.as_of.isoformat() in text
+
+
+def test_a_tools_unknown_symbol_is_said_in_the_readers_language() -> None:
+    """Issue 30: `Unknown symbol '0700'` was shown in English to a Chinese question."""
+    from bot.offline import _Step
+    from core.errors import UnknownSymbol
+
+    exc = UnknownSymbol("0700", ["000700", "600700"])
+    step = _Step("get_quote", {"symbol": "0700"}, error=str(exc), exc=exc)
+    assert step.message("zh") == "找不到“0700”。你是不是想找：000700、600700？"
+    assert "Did you mean" not in step.message("zh") and "0700" in step.message("en")
+    assert _Step("get_quote", {}, error="no bars").message("zh") == "no bars"
