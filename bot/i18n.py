@@ -367,6 +367,60 @@ STRINGS: dict[str, dict[str, str]] = {
     "ict_iv_5min": {"en": "5min", "zh": "5分钟"},
     "ict_iv_1min": {"en": "1min", "zh": "1分钟"},
     "ict_iv_4h": {"en": "4h", "zh": "4小时"},
+    # --- more of the data layer's phrases (sources' notes, the snapshot's errors)
+    "phrase_em_holders": {"en": "EastMoney top-10 holders", "zh": "东方财富十大股东"},
+    "phrase_em_dividends": {"en": "EastMoney dividends", "zh": "东方财富分红"},
+    "phrase_no_report": {"en": "the offline data has no {period} report; this is the newest it "
+                               "holds",
+                         "zh": "离线数据没有 {period} 的报告，这是其中最新的一期"},
+    "phrase_connect_totals": {"en": "JoinQuant Stock Connect daily totals",
+                              "zh": "聚宽沪深港通每日合计"},
+    "phrase_connect_flows": {"en": "daily flows {first}..{last}",
+                             "zh": "每日资金 {first} 至 {last}"},
+    "phrase_no_holdings": {"en": "top holdings are not in the offline data",
+                           "zh": "离线数据没有持股明细"},
+    "phrase_no_data_for": {"en": "snapshot: the offline snapshot has no data for {code} {name}",
+                           "zh": "离线快照没有 {code} {name} 的历史行情"},
+    "phrase_one_day_only": {"en": ", only the one day {day} (close {close} CNY)",
+                            "zh": "，只有 {day} 一天的行情（收盘 {close} 元）"},
+    "phrase_it_holds": {"en": "; it holds", "zh": "；离线快照有："},
+    "phrase_pack_missing": {"en": "data pack '{name}' is not installed (run `bullpen data "
+                                  "install`)",
+                            "zh": "数据包 '{name}' 未安装（请运行 `bullpen data install`）"},
+    "phrase_looked_in": {"en": "; looked in {path}", "zh": "；查找位置：{path}"},
+    "phrase_snapshot_says": {"en": "snapshot: ", "zh": "离线快照："},
+    # --- the words of `ict`'s checklist details and sessions (`localize(..., "ict_d_")`)
+    "ict_d_premium_at": {"en": "premium ({p}% of the range)", "zh": "溢价区（区间的 {p}%）"},
+    "ict_d_discount_at": {"en": "discount ({p}% of the range)", "zh": "折价区（区间的 {p}%）"},
+    "ict_d_equilibrium_at": {"en": "equilibrium ({p}% of the range)",
+                             "zh": "均衡区（区间的 {p}%）"},
+    "ict_d_bullish": {"en": "bullish", "zh": "看涨"},
+    "ict_d_bearish": {"en": "bearish", "zh": "看跌"},
+    "ict_d_neutral": {"en": "neutral", "zh": "中性"},
+    "ict_d_draw": {"en": "draw", "zh": "目标"},
+    "ict_d_from": {"en": "from", "zh": "来自"},
+    "ict_d_up": {"en": "up", "zh": "向上"},
+    "ict_d_down": {"en": "down", "zh": "向下"},
+    "ict_d_premium": {"en": "premium", "zh": "溢价区"},
+    "ict_d_discount": {"en": "discount", "zh": "折价区"},
+    "ict_d_equilibrium": {"en": "equilibrium", "zh": "均衡区"},
+    "ict_d_order_block": {"en": "order_block", "zh": "订单块"},
+    "ict_d_fvg": {"en": "fvg", "zh": "FVG"},
+    "ict_d_confirmed": {"en": "confirmed", "zh": "已确认"},
+    "ict_d_not_confirmed": {"en": "not confirmed", "zh": "未确认"},
+    "ict_d_no_zone": {"en": "no aligned zone", "zh": "没有一致的区域"},
+    "ict_d_no_kill_zone": {"en": "no kill zone", "zh": "不在杀伤时段"},
+    "ict_d_no_5m": {"en": "no 5m analysis", "zh": "没有5分钟分析"},
+    "ict_d_london": {"en": "london", "zh": "伦敦"},
+    "ict_d_ny_am": {"en": "ny_am", "zh": "纽约上午"},
+    "ict_d_ny_pm": {"en": "ny_pm", "zh": "纽约下午"},
+    "ict_d_asia": {"en": "asia", "zh": "亚洲"},
+    "ict_d_acceptable": {"en": "acceptable", "zh": "可接受"},
+    "ict_d_preferred": {"en": "preferred", "zh": "首选"},
+    "ict_d_off": {"en": "off", "zh": "不在时段内"},
+    "ict_d_15m": {"en": "15m", "zh": "15分钟"},
+    "ict_d_5m": {"en": "5m", "zh": "5分钟"},
+    "ict_d_1m": {"en": "1m", "zh": "1分钟"},
 }
 
 
@@ -395,7 +449,10 @@ def _pattern(template: str) -> re.Pattern[str]:
     out = "".join(re.escape(p) if i % 2 == 0 else
                   (rf"(?P<{p}>[^,;)\s]+)" if i == last else rf"(?P<{p}>[^;()\s]+?)")
                   for i, p in enumerate(parts))
-    return re.compile(out)
+    # a phrase that starts or ends in a Latin letter is a whole word ("up" is not in "upper")
+    head = r"(?<![A-Za-z0-9_])" if template[:1].isalnum() and template.isascii() else ""
+    tail = r"(?![A-Za-z_])" if template[-1:].isalpha() and template.isascii() else ""
+    return re.compile(head + out + tail)
 
 
 @lru_cache(maxsize=8)

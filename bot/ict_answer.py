@@ -181,7 +181,8 @@ def _stack_lines(stack: ICTStack, t: dict[str, str], lang: str) -> list[str]:
                                status=status)]
     for item in stack.detail.get("checklist") or []:
         label = _CHECKLIST_ZH.get(item["key"], item["label"]) if lang == "zh" else item["label"]
-        lines.append(f"  - {'✅' if item['passed'] else '❌'} {label} – {item['detail']}")
+        detail = localize(str(item["detail"]), lang, "ict_d_")
+        lines.append(f"  - {'✅' if item['passed'] else '❌'} {label} – {detail}")
     missing = [tf.interval for tf in stack.timeframes if not tf.available]
     if missing:
         tfs = catalogue("list_sep", lang).join(word("ict_iv_", m, lang) for m in missing)
@@ -196,7 +197,7 @@ def render(result: ICTResult, lang: str = "en") -> str:
     meta, s = a["meta"], a["structure"]
     intraday = result.interval not in ("daily", "weekly", "monthly")
     label = display_name(result.symbol, result.name, lang)
-    out = [t["title"].format(label=label, tf=result.timeframe,
+    out = [t["title"].format(label=label, tf=localize(result.timeframe, lang, "ict_d_"),
                              horizon=localize(result.horizon, lang, "ict_h_")),
            t["span"].format(bars=result.bars, interval=word("ict_iv_", result.interval, lang),
                             last=_when(meta.get("last_closed_bar_time") or meta["end"],
@@ -236,7 +237,8 @@ def render(result: ICTResult, lang: str = "en") -> str:
     if ss.get("applicable"):
         bullets.append(t["session"].format(
             template=ss["template"], time=_when(ss.get("last_bar_time_ny"), True)[-5:],
-            zone=ss.get("current_kill_zone") or "–", fit=_w(t, ss["session_fit"])))
+            zone=localize(ss.get("current_kill_zone") or "–", lang, "ict_d_"),
+            fit=_w(t, ss["session_fit"])))
     out += [f"- {b}" for b in bullets]
     if result.stack is not None:
         out += ["", *_stack_lines(result.stack, t, lang)]

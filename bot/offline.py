@@ -25,7 +25,7 @@ from analyst.understanding import Understanding, understand, words_pattern
 from bot import format as fmt
 from bot import offline_data as od
 from bot.commands import help_text
-from bot.i18n import t
+from bot.i18n import localize, t
 from core import context
 from core.agent.turn import Turn
 from core.errors import BullpenError, UnknownSymbol
@@ -397,7 +397,7 @@ class _Step:
         """The failure in the reader's language where the words exist (an unknown symbol and
         its suggestions), else the tool's own text."""
         return fmt.tool_error(self.exc, lang) if isinstance(self.exc, UnknownSymbol) \
-            else self.error
+            else localize(self.error, lang)
 
 
 class OfflineAnalyst:
