@@ -6,47 +6,83 @@ words. Unknown result types fall back to a compact field listing.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import BaseModel
 
-from bot.i18n import t
+from bot.i18n import localize, source_label, t, word
+from core import numbers
 from core.errors import BullpenError, UnknownSymbol
+from tools.symbols.normalize import has_cjk
+from tools.symbols.sources import chinese_name
 
 
 def _num(v: float | None, digits: int = 2) -> str:
-    if v is None:
-        return "n/a"
-    if abs(v) >= 1000:
-        return f"{v:,.{digits}f}"
-    return f"{v:.{digits}f}" if abs(v) >= 1 or v == 0 else f"{v:.4f}"
+    return numbers.plain(v, places=digits)
 
 
 def _pct(v: float | None) -> str:
-    return "n/a" if v is None else f"{v:+.2f}%"
+    return numbers.pct(v)
 
 
-def _vol(v: int | None) -> str:
-    if v is None:
-        return "n/a"
-    for unit, size in (("B", 1e9), ("M", 1e6), ("K", 1e3)):
-        if v >= size:
-            return f"{v / size:.2f}{unit}"
-    return str(v)
+def _market(x: Any) -> str:
+    """The instrument's market ("cn", "us", ...): named by quotes, told by the currency or
+    an A-share code otherwise (an index is quoted in points, with no currency)."""
+    if market := getattr(x, "market", ""):
+        return str(market)
+    currency = getattr(x, "currency", "")
+    code = str(getattr(x, "symbol", "")).split(".")[0]
+    if currency == "CNY" or (not currency and len(code) == 6 and code.isdigit()):
+        return "cn"
+    return "us" if currency == "USD" else ""
+
+
+def _px(v: float | None, x: Any) -> str:
+    """A price of instrument `x` on its tick (¥0.61, not ¥0.6100)."""
+    return numbers.price(v, market=_market(x), symbol=str(getattr(x, "symbol", "")))
+
+
+def _vol(v: int | None, lang: str, x: Any) -> str:
+    """Shares for a stock; an index's or a coin's volume without a unit word (its source
+    names none)."""
+    stock = bool(getattr(x, "currency", "")) and _market(x) in ("cn", "us")
+    return numbers.volume(v, lang, unit=stock)
 
 
 def _cur(currency: str) -> str:
-    return {"USD": "$", "CNY": "¥", "HKD": "HK$"}.get(currency, "")
+    return numbers.currency_sign(currency)
+
+
+_LATIN_TAIL = re.compile(r"\s+[A-Za-z][\w&.()/ -]*$")
+
+
+def _zh_name(symbol: str, name: str) -> str:
+    """The name a Chinese reader knows: an A-share's own, the curated Chinese name of a US
+    stock, index or coin (英伟达, 标普500, 比特币), else none (the code says it)."""
+    if has_cjk(name):
+        return _LATIN_TAIL.sub("", name)  # 沪深300 CSI 300 index -> 沪深300
+    return chinese_name(symbol) or ""
+
+
+_NAMES = {"zh": _zh_name}
+
+
+def display_name(symbol: str, name: str, lang: str) -> str:
+    """"Name (CODE)" in the reader's language, or the code alone."""
+    name = _NAMES.get(lang, lambda _s, n: n)(symbol, name or "")
+    return f"{name} ({symbol})" if name else symbol
+
+
+def _name(x: Any, lang: str) -> str:
+    return display_name(str(x.symbol), getattr(x, "name", "") or "", lang)
 
 
 def _source(src: Any, lang: str) -> str:
     if src is None:
         return ""
-    label = src.label() if hasattr(src, "label") else str(src)
-    offline = getattr(src, "offline", False)
-    if lang == "zh":
-        return f"数据来源：{label}" + ("（离线快照）" if offline else "")
-    return f"Source: {label}" + (" (offline snapshot)" if offline else "")
+    key = "src_line_snapshot" if getattr(src, "offline", False) else "src_line"
+    return t(key, lang, label=source_label(src, lang))
 
 
 def no_symbol(lang: str) -> str:
@@ -82,27 +118,27 @@ def quote(q: Any, lang: str) -> str:
     if _is_fx(q.symbol):
         return _fx_quote(q, lang)
     c = _cur(getattr(q, "currency", ""))
-    name = f"{q.name} ({q.symbol})" if getattr(q, "name", "") else q.symbol
+    name = _name(q, lang)
     date = q.as_of.isoformat()
     up = (q.change or 0) >= 0
     if lang == "zh":
         move = "上涨" if up else "下跌"
-        lines = [f"**{name}** 在 {date} 收于 **{c}{_num(q.close)}**，较前一交易日{move} "
-                 f"{c}{_num(abs(q.change or 0))}（{_pct(q.change_pct)}）。",
-                 (f"52周区间：{c}{_num(q.low_52w)} – {c}{_num(q.high_52w)}；"
-                  if _has_range(q) else "") + f"成交量：{_vol(q.volume)}。"]
+        lines = [f"**{name}** 在 {date} 收于 **{c}{_px(q.close, q)}**，较前一交易日{move} "
+                 f"{c}{_px(abs(q.change or 0), q)}（{_pct(q.change_pct)}）。",
+                 (f"52周区间：{c}{_px(q.low_52w, q)} – {c}{_px(q.high_52w, q)}；"
+                  if _has_range(q) else "") + f"成交量：{_vol(q.volume, lang, q)}。"]
     else:
         move = "up" if up else "down"
-        lines = [f"**{name}** closed at **{c}{_num(q.close)}** on {date}, {move} "
-                 f"{c}{_num(abs(q.change or 0))} ({_pct(q.change_pct)}) from the previous close.",
-                 (f"52-week range: {c}{_num(q.low_52w)} – {c}{_num(q.high_52w)}; volume "
-                  if _has_range(q) else "Volume ") + f"{_vol(q.volume)}."]
+        lines = [f"**{name}** closed at **{c}{_px(q.close, q)}** on {date}, {move} "
+                 f"{c}{_px(abs(q.change or 0), q)} ({_pct(q.change_pct)}) from the previous close.",
+                 (f"52-week range: {c}{_px(q.low_52w, q)} – {c}{_px(q.high_52w, q)}; volume "
+                  if _has_range(q) else "Volume ") + f"{_vol(q.volume, lang, q)}."]
     lines.append(_source(getattr(q, "source", None), lang))
     return "\n".join(lines)
 
 
 def _fx_quote(q: Any, lang: str) -> str:
-    name = f"{q.name} ({q.symbol})" if getattr(q, "name", "") else q.symbol
+    name = _name(q, lang)
     date = q.as_of.isoformat()
     rate, change = _num(q.close, 4), _num(abs(q.change or 0), 4)
     up = (q.change or 0) >= 0
@@ -123,47 +159,55 @@ def quotes(ql: Any, lang: str) -> str:
             else "| Symbol | Name | Close | Change | Date |")
     rows = [head, "|---|---|---:|---:|---|"] if ql.quotes else []  # no empty table
     for q in ql.quotes:
-        rows.append(f"| {q.symbol} | {q.name} | {_cur(q.currency)}{_num(q.close)} | "
+        short = _NAMES.get(lang, lambda _s, n: n)(q.symbol, q.name or "")
+        rows.append(f"| {q.symbol} | {short} | {_cur(q.currency)}{_px(q.close, q)} | "
                     f"{_pct(q.change_pct)} | {q.as_of.isoformat()} |")
     out = "\n".join(rows)
     for e in ql.errors:
         out += f"\n{e.symbol}: {e.error}"
-    sources = {q.source.label() for q in ql.quotes}
+    sources = {source_label(q.source, lang) for q in ql.quotes}
     if sources:
-        out += "\n" + ("数据来源：" if lang == "zh" else "Sources: ") + "; ".join(sorted(sources))
+        out += "\n" + t("src_lines", lang, labels="; ".join(sorted(sources)))
     return out.lstrip("\n")
 
 
 def ohlcv(o: Any, lang: str, period: str | None) -> str:
-    name = f"{o.name} ({o.symbol})" if o.name else o.symbol
+    name = _name(o, lang)
     s = o.summary
     covered = getattr(o, "coverage", None)
     if s is None:
         return (t("period_none", lang, name=name, **_window(covered)) if covered is not None
                 else t("no_bars", lang, name=name))
     c = _cur(o.currency)
+    iv = word("interval_", o.interval, lang)
     if lang == "zh":
-        text = (f"**{name}** {s.first} 至 {s.last}（{o.total_bars} 根 {o.interval} K线）："
-                f"从 {c}{_num(s.open)} 到 {c}{_num(s.close)}，涨跌 {_pct(s.change_pct)}；"
-                f"最高 {c}{_num(s.high)}，最低 {c}{_num(s.low)}。")
+        text = (f"**{name}** {s.first} 至 {s.last}（{o.total_bars} 根{iv}K线）："
+                f"从 {c}{_px(s.open, o)} 到 {c}{_px(s.close, o)}，涨跌 {_pct(s.change_pct)}；"
+                f"最高 {c}{_px(s.high, o)}，最低 {c}{_px(s.low, o)}。")
     else:
         text = (f"**{name}** from {s.first} to {s.last} ({o.total_bars} {o.interval} bars): "
-                f"{c}{_num(s.open)} → {c}{_num(s.close)} ({_pct(s.change_pct)}); "
-                f"high {c}{_num(s.high)}, low {c}{_num(s.low)}.")
+                f"{c}{_px(s.open, o)} → {c}{_px(s.close, o)} ({_pct(s.change_pct)}); "
+                f"high {c}{_px(s.high, o)}, low {c}{_px(s.low, o)}.")
     cols = list(o.columns)
     keep = [i for i, col in enumerate(cols) if col in ("date", "time", "close", "volume",
                                                         "ma5", "ma20")]
     if keep and o.rows:
-        table = ["| " + " | ".join(cols[i] for i in keep) + " |",
+        table = ["| " + " | ".join(word("col_", cols[i], lang) for i in keep) + " |",
                  "|" + "---|" * len(keep)]
         for row in o.rows[-8:]:
-            table.append("| " + " | ".join(
-                str(row[i]) if not isinstance(row[i], float) else _num(row[i]) for i in keep)
-                + " |")
+            table.append("| " + " | ".join(_cell(cols[i], row[i], lang, o) for i in keep)
+                         + " |")
         text += "\n\n" + "\n".join(table)
     if covered is not None:  # the asked window reaches past the data: said (house rule 17)
         text += "\n\n" + t("period_partial", lang, name=name, **_window(covered))
     return text + "\n" + _source(o.source, lang)
+
+
+def _cell(col: str, v: Any, lang: str, o: Any) -> str:
+    """One cell of a bars table: prices on the tick, volumes in the language's units."""
+    if col == "volume" and isinstance(v, int | float):
+        return _vol(int(v), lang, o)
+    return _px(v, o) if isinstance(v, float) else str(v)
 
 
 def _window(c: Any) -> dict[str, str]:
@@ -173,15 +217,16 @@ def _window(c: Any) -> dict[str, str]:
 
 
 def indicators(r: Any, lang: str) -> str:
-    name = f"{r.name} ({r.symbol})" if r.name else r.symbol
-    head = (f"**{name}** 技术指标（{r.interval}，截至 {r.as_of}，收盘 {_num(r.close)}）："
-            if lang == "zh" else
-            f"**{name}** indicators ({r.interval}, as of {r.as_of}, close {_num(r.close)}):")
+    name = _name(r, lang)
+    head = t("indicators_head", lang, name=name, interval=word("interval_", r.interval, lang),
+             day=r.as_of, close=_px(r.close, r))
     lines = [head]
     for ind in r.indicators:
-        values = ", ".join(f"{k} {_num(v)}" for k, v in ind.latest.items())
-        sig = f" — {'; '.join(ind.signals)}" if ind.signals else ""
-        lines.append(f"- **{ind.name}**: {values}{sig}")
+        values = ", ".join(f"{word('ind_', k, lang)} {numbers.value(v, lang)}"
+                           for k, v in ind.latest.items())
+        signals = [localize(x, lang, "sig_") for x in ind.signals]
+        sig = f" — {'; '.join(signals)}" if signals else ""
+        lines.append(f"- **{localize(ind.name, lang, 'ind_name_')}**: {values}{sig}")
     lines.append(_source(r.source, lang))
     return "\n".join(lines)
 
@@ -189,23 +234,23 @@ def indicators(r: Any, lang: str) -> str:
 def chart(r: Any, lang: str) -> str:
     lines = []
     for s in r.series:
-        name = f"{s.name} ({s.symbol})" if s.name else s.symbol
+        name = _name(s, lang)
         if lang == "zh":
             lines.append(f"{name}：{s.first} 至 {s.last}，{s.bars} 根K线，"
-                         f"区间涨跌 {_pct(s.change_pct)}，最新 {_num(s.last_close)}。")
+                         f"区间涨跌 {_pct(s.change_pct)}，最新 {_px(s.last_close, s)}。")
         else:
             lines.append(f"{name}: {s.first} to {s.last}, {s.bars} bars, "
-                         f"{_pct(s.change_pct)} over the range, last {_num(s.last_close)}.")
+                         f"{_pct(s.change_pct)} over the range, last {_px(s.last_close, s)}.")
     head = "已生成图表（见图片）。" if lang == "zh" else "Chart attached."
     if note := getattr(r, "range_note", ""):  # a comparison cut to the dates all share
         lines.append(f"对比区间为所有标的共有的日期，截至 {r.series[0].last}。" if lang == "zh"
                      else note[0].upper() + note[1:] + ".")
     covered = getattr(r, "coverage", None)
     if covered is not None:
-        names = ", ".join(f"{s.name} ({s.symbol})" if s.name else s.symbol for s in r.series)
+        names = ", ".join(_name(s, lang) for s in r.series)
         lines.append(t("period_partial", lang, name=names, **_window(covered)))
-    sources = {s.source.label() for s in r.series}
-    tail = ("数据来源：" if lang == "zh" else "Source: ") + "; ".join(sorted(sources))
+    sources = {source_label(s.source, lang) for s in r.series}
+    tail = t("src_line", lang, label="; ".join(sorted(sources)))
     return "\n".join([head, *lines, tail])
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 STRINGS: dict[str, dict[str, str]] = {
@@ -256,6 +259,175 @@ STRINGS: dict[str, dict[str, str]] = {
                        "zh": "我没有在这句话里找到股票、指数、加密货币或外汇。试试"
                              "“浦发银行 最新收盘价”、“沪深300最近一个月”或“比特币价格”；"
                              "发“你好”查看离线数据范围，/help 查看命令。"},
+    # --- data sources: the English phrases the data layer writes, and what a Chinese reader
+    # reads instead (`localize`; longest first, {fields} match any text)
+    "src_as_of": {"en": " as of {day}", "zh": "，截至 {day}"},
+    "src_provider_snapshot": {"en": "snapshot", "zh": "快照"},
+    "src_label": {"en": "{provider} ({dataset}){when}", "zh": "{provider}（{dataset}）{when}"},
+    "phrase_one_day": {"en": "one day of {n} A-shares, unadjusted, CNY; the snapshot has no "
+                             "price history of {code}",
+                       "zh": "{n} 只A股的单日行情，不复权，人民币；快照没有 {code} 的历史行情"},
+    "phrase_joinquant_1d": {"en": "JoinQuant 1d bars", "zh": "聚宽日线"},
+    "phrase_joinquant_1h": {"en": "JoinQuant 1h bars", "zh": "聚宽小时线"},
+    "phrase_joinquant_5m": {"en": "JoinQuant 5m bars", "zh": "聚宽5分钟线"},
+    "phrase_joinquant_15m": {"en": "JoinQuant 15m bars", "zh": "聚宽15分钟线"},
+    "phrase_joinquant_30m": {"en": "JoinQuant 30m bars", "zh": "聚宽30分钟线"},
+    "phrase_forward_adjusted": {"en": "前复权 (forward-adjusted to {day})",
+                                "zh": "前复权（复权至 {day}）"},
+    "phrase_unadjusted_zh": {"en": "unadjusted (不复权)", "zh": "不复权"},
+    "phrase_unadjusted": {"en": "unadjusted", "zh": "不复权"},
+    "phrase_split_adjusted": {"en": "split-adjusted", "zh": "拆股复权"},
+    "phrase_hourly_session": {"en": "hourly (session hours, from 1-minute bars)",
+                              "zh": "小时线（交易时段，由1分钟线合成）"},
+    "phrase_hourly_ask": {"en": "hourly ask", "zh": "小时线卖出价"},
+    "phrase_close_only": {"en": "adjusted close only (open/high/low = close, no volume)",
+                          "zh": "仅复权收盘价（开盘、最高、最低价均为收盘价，无成交量）"},
+    "phrase_yahoo_15m": {"en": "Yahoo Finance 15-minute", "zh": "雅虎财经15分钟线"},
+    "phrase_yahoo_daily": {"en": "Yahoo Finance daily", "zh": "雅虎财经日线"},
+    "phrase_quandl": {"en": "Quandl WIKI prices", "zh": "Quandl WIKI 行情"},
+    "phrase_csi300_daily": {"en": "CSI 300 daily", "zh": "沪深300日线"},
+    "phrase_index_points": {"en": "index points", "zh": "指数点位"},
+    "phrase_one_minute": {"en": "1-minute", "zh": "1分钟线"},
+    "phrase_daily": {"en": "daily", "zh": "日线"},
+    "phrase_data_pack": {"en": "data pack", "zh": "数据包"},
+    "phrase_eastmoney_statements": {"en": "EastMoney statements", "zh": "东方财富财务报表"},
+    "phrase_statements_span": {"en": "statements {first}..{last}", "zh": "报表 {first} 至 {last}"},
+    "phrase_offline_historical": {"en": "offline snapshot: historical data, not live",
+                                  "zh": "离线快照：历史数据，非实时行情"},
+    # --- bars and indicators, as the offline analyst's tables and lists say them
+    "interval_1d": {"en": "1d", "zh": "日"},
+    "interval_1w": {"en": "1w", "zh": "周"},
+    "interval_1mo": {"en": "1mo", "zh": "月"},
+    "interval_1h": {"en": "1h", "zh": "60分钟"},
+    "interval_1m": {"en": "1m", "zh": "1分钟"},
+    "interval_5m": {"en": "5m", "zh": "5分钟"},
+    "interval_15m": {"en": "15m", "zh": "15分钟"},
+    "interval_30m": {"en": "30m", "zh": "30分钟"},
+    "col_date": {"en": "date", "zh": "日期"},
+    "col_time": {"en": "time", "zh": "时间"},
+    "col_close": {"en": "close", "zh": "收盘"},
+    "col_volume": {"en": "volume", "zh": "成交量"},
+    "col_ma5": {"en": "ma5", "zh": "MA5"},
+    "col_ma20": {"en": "ma20", "zh": "MA20"},
+    "ind_rsi": {"en": "rsi", "zh": "RSI"},
+    "ind_macd": {"en": "macd", "zh": "MACD"},
+    "ind_signal": {"en": "signal", "zh": "信号线"},
+    "ind_hist": {"en": "hist", "zh": "柱"},
+    "ind_lower": {"en": "lower", "zh": "下轨"},
+    "ind_middle": {"en": "middle", "zh": "中轨"},
+    "ind_upper": {"en": "upper", "zh": "上轨"},
+    "ind_percent_b": {"en": "percent_b", "zh": "%B"},
+    "ind_bandwidth_pct": {"en": "bandwidth_pct", "zh": "带宽%"},
+    "ind_k": {"en": "k", "zh": "K"},
+    "ind_d": {"en": "d", "zh": "D"},
+    "ind_j": {"en": "j", "zh": "J"},
+    "ind_atr": {"en": "atr", "zh": "ATR"},
+    "ind_atr_pct_of_close": {"en": "atr_pct_of_close", "zh": "ATR占收盘价%"},
+    "ind_obv": {"en": "obv", "zh": "OBV"},
+    "ind_name_bollinger": {"en": "Bollinger", "zh": "布林带"},
+    "ind_sma": {"en": "sma", "zh": "SMA"},
+    "ind_ema": {"en": "ema", "zh": "EMA"},
+    # --- the signals `tools.indicators` writes (`localize(..., prefix="sig_")`)
+    "sig_overbought_rsi": {"en": "overbought (>70)", "zh": "超买（>70）"},
+    "sig_oversold_rsi": {"en": "oversold (<30)", "zh": "超卖（<30）"},
+    "sig_macd_cross_up": {"en": "MACD crossed above signal in the last {n} bars",
+                          "zh": "MACD 在最近 {n} 根K线内上穿信号线"},
+    "sig_macd_cross_down": {"en": "MACD crossed below signal in the last {n} bars",
+                            "zh": "MACD 在最近 {n} 根K线内下穿信号线"},
+    "sig_macd_above": {"en": "MACD above zero", "zh": "MACD 位于零轴上方"},
+    "sig_macd_below": {"en": "MACD below zero", "zh": "MACD 位于零轴下方"},
+    "sig_close_above_band": {"en": "close above upper band", "zh": "收盘价高于上轨"},
+    "sig_close_below_band": {"en": "close below lower band", "zh": "收盘价低于下轨"},
+    "sig_kdj_golden": {"en": "K crossed above D in the last {n} bars (golden cross)",
+                       "zh": "K 在最近 {n} 根K线内上穿 D（金叉）"},
+    "sig_kdj_dead": {"en": "K crossed below D in the last {n} bars (dead cross)",
+                     "zh": "K 在最近 {n} 根K线内下穿 D（死叉）"},
+    "sig_j_overbought": {"en": "J above 100 (overbought)", "zh": "J 高于 100（超买）"},
+    "sig_j_oversold": {"en": "J below 0 (oversold)", "zh": "J 低于 0（超卖）"},
+    "sig_obv_rising": {"en": "OBV rising over 20 bars", "zh": "OBV 近 20 根K线上升"},
+    "sig_obv_falling": {"en": "OBV falling over 20 bars", "zh": "OBV 近 20 根K线下降"},
+    "sig_close_above_ma": {"en": "close above {ma}", "zh": "收盘价高于 {ma}"},
+    "sig_close_below_ma": {"en": "close below {ma}", "zh": "收盘价低于 {ma}"},
+    # --- the offline analyst's own words around the tools' results
+    "src_line": {"en": "Source: {label}", "zh": "数据来源：{label}"},
+    "src_line_snapshot": {"en": "Source: {label} (offline snapshot)",
+                          "zh": "数据来源：{label}（离线快照）"},
+    "src_lines": {"en": "Sources: {labels}", "zh": "数据来源：{labels}"},
+    "bars_of": {"en": "{n} {interval} bars", "zh": "{n} 根{interval}K线"},
+    "indicators_head": {"en": "**{name}** indicators ({interval}, as of {day}, close {close}):",
+                        "zh": "**{name}** 技术指标（{interval}线，截至 {day}，收盘 {close}）："},
+    "list_sep": {"en": ", ", "zh": "、"},
+    # --- ICT horizons and intervals (`ict.timeframes`), as `localize(..., "ict_")` says them
+    "ict_h_scalp": {"en": "scalp (≈1 hour)", "zh": "超短线（约1小时）"},
+    "ict_h_session": {"en": "session (≈6 hours)", "zh": "日内时段（约6小时）"},
+    "ict_h_intraday": {"en": "intraday (≈3 days)", "zh": "日内（约3天）"},
+    "ict_h_short": {"en": "short swing (≈14 days)", "zh": "短波段（约14天）"},
+    "ict_h_medium": {"en": "medium swing (≈30 days)", "zh": "中波段（约30天）"},
+    "ict_h_daily": {"en": "daily (≈1 year)", "zh": "日线（约1年）"},
+    "ict_h_weekly": {"en": "weekly (≈3 months)", "zh": "周线（约3个月）"},
+    "ict_h_monthly": {"en": "monthly (≈6 months)", "zh": "月线（约6个月）"},
+    "ict_iv_daily": {"en": "daily", "zh": "日"},
+    "ict_iv_weekly": {"en": "weekly", "zh": "周"},
+    "ict_iv_monthly": {"en": "monthly", "zh": "月"},
+    "ict_iv_60min": {"en": "60min", "zh": "60分钟"},
+    "ict_iv_15min": {"en": "15min", "zh": "15分钟"},
+    "ict_iv_5min": {"en": "5min", "zh": "5分钟"},
+    "ict_iv_1min": {"en": "1min", "zh": "1分钟"},
+    "ict_iv_4h": {"en": "4h", "zh": "4小时"},
+    # --- more of the data layer's phrases (sources' notes, the snapshot's errors)
+    "phrase_em_holders": {"en": "EastMoney top-10 holders", "zh": "东方财富十大股东"},
+    "phrase_em_dividends": {"en": "EastMoney dividends", "zh": "东方财富分红"},
+    "phrase_no_report": {"en": "the offline data has no {period} report; this is the newest it "
+                               "holds",
+                         "zh": "离线数据没有 {period} 的报告，这是其中最新的一期"},
+    "phrase_connect_totals": {"en": "JoinQuant Stock Connect daily totals",
+                              "zh": "聚宽沪深港通每日合计"},
+    "phrase_connect_flows": {"en": "daily flows {first}..{last}",
+                             "zh": "每日资金 {first} 至 {last}"},
+    "phrase_no_holdings": {"en": "top holdings are not in the offline data",
+                           "zh": "离线数据没有持股明细"},
+    "phrase_no_data_for": {"en": "snapshot: the offline snapshot has no data for {code} {name}",
+                           "zh": "离线快照没有 {code} {name} 的历史行情"},
+    "phrase_one_day_only": {"en": ", only the one day {day} (close {close} CNY)",
+                            "zh": "，只有 {day} 一天的行情（收盘 {close} 元）"},
+    "phrase_it_holds": {"en": "; it holds", "zh": "；离线快照有："},
+    "phrase_pack_missing": {"en": "data pack '{name}' is not installed (run `bullpen data "
+                                  "install`)",
+                            "zh": "数据包 '{name}' 未安装（请运行 `bullpen data install`）"},
+    "phrase_looked_in": {"en": "; looked in {path}", "zh": "；查找位置：{path}"},
+    "phrase_snapshot_says": {"en": "snapshot: ", "zh": "离线快照："},
+    # --- the words of `ict`'s checklist details and sessions (`localize(..., "ict_d_")`)
+    "ict_d_premium_at": {"en": "premium ({p}% of the range)", "zh": "溢价区（区间的 {p}%）"},
+    "ict_d_discount_at": {"en": "discount ({p}% of the range)", "zh": "折价区（区间的 {p}%）"},
+    "ict_d_equilibrium_at": {"en": "equilibrium ({p}% of the range)",
+                             "zh": "均衡区（区间的 {p}%）"},
+    "ict_d_bullish": {"en": "bullish", "zh": "看涨"},
+    "ict_d_bearish": {"en": "bearish", "zh": "看跌"},
+    "ict_d_neutral": {"en": "neutral", "zh": "中性"},
+    "ict_d_draw": {"en": "draw", "zh": "目标"},
+    "ict_d_from": {"en": "from", "zh": "来自"},
+    "ict_d_up": {"en": "up", "zh": "向上"},
+    "ict_d_down": {"en": "down", "zh": "向下"},
+    "ict_d_premium": {"en": "premium", "zh": "溢价区"},
+    "ict_d_discount": {"en": "discount", "zh": "折价区"},
+    "ict_d_equilibrium": {"en": "equilibrium", "zh": "均衡区"},
+    "ict_d_order_block": {"en": "order_block", "zh": "订单块"},
+    "ict_d_fvg": {"en": "fvg", "zh": "FVG"},
+    "ict_d_confirmed": {"en": "confirmed", "zh": "已确认"},
+    "ict_d_not_confirmed": {"en": "not confirmed", "zh": "未确认"},
+    "ict_d_no_zone": {"en": "no aligned zone", "zh": "没有一致的区域"},
+    "ict_d_no_kill_zone": {"en": "no kill zone", "zh": "不在杀伤时段"},
+    "ict_d_no_5m": {"en": "no 5m analysis", "zh": "没有5分钟分析"},
+    "ict_d_london": {"en": "london", "zh": "伦敦"},
+    "ict_d_ny_am": {"en": "ny_am", "zh": "纽约上午"},
+    "ict_d_ny_pm": {"en": "ny_pm", "zh": "纽约下午"},
+    "ict_d_asia": {"en": "asia", "zh": "亚洲"},
+    "ict_d_acceptable": {"en": "acceptable", "zh": "可接受"},
+    "ict_d_preferred": {"en": "preferred", "zh": "首选"},
+    "ict_d_off": {"en": "off", "zh": "不在时段内"},
+    "ict_d_15m": {"en": "15m", "zh": "15分钟"},
+    "ict_d_5m": {"en": "5m", "zh": "5分钟"},
+    "ict_d_1m": {"en": "1m", "zh": "1分钟"},
 }
 
 
@@ -263,6 +435,66 @@ def t(key: str, lang: str = "en", **kwargs: Any) -> str:
     table = STRINGS[key]
     template = table.get(lang) or table["en"]
     return template.format(**kwargs) if kwargs else template
+
+
+def has(key: str) -> bool:
+    return key in STRINGS
+
+
+def word(prefix: str, name: str, lang: str) -> str:
+    """`name` said in `lang` through the catalogue key `prefix + name`; `name` itself when the
+    catalogue has no such key (a field or interval it does not know yet)."""
+    key = prefix + name
+    return t(key, lang) if key in STRINGS else name
+
+
+def _pattern(template: str) -> re.Pattern[str]:
+    """An English template as a pattern: each {field} matches the shortest text (or, at the
+    template's end, the text up to the next separator)."""
+    parts = re.split(r"\{(\w+)\}", template)
+    last = len(parts) - 2 if template.endswith("}") else -1
+    out = "".join(re.escape(p) if i % 2 == 0 else
+                  (rf"(?P<{p}>[^,;)\s]+)" if i == last else rf"(?P<{p}>[^;()\s]+?)")
+                  for i, p in enumerate(parts))
+    # a phrase that starts or ends in a Latin letter is a whole word ("up" is not in "upper")
+    head = r"(?<![A-Za-z0-9_])" if template[:1].isalnum() and template.isascii() else ""
+    tail = r"(?![A-Za-z_])" if template[-1:].isalpha() and template.isascii() else ""
+    return re.compile(head + out + tail)
+
+
+@lru_cache(maxsize=8)
+def _phrases(prefix: str) -> tuple[tuple[re.Pattern[str], str], ...]:
+    keys = sorted((k for k in STRINGS if k.startswith(prefix)),
+                  key=lambda k: -len(STRINGS[k]["en"]))
+    return tuple((_pattern(STRINGS[k]["en"]), STRINGS[k]["zh"]) for k in keys)
+
+
+def _filler(template: str) -> Callable[[re.Match[str]], str]:
+    def fill(m: re.Match[str]) -> str:
+        return template.format(**m.groupdict())
+    return fill
+
+
+def localize(text: str, lang: str, prefix: str = "phrase_") -> str:
+    """English phrases the tools and the data layer write (for the model and the logs), said
+    in `lang`: every catalogue key under `prefix` whose English is found in `text` is
+    replaced by its Chinese, longest first, then the list punctuation is made Chinese."""
+    if lang != "zh" or not text:
+        return text
+    for pattern, zh in _phrases(prefix):
+        text = pattern.sub(_filler(zh), text)
+    return text.replace(", ", "，").replace("; ", "；")
+
+
+def source_label(src: Any, lang: str) -> str:
+    """A tool result's `DataSource` in `lang`: its provider, what was read and its date."""
+    if not hasattr(src, "provider"):
+        return str(src)
+    when = t("src_as_of", lang, day=src.as_of.isoformat()) if src.as_of else ""
+    provider = word("src_provider_", src.provider, lang)
+    if not src.dataset:
+        return provider + when
+    return t("src_label", lang, provider=provider, dataset=localize(src.dataset, lang), when=when)
 
 
 def detect_lang(text: str) -> str:

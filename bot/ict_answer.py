@@ -8,6 +8,9 @@ from typing import Any, Final
 
 import pandas as pd
 
+from bot.format import display_name
+from bot.i18n import localize, source_label, word
+from bot.i18n import t as catalogue
 from core import context
 from core.types import OutgoingFile
 from tools.ict_tool import ICTResult, ICTStack, PlanOut, ict_analyze, ict_interval
@@ -51,7 +54,7 @@ _T: Final[dict[str, dict[str, str]]] = {
     },
     "zh": {
         "title": "**ICT 分析 · {label} · {tf}** · {horizon}",
-        "span": "{bars} 根 {interval} K线，最后收盘K线 {last}；最新收盘价 {close}",
+        "span": "{bars} 根{interval}K线，最后收盘K线 {last}；最新收盘价 {close}",
         "structure": "**市场结构：**{bias}",
         "event": "最近一次 {kind} {direction}，突破 {level}，时间 {time}",
         "displaced": "（位移 {x} 倍）",
@@ -178,10 +181,12 @@ def _stack_lines(stack: ICTStack, t: dict[str, str], lang: str) -> list[str]:
                                status=status)]
     for item in stack.detail.get("checklist") or []:
         label = _CHECKLIST_ZH.get(item["key"], item["label"]) if lang == "zh" else item["label"]
-        lines.append(f"  - {'✅' if item['passed'] else '❌'} {label} – {item['detail']}")
+        detail = localize(str(item["detail"]), lang, "ict_d_")
+        lines.append(f"  - {'✅' if item['passed'] else '❌'} {label} – {detail}")
     missing = [tf.interval for tf in stack.timeframes if not tf.available]
     if missing:
-        lines.append("  " + t["no_data"].format(tfs=", ".join(missing)))
+        tfs = catalogue("list_sep", lang).join(word("ict_iv_", m, lang) for m in missing)
+        lines.append("  " + t["no_data"].format(tfs=tfs))
     return lines
 
 
@@ -191,9 +196,10 @@ def render(result: ICTResult, lang: str = "en") -> str:
     a = result.analysis
     meta, s = a["meta"], a["structure"]
     intraday = result.interval not in ("daily", "weekly", "monthly")
-    label = f"{result.name} ({result.symbol})" if result.name else result.symbol
-    out = [t["title"].format(label=label, tf=result.timeframe, horizon=result.horizon),
-           t["span"].format(bars=result.bars, interval=result.interval,
+    label = display_name(result.symbol, result.name, lang)
+    out = [t["title"].format(label=label, tf=localize(result.timeframe, lang, "ict_d_"),
+                             horizon=localize(result.horizon, lang, "ict_h_")),
+           t["span"].format(bars=result.bars, interval=word("ict_iv_", result.interval, lang),
                             last=_when(meta.get("last_closed_bar_time") or meta["end"],
                                        intraday),
                             close=f"{_p(result.last_close)} {result.currency}".strip()),
@@ -231,7 +237,8 @@ def render(result: ICTResult, lang: str = "en") -> str:
     if ss.get("applicable"):
         bullets.append(t["session"].format(
             template=ss["template"], time=_when(ss.get("last_bar_time_ny"), True)[-5:],
-            zone=ss.get("current_kill_zone") or "–", fit=_w(t, ss["session_fit"])))
+            zone=localize(ss.get("current_kill_zone") or "–", lang, "ict_d_"),
+            fit=_w(t, ss["session_fit"])))
     out += [f"- {b}" for b in bullets]
     if result.stack is not None:
         out += ["", *_stack_lines(result.stack, t, lang)]
@@ -250,7 +257,8 @@ def render(result: ICTResult, lang: str = "en") -> str:
         out.append(t["notes"].format(notes="; ".join(result.notes)))
     src = result.source
     date = src.as_of.isoformat() if src.as_of else "n/a"
-    out.append(f"_{src.label()}{' · ' + src.note if src.note else ''}_")
+    note = f" · {localize(src.note, lang)}" if src.note else ""
+    out.append(f"_{source_label(src, lang)}{note}_")
     out.append(t["footer"].format(date=date))
     return "\n".join(out)
 

@@ -25,7 +25,7 @@ from analyst.understanding import Understanding, understand, words_pattern
 from bot import format as fmt
 from bot import offline_data as od
 from bot.commands import help_text
-from bot.i18n import t
+from bot.i18n import localize, t
 from core import context
 from core.agent.turn import Turn
 from core.errors import BullpenError, UnknownSymbol
@@ -159,7 +159,9 @@ def coverage_text(lang: str) -> str:
             closes.setdefault(parts, []).append(symbol)
             continue
         code = snapshot.display_code(symbol)
-        by_market.setdefault(series.market, []).append(f"- {code} ({name}): {parts}")
+        label = fmt.display_name(code, name, lang).removesuffix(f" ({code})")
+        by_market.setdefault(series.market, []).append(
+            f"- {code} ({label}): {parts}" if label != code else f"- {code}: {parts}")
     for parts, syms in closes.items():
         what = "仅复权收盘价" if zh else "adjusted closes only"
         by_market["us"].append(f"- {', '.join(syms)} ({what}): {parts}")
@@ -333,14 +335,14 @@ def _has_statements(symbol: str) -> bool:
     return sym.market == "cn" and sym.kind == "stock" and zvt_provider.covered(sym.code)
 
 
-def _display_name(symbol: str) -> str:
+def _display_name(symbol: str, lang: str = "en") -> str:
     from tools.symbol_lookup import resolve_symbol
 
     try:
         sym = resolve_symbol(symbol)
     except BullpenError:
         return symbol
-    return f"{sym.name} ({sym.code})" if sym.name else sym.code
+    return fmt.display_name(sym.code, sym.name, lang)
 
 
 def _data_offline() -> bool:
@@ -389,6 +391,13 @@ class _Step:
     result: BaseModel | None = None
     error: str = ""
     files: list[OutgoingFile] = field(default_factory=list)
+    exc: BullpenError | None = None
+
+    def message(self, lang: str) -> str:
+        """The failure in the reader's language where the words exist (an unknown symbol and
+        its suggestions), else the tool's own text."""
+        return fmt.tool_error(self.exc, lang) if isinstance(self.exc, UnknownSymbol) \
+            else localize(self.error, lang)
 
 
 class OfflineAnalyst:
@@ -424,7 +433,7 @@ class OfflineAnalyst:
             async for event in self._run_steps([step]):
                 yield event
             parts.append(od.northbound_answer(step.result, lang) if step.result is not None
-                         else f"⚠️ {step.error}")
+                         else f"⚠️ {step.message(lang)}")
             async for event in self._finish(turn, parts):
                 yield event
             return
@@ -451,8 +460,9 @@ class OfflineAnalyst:
                 return
         if intent in ("prediction", "advice", "sector"):
             if intent == "prediction":
-                names = "、".join(i.name or i.symbol for i in u.instruments) if lang == "zh" \
-                    else ", ".join(i.name or i.symbol for i in u.instruments)
+                names = t("list_sep", lang).join(
+                    fmt.display_name(i.symbol, i.name, lang).removesuffix(f" ({i.symbol})")
+                    for i in u.instruments)
                 parts.append(t("no_prediction", lang, what=names or t("what_market", lang)))
             elif intent == "sector":
                 parts.append(t("sector_offline", lang))
@@ -468,7 +478,7 @@ class OfflineAnalyst:
             async for event in self._run_steps(steps):
                 yield event
             parts.append(t("market_head", lang))
-            parts.extend(fmt.render_step(s.tool, s.result, s.error, lang)
+            parts.extend(fmt.render_step(s.tool, s.result, s.message(lang), lang)
                          for s in steps if s.result is not None or s.error)
             parts.extend(self._stale(steps, None, lang))
             async for event in self._finish(turn, parts):
@@ -511,7 +521,7 @@ class OfflineAnalyst:
                     yield event
                 parts.append(od.financials_answer(
                     step.result, text, lang, valuation=_VALUATION_ONLY.search(text.lower())
-                    is not None) if step.result is not None else f"⚠️ {step.error}")
+                    is not None) if step.result is not None else f"⚠️ {step.message(lang)}")
                 if intent == "valuation":
                     async for event in self._finish(turn, parts):
                         yield event
@@ -553,7 +563,8 @@ class OfflineAnalyst:
             steps = self._plan(intent, symbols, period)
             async for event in self._run_steps(steps):
                 yield event
-            parts.extend(fmt.render_step(s.tool, s.result, s.error, lang, period=period)
+            parts.extend(fmt.render_step(s.tool, s.result, s.message(lang), lang,
+                                         period=period)
                          for s in steps if s.result is not None or s.error)
             parts.extend(self._stale(steps, asked_period, lang))
         async for event in self._finish(turn, parts):
@@ -572,13 +583,13 @@ class OfflineAnalyst:
                       list(getattr(result, "quotes", []) or []) if step.tool == "get_quotes"
                       else [])
             for q in quotes:
-                name = f"{q.name} ({q.symbol})" if q.name else q.symbol
-                lines.append(od.stale_line(name, q.as_of, today, lang))
+                lines.append(od.stale_line(fmt.display_name(q.symbol, q.name, lang), q.as_of,
+                                           today, lang))
             summary = getattr(result, "summary", None)
             if step.tool == "get_ohlcv" and summary is not None and (
                     period is None or not period.absolute):
-                name = f"{result.name} ({result.symbol})" if getattr(result, "name", "") \
-                    else str(getattr(result, "symbol", ""))
+                name = fmt.display_name(str(getattr(result, "symbol", "")),
+                                        getattr(result, "name", "") or "", lang)
                 lines.append(od.stale_line(name, date.fromisoformat(summary.last[:10]), today,
                                            lang, period=True))
         said = "\n".join(dict.fromkeys(x for x in lines if x))
@@ -601,7 +612,7 @@ class OfflineAnalyst:
         async for event in self._run_steps([quote]):
             yield event
         q: Any = quote.result
-        name = (f"{q.name} ({q.symbol})" if getattr(q, "name", "") else symbol) if q else symbol
+        name = fmt.display_name(q.symbol, q.name, lang) if q else symbol
         if kind != "stock":
             why = t("why_not_stock", lang)
         elif market == "us":
@@ -647,9 +658,9 @@ class OfflineAnalyst:
         async for event in self._run_steps([step]):
             yield event
         if step.result is None:
-            parts.append(f"⚠️ {step.error}")
+            parts.append(f"⚠️ {step.message(lang)}")
             return
-        name = await asyncio.to_thread(_display_name, symbol)
+        name = await asyncio.to_thread(_display_name, symbol, lang)
         parts.append(od.dividends_answer(step.result, name, lang) if intent == "dividends"
                      else od.shareholders_answer(step.result, name, lang))
 
@@ -727,10 +738,8 @@ class OfflineAnalyst:
             args = spec.validate(step.args)
             step.result = await spec.func(**{k: getattr(args, k)
                                              for k in type(args).model_fields})
-        except UnknownSymbol as exc:
-            step.error = str(exc)
         except BullpenError as exc:
-            step.error = str(exc)
+            step.error, step.exc = str(exc), exc
         finally:
             context.reset(token)
 

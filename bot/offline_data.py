@@ -12,6 +12,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from bot.i18n import localize, source_label
+from core import numbers
+
 # --- what the question asks for --------------------------------------------------------------
 
 _YEAR = re.compile(r"(?<!\d)((?:19|20)\d{2})(?:\s*年|\s*fy|\b)", re.I)
@@ -81,19 +84,17 @@ _LINES_EN = {"revenue": "revenue", "net_profit": "net profit attributable to the
 
 def _fmt(value: float | None, unit: str, lang: str) -> str:
     if value is None:
-        return "n/a"
+        return numbers.na(lang)
     if unit == "亿元":
-        if lang == "zh":
-            return f"{value:,.2f} 亿元"
-        return f"CNY {value / 10:,.2f} bn ({value:,.2f}亿)"
+        return numbers.amount_yi(value, lang)
     if unit == "%":
-        return f"{value:.2f}%"
+        return numbers.pct(value, signed=False)
     return f"{value:.2f} {'元' if lang == 'zh' else 'CNY'}" if unit == "元" else f"{value:g}"
 
 
 def _source_line(src: Any, lang: str) -> str:
-    label = src.label() if hasattr(src, "label") else str(src)
-    note = f"; {src.note}" if getattr(src, "note", "") else ""
+    label = source_label(src, lang)
+    note = f"; {localize(src.note, lang)}" if getattr(src, "note", "") else ""
     return (f"数据来源：{label}{note}（离线数据）" if lang == "zh"
             else f"Source: {label}{note} (offline data)")
 
@@ -161,7 +162,8 @@ def _dcf_inputs(fin: Any, annual: list[Any], lang: str) -> str:
 def shareholders_answer(result: Any, name: str, lang: str) -> str:
     title = (f"**{name}** 前十大股东（{result.period.isoformat()}）：" if lang == "zh" else
              f"**{name}** top ten shareholders ({result.period.isoformat()}):")
-    rows = [f"{h.rank}. {h.name} — {h.shares_wan:,.0f}万股, {h.pct:.2f}%"
+    rows = [f"{h.rank}. {h.name} — {numbers.volume(h.shares_wan * numbers.WAN, lang)}, "
+            f"{numbers.pct(h.pct, signed=False)}"
             + (f" ({h.change})" if h.change else "")
             for h in result.holders if h.shares_wan is not None and h.pct is not None]
     return "\n".join([*_note_first(result.source, lang), title, *rows,
@@ -380,8 +382,8 @@ def multiples_answer(m: Any, metrics: tuple[str, ...], lang: str) -> str:
     if m.last_price_date > m.price_date:
         out.append(t("multiples_later", lang, last=m.last_price_date.isoformat(),
                      period=m.ttm_period, date=m.price_date.isoformat()))
-    out.append(t("multiples_source", lang, prices=m.price_source.label(),
-                 statements=m.statements_source.label()))
+    out.append(t("multiples_source", lang, prices=source_label(m.price_source, lang),
+                 statements=source_label(m.statements_source, lang)))
     return "\n".join(out)
 
 

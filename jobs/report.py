@@ -23,6 +23,7 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 import ict
+from core import numbers
 from core.errors import BullpenError, DataUnavailable, InvalidArguments, LLMError, UnknownSymbol
 from core.ports import LLMProvider
 from core.types import ChatMessage, OutgoingFile
@@ -588,7 +589,7 @@ def _money(value: float | None, currency: str, lg: Lang, *, like: float | None =
 
 
 def _pct(value: float | None, na: str = "n/a") -> str:
-    return na if value is None else f"{value:+.2f}%"
+    return na if value is None else numbers.pct(value)
 
 
 def error_line(query: str, exc: BullpenError, lang: str = "en") -> str:

@@ -18,25 +18,11 @@ import re
 from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_UP, Decimal
 from typing import Literal
 
+from core.numbers import tick_size, tick_text
 from ict import TradePlan
 
 Way = Literal["nearest", "up", "down"]
 _ROUNDING = {"nearest": ROUND_HALF_UP, "up": ROUND_CEILING, "down": ROUND_FLOOR}
-
-
-def tick_size(market: str, kind: str, price: float) -> float | None:
-    """The price step of an instrument, or None where no single one applies (crypto and FX
-    quote in steps their venues set; Hong Kong's step depends on a price table not kept here).
-
-    - A-shares (SH/SZ/BJ stocks) 0.01 CNY; A-share funds (ETFs, LOFs) 0.001 CNY; indexes are
-      published to 0.01 points.
-    - US stocks and ETFs 0.01 USD at or above $1, 0.0001 below (Reg NMS rule 612).
-    """
-    if market == "cn":
-        return 0.001 if kind == "fund" else 0.01
-    if market == "us":
-        return 0.01 if not math.isfinite(price) or abs(price) >= 1.0 else 0.0001
-    return None
 
 
 def on_tick(price: float, tick: float | None, way: Way = "nearest") -> float:
@@ -50,14 +36,6 @@ def on_tick(price: float, tick: float | None, way: Way = "nearest") -> float:
     steps = (Decimal(str(round(price, 9))) / step).quantize(Decimal(1),
                                                              rounding=_ROUNDING[way])
     return float(steps * step)
-
-
-def tick_text(price: float, tick: float | None) -> str:
-    """A price with the tick's decimals (10.50 on a 0.01 tick, not 10.5); `:g` without one."""
-    if tick is None or not math.isfinite(price):
-        return f"{price:g}"
-    places = max(0, -Decimal(str(tick)).normalize().as_tuple().exponent)  # type: ignore[operator]
-    return f"{price:,.{places}f}"
 
 
 _DECIMAL = re.compile(r"(?<![\d.])\d+\.\d+(?![\d.])")

@@ -64,8 +64,10 @@ def handler(args: argparse.Namespace) -> int:
 
 def _progress(row: Row) -> None:
     mark = "ok " if row.correct else "MISS"
+    english = f" english={','.join(row.english[:5])}" if row.english else ""
     print(f"{mark} {row.id:<16} {row.wall_s:6.1f}s tools={row.tool_calls} "
-          f"unsupported={len(row.unsupported)} {row.error[:80]}", file=sys.stderr, flush=True)
+          f"unsupported={len(row.unsupported)}{english} {row.error[:80]}", file=sys.stderr,
+          flush=True)
 
 
 async def _run(args: argparse.Namespace) -> int:

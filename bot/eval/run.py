@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from bot.eval.questions import Expected, Question
-from bot.eval.score import Row, has_date, has_figure, markup_leaked
+from bot.eval.score import Row, english_words, has_date, has_figure, markup_leaked
 from core.agent.grounding import unsupported_figures
 from core.agent.turn import Turn
 from core.errors import BullpenError
@@ -124,6 +124,8 @@ async def ask(q: Question, make_mode: ModeFactory, registry: ToolRegistry,
     row.completion_tokens = sum(u.completion_tokens for u in recorder.usages)
     row.answer = answer[:600]
     row.markup_leak = markup_leaked(answer)
+    if q.lang == "zh":  # the whole answer, not the stored 600 characters
+        row.english = english_words(answer)
     tool_texts = tool_log.texts + [m.content for m in recorder.messages if m.role == "tool"]
     row.unsupported = unsupported_figures(answer, tool_texts, also=[q.text])
     row.labelled = bool(row.error) or any(w in row.label for w in UNVERIFIED_WORDS)

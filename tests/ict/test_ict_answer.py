@@ -32,8 +32,8 @@ async def test_daily_answer_with_a_plan() -> None:
 
 async def test_chinese_answer_with_the_stack() -> None:
     text, files = await ict_answer("EURUSD", "1h", False, lang="zh")
-    assert text.startswith("**ICT 分析 · Euro / US dollar (ask) (EURUSD) · 1H**")
-    assert "**多周期偏向：**" in text and "未计入评级" in text and "15min, 5min, 1min" in text
+    assert text.startswith("**ICT 分析 · 欧元兑美元 (EURUSD) · 1H** · 短波段（约14天）")
+    assert "**多周期偏向：**" in text and "未计入评级" in text and "15分钟、5分钟、1分钟" in text
     assert "数据截至 2017-12-29" in text and "不构成投资建议" in text
     assert "交易计划" not in text and len(files) == 1
 

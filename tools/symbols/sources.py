@@ -60,6 +60,31 @@ def curated() -> dict[str, Any]:
     return data
 
 
+@lru_cache(maxsize=1)
+def _chinese_names() -> dict[str, str]:
+    """code -> the first Chinese name the curated file gives (US stocks' aliases, indexes,
+    crypto and FX instruments)."""
+    data = curated()
+    out: dict[str, str] = {}
+    for market in ("us", "cn"):
+        for code, entry in data.get(market, {}).items():
+            zh = [a for a in entry.get("aliases", []) if has_cjk(a)]
+            if zh:
+                out.setdefault(code, zh[0])
+    for inst in data.get("instruments", []):
+        names = [inst.get("name", ""), *inst.get("names", [])]
+        zh = [n for n in names if n and has_cjk(n)]
+        if zh:
+            out.setdefault(inst["code"], zh[0])
+    return out
+
+
+def chinese_name(code: str) -> str | None:
+    """The name a Chinese reader knows an instrument by (英伟达 for NVDA, 标普500 for ^GSPC,
+    比特币 for BTC-USD), or None when the curated file has none."""
+    return _chinese_names().get(code)
+
+
 def expand_aliases(aliases: Iterable[str], name: str = "") -> list[str]:
     """Aliases plus, for Chinese ones, their traditional form and full pinyin (spaced).
 
