@@ -27,19 +27,12 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
-import pytest
 from aiohttp import web
 
 from tests.bot.test_serve_crash import HOLD_LIMIT_S, WORKING, KillingTelegram, _llm_env
 from tests.bot.test_serve_db_outage import _postmaster_pid, _running, _socket_dir, _stop_server
 from tests.bot.test_serve_faults import Processes, until
 from tests.fakes.openai_server import FakeOpenAI, Turn
-
-# Not in `make test`: on a quiet fresh clone the fixed seed stalled once (a kill put off for
-# good: a request the killed process had already sent reached the fake after it was reaped and
-# left a placeholder nobody recorded); `make test-kill-load` runs it until that is fixed.
-pytestmark = pytest.mark.skipif(os.environ.get("BULLPEN_TEST_KILL_LOAD") != "1",
-                                reason="the kill-under-load suite runs under make test-kill-load")
 
 SEED = int(os.environ.get("BULLPEN_KILL_SEED", "28"))
 ANYWHERE = os.environ.get("BULLPEN_KILL_ANYWHERE") == "1"
