@@ -22,6 +22,8 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import shutil
+import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -85,7 +87,11 @@ async def test_kill_9_of_serve_and_of_its_postgres_under_load_loses_no_answer(
         tmp_path: Path) -> None:
     """serve on its embedded Postgres (one data directory across restarts): the postmaster is
     killed in the middle, between two kills of serve."""
-    data_dir = tmp_path / "data"
+    # Not under tmp_path: run as root, the server runs as another OS user (embedded_postgres)
+    # that must pass through every parent directory, and every pytest that starts on this
+    # machine makes /tmp/pytest-of-root private again (0700): the server then could not read
+    # its own pg_hba.conf and serve stopped at its start (seen with other sessions' pytest)
+    data_dir = Path(tempfile.mkdtemp(prefix="bullpen-kill-load-")) / "data"
     pgdata = data_dir / "pgdata"
 
     async def fetch(sql: str) -> list[dict[str, Any]]:
@@ -101,6 +107,7 @@ async def test_kill_9_of_serve_and_of_its_postgres_under_load_loses_no_answer(
                        env={"BULLPEN_DATA_DIR": str(data_dir)}, pgdata=pgdata)
     finally:
         _stop_server(pgdata)
+        shutil.rmtree(data_dir.parent, ignore_errors=True)
 
 
 async def campaign(dsn: str, tmp_path: Path, fetch: Fetch, kills: list[str], *,
