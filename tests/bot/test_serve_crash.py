@@ -18,14 +18,19 @@ is left saying it is working.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
+import time
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
+from weakref import WeakKeyDictionary
 
 import psutil
 import pytest
+from aiohttp import web
 
 from tests.bot.test_serve_faults import Processes, RefusingTelegram, Serve, until
 from tests.fakes.discord_server import FakeDiscord
@@ -44,6 +49,12 @@ LAST_WORDS = "check the levels again after the close."
 WORKING = "⏳"
 
 
+# the connection the request being handled came on (set by `KillingTelegram._api`)
+_CONNECTION: ContextVar[asyncio.BaseTransport | None] = ContextVar("_CONNECTION", default=None)
+# a kill put off this long in a row fails the test, saying what it waited for (never a hang)
+HOLD_LIMIT_S = 90.0
+
+
 class _Killer:
     """Arms a fake to SIGKILL a serve process at one send or edit: before the platform applies
     it (`after=False`) or after (`after=True`, the reply never reaches the process)."""
@@ -52,37 +63,93 @@ class _Killer:
         self.victim: int | None = None
         self.when: Callable[[str, str], bool] | None = None
         self.after = False
-        self.unless: Callable[[], Awaitable[bool]] | None = None
+        self.unless: Callable[[], Awaitable[str | None]] | None = None
         self.held = 0  # kills put off by `unless`
+        self.holding: str | None = None  # why the kill is put off now (`unless` said)
+        self._holding_since: float | None = None  # put off in a row since (monotonic)
         self.killed_at: tuple[str, str] | None = None
-        self._dead: int | None = None  # the killed process, until it is reaped
         self._serve_victim = True
+        # The connections of killed processes: each connection (transport) is given the
+        # number of serve kills made before it was first seen; one from before the last kill
+        # is the dead's. A connection first seen after a kill is looked up until one is held
+        # by a living process (one the dead opened just before it died reaches the fake later).
+        self._kills = 0
+        self._epochs: WeakKeyDictionary[asyncio.BaseTransport, int] = WeakKeyDictionary()
+        self._killed: set[int] = set()
+        self._looking_up = False
+        self.from_the_dead: list[str] = []  # the requests of killed processes not applied
 
     def arm(self, pid: int, when: Callable[[str, str], bool], *, after: bool,
-            unless: Callable[[], Awaitable[bool]] | None = None, serve: bool = True) -> None:
+            unless: Callable[[], Awaitable[str | None]] | None = None,
+            serve: bool = True) -> None:
         """Kill `pid` at the first send or edit `when` picks, put off to a later one while
-        `unless` says now is not a moment to kill; `serve`: the victim is the process that
-        talks to the fake (its requests still on their way are not applied)."""
+        `unless` says why now is not a moment to kill (None: it is); `serve`: the victim is
+        the process that talks to the fake (what it sent is not applied after its death)."""
         self.victim, self.when, self.after, self.unless = pid, when, after, unless
         self._serve_victim = serve
+        self.holding = self._holding_since = None
 
-    def _from_the_dead(self) -> bool:
-        """A request the killed process sent before it died, reaching the fake after: not
-        applied, like the one it was killed at (what Telegram applied in that moment could
-        never be found again by anyone: see `tests/bot/test_serve_kill_load.py`)."""
-        if self._dead is None:
+    def held_for(self) -> float:
+        """How long the armed kill has been put off in a row (0: it is not)."""
+        since = self._holding_since
+        return 0.0 if since is None or self.victim is None else time.monotonic() - since
+
+    def _from_the_dead(self, what: str) -> bool:
+        """The request being handled came on a connection of a killed process: not applied,
+        like the one it was killed at, whenever it reaches the fake (what Telegram applied
+        after the kill could never be found again by anyone: see
+        `tests/bot/test_serve_kill_load.py`). Asked again after every await of a handler,
+        before it changes anything: a kill may have come meanwhile."""
+        transport = _CONNECTION.get()
+        if transport is None:
             return False
-        if psutil.pid_exists(self._dead):  # dead but not reaped: no successor started yet
+        epoch = self._epochs.get(transport)
+        if epoch is None:
+            epoch = self._kills
+            if self._looking_up:
+                if self._held_by_the_living(transport):
+                    self._looking_up = False  # the next process is here
+                else:
+                    epoch = -1
+            self._epochs[transport] = epoch
+        if epoch < self._kills:
+            self.from_the_dead.append(what)
             return True
-        self._dead = None
+        return False
+
+    def _held_by_the_living(self, transport: asyncio.BaseTransport) -> bool:
+        """The client end of this loopback connection is held by this process or a child of
+        it that is not a killed one (a killed process's sockets are closed or ownerless)."""
+        peer, mine = transport.get_extra_info("peername"), transport.get_extra_info("sockname")
+        if not peer or not mine:
+            return False
+        me = psutil.Process()
+        for proc in [me, *me.children(recursive=True)]:
+            if proc.pid in self._killed:
+                continue
+            try:
+                conns = proc.net_connections(kind="tcp")
+            except psutil.Error:
+                continue
+            if any(c.laddr and c.raddr and c.laddr.port == peer[1] and c.raddr.port == mine[1]
+                   for c in conns):
+                return True
         return False
 
     async def _fire_unless(self, kind: str, text: str) -> bool:
         if self.victim is None:
             return False
-        if self.unless is not None and await self.unless():
-            self.held += 1
-            return False
+        if self.unless is not None:
+            why = await self.unless()
+            if self.victim is None:  # killed meanwhile, at another request
+                return False
+            if why is not None:
+                self.held += 1
+                self.holding = why
+                if self._holding_since is None:
+                    self._holding_since = time.monotonic()
+                return False
+            self.holding = self._holding_since = None
         return self._fire(kind, text)
 
     def _fire(self, kind: str, text: str) -> bool:
@@ -90,23 +157,36 @@ class _Killer:
             return False
         os.kill(self.victim, signal.SIGKILL)
         if self._serve_victim:
-            self._dead = self.victim
+            self._kills += 1
+            self._killed.add(self.victim)
+            self._looking_up = True
         self.killed_at = (kind, text[:60])
         self.victim = self.when = None
+        self.holding = self._holding_since = None
         return True
 
 
 class KillingTelegram(RefusingTelegram, _Killer):
-    """The Telegram fake with a kill switch (`_Killer`)."""
+    """The Telegram fake with a kill switch (`_Killer`): a request on a connection of the
+    killed process is not applied (the connection is closed without an answer)."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._init_killer()
 
+    async def _api(self, request: web.Request) -> web.Response:
+        _CONNECTION.set(request.transport)  # this request's task: its handler sees it
+        if self._from_the_dead(request.match_info.get("method", "")):
+            _drop(request)
+        return await super()._api(request)
+
     async def _m_sendMessage(self, p: dict[str, Any], f: dict[str, Any]) -> dict[str, Any]:
         text = str(p.get("text", ""))
-        if self._from_the_dead() or (not self.after and await self._fire_unless("send", text)):
+        if self._from_the_dead("sendMessage") or (
+                not self.after and await self._fire_unless("send", text)):
             raise ConnectionResetError  # the dead process hears nothing anyway
+        if self._from_the_dead("sendMessage"):  # killed while `unless` looked
+            raise ConnectionResetError
         got = await super()._m_sendMessage(p, f)
         if self.after:
             await self._fire_unless("send", text)
@@ -114,12 +194,22 @@ class KillingTelegram(RefusingTelegram, _Killer):
 
     async def _m_editMessageText(self, p: dict[str, Any], f: dict[str, Any]) -> Any:
         text = str(p.get("text", ""))
-        if self._from_the_dead() or (not self.after and await self._fire_unless("edit", text)):
+        if self._from_the_dead("editMessageText") or (
+                not self.after and await self._fire_unless("edit", text)):
+            raise ConnectionResetError
+        if self._from_the_dead("editMessageText"):
             raise ConnectionResetError
         got = await super()._m_editMessageText(p, f)
         if self.after:
             await self._fire_unless("edit", text)
         return got
+
+
+def _drop(request: web.Request) -> NoReturn:
+    """Close the request's connection without an answer."""
+    if request.transport is not None:
+        request.transport.close()
+    raise ConnectionResetError
 
 
 class KillingDiscord(FakeDiscord, _Killer):
