@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import signal
+import tempfile
 from pathlib import Path
 
 import asyncpg
@@ -37,15 +39,18 @@ def _running(pid: int | None) -> bool:
         return False
 
 
-async def test_postgres_killed_mid_answer_comes_back_and_both_messages_are_answered(
-        tmp_path: Path) -> None:
+async def test_postgres_killed_mid_answer_comes_back_and_both_messages_are_answered() -> None:
     # about 6 s of streaming: the database dies early in it
     llm = FakeOpenAI(default=Turn(text=ANSWER, chunk=8, chunk_delay_s=0.12))
     tg = KillingTelegram()
     async with llm, tg:
         # no DATABASE_URL: serve starts (and supervises) its embedded server
-        procs = Processes("", tmp_path, tg, extra_env=_llm_env(llm))
-        pgdata = tmp_path / "serve" / "pgdata"
+        # not under tmp_path: run as root, the server runs as another OS user that must pass
+        # through every parent, and any pytest starting on the machine makes
+        # /tmp/pytest-of-root 0700 again (see test_serve_kill_load)
+        base = Path(tempfile.mkdtemp(prefix="bullpen-db-outage-"))
+        procs = Processes("", base, tg, extra_env=_llm_env(llm))
+        pgdata = base / "serve" / "pgdata"
         try:
             serve = await procs.serve("serve")
             chat = 5151
@@ -101,6 +106,7 @@ async def test_postgres_killed_mid_answer_comes_back_and_both_messages_are_answe
         finally:
             await procs.aclose()
             _stop_server(pgdata)
+            shutil.rmtree(base, ignore_errors=True)
 
 
 def _stop_server(pgdata: Path) -> None:
