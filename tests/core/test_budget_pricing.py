@@ -78,15 +78,18 @@ async def test_cached_tokens_are_stored_with_the_usage(pg_db, tmp_path: Path):
 def test_cached_input_price_settings_default_and_per_role(monkeypatch):
     from bot.settings import load_settings
 
-    s = load_settings(llm_base_url="http://127.0.0.1:1/v1", llm_model="m",
-                      llm_price_in_per_mtok=2.0, llm_price_cached_in_per_mtok=0.5)
-    default = s.default_profile()
+    def settings():  # the environment is read once, when the settings load
+        return load_settings(llm_base_url="http://127.0.0.1:1/v1", llm_model="m",
+                             llm_price_in_per_mtok=2.0, llm_price_cached_in_per_mtok=0.5)
+
+    default = settings().default_profile()
     assert default is not None and default.price_cached_in_per_mtok == 0.5
     monkeypatch.setenv("BULLPEN_LLM_FAST_PRICE_CACHED_IN_PER_MTOK", "0.1")
-    roles = s.role_profiles()
+    roles = settings().role_profiles()
     assert roles["fast"].price_cached_in_per_mtok == 0.1
     assert roles["fast"].price_in_per_mtok == 2.0  # the rest from the default
+    monkeypatch.delenv("BULLPEN_LLM_FAST_PRICE_CACHED_IN_PER_MTOK")
     assert load_settings().llm_price_cached_in_per_mtok is None  # unset: the input price
     monkeypatch.setenv("BULLPEN_LLM_FAST_PRICE_CACHED_IN_PER_MTOK", "-1")
     with pytest.raises(ValueError, match="PRICE_CACHED_IN_PER_MTOK='-1': a price in US"):
-        s.role_profiles()
+        settings()
