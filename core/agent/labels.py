@@ -1,38 +1,13 @@
-"""Notices a mode attaches to an answer (`Done.label`), in the user's language.
-
-The renderer shows a label under the answer in the platform's own markup (italic)."""
+"""Notices a mode attaches to an answer (`Done.label`), in the user's language; the words are
+the catalogue's `labels.*`."""
 
 from __future__ import annotations
 
-LABELS: dict[str, dict[str, str]] = {
-    "unverified": {
-        "en": "Unverified: {figures} did not come from this answer's data tools.",
-        "zh": "未经核实：{figures} 不是来自本次回答的数据工具。",
-    },
-    "no_tool": {
-        "en": "Unverified: no data tool was used for this answer.",
-        "zh": "未经核实：本次回答没有使用数据工具。",
-    },
-    "cut_off": {
-        "en": "Cut off: the answer reached the model's length limit ({tokens} tokens) and is "
-              "incomplete.",
-        "zh": "回答不完整：已达到模型的长度上限（{tokens} 个 token）。",
-    },
-    "fast": {
-        "en": "Fast mode: figures from the model's memory, not checked against data.",
-        "zh": "快速模式：数字来自模型记忆，未经数据核对。",
-    },
-    "empty": {
-        "en": "The model returned no answer text.",
-        "zh": "模型没有给出回答内容。",
-    },
-}
+from core.words import t
 
 
 def label(key: str, lang: str = "en", **values: object) -> str:
-    texts = LABELS[key]
-    text = texts["zh"] if lang.lower().startswith("zh") else texts["en"]
-    return text.format(**values)
+    return t(f"labels.{key}", lang, **values)
 
 
 def join(*labels: str) -> str:
