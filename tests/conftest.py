@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
+import shutil
 import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -33,6 +35,33 @@ _counter = itertools.count()
 # just before midnight, the daily-budget tests fail. Tests run well inside one minute, so a
 # test about to start this close to midnight waits the day out first (at most once a run).
 DAY_EDGE_S = 90.0
+
+
+_OWN_TEMPROOT = "BULLPEN_TEST_TEMPROOT"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """This session's temp root is its own directory, open to other OS users for traversal.
+
+    Root runs the embedded PostgreSQL as another OS user, which must pass through every parent
+    of a data dir. Under the shared /tmp/pytest-of-root, any other pytest on the machine makes
+    that directory 0700 again when it starts, and a server this session starts later fails
+    with "Permission denied" (seen beside a second suite). A temp root no other session uses
+    is set before the first tmp_path is made (pytest reads PYTEST_DEBUG_TEMPROOT lazily);
+    xdist workers inherit it."""
+    if hasattr(config, "workerinput") or os.environ.get("PYTEST_DEBUG_TEMPROOT"):
+        return
+    root = tempfile.mkdtemp(prefix="bullpen-pytest-")
+    os.chmod(root, 0o755)
+    os.environ["PYTEST_DEBUG_TEMPROOT"] = root
+    os.environ[_OWN_TEMPROOT] = root
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A green session's temp root goes; a red one's stays for reading."""
+    root = os.environ.get(_OWN_TEMPROOT)
+    if root and not hasattr(session.config, "workerinput") and exitstatus == 0:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.hookimpl(hookwrapper=True)
