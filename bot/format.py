@@ -11,9 +11,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from bot.i18n import localize, source_label, t, word
 from core import numbers
 from core.errors import BullpenError, UnknownSymbol
+from core.localize import localize, source_label, word
+from core.words import t
 from tools.symbols.normalize import has_cjk
 from tools.symbols.sources import chinese_name
 
@@ -167,7 +168,7 @@ def quotes(ql: Any, lang: str) -> str:
         out += f"\n{e.symbol}: {e.error}"
     sources = {source_label(q.source, lang) for q in ql.quotes}
     if sources:
-        out += "\n" + t("src_lines", lang, labels="; ".join(sorted(sources)))
+        out += "\n" + t("src.lines", lang, labels="; ".join(sorted(sources)))
     return out.lstrip("\n")
 
 
@@ -176,8 +177,8 @@ def ohlcv(o: Any, lang: str, period: str | None) -> str:
     s = o.summary
     covered = getattr(o, "coverage", None)
     if s is None:
-        return (t("period_none", lang, name=name, **_window(covered)) if covered is not None
-                else t("no_bars", lang, name=name))
+        return (t("chat.period_none", lang, name=name, **_window(covered)) if covered is not None
+                else t("chat.no_bars", lang, name=name))
     c = _cur(o.currency)
     iv = word("interval_", o.interval, lang)
     if lang == "zh":
@@ -199,7 +200,7 @@ def ohlcv(o: Any, lang: str, period: str | None) -> str:
                          + " |")
         text += "\n\n" + "\n".join(table)
     if covered is not None:  # the asked window reaches past the data: said (house rule 17)
-        text += "\n\n" + t("period_partial", lang, name=name, **_window(covered))
+        text += "\n\n" + t("chat.period_partial", lang, name=name, **_window(covered))
     return text + "\n" + _source(o.source, lang)
 
 
@@ -218,15 +219,15 @@ def _window(c: Any) -> dict[str, str]:
 
 def indicators(r: Any, lang: str) -> str:
     name = _name(r, lang)
-    head = t("indicators_head", lang, name=name, interval=word("interval_", r.interval, lang),
+    head = t("ta.indicators_head", lang, name=name, interval=word("interval_", r.interval, lang),
              day=r.as_of, close=_px(r.close, r))
     lines = [head]
     for ind in r.indicators:
         values = ", ".join(f"{word('ind_', k, lang)} {numbers.value(v, lang)}"
                            for k, v in ind.latest.items())
-        signals = [localize(x, lang, "sig_") for x in ind.signals]
+        signals = [localize(x, lang, "ta.sig_") for x in ind.signals]
         sig = f" — {'; '.join(signals)}" if signals else ""
-        lines.append(f"- **{localize(ind.name, lang, 'ind_name_')}**: {values}{sig}")
+        lines.append(f"- **{localize(ind.name, lang, 'ta.ind_name_')}**: {values}{sig}")
     lines.append(_source(r.source, lang))
     return "\n".join(lines)
 
@@ -248,9 +249,9 @@ def chart(r: Any, lang: str) -> str:
     covered = getattr(r, "coverage", None)
     if covered is not None:
         names = ", ".join(_name(s, lang) for s in r.series)
-        lines.append(t("period_partial", lang, name=names, **_window(covered)))
+        lines.append(t("chat.period_partial", lang, name=names, **_window(covered)))
     sources = {source_label(s.source, lang) for s in r.series}
-    tail = t("src_line", lang, label="; ".join(sorted(sources)))
+    tail = t("src.line", lang, label="; ".join(sorted(sources)))
     return "\n".join([head, *lines, tail])
 
 

@@ -9,10 +9,10 @@ from typing import Any, Final
 import pandas as pd
 
 from bot.format import display_name
-from bot.i18n import localize, source_label, word
-from bot.i18n import t as catalogue
 from core import context
+from core.localize import localize, source_label, word
 from core.types import OutgoingFile
+from core.words import t as catalogue
 from tools.ict_tool import ICTResult, ICTStack, PlanOut, ict_analyze, ict_interval
 from tools.ticks import tick_text
 
@@ -185,7 +185,7 @@ def _stack_lines(stack: ICTStack, t: dict[str, str], lang: str) -> list[str]:
         lines.append(f"  - {'✅' if item['passed'] else '❌'} {label} – {detail}")
     missing = [tf.interval for tf in stack.timeframes if not tf.available]
     if missing:
-        tfs = catalogue("list_sep", lang).join(word("ict_iv_", m, lang) for m in missing)
+        tfs = catalogue("chat.list_sep", lang).join(word("ict_iv_", m, lang) for m in missing)
         lines.append("  " + t["no_data"].format(tfs=tfs))
     return lines
 
@@ -197,8 +197,8 @@ def render(result: ICTResult, lang: str = "en") -> str:
     meta, s = a["meta"], a["structure"]
     intraday = result.interval not in ("daily", "weekly", "monthly")
     label = display_name(result.symbol, result.name, lang)
-    out = [t["title"].format(label=label, tf=localize(result.timeframe, lang, "ict_d_"),
-                             horizon=localize(result.horizon, lang, "ict_h_")),
+    out = [t["title"].format(label=label, tf=localize(result.timeframe, lang, "ict.d_"),
+                             horizon=localize(result.horizon, lang, "ict.h_")),
            t["span"].format(bars=result.bars, interval=word("ict_iv_", result.interval, lang),
                             last=_when(meta.get("last_closed_bar_time") or meta["end"],
                                        intraday),

@@ -25,13 +25,14 @@ from analyst.understanding import Understanding, understand, words_pattern
 from bot import format as fmt
 from bot import offline_data as od
 from bot.commands import help_text
-from bot.i18n import localize, t
 from core import context
 from core.agent.turn import Turn
 from core.errors import BullpenError, UnknownSymbol
 from core.events import Done, Event, File, Status, TextDelta, ToolFinished, ToolStarted
+from core.localize import localize
 from core.tools import ToolRegistry
 from core.types import ChatMessage, OutgoingFile
+from core.words import t
 from tools.periods import Period, find_period, parse_period
 
 log = logging.getLogger(__name__)
@@ -449,25 +450,26 @@ class OfflineAnalyst:
             intent = _merged_intent(intent, u)
         if _data_offline():  # markets the offline data has nothing of: said, not guessed
             hk = {i.symbol: i for i in u.instruments if i.market == "hk"}
-            parts.extend(t("hk_offline", lang, name=i.display) for i in hk.values()
+            parts.extend(t("chat.hk_offline", lang, name=i.display) for i in hk.values()
                          if i.symbol in symbols)
             symbols = [s for s in symbols if s not in hk]
             if intent == "fund" or (hk and not symbols):
                 if intent == "fund":
-                    parts.append(t("fund_offline", lang))
+                    parts.append(t("chat.fund_offline", lang))
                 async for event in self._finish(turn, parts):
                     yield event
                 return
         if intent in ("prediction", "advice", "sector"):
             if intent == "prediction":
-                names = t("list_sep", lang).join(
+                names = t("chat.list_sep", lang).join(
                     fmt.display_name(i.symbol, i.name, lang).removesuffix(f" ({i.symbol})")
                     for i in u.instruments)
-                parts.append(t("no_prediction", lang, what=names or t("what_market", lang)))
+                parts.append(t("chat.no_prediction", lang,
+                               what=names or t("chat.what_market", lang)))
             elif intent == "sector":
-                parts.append(t("sector_offline", lang))
+                parts.append(t("chat.sector_offline", lang))
             if intent == "advice" or u.asks_advice:
-                parts.append(t("no_advice", lang))
+                parts.append(t("chat.no_advice", lang))
             if not symbols and not (intent == "prediction" and u.market_words):
                 async for event in self._finish(turn, parts):
                     yield event
@@ -477,7 +479,7 @@ class OfflineAnalyst:
             steps = [_Step("get_quotes", {"symbols": list(MARKET_INDEXES)})]
             async for event in self._run_steps(steps):
                 yield event
-            parts.append(t("market_head", lang))
+            parts.append(t("chat.market_head", lang))
             parts.extend(fmt.render_step(s.tool, s.result, s.message(lang), lang)
                          for s in steps if s.result is not None or s.error)
             parts.extend(self._stale(steps, None, lang))
@@ -486,7 +488,7 @@ class OfflineAnalyst:
             return
         if not symbols:  # the whole intro for a greeting; else a short pointer (issue 33)
             answer = (await asyncio.to_thread(intro_text, lang, greeting=True)
-                      if is_greeting(text) else t("not_understood", lang))
+                      if is_greeting(text) else t("chat.not_understood", lang))
             await turn.recorder.message(ChatMessage(role="assistant", content=answer))
             yield Done(text=answer, label=LABEL[lang])
             return
@@ -614,18 +616,18 @@ class OfflineAnalyst:
         q: Any = quote.result
         name = fmt.display_name(q.symbol, q.name, lang) if q else symbol
         if kind != "stock":
-            why = t("why_not_stock", lang)
+            why = t("chat.why_not_stock", lang)
         elif market == "us":
-            why = t("why_us", lang)
+            why = t("chat.why_us", lang)
         elif q is not None and "one day" in q.source.dataset:
-            why = t("why_one_day", lang, day=q.as_of.isoformat())
+            why = t("chat.why_one_day", lang, day=q.as_of.isoformat())
         else:
             day = q.as_of.isoformat() if q is not None else "—"
             codes = await asyncio.to_thread(od.statement_codes)
-            why = t("why_no_statements", lang, day=day, codes=", ".join(codes) or "—")
+            why = t("chat.why_no_statements", lang, day=day, codes=", ".join(codes) or "—")
         for metric in u.multiples:
-            parts.append(t("no_multiple", lang, metric=t(f"metric_{metric}", lang), name=name,
-                           why=why))
+            parts.append(t("chat.no_multiple", lang, metric=t(f"chat.metric_{metric}", lang),
+                           name=name, why=why))
         if q is not None:
             parts.append(fmt.render_step("get_quote", q, "", lang))
             parts.extend(self._stale([quote], None, lang))

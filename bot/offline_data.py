@@ -12,8 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from bot.i18n import localize, source_label
 from core import numbers
+from core.localize import localize, source_label, word
 
 # --- what the question asks for --------------------------------------------------------------
 
@@ -340,49 +340,50 @@ def pack_extras() -> list[tuple[str, str, str]]:
 def age_text(as_of: date, today: date, lang: str) -> str:
     """"13 years" / "13 年" between `as_of` and `today` (see `analyst.staleness`)."""
     from analyst.staleness import age
-    from bot.i18n import t
+    from core.words import t
 
     a = age(as_of, today)
-    return t(f"age_{a.unit}", lang, n=a.count, s="" if a.count == 1 else "s")
+    return t(f"chat.age_{a.unit}{'' if a.count == 1 else 's'}", lang, n=a.count)
 
 
 def stale_line(name: str, as_of: date, today: date, lang: str, *, period: bool = False
                ) -> str:
     """The sentence saying how old "latest" data is; empty when it is fresh."""
     from analyst.staleness import age
-    from bot.i18n import t
+    from core.words import t
 
     if not age(as_of, today).stale:
         return ""
-    return t("stale_period" if period else "stale_data", lang, name=name,
+    return t("chat.stale_period" if period else "chat.stale_data", lang, name=name,
              date=as_of.isoformat(), age=age_text(as_of, today, lang))
 
 
 def multiples_answer(m: Any, metrics: tuple[str, ...], lang: str) -> str:
     """P/E (static and TTM) and P/B from `get_valuation_multiples`, dated, with a line when
     the prices run later than the statements."""
-    from bot.i18n import t
+    from core.words import t
 
     name = f"{m.name} ({m.symbol})" if m.name else m.symbol
     out = []
     if m.pe is not None:
-        out.append(t("multiples_pe", lang, name=name, pe=f"{m.pe:.2f}",
-                     date=m.price_date.isoformat(), price=f"{m.price:.2f}", cur=m.currency,
+        out.append(t("chat.multiples_pe", lang, name=name, pe=f"{m.pe:.2f}",
+                     date=m.price_date.isoformat(), price=f"{m.price:.2f}",
+                     cur=word("chat.currency_", m.currency, lang),
                      period=m.eps_period, eps=f"{m.eps:.2f}"))
     if m.pe_ttm is not None and m.eps_ttm is not None:
-        out.append(t("multiples_pe_ttm", lang, pe=f"{m.pe_ttm:.2f}", eps=f"{m.eps_ttm:.2f}",
+        out.append(t("chat.multiples_pe_ttm", lang, pe=f"{m.pe_ttm:.2f}", eps=f"{m.eps_ttm:.2f}",
                      period=m.ttm_period))
     if m.pb is not None and m.bvps is not None:
-        out.append(t("multiples_pb", lang, pb=f"{m.pb:.2f}", bvps=f"{m.bvps:.2f}",
+        out.append(t("chat.multiples_pb", lang, pb=f"{m.pb:.2f}", bvps=f"{m.bvps:.2f}",
                      period=m.bvps_period))
     for metric in metrics:
         if metric in ("market_cap", "dividend_yield"):
-            out.append(t("no_multiple", lang, metric=t(f"metric_{metric}", lang), name=name,
-                         why=t("why_no_inputs", lang)))
+            out.append(t("chat.no_multiple", lang, metric=t(f"chat.metric_{metric}", lang),
+                         name=name, why=t("chat.why_no_inputs", lang)))
     if m.last_price_date > m.price_date:
-        out.append(t("multiples_later", lang, last=m.last_price_date.isoformat(),
+        out.append(t("chat.multiples_later", lang, last=m.last_price_date.isoformat(),
                      period=m.ttm_period, date=m.price_date.isoformat()))
-    out.append(t("multiples_source", lang, prices=source_label(m.price_source, lang),
+    out.append(t("chat.multiples_source", lang, prices=source_label(m.price_source, lang),
                  statements=source_label(m.statements_source, lang)))
     return "\n".join(out)
 

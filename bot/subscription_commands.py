@@ -174,10 +174,10 @@ async def subscribe(ctx: CommandContext) -> None:
         per_chat=ctx.gateway.subscriptions_per_chat)
     if got.sub is None:  # the same one again, or one more than a cap allows: nothing stored
         if got.existing is not None:
-            await ctx.say(ctx.tr("subscribe_duplicate", id=got.existing.id,
+            await ctx.say(ctx.tr("chat.subscribe_duplicate", id=got.existing.id,
                                  what=_described(got.existing, ctx.lang)))
         else:
-            await ctx.say(ctx.tr("subscribe_" + got.refused, n=got.count))
+            await ctx.say(ctx.tr("chat.subscribe_" + got.refused, n=got.count))
         return
     sub = got.sub
     schedule = Schedule(at=spec.at, recurrence=spec.recurrence, tz=zone, calendar=calendar)

@@ -13,7 +13,6 @@ from datetime import datetime
 from pathlib import Path
 from uuid import UUID
 
-from bot.i18n import t
 from bot.renderer import with_label
 from core.errors import ConsoleOff
 from core.ports import (
@@ -29,6 +28,7 @@ from core.ports import (
 from core.store import Store
 from core.store.web import WEB_PLATFORM, ConversationRow, FileRow, PersonRow, SessionRow
 from core.types import ChatRef
+from core.words import t
 
 log = logging.getLogger(__name__)
 
