@@ -158,7 +158,7 @@ async def unlink(ctx: CommandContext) -> None:
     got = await accounts.unlink(ctx.msg.platform, ctx.msg.sender.platform_uid)
     if got is not None and ctx.gateway.gate is not None:
         ctx.gateway.gate.forget(ctx.user_id)
-    await ctx.say(ctx.tr("chat.unlink_ok" if got else "unlink_none"))
+    await ctx.say(ctx.tr("chat.unlink_ok" if got else "chat.unlink_none"))
 
 
 # --- questions: commands that become a question for the agent --------------------------------

@@ -82,7 +82,7 @@ def _name(x: Any, lang: str) -> str:
 def _source(src: Any, lang: str) -> str:
     if src is None:
         return ""
-    key = "src_line_snapshot" if getattr(src, "offline", False) else "src_line"
+    key = "src.line_snapshot" if getattr(src, "offline", False) else "src.line"
     return t(key, lang, label=source_label(src, lang))
 
 

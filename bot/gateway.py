@@ -770,7 +770,7 @@ class Gateway:
         except asyncio.CancelledError as exc:
             shutdown = bool(exc.args) and exc.args[0] == CANCEL_SHUTDOWN
             await asyncio.shield(renderer.cut_short(
-                t("chat.interrupted" if shutdown else "stopped", job.lang)))
+                t("chat.interrupted" if shutdown else "chat.stopped", job.lang)))
             raise
         finally:
             await renderer.aclose()

@@ -337,13 +337,19 @@ def pack_extras() -> list[tuple[str, str, str]]:
 # --- issue 29: multiples, staleness ------------------------------------------------------------
 
 
+# an age's unit -> its catalogue keys for one and for more
+_AGE: dict[str, tuple[str, str]] = {"year": ("chat.age_year", "chat.age_years"),
+                                    "month": ("chat.age_month", "chat.age_months"),
+                                    "day": ("chat.age_day", "chat.age_days")}
+
+
 def age_text(as_of: date, today: date, lang: str) -> str:
     """"13 years" / "13 年" between `as_of` and `today` (see `analyst.staleness`)."""
     from analyst.staleness import age
     from core.words import t
 
     a = age(as_of, today)
-    return t(f"chat.age_{a.unit}{'' if a.count == 1 else 's'}", lang, n=a.count)
+    return t(_AGE[a.unit][a.count != 1], lang, n=a.count)
 
 
 def stale_line(name: str, as_of: date, today: date, lang: str, *, period: bool = False

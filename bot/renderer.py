@@ -217,7 +217,8 @@ class Renderer:
             await self.deliver_final(with_label(event.text or self._text, event.label))
             return
         elif isinstance(event, Failed):
-            key = {"cancelled": "stopped", "internal": "sorry"}.get(event.kind, "failed")
+            key = {"cancelled": "chat.stopped", "internal": "chat.sorry"}.get(event.kind,
+                                                                            "chat.failed")
             await self.cut_short(t(key, self._lang, error=event.error))
             return
         if self._dirty and self._interval == 0:

@@ -270,20 +270,20 @@ class StoreWebDirectory:
 
     async def admin_status(self) -> str | None:
         reason = await self._web.admin_status()
-        return both("admin_off", reason=reason) if reason is not None else None
+        return both("chat.admin_off", reason=reason) if reason is not None else None
 
     async def admin_tables(self) -> list[tuple[str, int]]:
         try:
             return await self._web.admin_tables(timeout_ms=self._sql_timeout_ms)
         except ConsoleOff as exc:
-            raise ConsoleOff(both("admin_off", reason=str(exc))) from exc
+            raise ConsoleOff(both("chat.admin_off", reason=str(exc))) from exc
 
     async def admin_rows(self, table: str, *, page: int, page_size: int) -> WebTable | None:
         try:
             got = await self._web.admin_rows(table, page=page, page_size=page_size,
                                              timeout_ms=self._sql_timeout_ms)
         except ConsoleOff as exc:
-            raise ConsoleOff(both("admin_off", reason=str(exc))) from exc
+            raise ConsoleOff(both("chat.admin_off", reason=str(exc))) from exc
         if got is None:
             return None
         return WebTable(columns=got.columns, rows=got.rows, total=got.total)
@@ -294,12 +294,12 @@ class StoreWebDirectory:
                                               row_limit=self._sql_row_limit,
                                               byte_limit=self._sql_byte_limit)
         except ConsoleOff as exc:
-            raise ConsoleOff(both("admin_off", reason=str(exc))) from exc
+            raise ConsoleOff(both("chat.admin_off", reason=str(exc))) from exc
         note = ""
         if got.cut_by == "rows":
-            note = both("admin_cut_rows", limit=self._sql_row_limit)
+            note = both("chat.admin_cut_rows", limit=self._sql_row_limit)
         elif got.cut_by == "bytes":
-            note = both("admin_cut_bytes", size=_mb(self._sql_byte_limit),
+            note = both("chat.admin_cut_bytes", size=_mb(self._sql_byte_limit),
                         limit=self._sql_byte_limit)
         return WebTable(columns=got.columns, rows=got.rows, truncated=got.truncated,
                         note=note)

@@ -57,10 +57,7 @@ WORDS: dict[str, dict[str, str]] = {
         "en": "Started a new conversation (mode: {mode}).",
         "zh": "已开始新的对话（模式：{mode}）。",
     },
-    "queued": {
-        "en": "Queued: I'll answer this after the current question.",
-        "zh": "已排队：回答完当前问题后处理。",
-    },
+
     "lang_set": {
         "en": "Language set to English.",
         "zh": "语言已设置为中文。",

@@ -194,10 +194,7 @@ WORDS: dict[str, dict[str, str]] = {
         "en": "close below {ma}",
         "zh": "收盘价低于 {ma}",
     },
-    "bars_of": {
-        "en": "{n} {interval} bars",
-        "zh": "{n} 根{interval}K线",
-    },
+
     "indicators_head": {
         "en": "**{name}** indicators ({interval}, as of {day}, close {close}):",
         "zh": "**{name}** 技术指标（{interval}线，截至 {day}，收盘 {close}）：",
