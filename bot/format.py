@@ -180,7 +180,7 @@ def ohlcv(o: Any, lang: str, period: str | None) -> str:
         return (t("chat.period_none", lang, name=name, **_window(covered)) if covered is not None
                 else t("chat.no_bars", lang, name=name))
     c = _cur(o.currency)
-    iv = word("interval_", o.interval, lang)
+    iv = word("ta.interval_", o.interval, lang)
     if lang == "zh":
         text = (f"**{name}** {s.first} 至 {s.last}（{o.total_bars} 根{iv}K线）："
                 f"从 {c}{_px(s.open, o)} 到 {c}{_px(s.close, o)}，涨跌 {_pct(s.change_pct)}；"
@@ -193,7 +193,7 @@ def ohlcv(o: Any, lang: str, period: str | None) -> str:
     keep = [i for i, col in enumerate(cols) if col in ("date", "time", "close", "volume",
                                                         "ma5", "ma20")]
     if keep and o.rows:
-        table = ["| " + " | ".join(word("col_", cols[i], lang) for i in keep) + " |",
+        table = ["| " + " | ".join(word("ta.col_", cols[i], lang) for i in keep) + " |",
                  "|" + "---|" * len(keep)]
         for row in o.rows[-8:]:
             table.append("| " + " | ".join(_cell(cols[i], row[i], lang, o) for i in keep)
@@ -219,11 +219,11 @@ def _window(c: Any) -> dict[str, str]:
 
 def indicators(r: Any, lang: str) -> str:
     name = _name(r, lang)
-    head = t("ta.indicators_head", lang, name=name, interval=word("interval_", r.interval, lang),
+    head = t("ta.indicators_head", lang, name=name, interval=word("ta.interval_", r.interval, lang),
              day=r.as_of, close=_px(r.close, r))
     lines = [head]
     for ind in r.indicators:
-        values = ", ".join(f"{word('ind_', k, lang)} {numbers.value(v, lang)}"
+        values = ", ".join(f"{word('ta.ind_', k, lang)} {numbers.value(v, lang)}"
                            for k, v in ind.latest.items())
         signals = [localize(x, lang, "ta.sig_") for x in ind.signals]
         sig = f" — {'; '.join(signals)}" if signals else ""

@@ -181,11 +181,11 @@ def _stack_lines(stack: ICTStack, t: dict[str, str], lang: str) -> list[str]:
                                status=status)]
     for item in stack.detail.get("checklist") or []:
         label = _CHECKLIST_ZH.get(item["key"], item["label"]) if lang == "zh" else item["label"]
-        detail = localize(str(item["detail"]), lang, "ict_d_")
+        detail = localize(str(item["detail"]), lang, "ict.d_")
         lines.append(f"  - {'✅' if item['passed'] else '❌'} {label} – {detail}")
     missing = [tf.interval for tf in stack.timeframes if not tf.available]
     if missing:
-        tfs = catalogue("chat.list_sep", lang).join(word("ict_iv_", m, lang) for m in missing)
+        tfs = catalogue("grammar.list_sep", lang).join(word("ict.iv_", m, lang) for m in missing)
         lines.append("  " + t["no_data"].format(tfs=tfs))
     return lines
 
@@ -199,7 +199,7 @@ def render(result: ICTResult, lang: str = "en") -> str:
     label = display_name(result.symbol, result.name, lang)
     out = [t["title"].format(label=label, tf=localize(result.timeframe, lang, "ict.d_"),
                              horizon=localize(result.horizon, lang, "ict.h_")),
-           t["span"].format(bars=result.bars, interval=word("ict_iv_", result.interval, lang),
+           t["span"].format(bars=result.bars, interval=word("ict.iv_", result.interval, lang),
                             last=_when(meta.get("last_closed_bar_time") or meta["end"],
                                        intraday),
                             close=f"{_p(result.last_close)} {result.currency}".strip()),
@@ -237,7 +237,7 @@ def render(result: ICTResult, lang: str = "en") -> str:
     if ss.get("applicable"):
         bullets.append(t["session"].format(
             template=ss["template"], time=_when(ss.get("last_bar_time_ny"), True)[-5:],
-            zone=localize(ss.get("current_kill_zone") or "–", lang, "ict_d_"),
+            zone=localize(ss.get("current_kill_zone") or "–", lang, "ict.d_"),
             fit=_w(t, ss["session_fit"])))
     out += [f"- {b}" for b in bullets]
     if result.stack is not None:

@@ -461,7 +461,7 @@ class OfflineAnalyst:
                 return
         if intent in ("prediction", "advice", "sector"):
             if intent == "prediction":
-                names = t("chat.list_sep", lang).join(
+                names = t("grammar.list_sep", lang).join(
                     fmt.display_name(i.symbol, i.name, lang).removesuffix(f" ({i.symbol})")
                     for i in u.instruments)
                 parts.append(t("chat.no_prediction", lang,

@@ -338,9 +338,9 @@ def pack_extras() -> list[tuple[str, str, str]]:
 
 
 # an age's unit -> its catalogue keys for one and for more
-_AGE: dict[str, tuple[str, str]] = {"year": ("chat.age_year", "chat.age_years"),
-                                    "month": ("chat.age_month", "chat.age_months"),
-                                    "day": ("chat.age_day", "chat.age_days")}
+_AGE: dict[str, tuple[str, str]] = {"year": ("age.year", "age.years"),
+                                    "month": ("age.month", "age.months"),
+                                    "day": ("age.day", "age.days")}
 
 
 def age_text(as_of: date, today: date, lang: str) -> str:

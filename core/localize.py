@@ -9,14 +9,24 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-from core.words import catalogue, has, is_zh, t
+from core.words import catalogue, is_zh, t
+
+
+@lru_cache(maxsize=32)
+def _keys(prefix: str) -> tuple[str, ...]:
+    """The catalogue's keys under `prefix`; a prefix with none is a mistake (a key renamed,
+    a prefix misspelt), so it raises rather than leave every word in English."""
+    keys = tuple(k for k in catalogue() if k.startswith(prefix))
+    if not keys:
+        raise KeyError(f"no catalogue key starts with {prefix!r}")
+    return keys
 
 
 def word(prefix: str, name: str, lang: str) -> str:
     """`name` said in `lang` through the catalogue key `prefix + name`; `name` itself when the
     catalogue has no such key (a field or interval it does not know yet)."""
     key = prefix + name
-    return t(key, lang) if has(key) else name
+    return t(key, lang) if key in _keys(prefix) else name
 
 
 def _pattern(template: str) -> re.Pattern[str]:
@@ -36,7 +46,7 @@ def _pattern(template: str) -> re.Pattern[str]:
 @lru_cache(maxsize=8)
 def _phrases(prefix: str) -> tuple[tuple[re.Pattern[str], str], ...]:
     words = catalogue()
-    keys = sorted((k for k in words if k.startswith(prefix)), key=lambda k: -len(words[k]["en"]))
+    keys = sorted(_keys(prefix), key=lambda k: -len(words[k]["en"]))
     return tuple((_pattern(words[k]["en"]), words[k]["zh"]) for k in keys)
 
 
@@ -50,9 +60,10 @@ def localize(text: str, lang: str, prefix: str = "phrase.") -> str:
     """English phrases the tools and the data layer write (for the model and the logs), said
     in `lang`: every catalogue key under `prefix` whose English is found in `text` is
     replaced by its Chinese, longest first, then the list punctuation is made Chinese."""
+    phrases = _phrases(prefix)  # first: a wrong prefix fails in English too
     if not is_zh(lang) or not text:
         return text
-    for pattern, zh in _phrases(prefix):
+    for pattern, zh in phrases:
         text = pattern.sub(_filler(zh), text)
     return text.replace(", ", "，").replace("; ", "；")
 

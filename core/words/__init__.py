@@ -25,7 +25,8 @@ Lang = Literal["en", "zh"]
 LANGS: tuple[Lang, ...] = ("en", "zh")
 
 # One module per namespace, in core/words/<name>.py.
-NAMESPACES: tuple[str, ...] = ("labels", "chat", "phrase", "src", "ta", "ict")
+NAMESPACES: tuple[str, ...] = ("labels", "chat", "phrase", "src", "ta", "ict", "age", "grammar",
+                               "debate")
 
 
 def norm(lang: str | None) -> Lang:

@@ -293,30 +293,6 @@ WORDS: dict[str, dict[str, str]] = {
         "zh": "管理控制台已关闭：{reason}。它只以专用角色 bullpen_console 执行 SQL，"
               "不会改用权限更高的角色（详见 README）。",
     },
-    "age_year": {
-        "en": "{n} year",
-        "zh": "{n} 年",
-    },
-    "age_years": {
-        "en": "{n} years",
-        "zh": "{n} 年",
-    },
-    "age_month": {
-        "en": "{n} month",
-        "zh": "{n} 个月",
-    },
-    "age_months": {
-        "en": "{n} months",
-        "zh": "{n} 个月",
-    },
-    "age_day": {
-        "en": "{n} day",
-        "zh": "{n} 天",
-    },
-    "age_days": {
-        "en": "{n} days",
-        "zh": "{n} 天",
-    },
     "stale_data": {
         "en": "⏳ {name}: data from {date}, {age} old (the offline data has nothing newer).",
         "zh": "⏳ {name}：数据为 {date}，已是 {age}前（离线数据没有更新的）。",
@@ -457,9 +433,5 @@ WORDS: dict[str, dict[str, str]] = {
               "data covers, /help the commands.",
         "zh": "我没有在这句话里找到股票、指数、加密货币或外汇。试试“浦发银行 最新收盘价”、"
               "“沪深300最近一个月”或“比特币价格”；发“你好”查看离线数据范围，/help 查看命令。",
-    },
-    "list_sep": {
-        "en": ", ",
-        "zh": "、",
     },
 }

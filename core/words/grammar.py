@@ -1,0 +1,13 @@
+"""How the two languages join words and sentences: Chinese runs sentences together and lists
+with 、; English puts spaces and commas between them."""
+
+WORDS: dict[str, dict[str, str]] = {
+    "list_sep": {
+        "en": ", ",
+        "zh": "、",
+    },
+    "sentence_sep": {
+        "en": " ",
+        "zh": "",
+    },
+}
