@@ -465,15 +465,10 @@ class Gateway:
             sub = await subs.get(sub_id)
             if sub is None:
                 continue
-            what = ", ".join(sub.symbols) or ("自选" if lang == "zh" else "watchlist")
+            what = ", ".join(sub.symbols) or t("subs.watchlist", lang)
             where = f"{sub.chat.platform} {sub.chat.chat_id}"
-            await self._say(adapter, msg, (
-                f"订阅 #{sub.id}（{what}）已暂停：我无法再向 {where} 发送消息（被移出或屏蔽）。"
-                f"用 /unsubscribe {sub.id} 删除它，或把我加回去后重新 /subscribe。"
-                if lang == "zh" else
-                f"Subscription #{sub.id} ({what}) is paused: I can no longer post in {where} "
-                f"(removed from the chat or blocked). /unsubscribe {sub.id} to remove it, or "
-                f"add me back and /subscribe again."))
+            await self._say(adapter, msg, t("subs.paused_owner", lang, id=sub.id, what=what,
+                                            where=where))
             await subs.acknowledge_pause(sub.id)
 
     async def _redelivered_unanswered(self, adapter: Adapter, msg: IncomingMessage,

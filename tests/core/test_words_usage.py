@@ -35,6 +35,9 @@ DYNAMIC: dict[str, str] = {
     "ta.col_": "bot/format.py (a bars table's column)",
     "ta.ind_": "bot/format.py (an indicator's field)",
     "ict.iv_": "bot/ict_answer.py (an ICT interval)",
+    "subs.error_": "jobs/schedule.py (ScheduleError's key)",
+    "subs.days_": "jobs/schedule.py (a weekly schedule's day: its recurrence)",
+    "subs.calendar_": "jobs/schedule.py (a trading-day schedule's exchange calendar)",
 }
 # Prefixes `core.localize.localize` replaces in English text the tools write: a key is used when
 # the fixed part of its English appears in the product's source (the tool that writes it).
