@@ -5,8 +5,9 @@ data source's label (`source_label`). The words themselves live in `core.words`.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
+from types import MappingProxyType
 from typing import Any
 
 from core.words import catalogue, is_zh, t
@@ -27,6 +28,21 @@ def word(prefix: str, name: str, lang: str) -> str:
     catalogue has no such key (a field or interval it does not know yet)."""
     key = prefix + name
     return t(key, lang) if key in _keys(prefix) else name
+
+
+@lru_cache(maxsize=64)
+def words_of(prefix: str, lang: str) -> Mapping[str, str]:
+    """The templates under `prefix` in `lang`, by the rest of their key: for a module that
+    writes many lines of one namespace (`w = words_of("report.", lang)`, `w["title"]`)."""
+    return MappingProxyType({k.removeprefix(prefix): t(k, lang) for k in _keys(prefix)})
+
+
+def listing(items: Sequence[str], lang: str) -> str:
+    """"a", "a and b", "a, b and c"; in Chinese "a、b、c"."""
+    if len(items) < 2:
+        return "".join(items)
+    return (t("grammar.list_sep", lang).join(items[:-1]) + t("grammar.list_last", lang)
+            + items[-1])
 
 
 def _pattern(template: str) -> re.Pattern[str]:

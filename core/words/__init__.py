@@ -26,7 +26,7 @@ LANGS: tuple[Lang, ...] = ("en", "zh")
 
 # One module per namespace, in core/words/<name>.py.
 NAMESPACES: tuple[str, ...] = ("labels", "chat", "phrase", "src", "ta", "ict", "age", "grammar",
-                               "debate", "subs")
+                               "debate", "subs", "report")
 
 
 def norm(lang: str | None) -> Lang:

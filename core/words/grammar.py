@@ -6,6 +6,10 @@ WORDS: dict[str, dict[str, str]] = {
         "en": ", ",
         "zh": "、",
     },
+    "list_last": {
+        "en": " and ",
+        "zh": "、",
+    },
     "sentence_sep": {
         "en": " ",
         "zh": "",

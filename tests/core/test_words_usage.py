@@ -35,6 +35,7 @@ DYNAMIC: dict[str, str] = {
     "ta.col_": "bot/format.py (a bars table's column)",
     "ta.ind_": "bot/format.py (an indicator's field)",
     "ict.iv_": "bot/ict_answer.py (an ICT interval)",
+    "report.": "jobs/report.py (words_of: w[name] for the report's many lines)",
     "subs.error_": "jobs/schedule.py (ScheduleError's key)",
     "subs.days_": "jobs/schedule.py (a weekly schedule's day: its recurrence)",
     "subs.calendar_": "jobs/schedule.py (a trading-day schedule's exchange calendar)",
