@@ -26,7 +26,8 @@ LANGS: tuple[Lang, ...] = ("en", "zh")
 
 # One module per namespace, in core/words/<name>.py.
 NAMESPACES: tuple[str, ...] = ("labels", "chat", "phrase", "src", "ta", "ict", "age", "grammar",
-                               "debate", "subs", "report", "plan")
+                               "debate", "subs", "report", "plan",
+                               "offline")
 
 
 def norm(lang: str | None) -> Lang:
