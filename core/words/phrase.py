@@ -147,4 +147,12 @@ WORDS: dict[str, dict[str, str]] = {
         "en": "snapshot: ",
         "zh": "离线快照：",
     },
+    "compared_over": {
+        "en": "compared over the dates all series share, to {day}",
+        "zh": "对比区间为所有标的共有的日期，截至 {day}",
+    },
+    "has_data_to": {
+        "en": "{code} has data to {day}",
+        "zh": "{code} 的数据截至 {day}",
+    },
 }
