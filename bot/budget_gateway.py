@@ -128,14 +128,14 @@ async def rate_refusal(rates: RateLimits, user_id: UUID, lang: str,
 def duration(seconds: float, lang: str) -> str:
     s = max(1, math.ceil(seconds))
     if s < 120:
-        return f"{s} 秒" if lang == "zh" else f"{s} s"
+        return t("age.seconds", lang, n=s)
     hours, minutes = divmod(math.ceil(s / 60), 60)
     if hours >= 48:
         days, hours = divmod(hours, 24)
-        return f"{days} 天 {hours} 小时" if lang == "zh" else f"{days} d {hours} h"
-    if lang == "zh":
-        return f"{hours} 小时 {minutes} 分" if hours else f"{minutes} 分钟"
-    return f"{hours} h {minutes} min" if hours else f"{minutes} min"
+        return t("age.days_hours", lang, d=days, h=hours)
+    if hours:
+        return t("age.hours_minutes", lang, h=hours, m=minutes)
+    return t("age.minutes", lang, m=minutes)
 
 
 # commands that spend model calls outside a run (the report's narrative): refused when the

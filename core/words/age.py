@@ -1,4 +1,4 @@
-"""How old data is: a count of years, months or days."""
+"""How long: how old data is (years, months, days) and how long to wait (seconds to days)."""
 
 WORDS: dict[str, dict[str, str]] = {
     "year": {
@@ -24,5 +24,21 @@ WORDS: dict[str, dict[str, str]] = {
     "days": {
         "en": "{n} days",
         "zh": "{n} 天",
+    },
+    "seconds": {
+        "en": "{n} s",
+        "zh": "{n} 秒",
+    },
+    "minutes": {
+        "en": "{m} min",
+        "zh": "{m} 分钟",
+    },
+    "hours_minutes": {
+        "en": "{h} h {m} min",
+        "zh": "{h} 小时 {m} 分",
+    },
+    "days_hours": {
+        "en": "{d} d {h} h",
+        "zh": "{d} 天 {h} 小时",
     },
 }

@@ -434,4 +434,34 @@ WORDS: dict[str, dict[str, str]] = {
         "zh": "我没有在这句话里找到股票、指数、加密货币或外汇。试试“浦发银行 最新收盘价”、"
               "“沪深300最近一个月”或“比特币价格”；发“你好”查看离线数据范围，/help 查看命令。",
     },
+    "help": {
+        "en": "*Bullpen* - financial research for A-shares and US stocks.\nAsk in plain words: "
+              "\"NVDA latest close\", \"茅台最近走势\", \"compare AAPL and MSFT\".\n\n/mode "
+              "[normal|debate|fast] - how I answer (now or from here on)\n/fast QUESTION - one "
+              "quick answer\n/debate QUESTION - analysts argue, a judge concludes\n/ict SYMBOL "
+              "[TF] - ICT / smart-money analysis, e.g. /ict NVDA 4h\n/chart SYMBOL [RANGE] - "
+              "price chart, e.g. /chart AAPL 6mo, /chart 000300 2019-06-01 2020-06-16\n/plan "
+              "SYMBOL [TF] - a trade plan from the ICT analysis\n/new - start a new "
+              "conversation\n/stop - stop the current answer\n/link [CODE] - link this chat "
+              "account with another platform\n/unlink - undo a link\n/usage - tokens and cost\n"
+              "/lang en|zh - language of my messages\n/watchlist [add|remove SYMBOLS] - your "
+              "watchlist, on every linked platform\n/subscribe [SYMBOLS] [at HH:MM] "
+              "[daily|weekdays|tradingdays|mon..sun] [pdf] - a report pushed here\n"
+              "/subscriptions - this chat's subscriptions; /unsubscribe ID|all\n/tz ZONE - your "
+              "time zone; /report [SYMBOLS] - the report now\n/podcast [SYMBOLS] [pdf] - the "
+              "daily podcast script now; /subscribe ... podcast - every weekday\n/web - a "
+              "sign-in link to the web page; /web logout - sign out everywhere\n/share - publish "
+              "this conversation as a read-only link; /unshare - revoke it\n/help - this text",
+        "zh": "*Bullpen* - A股与美股研究助手。直接提问即可，例如\"茅台最近走势\"、\"NVDA "
+              "最新收盘价\"。\n\n/mode [normal|debate|fast] 回答模式\n/fast 问题 - 快速回答\n"
+              "/debate 问题 - 多方辩论并由裁判总结\n/ict 代码 [周期] - ICT 分析\n/chart 代码 "
+              "[区间] - 价格图，如 /chart 000300 近一年、2020年5月、2019-06-01 2020-06-16\n/plan "
+              "代码 [周期] - 交易计划\n/new 新对话  /stop 停止  /link 账号绑定  /unlink "
+              "解除绑定\n/usage 用量  /lang en|zh 语言  /help 帮助\n/watchlist [add|remove 股票] "
+              "自选  /report [股票] 立即生成报告\n/subscribe [股票] [at 08:00] "
+              "[交易日|每天|工作日] [pdf] 定时推送报告\n/subscriptions 本聊天的订阅  "
+              "/unsubscribe 编号|all 取消  /tz 时区\n/podcast [股票] [pdf] 每日播客脚本  "
+              "/subscribe ... podcast 工作日定时推送\n/web 网页版登录链接  /web logout 退出  "
+              "/share 分享本对话  /unshare 撤销分享",
+    },
 }
