@@ -59,4 +59,66 @@ WORDS: dict[str, dict[str, str]] = {
         "en": "Beta unavailable: no {bench} prices could be loaded.",
         "zh": "无法计算贝塔：无法加载 {bench} 的价格。",
     },
+    "action_BUY": {
+        "en": "BUY",
+        "zh": "买入",
+    },
+    "action_HOLD": {
+        "en": "HOLD",
+        "zh": "持有",
+    },
+    "action_SELL": {
+        "en": "SELL",
+        "zh": "卖出",
+    },
+    "write_in": {
+        "en": "Write all text in English.",
+        "zh": "请用简体中文撰写全部内容。",
+    },
+    "no_score": {
+        "en": "Not enough data to score; holding by default.",
+        "zh": "数据不足，无法评分；维持观望。",
+    },
+    "opening": {
+        "en": "{name} score {score} -> {action}. Factors: {factors}.",
+        "zh": "{name} 评分 {score} → {action}。依据：{factors}。",
+    },
+    "others": {
+        "en": "The others: {views}. {stance}",
+        "zh": "其他专家：{views}。{stance}",
+    },
+    "disagree": {
+        "en": "{names} disagree; the data has not changed, so I keep {action} with less "
+              "conviction.",
+        "zh": "{names} 与我观点不同，数据未变，我维持{action}但降低信心。",
+    },
+    "agree": {
+        "en": "The panel largely agrees with my reading.",
+        "zh": "多数专家意见一致。",
+    },
+    "consensus_on": {
+        "en": "consensus on {action}",
+        "zh": "达成共识：{action}",
+    },
+    "plurality": {
+        "en": "no consensus; the largest group says {action}",
+        "zh": "未达成共识，多数意见为 {action}",
+    },
+    "split": {
+        "en": "split with no majority, so {action}",
+        "zh": "意见分歧且无多数，结论为 {action}",
+    },
+    "final_votes": {
+        "en": "Offline panel, final votes: {tally}: {verdict}. Scored from data by fixed rules; "
+              "no language model was used.",
+        "zh": "离线专家组最终投票：{tally}。{verdict}。结论由数据评分确定，未使用语言模型。",
+    },
+    "factor": {
+        "en": "{label} {display} (score {score})",
+        "zh": "{label} {display}（评分 {score}）",
+    },
+    "no_support": {
+        "en": "No data point supports this side.",
+        "zh": "没有支持该方的数据点。",
+    },
 }
