@@ -45,7 +45,7 @@ async def ta(ctx: CommandContext) -> None:
 
     parsed = parse_ta(ctx.args)
     if parsed is None:
-        await ctx.say(ctx.tr("script.usage"))
+        await ctx.say(ctx.tr("scripting.usage"))
         return
     symbol, interval, bars, code = parsed
     # one sandbox at a time per person, counted with the person's questions (one person in
@@ -61,13 +61,13 @@ async def ta(ctx: CommandContext) -> None:
         await release()
     body = json.dumps(out.result, ensure_ascii=False, indent=1)
     if len(body) > MAX_REPLY_JSON:
-        body = body[:MAX_REPLY_JSON] + ctx.tr("script.cut")
+        body = body[:MAX_REPLY_JSON] + ctx.tr("scripting.cut")
     lines = [f"{out.symbol} {out.interval} · {out.bars} bars {out.first}..{out.last} · "
              f"{out.source.label()}", f"```json\n{body}\n```"]
     if out.printed:
-        lines.append(ctx.tr("script.printed") + f"\n```\n{out.printed[:1000]}\n```")
+        lines.append(ctx.tr("scripting.printed") + f"\n```\n{out.printed[:1000]}\n```")
     if out.charts_dropped:
-        lines.append(ctx.tr("script.charts_dropped", n=out.charts_dropped))
+        lines.append(ctx.tr("scripting.charts_dropped", n=out.charts_dropped))
     if out.note:
         lines.append(f"_{out.note}_")
     await ctx.say("\n".join(lines))
@@ -86,11 +86,11 @@ async def tools_(ctx: CommandContext) -> None:
         elif a.status != "verified":
             others[a.status] = others.get(a.status, 0) + 1
     if not verified:
-        lines = [ctx.tr("script.no_tools")]
+        lines = [ctx.tr("scripting.no_tools")]
     else:
-        lines = [ctx.tr("script.tools_head")]
+        lines = [ctx.tr("scripting.tools_head")]
         lines += [f"• {a.name} v{a.version}: {a.description}" for a in verified.values()]
     if others:
-        lines.append(ctx.tr("script.other_versions", items=", ".join(
+        lines.append(ctx.tr("scripting.other_versions", items=", ".join(
             f"{n} {status}" for status, n in sorted(others.items()))))
     await ctx.say("\n".join(lines))

@@ -28,7 +28,7 @@ from core.ports import (
 from core.store import Store
 from core.store.web import WEB_PLATFORM, ConversationRow, FileRow, PersonRow, SessionRow
 from core.types import ChatRef
-from core.words import t
+from core.words import norm, t
 
 log = logging.getLogger(__name__)
 
@@ -146,7 +146,7 @@ class StoreWebDirectory:
         name = row.display_name or next(
             (u for p, u in row.accounts if p != WEB_PLATFORM), "")
         return WebPerson(user_id=str(user_id), platform_uid=uid, display_name=name,
-                         lang="zh" if row.lang == "zh" else "en",
+                         lang=norm(row.lang),
                          is_admin=self._is_admin(row))
 
     def _is_admin(self, row: PersonRow) -> bool:

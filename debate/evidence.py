@@ -5,11 +5,11 @@ overlap wherever their histories do) become `PriceMetrics`; a financials tool, w
 registry has one and it answers, adds `Fundamentals`. Each piece registers its source in the
 debate's `SourceCatalog`, and `block()` renders it all as the deterministic context text.
 
-What the debate could not use is said in the user's language (the catalogue's `debate` words), never as a
-provider's error text: `notes` holds those sentences, `causes` the raw errors (logged). A
-debate with neither prices nor financials does not run (`require_data`); fundamentals much
-older than the price lower the confidence, past `STALE_LIMIT_MONTHS` the verdict is withheld
-(`input_limits`, applied by the mode to whatever panel ran).
+What the debate could not use is said in the user's language (the catalogue's `debate`
+words), never as a provider's error text: `notes` holds those sentences, `causes` the raw
+errors (logged). A debate with neither prices nor financials does not run (`require_data`);
+fundamentals much older than the price lower the confidence, past `STALE_LIMIT_MONTHS` the
+verdict is withheld (`input_limits`, applied by the mode to whatever panel ran).
 """
 
 from __future__ import annotations

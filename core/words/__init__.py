@@ -27,7 +27,7 @@ LANGS: tuple[Lang, ...] = ("en", "zh")
 # One module per namespace, in core/words/<name>.py.
 NAMESPACES: tuple[str, ...] = ("labels", "chat", "phrase", "src", "ta", "ict", "age", "grammar",
                                "debate", "subs", "report", "plan",
-                               "offline", "answer", "script", "admin",
+                               "offline", "answer", "scripting", "admin",
                                "podcast")
 
 

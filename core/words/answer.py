@@ -67,8 +67,4 @@ WORDS: dict[str, dict[str, str]] = {
         "en": "{text}.",
         "zh": "{text}。",
     },
-    "source_sep": {
-        "en": "; ",
-        "zh": "；",
-    },
 }

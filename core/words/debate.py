@@ -121,4 +121,24 @@ WORDS: dict[str, dict[str, str]] = {
         "en": "No data point supports this side.",
         "zh": "没有支持该方的数据点。",
     },
+    "expert_fundamental": {
+        "en": "Fundamental",
+        "zh": "基本面",
+    },
+    "expert_risk": {
+        "en": "Risk",
+        "zh": "风险",
+    },
+    "expert_growth": {
+        "en": "Growth",
+        "zh": "成长",
+    },
+    "expert_sentiment": {
+        "en": "Sentiment",
+        "zh": "情绪",
+    },
+    "clause_sep": {
+        "en": "; ",
+        "zh": "；",
+    },
 }

@@ -258,4 +258,16 @@ WORDS: dict[str, dict[str, str]] = {
               "/watchlist add NVDA AAPL.",
         "zh": "定时报告没有股票：你的自选为空。用 /watchlist add 茅台 NVDA 添加。",
     },
+    "skipped_report": {
+        "en": "Your scheduled report ({names}) was skipped: you have used your {which}. It "
+              "resets at {when}; the next ones come as usual after that.",
+        "zh": "你的定时报告（{names}）本次已跳过：你的{which}已用完，将于 {when} 重置，"
+              "之后照常推送。",
+    },
+    "skipped_podcast": {
+        "en": "Your scheduled podcast ({names}) was skipped: you have used your {which}. It "
+              "resets at {when}; the next ones come as usual after that.",
+        "zh": "你的定时播客（{names}）本次已跳过：你的{which}已用完，将于 {when} 重置，"
+              "之后照常推送。",
+    },
 }
