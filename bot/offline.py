@@ -143,7 +143,7 @@ def coverage_text(lang: str) -> str:
     the packs that are not installed said last."""
     from tools import snapshot
 
-    sep = t("offline.span_sep", lang)
+    sep = t("grammar.clause_sep", lang)
     by_market: dict[str, list[str]] = {m: [] for m in od.MARKETS}
     closes: dict[str, list[str]] = {}
     for symbol, name, spans in snapshot_coverage():
@@ -191,7 +191,7 @@ def coverage_table(lang: str) -> str:
 
     w = words_of("offline.t_", lang)
     sep = t("grammar.list_sep", lang)
-    semi = t("offline.span_sep", lang)
+    semi = t("grammar.clause_sep", lang)
     history: dict[str, list[str]] = {}
     closes: dict[str, list[str]] = {}
     spans: dict[str, tuple[str, str]] = {}

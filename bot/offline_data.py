@@ -132,7 +132,7 @@ def _dcf_inputs(fin: Any, annual: list[Any], lang: str) -> str:
              ("debt", newest), ("cash", newest), ("equity", newest)]
     parts = [t("offline.dcf_item", lang, name=t("offline.dcf_" + k, lang),
                value=_fmt(p.values.get(k), "亿元", lang), period=p.label) for k, p in items]
-    return t("offline.dcf", lang, items=t("offline.span_sep", lang).join(parts))
+    return t("offline.dcf", lang, items=t("grammar.clause_sep", lang).join(parts))
 
 
 def shareholders_answer(result: Any, name: str, lang: str) -> str:

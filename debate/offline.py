@@ -254,7 +254,7 @@ def run_bull_bear(evidence: Evidence, *, question: str, lang: str, today: date
         picked = [f for f in groups[slot] if (f.score > 0) == (side == "bull") and f.score != 0]
         picked.sort(key=lambda f: -abs(f.score))
         if picked:
-            text = t("debate.clause_sep", lang).join(
+            text = t("grammar.clause_sep", lang).join(
                 t("debate.factor", lang, label=f.label, display=f.display, score=f"{f.score:+.2f}")
                 for f in picked)
         else:

@@ -105,7 +105,7 @@ def opening(day: str, profiles: Sequence[TickerProfile], moves: Sequence[IndexMo
         if m.source is not None:
             sources.append(m.source)
     historical = any("offline snapshot" in m.data_label for m in moves if not m.error)
-    markets = t("podcast.markets", lang, moves=t("podcast.clause_sep", lang).join(parts))
+    markets = t("podcast.markets", lang, moves=t("grammar.clause_sep", lang).join(parts))
     if historical:
         markets = t("grammar.sentence_sep", lang).join((markets, t("podcast.historical", lang)))
     return [Draft("host", hello), Draft("analyst", markets, _unique(sources))]
@@ -187,7 +187,7 @@ def theme_verdicts(statuses: Sequence[TickerStatus], *, lang: str) -> Draft:
         lean = t("podcast.lean_split", lang)
     else:
         lean = t("podcast.lean_wait", lang)
-    said = [t("podcast.verdicts", lang, items=t("podcast.clause_sep", lang).join(parts))
+    said = [t("podcast.verdicts", lang, items=t("grammar.clause_sep", lang).join(parts))
             if parts else t("podcast.no_verdicts", lang)]
     if missing:
         said.append(t("podcast.no_verdict_for", lang, codes=listing(missing, lang)))
@@ -257,7 +257,7 @@ def _positions(turns: dict[ExpertName, ExpertTurn], lang: str) -> str:
             out.append(t("podcast.no_answer", lang, expert=_expert(name, lang)))
         else:
             out.append(f"{_expert(name, lang)} {turn.action} {turn.confidence:.2f}")
-    return t("podcast.comma", lang).join(out)
+    return t("grammar.comma", lang).join(out)
 
 
 def artifact_sources(art: DebateArtifact) -> list[Source]:
@@ -327,7 +327,7 @@ def ticker_section(art: DebateArtifact, intraday: IntradaySummary | None, *, ind
                for x in art.metrics if x.key in KEY_METRICS and x.value is not None]
     if figures:
         drafts.append(Draft("host", t("podcast.key_figures", lang,
-                                      items=t("podcast.clause_sep", lang).join(figures)),
+                                      items=t("grammar.clause_sep", lang).join(figures)),
                             sources))
     drafts.append(verdict_turn(art, lang=lang))
     drafts.append(intraday_turn(m.ticker, intraday, lang=lang))

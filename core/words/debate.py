@@ -137,8 +137,4 @@ WORDS: dict[str, dict[str, str]] = {
         "en": "Sentiment",
         "zh": "情绪",
     },
-    "clause_sep": {
-        "en": "; ",
-        "zh": "；",
-    },
 }

@@ -10,6 +10,14 @@ WORDS: dict[str, dict[str, str]] = {
         "en": " and ",
         "zh": "、",
     },
+    "clause_sep": {
+        "en": "; ",
+        "zh": "；",
+    },
+    "comma": {
+        "en": ", ",
+        "zh": "，",
+    },
     "sentence_sep": {
         "en": " ",
         "zh": "",

@@ -34,10 +34,6 @@ WORDS: dict[str, dict[str, str]] = {
         "en": "1-minute",
         "zh": "1分钟线",
     },
-    "span_sep": {
-        "en": "; ",
-        "zh": "；",
-    },
     "closes_only": {
         "en": "adjusted closes only",
         "zh": "仅复权收盘价",

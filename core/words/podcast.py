@@ -104,16 +104,8 @@ WORDS: dict[str, dict[str, str]] = {
         "en": "These are historical figures from the offline snapshot, not live.",
         "zh": "以上为离线快照中的历史数据，并非实时行情。",
     },
-    "clause_sep": {
-        "en": "; ",
-        "zh": "；",
-    },
     "facts_sep": {
         "en": "; ",
-        "zh": "，",
-    },
-    "comma": {
-        "en": ", ",
         "zh": "，",
     },
     "no_names": {
