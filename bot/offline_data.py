@@ -166,7 +166,8 @@ def northbound_answer(result: Any, lang: str) -> str:
 def _note_first(src: Any, lang: str) -> list[str]:
     note = getattr(src, "note", "")
     if note.startswith("the offline data has no"):
-        return [t("offline.period_missing", lang)]
+        said = localize(note, lang)
+        return [t("answer.sentence", lang, text=said[0].upper() + said[1:])]
     return []
 
 

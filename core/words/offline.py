@@ -302,10 +302,6 @@ WORDS: dict[str, dict[str, str]] = {
         "zh": "离线数据只有 2014-11-17 至 2019-08-12 的沪深港通每日数据，没有今天的；"
               "以下是其中最新一天。",
     },
-    "period_missing": {
-        "en": "The offline data does not have the period asked for; here is its newest.",
-        "zh": "离线数据缺少所问的报告期，以下是其中最新的一期。",
-    },
     "filing_head": {
         "en": "**{who}**: the newest {form} in the offline data is {period} ({pages} pages). "
               "Item {item}. {title} starts on page {page}:",
