@@ -71,9 +71,10 @@ WORDS: dict[str, dict[str, str]] = {
         "en": "SELL",
         "zh": "卖出",
     },
+    # for the model, not the reader: the debate's prompts are English
     "write_in": {
         "en": "Write all text in English.",
-        "zh": "请用简体中文撰写全部内容。",
+        "zh": "Write all text in Simplified Chinese.",
     },
     "no_score": {
         "en": "Not enough data to score; holding by default.",

@@ -2,9 +2,10 @@
 chat summary of an episode, why a podcast cannot be made."""
 
 WORDS: dict[str, dict[str, str]] = {
+    # for the model, not the listener: the language its English instructions ask for
     "language": {
         "en": "English",
-        "zh": "简体中文",
+        "zh": "Simplified Chinese",
     },
     "speaker_host": {
         "en": "host",
