@@ -1,5 +1,5 @@
 """How old data is, for an answer that calls it "latest" (house rule 17: an answer from old
-data says how old it is). Numbers only; the words are the bot's (`bot.i18n`)."""
+data says how old it is). Numbers only; the words are the catalogue's (`core.words`)."""
 
 from __future__ import annotations
 

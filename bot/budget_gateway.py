@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING
 from uuid import UUID
 
 from bot.commands import Question
-from bot.i18n import t
 from core.ports import Adapter
 from core.rate_limit import Rate, RateLimits, SharedRateLimiter
 from core.store import Budget, Conversation, Store
 from core.store.person_locks import PersonLocks
 from core.types import IncomingMessage
 from core.usage_gate import LEVELS, Decision, UsageGate, degraded_options
+from core.words import t
 
 if TYPE_CHECKING:
     from bot.gateway import Gateway, _Job
@@ -36,19 +36,19 @@ DEGRADABLE_MODES = frozenset({"normal", "plan"})
 
 def degrade(question: Question, mode: str, decision: Decision,
             cheap_role: str | None) -> tuple[Question, str | None]:
-    """The question as it runs at the decision's level, and the i18n key the user is told
+    """The question as it runs at the decision's level, and the catalogue key the user is told
     (None: nothing changes for this mode)."""
     level = LEVELS[min(decision.level, len(LEVELS) - 1)]
     if level.fast and mode in DEGRADABLE_MODES:
         return (Question(question.text, mode=DEGRADED_MODE, options=question.options),
-                "budget_level_fast_mode")
+                "chat.budget_level_fast_mode")
     if mode != "normal":
         return question, None
     extra = degraded_options(level, cheap_role=cheap_role)
     if not extra:
         return question, None
-    told = ("budget_level_cheaper_profile" if "profile_role" in extra
-            else "budget_level_fewer_turns")
+    told = ("chat.budget_level_cheaper_profile" if "profile_role" in extra
+            else "chat.budget_level_fewer_turns")
     return (Question(question.text, mode=question.mode, options={**question.options, **extra}),
             told)
 
@@ -121,20 +121,21 @@ async def rate_refusal(rates: RateLimits, user_id: UUID, lang: str,
     if got is None:
         return None
     kind, wait = got
-    return t("rate_limited", lang, what=t("rate_" + kind, lang), wait=duration(wait, lang))
+    return t("chat.rate_limited", lang, what=t("chat.rate_" + kind, lang),
+             wait=duration(wait, lang))
 
 
 def duration(seconds: float, lang: str) -> str:
     s = max(1, math.ceil(seconds))
     if s < 120:
-        return f"{s} 秒" if lang == "zh" else f"{s} s"
+        return t("age.seconds", lang, n=s)
     hours, minutes = divmod(math.ceil(s / 60), 60)
     if hours >= 48:
         days, hours = divmod(hours, 24)
-        return f"{days} 天 {hours} 小时" if lang == "zh" else f"{days} d {hours} h"
-    if lang == "zh":
-        return f"{hours} 小时 {minutes} 分" if hours else f"{minutes} 分钟"
-    return f"{hours} h {minutes} min" if hours else f"{minutes} min"
+        return t("age.days_hours", lang, d=days, h=hours)
+    if hours:
+        return t("age.hours_minutes", lang, h=hours, m=minutes)
+    return t("age.minutes", lang, m=minutes)
 
 
 # commands that spend model calls outside a run (the report's narrative): refused when the
@@ -149,8 +150,8 @@ async def command_allowed(gateway: Gateway, adapter: Adapter, msg: IncomingMessa
     if decision.action != "refuse":
         return True
     assert decision.resets_at is not None
-    await gateway.say(adapter, msg, t("budget_refused", lang,
-                                      which=t("budget_" + decision.reason, lang),
+    await gateway.say(adapter, msg, t("chat.budget_refused", lang,
+                                      which=t("chat.budget_" + decision.reason, lang),
                                       at=_when(decision.resets_at, lang)))
     return False
 
@@ -170,7 +171,8 @@ async def before_run(gateway: Gateway, job: _Job, conv: Conversation) -> Convers
         if decision.action == "refuse":
             assert decision.resets_at is not None
             await gateway.say(job.adapter, msg, t(
-                "budget_refused", job.lang, which=t("budget_" + decision.reason, job.lang),
+                "chat.budget_refused", job.lang,
+                which=t("chat.budget_" + decision.reason, job.lang),
                 at=_when(decision.resets_at, job.lang)))
             return None
         job.token_allowance = decision.token_allowance
@@ -204,7 +206,7 @@ async def _carry_over(gateway: Gateway, job: _Job, old: Conversation) -> Convers
         await store.conversations.set_summary(new.id, summary, 0)
     if old.token_budget is not None:
         await store.budgets.set_conversation_budget(new.id, old.token_budget)
-    await gateway.say(job.adapter, job.message, t("conversation_closed", job.lang,
+    await gateway.say(job.adapter, job.message, t("chat.conversation_closed", job.lang,
                                                   used=old.token_used))
     return await store.conversations.get(new.id)
 

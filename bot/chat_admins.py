@@ -64,7 +64,7 @@ async def may_change_chat(ctx: CommandContext) -> bool:
         admin = await is_group_admin(ctx)
     except PlatformError as exc:
         log.warning("group admins of %s not checked: %s", ctx.msg.chat.key, exc)
-        await ctx.say(ctx.tr("group_admin_unchecked"))
+        await ctx.say(ctx.tr("chat.group_admin_unchecked"))
         return False
     if admin is None:
         if ctx.adapter.name not in _told_cannot_tell:
@@ -73,5 +73,5 @@ async def may_change_chat(ctx: CommandContext) -> bool:
                      "mode and subscriptions", ctx.adapter.name)
         return True
     if not admin:
-        await ctx.say(ctx.tr("group_admins_only", command=f"/{ctx.cmd.name}"))
+        await ctx.say(ctx.tr("chat.group_admins_only", command=f"/{ctx.cmd.name}"))
     return admin

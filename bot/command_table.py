@@ -10,12 +10,12 @@ from uuid import UUID
 
 from bot import budget_gateway, chat_admins, commands
 from bot.commands import Command
-from bot.i18n import t
 from bot.logs import register_ephemeral
 from core.ports import Adapter
 from core.store import Conversation, Store
 from core.store.accounts import LINK_CODE_TTL
 from core.types import MODES, Button, IncomingMessage, Reply
+from core.words import t
 
 if TYPE_CHECKING:
     from bot.gateway import Gateway
@@ -76,36 +76,37 @@ async def mode(ctx: CommandContext) -> None:
     choice = ctx.args.lower()
     if not choice:
         buttons = [[Button(label=m, data=f"mode:{m}") for m in MODES]]
-        await ctx.say(ctx.tr("mode_now", mode=conv.mode, choices=commands.MODE_CHOICES), buttons)
+        await ctx.say(ctx.tr("chat.mode_now", mode=conv.mode, choices=commands.MODE_CHOICES),
+                      buttons)
     elif choice in MODES:
         if not await chat_admins.may_change_chat(ctx):  # in groups: the group's admins only
             return
         await ctx.store.conversations.set_mode(conv.id, choice)
-        await ctx.say(ctx.tr("mode_set", mode=choice))
+        await ctx.say(ctx.tr("chat.mode_set", mode=choice))
     else:
-        await ctx.say(ctx.tr("mode_bad", mode=ctx.args, choices=commands.MODE_CHOICES))
+        await ctx.say(ctx.tr("chat.mode_bad", mode=ctx.args, choices=commands.MODE_CHOICES))
 
 
 @command("new")
 async def new(ctx: CommandContext) -> None:
     ctx.gateway.stop_chat(ctx.msg.chat.key)
     conv = await ctx.store.conversations.start_new(ctx.msg.chat, ctx.user_id)
-    await ctx.say(ctx.tr("new", mode=conv.mode))
+    await ctx.say(ctx.tr("chat.new", mode=conv.mode))
 
 
 @command("stop")
 async def stop(ctx: CommandContext) -> None:
     if not ctx.gateway.stop_chat(ctx.msg.chat.key):
-        await ctx.say(ctx.tr("stopped_none"))
+        await ctx.say(ctx.tr("chat.stopped_none"))
 
 
 @command("lang")
 async def lang(ctx: CommandContext) -> None:
     if ctx.args in ("en", "zh"):
         await ctx.store.accounts.set_lang(ctx.user_id, ctx.args)
-        await ctx.say(t("lang_set", ctx.args))
+        await ctx.say(t("chat.lang_set", ctx.args))
     else:
-        await ctx.say(ctx.tr("lang_bad"))
+        await ctx.say(ctx.tr("chat.lang_bad"))
 
 
 # --- accounts --------------------------------------------------------------------------------
@@ -117,12 +118,12 @@ async def link(ctx: CommandContext) -> None:
     be merged into the person); the account that gave the code is told when it is used."""
     accounts = ctx.store.accounts
     if ctx.msg.chat.is_group:
-        await ctx.say(ctx.tr("link_private"))
+        await ctx.say(ctx.tr("chat.link_private"))
         return
     if not ctx.args:
         code = await accounts.issue_link_code(ctx.user_id, chat=ctx.msg.chat)
         register_ephemeral(code, LINK_CODE_TTL.total_seconds())  # SDKs log request bodies
-        await ctx.say(ctx.tr("link_issued", code=code))
+        await ctx.say(ctx.tr("chat.link_issued", code=code))
         return
     res = await accounts.redeem_link_code(ctx.args, ctx.user_id)
     if res.ok and res.user_id is not None:
@@ -131,15 +132,15 @@ async def link(ctx: CommandContext) -> None:
             ctx.gateway.gate.forget(ctx.user_id)
         linked = await accounts.accounts_of(res.user_id)
         platforms = ", ".join(sorted({a.platform for a in linked}))
-        await ctx.say(ctx.tr("link_ok", platforms=platforms))
+        await ctx.say(ctx.tr("chat.link_ok", platforms=platforms))
         outbox = ctx.gateway.outbox
         if res.issued_in is not None and outbox is not None:
             who = ctx.msg.sender.display_name or ctx.msg.sender.platform_uid
             await outbox.deliver(res.issued_in, [Reply(text=ctx.tr(
-                "link_used", platform=ctx.msg.platform, who=who), markup="plain")],
+                "chat.link_used", platform=ctx.msg.platform, who=who), markup="plain")],
                 key=f"link:{ctx.msg.platform}:{ctx.msg.message_id}", source="link")
     else:
-        await ctx.say(ctx.tr("link_failed", reason=res.reason))
+        await ctx.say(ctx.tr("chat.link_failed", reason=res.reason))
 
 
 @command("unlink")
@@ -151,13 +152,13 @@ async def unlink(ctx: CommandContext) -> None:
     if per_day > 0 and len(await accounts.accounts_of(ctx.user_id)) > 1:
         over = await ctx.store.rate_limits.take(ctx.user_id, [("unlink", per_day, 86_400.0)])
         if over is not None:
-            await ctx.say(ctx.tr("unlink_limited", n=per_day,
+            await ctx.say(ctx.tr("chat.unlink_limited", n=per_day,
                                  wait=budget_gateway.duration(over[1], ctx.lang)))
             return
     got = await accounts.unlink(ctx.msg.platform, ctx.msg.sender.platform_uid)
     if got is not None and ctx.gateway.gate is not None:
         ctx.gateway.gate.forget(ctx.user_id)
-    await ctx.say(ctx.tr("unlink_ok" if got else "unlink_none"))
+    await ctx.say(ctx.tr("chat.unlink_ok" if got else "chat.unlink_none"))
 
 
 # --- questions: commands that become a question for the agent --------------------------------
@@ -168,9 +169,9 @@ async def question(ctx: CommandContext) -> None:
     q = commands.as_question(ctx.cmd)
     tf = q.options.get("interval") if q is not None else None
     if q is None:
-        await ctx.say(ctx.tr("needs_arg", usage=commands.USAGE.get(ctx.cmd.name, "/help")))
+        await ctx.say(ctx.tr("chat.needs_arg", usage=commands.USAGE.get(ctx.cmd.name, "/help")))
     elif tf is not None and not commands.timeframe_known(tf):
-        await ctx.say(ctx.tr("bad_timeframe", tf=tf))
+        await ctx.say(ctx.tr("chat.bad_timeframe", tf=tf))
     else:
         await ctx.gateway.enqueue(ctx.adapter, ctx.msg, ctx.user_id, ctx.lang, q,
                                   ctx.conversation, ctx.epoch)

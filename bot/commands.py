@@ -9,46 +9,7 @@ from dataclasses import dataclass, field
 
 from core.errors import InvalidArguments
 from core.types import MODES
-
-HELP_EN = """*Bullpen* - financial research for A-shares and US stocks.
-Ask in plain words: "NVDA latest close", "茅台最近走势", "compare AAPL and MSFT".
-
-/mode [normal|debate|fast] - how I answer (now or from here on)
-/fast QUESTION - one quick answer
-/debate QUESTION - analysts argue, a judge concludes
-/ict SYMBOL [TF] - ICT / smart-money analysis, e.g. /ict NVDA 4h
-/chart SYMBOL [RANGE] - price chart, e.g. /chart AAPL 6mo, /chart 000300 2019-06-01 2020-06-16
-/plan SYMBOL [TF] - a trade plan from the ICT analysis
-/new - start a new conversation
-/stop - stop the current answer
-/link [CODE] - link this chat account with another platform
-/unlink - undo a link
-/usage - tokens and cost
-/lang en|zh - language of my messages
-/watchlist [add|remove SYMBOLS] - your watchlist, on every linked platform
-/subscribe [SYMBOLS] [at HH:MM] [daily|weekdays|tradingdays|mon..sun] [pdf] - a report pushed here
-/subscriptions - this chat's subscriptions; /unsubscribe ID|all
-/tz ZONE - your time zone; /report [SYMBOLS] - the report now
-/podcast [SYMBOLS] [pdf] - the daily podcast script now; /subscribe ... podcast - every weekday
-/web - a sign-in link to the web page; /web logout - sign out everywhere
-/share - publish this conversation as a read-only link; /unshare - revoke it
-/help - this text"""
-
-HELP_ZH = """*Bullpen* - A股与美股研究助手。直接提问即可，例如"茅台最近走势"、"NVDA 最新收盘价"。
-
-/mode [normal|debate|fast] 回答模式
-/fast 问题 - 快速回答
-/debate 问题 - 多方辩论并由裁判总结
-/ict 代码 [周期] - ICT 分析
-/chart 代码 [区间] - 价格图，如 /chart 000300 近一年、2020年5月、2019-06-01 2020-06-16
-/plan 代码 [周期] - 交易计划
-/new 新对话  /stop 停止  /link 账号绑定  /unlink 解除绑定
-/usage 用量  /lang en|zh 语言  /help 帮助
-/watchlist [add|remove 股票] 自选  /report [股票] 立即生成报告
-/subscribe [股票] [at 08:00] [交易日|每天|工作日] [pdf] 定时推送报告
-/subscriptions 本聊天的订阅  /unsubscribe 编号|all 取消  /tz 时区
-/podcast [股票] [pdf] 每日播客脚本  /subscribe ... podcast 工作日定时推送
-/web 网页版登录链接  /web logout 退出  /share 分享本对话  /unshare 撤销分享"""
+from core.words import t
 
 COMMANDS: tuple[tuple[str, str], ...] = (
     ("start", "Start and show help"),
@@ -102,7 +63,7 @@ def parse(text: str) -> Command | None:
 
 
 def help_text(lang: str) -> str:
-    return HELP_ZH if lang == "zh" else HELP_EN
+    return t("chat.help", lang)
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from bot.i18n import localize, source_label, t, word
 from core import numbers
 from core.errors import BullpenError, UnknownSymbol
+from core.localize import localize, source_label, word
+from core.words import is_zh, t
 from tools.symbols.normalize import has_cjk
 from tools.symbols.sources import chinese_name
 
@@ -65,12 +66,14 @@ def _zh_name(symbol: str, name: str) -> str:
     return chinese_name(symbol) or ""
 
 
-_NAMES = {"zh": _zh_name}
+def _reader_name(symbol: str, name: str, lang: str) -> str:
+    """The name the reader knows: the Chinese one for a Chinese reader, else the data's."""
+    return _zh_name(symbol, name) if is_zh(lang) else name  # not words: which name, not how
 
 
 def display_name(symbol: str, name: str, lang: str) -> str:
     """"Name (CODE)" in the reader's language, or the code alone."""
-    name = _NAMES.get(lang, lambda _s, n: n)(symbol, name or "")
+    name = _reader_name(symbol, name or "", lang)
     return f"{name} ({symbol})" if name else symbol
 
 
@@ -81,25 +84,19 @@ def _name(x: Any, lang: str) -> str:
 def _source(src: Any, lang: str) -> str:
     if src is None:
         return ""
-    key = "src_line_snapshot" if getattr(src, "offline", False) else "src_line"
+    key = "src.line_snapshot" if getattr(src, "offline", False) else "src.line"
     return t(key, lang, label=source_label(src, lang))
 
 
 def no_symbol(lang: str) -> str:
-    if lang == "zh":
-        return ("我没有在问题里找到股票代码或名称。请写出代码或名称，例如"
-                "“600519 最新收盘价”或“NVDA 最近一个月走势”。")
-    return ("I couldn't find a stock in your question. Name one by ticker, code or name, "
-            "e.g. \"NVDA latest close\" or \"600519 last month\".")
+    return t("answer.no_symbol", lang)
 
 
 def tool_error(exc: BullpenError | str, lang: str) -> str:
     if isinstance(exc, UnknownSymbol):
-        if lang == "zh":
-            hint = f"你是不是想找：{'、'.join(exc.suggestions)}？" if exc.suggestions else ""
-            return f"找不到“{exc.query}”。{hint}"
-        hint = f" Did you mean: {', '.join(exc.suggestions)}?" if exc.suggestions else ""
-        return f"I don't know the symbol \"{exc.query}\".{hint}"
+        names = t("grammar.list_sep", lang).join(exc.suggestions)
+        hint = t("answer.did_you_mean", lang, names=names) if exc.suggestions else ""
+        return t("answer.unknown_symbol", lang, query=exc.query, hint=hint)
     return f"⚠️ {exc}"
 
 
@@ -120,19 +117,13 @@ def quote(q: Any, lang: str) -> str:
     c = _cur(getattr(q, "currency", ""))
     name = _name(q, lang)
     date = q.as_of.isoformat()
-    up = (q.change or 0) >= 0
-    if lang == "zh":
-        move = "上涨" if up else "下跌"
-        lines = [f"**{name}** 在 {date} 收于 **{c}{_px(q.close, q)}**，较前一交易日{move} "
-                 f"{c}{_px(abs(q.change or 0), q)}（{_pct(q.change_pct)}）。",
-                 (f"52周区间：{c}{_px(q.low_52w, q)} – {c}{_px(q.high_52w, q)}；"
-                  if _has_range(q) else "") + f"成交量：{_vol(q.volume, lang, q)}。"]
-    else:
-        move = "up" if up else "down"
-        lines = [f"**{name}** closed at **{c}{_px(q.close, q)}** on {date}, {move} "
-                 f"{c}{_px(abs(q.change or 0), q)} ({_pct(q.change_pct)}) from the previous close.",
-                 (f"52-week range: {c}{_px(q.low_52w, q)} – {c}{_px(q.high_52w, q)}; volume "
-                  if _has_range(q) else "Volume ") + f"{_vol(q.volume, lang, q)}."]
+    move = t("answer.up" if (q.change or 0) >= 0 else "answer.down", lang)
+    volume = _vol(q.volume, lang, q)
+    lines = [t("answer.quote", lang, name=name, close=f"{c}{_px(q.close, q)}", date=date,
+               move=move, change=f"{c}{_px(abs(q.change or 0), q)}", pct=_pct(q.change_pct)),
+             t("answer.range_volume", lang, low=f"{c}{_px(q.low_52w, q)}",
+               high=f"{c}{_px(q.high_52w, q)}", volume=volume) if _has_range(q)
+             else t("answer.volume", lang, volume=volume)]
     lines.append(_source(getattr(q, "source", None), lang))
     return "\n".join(lines)
 
@@ -141,25 +132,19 @@ def _fx_quote(q: Any, lang: str) -> str:
     name = _name(q, lang)
     date = q.as_of.isoformat()
     rate, change = _num(q.close, 4), _num(abs(q.change or 0), 4)
-    up = (q.change or 0) >= 0
-    if lang == "zh":
-        lines = [f"**{name}** 在 {date} 的汇率为 **{rate}**，较前值{'上涨' if up else '下跌'} "
-                 f"{change}（{_pct(q.change_pct)}）。",
-                 f"52周区间：{_num(q.low_52w, 4)} – {_num(q.high_52w, 4)}。"]
-    else:
-        lines = [f"**{name}** was at **{rate}** on {date}, {'up' if up else 'down'} {change} "
-                 f"({_pct(q.change_pct)}) from the previous close.",
-                 f"52-week range: {_num(q.low_52w, 4)} – {_num(q.high_52w, 4)}."]
+    move = t("answer.up" if (q.change or 0) >= 0 else "answer.down", lang)
+    lines = [t("answer.fx_quote", lang, name=name, rate=rate, date=date, move=move,
+               change=change, pct=_pct(q.change_pct)),
+             t("answer.fx_range", lang, low=_num(q.low_52w, 4), high=_num(q.high_52w, 4))]
     lines.append(_source(getattr(q, "source", None), lang))
     return "\n".join(lines)
 
 
 def quotes(ql: Any, lang: str) -> str:
-    head = ("| 代码 | 名称 | 收盘 | 涨跌幅 | 日期 |" if lang == "zh"
-            else "| Symbol | Name | Close | Change | Date |")
+    head = t("answer.quotes_head", lang)
     rows = [head, "|---|---|---:|---:|---|"] if ql.quotes else []  # no empty table
     for q in ql.quotes:
-        short = _NAMES.get(lang, lambda _s, n: n)(q.symbol, q.name or "")
+        short = _reader_name(q.symbol, q.name or "", lang)
         rows.append(f"| {q.symbol} | {short} | {_cur(q.currency)}{_px(q.close, q)} | "
                     f"{_pct(q.change_pct)} | {q.as_of.isoformat()} |")
     out = "\n".join(rows)
@@ -167,7 +152,7 @@ def quotes(ql: Any, lang: str) -> str:
         out += f"\n{e.symbol}: {e.error}"
     sources = {source_label(q.source, lang) for q in ql.quotes}
     if sources:
-        out += "\n" + t("src_lines", lang, labels="; ".join(sorted(sources)))
+        out += "\n" + t("src.lines", lang, labels="; ".join(sorted(sources)))
     return out.lstrip("\n")
 
 
@@ -176,30 +161,25 @@ def ohlcv(o: Any, lang: str, period: str | None) -> str:
     s = o.summary
     covered = getattr(o, "coverage", None)
     if s is None:
-        return (t("period_none", lang, name=name, **_window(covered)) if covered is not None
-                else t("no_bars", lang, name=name))
+        return (t("chat.period_none", lang, name=name, **_window(covered)) if covered is not None
+                else t("chat.no_bars", lang, name=name))
     c = _cur(o.currency)
-    iv = word("interval_", o.interval, lang)
-    if lang == "zh":
-        text = (f"**{name}** {s.first} 至 {s.last}（{o.total_bars} 根{iv}K线）："
-                f"从 {c}{_px(s.open, o)} 到 {c}{_px(s.close, o)}，涨跌 {_pct(s.change_pct)}；"
-                f"最高 {c}{_px(s.high, o)}，最低 {c}{_px(s.low, o)}。")
-    else:
-        text = (f"**{name}** from {s.first} to {s.last} ({o.total_bars} {o.interval} bars): "
-                f"{c}{_px(s.open, o)} → {c}{_px(s.close, o)} ({_pct(s.change_pct)}); "
-                f"high {c}{_px(s.high, o)}, low {c}{_px(s.low, o)}.")
+    iv = word("ta.interval_", o.interval, lang)
+    text = t("answer.bars", lang, name=name, first=s.first, last=s.last, bars=o.total_bars,
+             interval=iv, open=f"{c}{_px(s.open, o)}", close=f"{c}{_px(s.close, o)}",
+             pct=_pct(s.change_pct), high=f"{c}{_px(s.high, o)}", low=f"{c}{_px(s.low, o)}")
     cols = list(o.columns)
     keep = [i for i, col in enumerate(cols) if col in ("date", "time", "close", "volume",
                                                         "ma5", "ma20")]
     if keep and o.rows:
-        table = ["| " + " | ".join(word("col_", cols[i], lang) for i in keep) + " |",
+        table = ["| " + " | ".join(word("ta.col_", cols[i], lang) for i in keep) + " |",
                  "|" + "---|" * len(keep)]
         for row in o.rows[-8:]:
             table.append("| " + " | ".join(_cell(cols[i], row[i], lang, o) for i in keep)
                          + " |")
         text += "\n\n" + "\n".join(table)
     if covered is not None:  # the asked window reaches past the data: said (house rule 17)
-        text += "\n\n" + t("period_partial", lang, name=name, **_window(covered))
+        text += "\n\n" + t("chat.period_partial", lang, name=name, **_window(covered))
     return text + "\n" + _source(o.source, lang)
 
 
@@ -218,15 +198,15 @@ def _window(c: Any) -> dict[str, str]:
 
 def indicators(r: Any, lang: str) -> str:
     name = _name(r, lang)
-    head = t("indicators_head", lang, name=name, interval=word("interval_", r.interval, lang),
+    head = t("ta.indicators_head", lang, name=name, interval=word("ta.interval_", r.interval, lang),
              day=r.as_of, close=_px(r.close, r))
     lines = [head]
     for ind in r.indicators:
-        values = ", ".join(f"{word('ind_', k, lang)} {numbers.value(v, lang)}"
+        values = ", ".join(f"{word('ta.ind_', k, lang)} {numbers.value(v, lang)}"
                            for k, v in ind.latest.items())
-        signals = [localize(x, lang, "sig_") for x in ind.signals]
+        signals = [localize(x, lang, "ta.sig_") for x in ind.signals]
         sig = f" — {'; '.join(signals)}" if signals else ""
-        lines.append(f"- **{localize(ind.name, lang, 'ind_name_')}**: {values}{sig}")
+        lines.append(f"- **{localize(ind.name, lang, 'ta.ind_name_')}**: {values}{sig}")
     lines.append(_source(r.source, lang))
     return "\n".join(lines)
 
@@ -235,22 +215,18 @@ def chart(r: Any, lang: str) -> str:
     lines = []
     for s in r.series:
         name = _name(s, lang)
-        if lang == "zh":
-            lines.append(f"{name}：{s.first} 至 {s.last}，{s.bars} 根K线，"
-                         f"区间涨跌 {_pct(s.change_pct)}，最新 {_px(s.last_close, s)}。")
-        else:
-            lines.append(f"{name}: {s.first} to {s.last}, {s.bars} bars, "
-                         f"{_pct(s.change_pct)} over the range, last {_px(s.last_close, s)}.")
-    head = "已生成图表（见图片）。" if lang == "zh" else "Chart attached."
+        lines.append(t("answer.chart_series", lang, name=name, first=s.first, last=s.last,
+                       bars=s.bars, pct=_pct(s.change_pct), close=_px(s.last_close, s)))
+    head = t("answer.chart_attached", lang)
     if note := getattr(r, "range_note", ""):  # a comparison cut to the dates all share
-        lines.append(f"对比区间为所有标的共有的日期，截至 {r.series[0].last}。" if lang == "zh"
-                     else note[0].upper() + note[1:] + ".")
+        note = localize(note, lang)
+        lines.append(t("answer.sentence", lang, text=note[0].upper() + note[1:]))
     covered = getattr(r, "coverage", None)
     if covered is not None:
         names = ", ".join(_name(s, lang) for s in r.series)
-        lines.append(t("period_partial", lang, name=names, **_window(covered)))
+        lines.append(t("chat.period_partial", lang, name=names, **_window(covered)))
     sources = {source_label(s.source, lang) for s in r.series}
-    tail = t("src_line", lang, label="; ".join(sorted(sources)))
+    tail = t("src.line", lang, label="; ".join(sorted(sources)))
     return "\n".join([head, *lines, tail])
 
 

@@ -19,7 +19,6 @@ from uuid import UUID
 
 from bot import budget_gateway, commands
 from bot.commands import Command, Question
-from bot.i18n import detect_lang, t
 from bot.outbox import say
 from bot.renderer import Renderer, with_label
 from bot.spool import Spool, Spooled
@@ -44,6 +43,7 @@ from core.types import (
     utcnow,
 )
 from core.usage_gate import UsageGate
+from core.words import detect_lang, t
 
 log = logging.getLogger(__name__)
 
@@ -374,7 +374,7 @@ class Gateway:
                 msg.platform, msg.sender.platform_uid, msg.sender.display_name)
         lang = chosen or detect_lang(msg.text)
         if self.gate is not None and not await budget_gateway.admitted(self, msg, user_id):
-            await self._say(adapter, msg, t("access_denied", lang,
+            await self._say(adapter, msg, t("chat.access_denied", lang,
                                             who=budget_gateway.account_of(msg)))
             await self._mark(msg, "answered")
             return
@@ -395,7 +395,7 @@ class Gateway:
             text = "/" + msg.callback_data.replace(":", " ", 1)
         if not text.strip() and msg.attachments:
             if self._preprocess is None:
-                await self._say(adapter, msg, t("unsupported", lang,
+                await self._say(adapter, msg, t("chat.unsupported", lang,
                                                 kind=msg.attachments[0].kind))
                 await self._mark(msg, "answered")
                 return
@@ -465,15 +465,10 @@ class Gateway:
             sub = await subs.get(sub_id)
             if sub is None:
                 continue
-            what = ", ".join(sub.symbols) or ("自选" if lang == "zh" else "watchlist")
+            what = ", ".join(sub.symbols) or t("subs.watchlist", lang)
             where = f"{sub.chat.platform} {sub.chat.chat_id}"
-            await self._say(adapter, msg, (
-                f"订阅 #{sub.id}（{what}）已暂停：我无法再向 {where} 发送消息（被移出或屏蔽）。"
-                f"用 /unsubscribe {sub.id} 删除它，或把我加回去后重新 /subscribe。"
-                if lang == "zh" else
-                f"Subscription #{sub.id} ({what}) is paused: I can no longer post in {where} "
-                f"(removed from the chat or blocked). /unsubscribe {sub.id} to remove it, or "
-                f"add me back and /subscribe again."))
+            await self._say(adapter, msg, t("subs.paused_owner", lang, id=sub.id, what=what,
+                                            where=where))
             await subs.acknowledge_pause(sub.id)
 
     async def _redelivered_unanswered(self, adapter: Adapter, msg: IncomingMessage,
@@ -514,7 +509,7 @@ class Gateway:
         self._unstored[key] = True
         lang = detect_lang(msg.text)
         # straight to the platform: the outbox keeps its deliveries in the database
-        await say(adapter, msg, t("db_unavailable", lang), outbox=None, plain=True)
+        await say(adapter, msg, t("chat.db_unavailable", lang), outbox=None, plain=True)
 
     def _keep_trying(self, adapter: Adapter, msg: IncomingMessage) -> None:
         """A platform that does not redeliver: keep the message here and record it (then answer
@@ -770,7 +765,7 @@ class Gateway:
         except asyncio.CancelledError as exc:
             shutdown = bool(exc.args) and exc.args[0] == CANCEL_SHUTDOWN
             await asyncio.shield(renderer.cut_short(
-                t("interrupted" if shutdown else "stopped", job.lang)))
+                t("chat.interrupted" if shutdown else "chat.stopped", job.lang)))
             raise
         finally:
             await renderer.aclose()
@@ -798,7 +793,7 @@ class Gateway:
             nonlocal told
             if not told:
                 told = True
-                await self._say(adapter, msg, t("queued_person", lang))
+                await self._say(adapter, msg, t("chat.queued_person", lang))
 
         if lock.locked():
             await tell_queued()
@@ -812,7 +807,7 @@ class Gateway:
                 raise
         except asyncio.CancelledError as exc:  # /stop while it waited: said, like a run's
             if not (exc.args and exc.args[0] == CANCEL_SHUTDOWN):
-                await asyncio.shield(self._say(adapter, msg, t("stopped", lang)))
+                await asyncio.shield(self._say(adapter, msg, t("chat.stopped", lang)))
             raise
 
         async def release() -> None:
@@ -865,10 +860,10 @@ class Gateway:
         if unusable_input(exc):
             log.warning("message %s/%s refused: %s", msg.platform, msg.message_id,
                         _error_of(exc))
-            said = t("bad_input", lang)
+            said = t("chat.bad_input", lang)
         else:
             log.error("message %s/%s failed", msg.platform, msg.message_id, exc_info=exc)
-            said = t("sorry", lang)
+            said = t("chat.sorry", lang)
         try:
             if renderer is not None and renderer.placeholder_id is not None:
                 await renderer.cut_short(said)
@@ -905,7 +900,7 @@ class Gateway:
         log.info("answering %s/%s left unanswered (%.0f s old)", msg.platform, msg.message_id,
                  age)
         if age > too_old_s:
-            notice = t("restarted_resend", lang, text=msg.text[:80])
+            notice = t("chat.restarted_resend", lang, text=msg.text[:80])
             if row["placeholder"] and adapter.capabilities.can_edit:
                 with contextlib.suppress(PlatformError):
                     await adapter.edit(MessageRef(chat=msg.chat,

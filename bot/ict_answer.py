@@ -4,109 +4,22 @@ proposal or the reason to wait. Every number comes from the tool's result."""
 
 from __future__ import annotations
 
-from typing import Any, Final
+from collections.abc import Mapping
+from typing import Any
 
 import pandas as pd
 
 from bot.format import display_name
-from bot.i18n import localize, source_label, word
-from bot.i18n import t as catalogue
 from core import context
+from core.localize import localize, source_label, word, words_of
 from core.types import OutgoingFile
+from core.words import has
+from core.words import t as catalogue
 from tools.ict_tool import ICTResult, ICTStack, PlanOut, ict_analyze, ict_interval
 from tools.ticks import tick_text
 
-_T: Final[dict[str, dict[str, str]]] = {
-    "en": {
-        "title": "**ICT analysis · {label} · {tf}** · {horizon}",
-        "span": "{bars} {interval} bars, last closed bar {last}; last close {close}",
-        "structure": "**Structure:** {bias} bias",
-        "event": "last {kind} {direction} through {level} at {time}",
-        "displaced": " (displaced {x}×)",
-        "range": "**Dealing range:** {low} – {high}, equilibrium {eq}; price in {zone} "
-                 "({pct}% of the range)",
-        "obs": "**Order blocks** (live, best score first):",
-        "ob": "{side} {zone_type} {bottom} – {top} from a {kind}, score {score}, {state}",
-        "fvgs": "**Fair value gaps:** {open} of {total} unfilled",
-        "fvg_last": "; latest {side} {bottom} – {top} (CE {ce})",
-        "liquidity": "**Liquidity:** {items}",
-        "eqh": "equal highs {levels}", "eql": "equal lows {levels}",
-        "ext_high": "external high {price}", "ext_low": "external low {price}",
-        "swept": " (swept)", "none": "no unswept pools",
-        "levels": "**Key levels:** {items}",
-        "session": "**Session ({template}):** last bar {time} New York, kill zone {zone} "
-                   "(session fit: {fit})",
-        "stack": "**Bias stack:** {bias}, grade {grade} ({score}/100), {status}",
-        "no_data": "Not graded (no data, or data ending too early): {tfs}.",
-        "plan_head": "**Trade plan** (computed from the analysis, not by a model):",
-        "wait": "**No plan: wait** – {reason}.",
-        "chart": "Annotated chart attached.",
-        "notes": "Notes: {notes}",
-        "footer": "Data as of {date}. Not investment advice.",
-        "long": "Long", "short": "Short",
-        "entry": "Entry", "stop": "Stop", "targets": "Targets",
-        "rr": "Reward/risk {rr} to the first target; risk {risk} per unit",
-        "risk_pct": "; risk at most {pct:g}% of equity",
-        "confluence": "Confluence",
-        "bullish": "bullish", "bearish": "bearish", "neutral": "neutral",
-        "premium": "premium", "discount": "discount", "equilibrium": "equilibrium",
-        "wait_s": "wait", "ready": "ready",
-    },
-    "zh": {
-        "title": "**ICT 分析 · {label} · {tf}** · {horizon}",
-        "span": "{bars} 根{interval}K线，最后收盘K线 {last}；最新收盘价 {close}",
-        "structure": "**市场结构：**{bias}",
-        "event": "最近一次 {kind} {direction}，突破 {level}，时间 {time}",
-        "displaced": "（位移 {x} 倍）",
-        "range": "**交易区间：**{low} – {high}，均衡价 {eq}；价格处于{zone}（区间的 {pct}%）",
-        "obs": "**订单块**（有效，按评分排序）：",
-        "ob": "{side} {zone_type} {bottom} – {top}，来自 {kind}，评分 {score}，{state}",
-        "fvgs": "**公允价值缺口（FVG）：**{total} 个中 {open} 个未回补",
-        "fvg_last": "；最新 {side} {bottom} – {top}（CE {ce}）",
-        "liquidity": "**流动性：**{items}",
-        "eqh": "等高点 {levels}", "eql": "等低点 {levels}",
-        "ext_high": "外部高点 {price}", "ext_low": "外部低点 {price}",
-        "swept": "（已扫）", "none": "无未被扫的流动性池",
-        "levels": "**关键价位：**{items}",
-        "session": "**时段（{template}）：**最后K线为纽约时间 {time}，杀伤时段 {zone}"
-                   "（时段匹配：{fit}）",
-        "stack": "**多周期偏向：**{bias}，等级 {grade}（{score}/100），{status}",
-        "no_data": "未计入评级（无数据或数据过早结束）：{tfs}。",
-        "plan_head": "**交易计划**（由分析程序计算，非大模型生成）：",
-        "wait": "**暂无计划：等待** – {reason}。",
-        "chart": "已附带标注图表。",
-        "notes": "备注：{notes}",
-        "footer": "数据截至 {date}。不构成投资建议。",
-        "long": "做多", "short": "做空",
-        "entry": "入场", "stop": "止损", "targets": "目标",
-        "rr": "至第一目标的盈亏比 {rr}；每单位风险 {risk}",
-        "risk_pct": "；风险不超过权益的 {pct:g}%",
-        "confluence": "共振依据",
-        "bullish": "看涨", "bearish": "看跌", "neutral": "中性",
-        "premium": "溢价区", "discount": "折价区", "equilibrium": "均衡区",
-        "wait_s": "等待", "ready": "就绪",
-        "up": "向上", "down": "向下", "main": "主", "sub": "次", "valid": "有效",
-        "mitigated": "已回踩", "broken": "已失效", "preferred": "首选", "acceptable": "可接受",
-        "off": "不在时段内",
-    },
-}
 
-_CHECKLIST_ZH: Final = {
-    "htf_draw": "日线/4小时流动性方向与思路一致",
-    "session_bias": "15分钟带位移的 BOS/ChoCH 设定偏向",
-    "dealing_range": "15分钟溢价/折价与方向匹配",
-    "entry_zone": "5分钟 OB/FVG 与偏向一致",
-    "five_minute_structure": "5分钟结构一致",
-    "one_minute_mss": "1分钟 MSS 位于5分钟区域内",
-    "session_fit": "处于首选杀伤时段",
-}
-
-
-def _tr(lang: str) -> dict[str, str]:
-    return _T.get(lang, _T["en"])
-
-
-def _w(t: dict[str, str], word: str) -> str:
+def _w(t: Mapping[str, str], word: str) -> str:
     """An analyzer word (up, main, valid ...) in the answer's language when it has one."""
     return t.get(word, word)
 
@@ -127,7 +40,7 @@ def plan_markdown(plan: PlanOut, lang: str = "en", *, currency: str = "",
                   tick: float | None = None) -> str:
     """A validated plan as Markdown bullets (numbers as computed and validated in code);
     prices with the decimals of the instrument's `tick` (on which the tools put them)."""
-    t = _tr(lang)
+    t = words_of("ict.a_", lang)
     unit = f" {currency}" if currency else ""
 
     def p(value: float) -> str:
@@ -148,7 +61,7 @@ def plan_markdown(plan: PlanOut, lang: str = "en", *, currency: str = "",
     return "\n".join(lines)
 
 
-def _event(ev: dict[str, Any] | None, t: dict[str, str], intraday: bool) -> str | None:
+def _event(ev: dict[str, Any] | None, t: Mapping[str, str], intraday: bool) -> str | None:
     if not ev:
         return None
     text = t["event"].format(kind=ev["kind"], direction=_w(t, ev["direction"]),
@@ -159,7 +72,7 @@ def _event(ev: dict[str, Any] | None, t: dict[str, str], intraday: bool) -> str 
     return text
 
 
-def _liquidity(liq: dict[str, Any], t: dict[str, str]) -> str:
+def _liquidity(liq: dict[str, Any], t: Mapping[str, str]) -> str:
     items = []
     for key, name in (("equal_highs_unswept", "eqh"), ("equal_lows_unswept", "eql")):
         levels = [_p(p["level"]) for p in liq.get(key) or []]
@@ -173,33 +86,34 @@ def _liquidity(liq: dict[str, Any], t: dict[str, str]) -> str:
     return t["liquidity"].format(items="; ".join(items) or t["none"])
 
 
-def _stack_lines(stack: ICTStack, t: dict[str, str], lang: str) -> list[str]:
+def _stack_lines(stack: ICTStack, t: Mapping[str, str], lang: str) -> list[str]:
     status = t["wait_s"] if stack.status == "wait" else t["ready"]
     if stack.wait_reason:
         status += f": {stack.wait_reason}"
     lines = [t["stack"].format(bias=t[stack.bias], grade=stack.grade, score=stack.score,
                                status=status)]
     for item in stack.detail.get("checklist") or []:
-        label = _CHECKLIST_ZH.get(item["key"], item["label"]) if lang == "zh" else item["label"]
-        detail = localize(str(item["detail"]), lang, "ict_d_")
+        key = "ict.check_" + item["key"]
+        label = catalogue(key, lang) if has(key) else item["label"]
+        detail = localize(str(item["detail"]), lang, "ict.d_")
         lines.append(f"  - {'✅' if item['passed'] else '❌'} {label} – {detail}")
     missing = [tf.interval for tf in stack.timeframes if not tf.available]
     if missing:
-        tfs = catalogue("list_sep", lang).join(word("ict_iv_", m, lang) for m in missing)
+        tfs = catalogue("grammar.list_sep", lang).join(word("ict.iv_", m, lang) for m in missing)
         lines.append("  " + t["no_data"].format(tfs=tfs))
     return lines
 
 
 def render(result: ICTResult, lang: str = "en") -> str:
     """The Markdown reading of an `ict_analyze` result."""
-    t = _tr(lang)
+    t = words_of("ict.a_", lang)
     a = result.analysis
     meta, s = a["meta"], a["structure"]
     intraday = result.interval not in ("daily", "weekly", "monthly")
     label = display_name(result.symbol, result.name, lang)
-    out = [t["title"].format(label=label, tf=localize(result.timeframe, lang, "ict_d_"),
-                             horizon=localize(result.horizon, lang, "ict_h_")),
-           t["span"].format(bars=result.bars, interval=word("ict_iv_", result.interval, lang),
+    out = [t["title"].format(label=label, tf=localize(result.timeframe, lang, "ict.d_"),
+                             horizon=localize(result.horizon, lang, "ict.h_")),
+           t["span"].format(bars=result.bars, interval=word("ict.iv_", result.interval, lang),
                             last=_when(meta.get("last_closed_bar_time") or meta["end"],
                                        intraday),
                             close=f"{_p(result.last_close)} {result.currency}".strip()),
@@ -237,7 +151,7 @@ def render(result: ICTResult, lang: str = "en") -> str:
     if ss.get("applicable"):
         bullets.append(t["session"].format(
             template=ss["template"], time=_when(ss.get("last_bar_time_ny"), True)[-5:],
-            zone=localize(ss.get("current_kill_zone") or "–", lang, "ict_d_"),
+            zone=localize(ss.get("current_kill_zone") or "–", lang, "ict.d_"),
             fit=_w(t, ss["session_fit"])))
     out += [f"- {b}" for b in bullets]
     if result.stack is not None:

@@ -18,10 +18,10 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-from bot.i18n import t
 from core.events import Done, Event
 from core.llm.profiles import ModelProfile
 from core.ports import Mode
+from core.words import t
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +125,7 @@ class FallbackMode:
             async for event in self.primary.run(turn):
                 yield event
             return
-        note = t("model_down", getattr(turn, "lang", "en"))
+        note = t("chat.model_down", getattr(turn, "lang", "en"))
         async for event in self.fallback.run(turn):
             if isinstance(event, Done):
                 event = event.model_copy(update={"label": note})

@@ -25,19 +25,18 @@ from analyst.understanding import Understanding, understand, words_pattern
 from bot import format as fmt
 from bot import offline_data as od
 from bot.commands import help_text
-from bot.i18n import localize, t
 from core import context
 from core.agent.turn import Turn
 from core.errors import BullpenError, UnknownSymbol
 from core.events import Done, Event, File, Status, TextDelta, ToolFinished, ToolStarted
+from core.localize import localize, word, words_of
 from core.tools import ToolRegistry
 from core.types import ChatMessage, OutgoingFile
+from core.words import t
 from tools.periods import Period, find_period, parse_period
 
 log = logging.getLogger(__name__)
 
-LABEL = {"en": "offline analyst · no LLM configured",
-         "zh": "离线分析师 · 未配置大模型"}
 
 _INTENTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("help", ("help", "what can you do", "帮助", "你能做什么")),
@@ -103,9 +102,6 @@ def is_greeting(text: str) -> bool:
     return _GREETING.match(text) is not None
 
 
-_INTERVAL_NAME = {"1d": ("daily", "日线"), "1h": ("hourly", "小时线"),
-                  "15m": ("15-minute", "15分钟线"), "5m": ("5-minute", "5分钟线"),
-                  "1m": ("1-minute", "1分钟线")}
 
 
 Coverage = tuple[tuple[str, str, tuple[tuple[str, str, str], ...]], ...]
@@ -147,13 +143,12 @@ def coverage_text(lang: str) -> str:
     the packs that are not installed said last."""
     from tools import snapshot
 
-    zh = lang == "zh"
-    sep = "；" if zh else "; "
+    sep = t("grammar.clause_sep", lang)
     by_market: dict[str, list[str]] = {m: [] for m in od.MARKETS}
     closes: dict[str, list[str]] = {}
     for symbol, name, spans in snapshot_coverage():
         series = snapshot.info(symbol)
-        parts = sep.join(f"{_INTERVAL_NAME.get(i, (i, i))[1 if zh else 0]} {a} – {b}"
+        parts = sep.join(f"{word('offline.iv_', i, lang)} {a} – {b}"
                          for i, a, b in spans)
         if series.reader == "close_only":
             closes.setdefault(parts, []).append(symbol)
@@ -163,50 +158,26 @@ def coverage_text(lang: str) -> str:
         by_market.setdefault(series.market, []).append(
             f"- {code} ({label}): {parts}" if label != code else f"- {code}: {parts}")
     for parts, syms in closes.items():
-        what = "仅复权收盘价" if zh else "adjusted closes only"
+        what = t("offline.closes_only", lang)
         by_market["us"].append(f"- {', '.join(syms)} ({what}): {parts}")
     missing: list[str] = []
-    for market, en, cn in od.pack_extras():
-        line = f"- {cn if zh else en}"
+    for market, said in od.pack_extras(lang):
+        line = f"- {said}"
         (missing if market == "missing" else by_market.setdefault(market, [])).append(line)
     blocks = []
     for market, lines in by_market.items():
         if lines:
-            title = od.MARKETS.get(market, (market, market))[1 if zh else 0]
+            title = word("offline.market_", market, lang)
             blocks.append(f"{title}:\n" + "\n".join(lines))
     if missing:
-        blocks.append(("缺少：" if zh else "Missing:") + "\n" + "\n".join(missing))
+        blocks.append(t("offline.missing", lang) + "\n" + "\n".join(missing))
     # a blank line between markets: a heading right under a list item would be read as part
     # of that item ("... 2019-08-12 US stocks and indexes (USD):")
-    return "\n\n".join(blocks) or ("- （快照数据包未安装）" if zh else
-                                 "- (no snapshot package is installed)")
+    return "\n\n".join(blocks) or t("offline.no_snapshot", lang)
 
 
-_TABLE_WORDS = {
-    "en": {"head": "| Market | History (daily bars and more) | One day only "
-                   "| Needs a live provider |",
-           "cn": "A-shares, indexes", "us": "US", "crypto": "Crypto", "fx": "FX",
-           "closes": "closes only: {syms}", "span": "{codes} ({a} – {b})",
-           "every": "every A-share: {day}",
-           "statements": "statements, holders, dividends: {codes} ({a} – {b})",
-           "live_cn": "other A-shares' history, later dates, fund NAVs, news (akshare)",
-           "live_us": "other tickers, later dates, statements, news (yfinance, SEC)",
-           "live_crypto": "other pairs, later dates (yfinance)",
-           "live_fx": "other pairs, later dates (yfinance)",
-           "hk": "HK", "live_hk": "all of it (no offline HK prices)",
-           "missing": "Not installed: {names} (`bullpen data install`)", "none": "–"},
-    "zh": {"head": "| 市场 | 有历史行情（日线等） | 仅有一天 | 需要在线数据源 |",
-           "cn": "A股、指数", "us": "美股", "crypto": "加密货币", "fx": "外汇",
-           "closes": "仅收盘价：{syms}", "span": "{codes}（{a} – {b}）",
-           "every": "全部A股：{day}",
-           "statements": "财报、股东、分红：{codes}（{a} – {b}）",
-           "live_cn": "其他A股的历史、更新的日期、基金净值、新闻（akshare）",
-           "live_us": "其他代码、更新的日期、财报、新闻（yfinance、SEC）",
-           "live_crypto": "其他币对、更新的日期（yfinance）",
-           "live_fx": "其他货币对、更新的日期（yfinance）",
-           "hk": "港股", "live_hk": "全部（离线没有港股行情）",
-           "missing": "未安装：{names}（`bullpen data install`）", "none": "–"},
-}
+# a market -> the table's words for what it needs a live provider for
+_LIVE = {"cn": "live_cn", "us": "live_us", "crypto": "live_crypto", "fx": "live_fx"}
 
 
 def coverage_table(lang: str) -> str:
@@ -218,8 +189,9 @@ def coverage_table(lang: str) -> str:
     from tools import snapshot
     from tools.data import cn_packs, packs
 
-    w = _TABLE_WORDS["zh" if lang == "zh" else "en"]
-    sep = "、" if lang == "zh" else ", "
+    w = words_of("offline.t_", lang)
+    sep = t("grammar.list_sep", lang)
+    semi = t("grammar.clause_sep", lang)
     history: dict[str, list[str]] = {}
     closes: dict[str, list[str]] = {}
     spans: dict[str, tuple[str, str]] = {}
@@ -259,12 +231,12 @@ def coverage_table(lang: str) -> str:
             if closes.get(market):
                 bars.append(w["closes"].format(syms=sep.join(closes[market])))
             a, b = spans[market]
-            held.append(w["span"].format(codes="; ".join(x for x in bars if x), a=a, b=b))
+            held.append(w["span"].format(codes=semi.join(x for x in bars if x), a=a, b=b))
         if market in statements:
             held.append(statements[market])
-        cell = "; ".join(held) or w["none"]
-        day = "; ".join(one_day.get(market, [])) or w["none"]
-        rows.append(f"| {w[market]} | {cell} | {day} | {w['live_' + market]} |")
+        cell = semi.join(held) or w["none"]
+        day = semi.join(one_day.get(market, [])) or w["none"]
+        rows.append(f"| {w[market]} | {cell} | {day} | {w[_LIVE[market]]} |")
     rows.append(f"| {w['hk']} | {w['none']} | {w['none']} | {w['live_hk']} |")
     missing = [p.name for p in packs.manifest() if not packs.installed(p.name)]
     if missing:
@@ -275,50 +247,16 @@ def coverage_table(lang: str) -> str:
 
 def intro_text(lang: str, *, greeting: bool) -> str:
     """What the offline analyst can do and what the offline data covers."""
-    zh = lang == "zh"
-    covered = coverage_text(lang)
-    table = coverage_table(lang)
-    if zh:
-        head = ("你好！我是离线分析师。" if greeting else
-                "我没有在问题里找到股票、指数、加密货币或外汇代码/名称。")
-        return (f"{head}\n未配置大模型，我直接调用工具，用本机已安装的数据包里的真实历史行情作答，"
-                "每个数字都由代码计算，并注明来源和日期。\n\n"
-                "可以问：报价（“比特币价格”）、走势（“沪深300最近一个月”）、技术指标、图表、"
-                "对比，以及 ICT 分析（“浦发银行 15分钟 ICT 分析”）；部分A股的财报、股东、分红"
-                "（“中国平安 2019年净利润”），沪深港通资金，美股 SEC 年报章节"
-                "（“苹果最新10-K的风险因素”）。股票、指数、加密货币、外汇均可按代码或名称提问。\n\n"
-                f"离线数据一览：\n\n{table}\n\n"
-                f"离线快照包含：\n{covered}\n\n"
-                "其他代码和日期，以及新闻和基金净值，需要在线数据源。输入 /help 查看命令。")
-    head = ("Hi! I'm the offline analyst." if greeting else
-            "I couldn't find a stock, index, crypto or FX pair in your question.")
-    return (f"{head}\nNo LLM is configured, so I call the tools directly and answer from real "
-            "historical prices shipped with the bot; every number is computed in code and "
-            "labelled with its source and date.\n\n"
-            "Ask for a quote (\"bitcoin price\"), price history (\"S&P 500 last month\"), "
-            "indicators, charts, comparisons or an ICT analysis (\"ICT analysis of BTC-USD "
-            "on 15m\"), naming a stock, index, crypto or FX pair by ticker, code or name; "
-            "statements, holders and dividends of some A-shares (\"中国平安 2019年净利润\"), "
-            "Stock Connect flows, and US 10-K sections (\"Apple's risk factors in its latest "
-            "10-K\").\n\n"
-            f"The offline data at a glance:\n\n{table}\n\n"
-            f"The offline snapshot covers:\n{covered}\n\n"
-            "Anything else (other symbols and dates, news, fund NAVs) needs a live data "
-            "provider. Type /help for the commands.")
+    head = t("offline.hello" if greeting else "offline.no_symbol", lang)
+    return t("offline.intro", lang, head=head, table=coverage_table(lang),
+             covered=coverage_text(lang))
 
 
 def statements_note(lang: str, *, quote: bool = True) -> str:
     """Why a valuation question gets only prices while the data layer is offline (the latest
     quote, or with ``quote=False`` the chart, comparison or history it also asked for)."""
-    if lang == "zh":
-        tail = "以下是快照中的最新报价。" if quote else "以下是快照中的价格数据。"
-        return ("财务报表（DCF 估值、估值倍数、利润表、资产负债表、现金流量表）需要在线数据源；"
-                f"离线数据只有少数A股的报表（可单独问，如“中国平安 2019年净利润”）。{tail}")
-    tail = "Here is the latest quote it has." if quote else "Here is what its prices show."
-    return ("Financial statements (and so a DCF, valuation multiples, income statement, "
-            "balance sheet and cash flow) need a live data provider; the offline data has "
-            "statements of a few A-shares only (ask for one alone, e.g. "
-            f"\"中国平安 2019年净利润\"). {tail}")
+    tail = t("offline.statements_quote" if quote else "offline.statements_prices", lang)
+    return t("offline.statements_note", lang, tail=tail)
 
 
 def _has_statements(symbol: str) -> bool:
@@ -421,12 +359,11 @@ class OfflineAnalyst:
             answer = help_text(lang)
             if _data_offline():  # what the answers can come from, at a glance
                 table = await asyncio.to_thread(coverage_table, lang)
-                answer += ("\n\n离线数据一览：\n\n" if lang == "zh" else
-                           "\n\nThe offline data at a glance:\n\n") + table
+                answer += f"\n\n{t('offline.at_a_glance', lang)}\n\n{table}"
             await turn.recorder.message(ChatMessage(role="assistant", content=answer))
-            yield Done(text=answer, label=LABEL[lang])
+            yield Done(text=answer, label=t("offline.label", lang))
             return
-        yield Status(text="Reading the question..." if lang == "en" else "正在理解问题…")
+        yield Status(text=t("offline.reading", lang))
         parts: list[str] = []
         if intent == "northbound":  # market-wide: no symbol needed
             step = _Step("get_northbound_flow", {"top": 10})
@@ -449,25 +386,26 @@ class OfflineAnalyst:
             intent = _merged_intent(intent, u)
         if _data_offline():  # markets the offline data has nothing of: said, not guessed
             hk = {i.symbol: i for i in u.instruments if i.market == "hk"}
-            parts.extend(t("hk_offline", lang, name=i.display) for i in hk.values()
+            parts.extend(t("chat.hk_offline", lang, name=i.display) for i in hk.values()
                          if i.symbol in symbols)
             symbols = [s for s in symbols if s not in hk]
             if intent == "fund" or (hk and not symbols):
                 if intent == "fund":
-                    parts.append(t("fund_offline", lang))
+                    parts.append(t("chat.fund_offline", lang))
                 async for event in self._finish(turn, parts):
                     yield event
                 return
         if intent in ("prediction", "advice", "sector"):
             if intent == "prediction":
-                names = t("list_sep", lang).join(
+                names = t("grammar.list_sep", lang).join(
                     fmt.display_name(i.symbol, i.name, lang).removesuffix(f" ({i.symbol})")
                     for i in u.instruments)
-                parts.append(t("no_prediction", lang, what=names or t("what_market", lang)))
+                parts.append(t("chat.no_prediction", lang,
+                               what=names or t("chat.what_market", lang)))
             elif intent == "sector":
-                parts.append(t("sector_offline", lang))
+                parts.append(t("chat.sector_offline", lang))
             if intent == "advice" or u.asks_advice:
-                parts.append(t("no_advice", lang))
+                parts.append(t("chat.no_advice", lang))
             if not symbols and not (intent == "prediction" and u.market_words):
                 async for event in self._finish(turn, parts):
                     yield event
@@ -477,7 +415,7 @@ class OfflineAnalyst:
             steps = [_Step("get_quotes", {"symbols": list(MARKET_INDEXES)})]
             async for event in self._run_steps(steps):
                 yield event
-            parts.append(t("market_head", lang))
+            parts.append(t("chat.market_head", lang))
             parts.extend(fmt.render_step(s.tool, s.result, s.message(lang), lang)
                          for s in steps if s.result is not None or s.error)
             parts.extend(self._stale(steps, None, lang))
@@ -486,9 +424,9 @@ class OfflineAnalyst:
             return
         if not symbols:  # the whole intro for a greeting; else a short pointer (issue 33)
             answer = (await asyncio.to_thread(intro_text, lang, greeting=True)
-                      if is_greeting(text) else t("not_understood", lang))
+                      if is_greeting(text) else t("chat.not_understood", lang))
             await turn.recorder.message(ChatMessage(role="assistant", content=answer))
-            yield Done(text=answer, label=LABEL[lang])
+            yield Done(text=answer, label=t("offline.label", lang))
             return
         period = _period(turn.options.get("period")) or detect_period(text)
         asked_period = _parsed(period)
@@ -614,18 +552,18 @@ class OfflineAnalyst:
         q: Any = quote.result
         name = fmt.display_name(q.symbol, q.name, lang) if q else symbol
         if kind != "stock":
-            why = t("why_not_stock", lang)
+            why = t("chat.why_not_stock", lang)
         elif market == "us":
-            why = t("why_us", lang)
+            why = t("chat.why_us", lang)
         elif q is not None and "one day" in q.source.dataset:
-            why = t("why_one_day", lang, day=q.as_of.isoformat())
+            why = t("chat.why_one_day", lang, day=q.as_of.isoformat())
         else:
             day = q.as_of.isoformat() if q is not None else "—"
             codes = await asyncio.to_thread(od.statement_codes)
-            why = t("why_no_statements", lang, day=day, codes=", ".join(codes) or "—")
+            why = t("chat.why_no_statements", lang, day=day, codes=", ".join(codes) or "—")
         for metric in u.multiples:
-            parts.append(t("no_multiple", lang, metric=t(f"metric_{metric}", lang), name=name,
-                           why=why))
+            parts.append(t("chat.no_multiple", lang, metric=t(f"chat.metric_{metric}", lang),
+                           name=name, why=why))
         if q is not None:
             parts.append(fmt.render_step("get_quote", q, "", lang))
             parts.extend(self._stale([quote], None, lang))
@@ -634,7 +572,7 @@ class OfflineAnalyst:
         answer = "\n\n".join(p for p in parts if p)
         await turn.recorder.message(ChatMessage(role="assistant", content=answer))
         yield TextDelta(text=answer)
-        yield Done(text=answer, label=LABEL[turn.lang])
+        yield Done(text=answer, label=t("offline.label", turn.lang))
 
     async def _run_steps(self, steps: list[_Step]) -> AsyncIterator[Event]:
         for i, step in enumerate(steps):
@@ -688,10 +626,8 @@ class OfflineAnalyst:
             if match:
                 chosen = match[0]
             else:
-                parts.append(f"离线数据没有 {symbol} 的 {year} 年 {form}；以下是最新的一份。"
-                             if lang == "zh" else
-                             f"The offline data has no {year} {form} for {symbol}; here is the "
-                             "newest one.")
+                parts.append(t("offline.no_filing_year", lang, year=year, form=form,
+                               symbol=symbol))
         acc = chosen.accession_number
         index = _Step("get_sec_filing_content", {"ticker": symbol, "accession_number": acc})
         async for event in self._run_steps([index]):
@@ -702,8 +638,7 @@ class OfflineAnalyst:
         found = od.page_of_item(list(getattr(index.result, "index", [])), item)
         page = found or 1
         if found is None:
-            parts.append(f"这份 {form} 里没有找到 Item {item}；以下是第 1 页。" if lang == "zh"
-                         else f"This {form} has no Item {item} heading; here is page 1.")
+            parts.append(t("offline.no_item", lang, form=form, item=item))
         body = _Step("get_sec_filing_content", {"ticker": symbol, "accession_number": acc,
                                                 "page": page})
         async for event in self._run_steps([body]):

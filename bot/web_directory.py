@@ -13,7 +13,6 @@ from datetime import datetime
 from pathlib import Path
 from uuid import UUID
 
-from bot.i18n import t
 from bot.renderer import with_label
 from core.errors import ConsoleOff
 from core.ports import (
@@ -29,6 +28,7 @@ from core.ports import (
 from core.store import Store
 from core.store.web import WEB_PLATFORM, ConversationRow, FileRow, PersonRow, SessionRow
 from core.types import ChatRef
+from core.words import norm, t
 
 log = logging.getLogger(__name__)
 
@@ -146,7 +146,7 @@ class StoreWebDirectory:
         name = row.display_name or next(
             (u for p, u in row.accounts if p != WEB_PLATFORM), "")
         return WebPerson(user_id=str(user_id), platform_uid=uid, display_name=name,
-                         lang="zh" if row.lang == "zh" else "en",
+                         lang=norm(row.lang),
                          is_admin=self._is_admin(row))
 
     def _is_admin(self, row: PersonRow) -> bool:
@@ -270,20 +270,20 @@ class StoreWebDirectory:
 
     async def admin_status(self) -> str | None:
         reason = await self._web.admin_status()
-        return both("admin_off", reason=reason) if reason is not None else None
+        return both("chat.admin_off", reason=reason) if reason is not None else None
 
     async def admin_tables(self) -> list[tuple[str, int]]:
         try:
             return await self._web.admin_tables(timeout_ms=self._sql_timeout_ms)
         except ConsoleOff as exc:
-            raise ConsoleOff(both("admin_off", reason=str(exc))) from exc
+            raise ConsoleOff(both("chat.admin_off", reason=str(exc))) from exc
 
     async def admin_rows(self, table: str, *, page: int, page_size: int) -> WebTable | None:
         try:
             got = await self._web.admin_rows(table, page=page, page_size=page_size,
                                              timeout_ms=self._sql_timeout_ms)
         except ConsoleOff as exc:
-            raise ConsoleOff(both("admin_off", reason=str(exc))) from exc
+            raise ConsoleOff(both("chat.admin_off", reason=str(exc))) from exc
         if got is None:
             return None
         return WebTable(columns=got.columns, rows=got.rows, total=got.total)
@@ -294,12 +294,12 @@ class StoreWebDirectory:
                                               row_limit=self._sql_row_limit,
                                               byte_limit=self._sql_byte_limit)
         except ConsoleOff as exc:
-            raise ConsoleOff(both("admin_off", reason=str(exc))) from exc
+            raise ConsoleOff(both("chat.admin_off", reason=str(exc))) from exc
         note = ""
         if got.cut_by == "rows":
-            note = both("admin_cut_rows", limit=self._sql_row_limit)
+            note = both("chat.admin_cut_rows", limit=self._sql_row_limit)
         elif got.cut_by == "bytes":
-            note = both("admin_cut_bytes", size=_mb(self._sql_byte_limit),
+            note = both("chat.admin_cut_bytes", size=_mb(self._sql_byte_limit),
                         limit=self._sql_byte_limit)
         return WebTable(columns=got.columns, rows=got.rows, truncated=got.truncated,
                         note=note)

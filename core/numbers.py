@@ -32,6 +32,8 @@ WAN_YI = 1e12
 LOT = 100  # an A-share 手
 
 NA = {"en": "n/a", "zh": "—"}
+# the time zone a reader is assumed to live in before they say (/tz)
+HOME_ZONE = {"en": "America/New_York", "zh": "Asia/Shanghai"}
 
 _ZH_UNITS = ((WAN_YI, "万亿"), (YI, "亿"), (WAN, "万"))
 _EN_UNITS = ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K"))
@@ -45,6 +47,11 @@ def _zh(lang: str) -> bool:
 def na(lang: str) -> str:
     """What stands for a missing figure."""
     return NA["zh" if _zh(lang) else "en"]
+
+
+def home_zone(lang: str) -> str:
+    """Asia/Shanghai for a Chinese reader, America/New_York for anyone else."""
+    return HOME_ZONE["zh" if _zh(lang) else "en"]
 
 
 def _finite(v: float | None) -> bool:
@@ -224,5 +231,5 @@ def day(d: date | datetime | str) -> str:
 
 
 __all__ = ["LOT", "WAN", "WAN_YI", "YI", "amount", "amount_yi", "compact", "currency_sign",
-           "day", "is_cn_fund", "na", "pct", "plain", "price", "significant", "tick_size",
-           "tick_text", "value", "volume"]
+           "day", "home_zone", "is_cn_fund", "na", "pct", "plain", "price", "significant",
+           "tick_size", "tick_text", "value", "volume"]

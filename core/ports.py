@@ -239,7 +239,7 @@ class WebPerson:
     user_id: str
     platform_uid: str
     display_name: str = ""
-    lang: str = "en"  # "en" or "zh": the page's language
+    lang: str = "en"  # the page's language, en or zh
     is_admin: bool = False
 
 

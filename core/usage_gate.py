@@ -30,7 +30,7 @@ class Level:
     """One step of normal mode's degradation ladder; each keeps the cuts of the ones before."""
 
     index: int
-    name: str  # "full", "fewer_turns", "cheaper_profile", "fast_mode" (i18n: budget_level_*)
+    name: str  # "full", "fewer_turns", "cheaper_profile", "fast_mode" (words: chat.budget_level_*)
     below: float  # applies when less than this share of the tightest budget is left
     max_turns: int | None  # the tool loop's turns (None: the mode's own)
     cheap: bool  # the cheaper profile (the `fast` role's) for every call

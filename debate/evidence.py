@@ -5,11 +5,11 @@ overlap wherever their histories do) become `PriceMetrics`; a financials tool, w
 registry has one and it answers, adds `Fundamentals`. Each piece registers its source in the
 debate's `SourceCatalog`, and `block()` renders it all as the deterministic context text.
 
-What the debate could not use is said in the user's language (`debate.words`), never as a
-provider's error text: `notes` holds those sentences, `causes` the raw errors (logged). A
-debate with neither prices nor financials does not run (`require_data`); fundamentals much
-older than the price lower the confidence, past `STALE_LIMIT_MONTHS` the verdict is withheld
-(`input_limits`, applied by the mode to whatever panel ran).
+What the debate could not use is said in the user's language (the catalogue's `debate`
+words), never as a provider's error text: `notes` holds those sentences, `causes` the raw
+errors (logged). A debate with neither prices nor financials does not run (`require_data`);
+fundamentals much older than the price lower the confidence, past `STALE_LIMIT_MONTHS` the
+verdict is withheld (`input_limits`, applied by the mode to whatever panel ran).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from pydantic import BaseModel
 
 from core.errors import BullpenError, DataUnavailable, UnknownSymbol
 from core.tools import ToolRegistry
+from core.words import t
 from debate.grounding import SourceCatalog, canonical_args
 from debate.metrics import (
     TRADING_DAYS,
@@ -35,7 +36,6 @@ from debate.metrics import (
     price_metrics,
 )
 from debate.models import ChartSource, DataRef, Metric
-from debate.words import age_text, say
 from tools.symbol_lookup import ResolvedSymbol, resolve_symbol
 
 log = logging.getLogger(__name__)
@@ -223,9 +223,9 @@ async def gather_evidence(symbol: ResolvedSymbol, *, bars_loader: BarsLoader = d
         ev.one_day = _one_day(symbol)
     if ev.has_data:
         if bars is None:
-            notes.append(say("no_prices", lang))
+            notes.append(t("debate.no_prices", lang))
         elif any(m.what == "financials" for m in missing):
-            notes.append(say("no_financials", lang))
+            notes.append(t("debate.no_financials", lang))
         if (stale := stale_sentence(ev, lang)) is not None:
             notes.append(stale[1])
     for cause in ev.causes:
@@ -237,12 +237,12 @@ def _beta_note(pm: PriceMetrics, bars: pd.DataFrame, bench: pd.DataFrame | None,
                bench_code: str, lang: str) -> str:
     """Which window beta was measured over, or why it could not be."""
     if bench is None:
-        return say("beta_no_bench", lang, bench=bench_code)
+        return t("debate.beta_no_bench", lang, bench=bench_code)
     if pm.beta_1y is not None:
-        return say("beta_window", lang, bench=bench_code, start=pm.beta_start,
+        return t("debate.beta_window", lang, bench=bench_code, start=pm.beta_start,
                    end=pm.beta_end, days=pm.beta_days)
     year = bars.index[-(TRADING_DAYS + 1):]
-    return say("beta_none", lang, bench=bench_code, days=pm.beta_days,
+    return t("debate.beta_none", lang, bench=bench_code, days=pm.beta_days,
                start=str(year[0].date()), end=str(year[-1].date()),
                bench_start=str(bench.index[0].date()), bench_end=str(bench.index[-1].date()))
 
@@ -260,6 +260,15 @@ def _one_day(symbol: ResolvedSymbol) -> str:
     return row.day.isoformat() if row is not None else ""
 
 
+def _age(months: float, lang: str) -> str:
+    """'4.4 years' / '4.4 年' from 18 months up, else '11 months' / '11 个月'."""
+    if months >= 18:
+        years = round(months / 12, 1)
+        return t("age.year" if years == 1 else "age.years", lang, n=f"{years:g}")
+    n = max(1, round(months))
+    return t("age.month" if n == 1 else "age.months", lang, n=n)
+
+
 def stale_sentence(evidence: Evidence, lang: str) -> tuple[bool, str] | None:
     """(withheld, sentence) when the fundamentals are at least `STALE_LOWER_MONTHS` older than
     the price: `withheld` past `STALE_LIMIT_MONTHS` (no BUY/SELL verdict), else the confidence
@@ -270,8 +279,9 @@ def stale_sentence(evidence: Evidence, lang: str) -> tuple[bool, str] | None:
         return None
     withheld = age > STALE_LIMIT_MONTHS
     values = {"period": fund.period, "end": fund.period_end, "as_of": evidence.price.as_of,
-              "age": age_text(age, lang), "limit": STALE_LIMIT_MONTHS}
-    return withheld, say("stale_withheld" if withheld else "stale_lowered", lang, **values)
+              "age": _age(age, lang), "limit": STALE_LIMIT_MONTHS}
+    key = "debate.stale_withheld" if withheld else "debate.stale_lowered"
+    return withheld, t(key, lang, **values)
 
 
 async def _financials(symbol: ResolvedSymbol, registry: ToolRegistry | None,
@@ -292,10 +302,10 @@ def require_data(evidence: Evidence, lang: str = "en") -> None:
     if evidence.has_data:
         return
     if evidence.one_day:
-        why = say("why_one_day", lang, day=evidence.one_day)
+        why = t("debate.why_one_day", lang, day=evidence.one_day)
     elif evidence.prices_offline:
-        why = say("why_nothing", lang)
+        why = t("debate.why_nothing", lang)
     else:
-        why = say("why_nothing_live", lang)
-    raise DataUnavailable(say("no_data", lang, title=evidence.title, why=why),
+        why = t("debate.why_nothing_live", lang)
+    raise DataUnavailable(t("debate.no_data", lang, title=evidence.title, why=why),
                           causes=evidence.causes)

@@ -26,6 +26,7 @@ from core.events import Done, Event, Failed, File, Status, TextDelta
 from core.ports import LLMProvider
 from core.tools import ToolRegistry
 from core.types import ChatMessage, OutgoingFile, Usage
+from core.words import t
 from debate import offline as offline_panel
 from debate.budget import Budget
 from debate.bull_bear import BullBearPanel
@@ -60,7 +61,6 @@ from debate.models import (
 )
 from debate.report import render_chart, render_markdown, render_pdf, summary_markdown
 from debate.store import DebateReportStore, StoredReport
-from debate.words import is_zh, say
 from tools.symbol_lookup import ResolvedSymbol, resolve_symbol
 
 log = logging.getLogger(__name__)
@@ -130,10 +130,9 @@ def apply_input_limits(artifact: DebateArtifact, evidence: Evidence, lang: str) 
     c = artifact.conclusion
     update: dict[str, object] = {"caveats": [*c.caveats, sentence]}
     if withheld and c.action != "HOLD":
-        said = say("panel_said", lang, action=c.action)
-        sep = "" if is_zh(lang) else " "
+        said = t("debate.panel_said", lang, action=c.action)
         update |= {"action": "HOLD", "confidence": 0.0, "consensus": False, "withheld": True,
-                   "text": sep.join((sentence, said, c.text))}
+                   "text": t("grammar.sentence_sep", lang).join((sentence, said, c.text))}
     else:  # a HOLD past the limit, or fundamentals stale but within it
         update |= {"confidence": round(c.confidence * STALE_CONFIDENCE_FACTOR, 2)}
     new: Conclusion = c.model_copy(update=update)

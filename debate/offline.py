@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 
+from core.words import t
 from debate.bull_bear import fallback_hypothesis
 from debate.evidence import Evidence
 from debate.experts import consensus, plurality, support
@@ -153,10 +154,6 @@ def action_for(score: float) -> tuple[Action, float]:
     return "HOLD", round(0.5 + 0.25 * (1.0 - abs(score) / ACTION_THRESHOLD), 2)
 
 
-def _zh(lang: str) -> bool:
-    return lang.startswith("zh")
-
-
 def _factor_text(factors: list[Factor]) -> str:
     return "; ".join(f"{f.label} {f.display} ({f.score:+.2f})" for f in factors)
 
@@ -164,11 +161,9 @@ def _factor_text(factors: list[Factor]) -> str:
 def _opening(name: ExpertName, factors: list[Factor], score: float, action: Action,
              lang: str) -> str:
     if not factors:
-        return ("数据不足，无法评分；维持观望。" if _zh(lang)
-                else "Not enough data to score; holding by default.")
-    if _zh(lang):
-        return f"{name} 评分 {score:+.2f} → {action}。依据：{_factor_text(factors)}。"
-    return f"{name.capitalize()} score {score:+.2f} -> {action}. Factors: {_factor_text(factors)}."
+        return t("debate.no_score", lang)
+    return t("debate.opening", lang, name=t("debate.expert_" + name, lang), score=f"{score:+.2f}",
+             action=action, factors=_factor_text(factors))
 
 
 def _react(name: ExpertName, own: ExpertTurn, others: dict[ExpertName, ExpertTurn],
@@ -181,15 +176,9 @@ def _react(name: ExpertName, own: ExpertTurn, others: dict[ExpertName, ExpertTur
     elif not against:
         conf = min(0.95, round(conf + 0.05, 2))
     views = ", ".join(f"{n} {t.action} {t.confidence:.2f}" for n, t in others.items())
-    if _zh(lang):
-        note = (f"其他专家：{views}。" + (f"{'、'.join(against)} 与我观点不同，数据未变，"
-                                         "维持结论但降低信心。" if len(against) >= 2 else
-                                         "多数专家意见一致。"))
-    else:
-        note = (f"The others: {views}. " + (
-            f"{', '.join(against)} disagree; the data has not changed, so I keep {own.action} "
-            "with less conviction." if len(against) >= 2 else
-            "The panel largely agrees with my reading."))
+    stance = t("debate.disagree", lang, names=t("grammar.list_sep", lang).join(against),
+               action=own.action) if len(against) >= 2 else t("debate.agree", lang)
+    note = t("debate.others", lang, views=views, stance=stance)
     return conf, note
 
 
@@ -235,20 +224,12 @@ def run_experts(evidence: Evidence, *, lang: str, today: date, rounds: int = 2,
     agreed = consensus(last, threshold, len(EXPERT_NAMES))
     action = agreed or plurality(last)
     votes: dict[str, int] = {}
-    for t in last.turns().values():
-        votes[t.action] = votes.get(t.action, 0) + 1
+    for turn in last.turns().values():
+        votes[turn.action] = votes.get(turn.action, 0) + 1
     tally = " · ".join(f"{a} {n}" for a, n in sorted(votes.items(), key=lambda v: (-v[1], v[0])))
-    if _zh(lang):
-        verdict = (f"达成共识：{action}" if agreed else
-                   f"未达成共识，多数意见为 {action}" if action in votes else
-                   f"意见分歧且无多数，结论为 {action}")
-        text = f"离线专家组最终投票：{tally}。{verdict}。结论由数据评分确定，未使用语言模型。"
-    else:
-        verdict = (f"consensus on {action}" if agreed else
-                   f"no consensus; the largest group says {action}" if action in votes else
-                   f"split with no majority, so {action}")
-        text = (f"Offline panel, final votes: {tally}: {verdict}. Scored from data by fixed "
-                "rules; no language model was used.")
+    verdict = t("debate.consensus_on" if agreed else "debate.plurality" if action in votes
+                else "debate.split", lang, action=action)
+    text = t("debate.final_votes", lang, tally=tally, verdict=verdict)
     return TickerDebateOutput(
         ticker=evidence.symbol.code, date=today.strftime("%Y%m%d"), rounds=out,
         conclusion=Conclusion(text=text, action=action, confidence=support(last, action),
@@ -273,10 +254,11 @@ def run_bull_bear(evidence: Evidence, *, question: str, lang: str, today: date
         picked = [f for f in groups[slot] if (f.score > 0) == (side == "bull") and f.score != 0]
         picked.sort(key=lambda f: -abs(f.score))
         if picked:
-            text = ("；".join(f"{f.label} {f.display}" for f in picked) if _zh(lang) else
-                    "; ".join(f"{f.label} {f.display} (score {f.score:+.2f})" for f in picked))
+            text = t("grammar.clause_sep", lang).join(
+                t("debate.factor", lang, label=f.label, display=f.display, score=f"{f.score:+.2f}")
+                for f in picked)
         else:
-            text = "没有支持该方的数据点。" if _zh(lang) else "No data point supports this side."
+            text = t("debate.no_support", lang)
         return Argument(analyst=f"{side}_{slot}", side=side, phase="opening",
                         profile="offline", text=text,
                         key_points=[f"{f.label}: {f.display}" for f in picked[:3]],

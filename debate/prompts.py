@@ -5,6 +5,8 @@ debate's context next and the round's dynamic part last, so provider prompt cach
 
 from __future__ import annotations
 
+from core.words import t
+
 GROUNDING_RULES = """\
 Grounding rules (strict):
 - Use only the data in the context and in your tool results. Never invent numbers, events,
@@ -110,5 +112,4 @@ def seat_line(seat: str) -> str:
 
 
 def language(lang: str) -> str:
-    return "Write all text in Simplified Chinese." if lang.startswith("zh") else (
-        "Write all text in English.")
+    return t("debate.write_in", lang)

@@ -9,24 +9,22 @@ import logging
 
 from core.errors import LLMError
 from core.llm.speech import SpeechClient
+from core.localize import word
 from core.ports import OutItem
 from core.types import OutgoingFile, Reply
+from core.words import t
 from podcast import PodcastResult, render_markdown, role_of, script_json
 from podcast.audio import episode_audio
 from tools.charts import cjk_font_path
 
 log = logging.getLogger(__name__)
 
-_ACTION_ZH = {"BUY": "买入", "SELL": "卖出", "HOLD": "持有"}
-
-
 def summary_text(result: PodcastResult, lang: str) -> str:
     """The chat message: the episode's date, each chapter with its turn range, each ticker's
     outcome, and what the run noted (repairs, drops, degraded levels)."""
-    zh = lang == "zh"
     script = result.script
     date = f"{script.date[:4]}-{script.date[4:6]}-{script.date[6:]}"
-    lines = [f"🎙 **{'每日播客' if zh else 'Daily podcast'} · {date}**"]
+    lines = [t("podcast.summary_title", lang, date=date)]
     if result.label:
         lines.append(f"_{result.label}_")
     by_code = {t.code or t.ticker: t for t in result.tickers}
@@ -37,18 +35,17 @@ def summary_text(result: PodcastResult, lang: str) -> str:
             code = name.split(":", 1)[1]
             status = by_code.get(code)
             if status is not None and status.action:
-                action = _ACTION_ZH.get(status.action, status.action) if zh else status.action
-                extra = f" — {action}"
+                extra = f" — {word('debate.action_', status.action, lang)}"
             elif status is not None:
-                extra = " — " + ("无结论" if zh else "no verdict") + (
+                extra = " — " + t("podcast.no_verdict", lang) + (
                     f" ({status.detail})" if status.detail else "")
-        turns = ch.end_id - ch.start_id + 1
-        lines.append(f"• {name}{extra} ({turns} {'段' if zh else 'turns'})")
+        turns = t("podcast.turns", lang, n=ch.end_id - ch.start_id + 1)
+        lines.append(f"• {name}{extra} ({turns})")
     changed = [n for n in result.notes if n.kind in ("repair", "drop", "rejected_edit",
                                                      "degraded", "input")]
     if changed:
-        lines.append(("备注：" if zh else "Notes: ") + "; ".join(n.text for n in changed[:5]))
-    lines.append("_" + ("不构成投资建议。" if zh else "Not investment advice.") + "_")
+        lines.append(t("podcast.notes", lang, notes="; ".join(n.text for n in changed[:5])))
+    lines.append(t("podcast.not_advice", lang))
     return "\n".join(lines)
 
 
@@ -92,6 +89,5 @@ async def podcast_items(result: PodcastResult, *, lang: str, pdf: bool = False,
                                              filename=f"{name}.mp3"))
         except LLMError as exc:
             log.warning("podcast audio not made: %s", exc)
-            summary += "\n" + ("（音频未生成：" + str(exc) + "）" if lang == "zh"
-                               else f"(No audio this time: {exc})")
+            summary += "\n" + t("podcast.no_audio", lang, error=exc)
     return [Reply(text=summary), *files]

@@ -15,7 +15,7 @@ import io
 import json
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, date, datetime
 from typing import Any, Final, Literal
 
@@ -25,8 +25,10 @@ from pydantic import BaseModel, Field
 import ict
 from core import numbers
 from core.errors import BullpenError, DataUnavailable, InvalidArguments, LLMError, UnknownSymbol
+from core.localize import listing, words_of
 from core.ports import LLMProvider
 from core.types import ChatMessage, OutgoingFile
+from core.words import Lang, norm, t
 from tools.bars import with_moving_averages
 from tools.charts import cjk_font_path, render_comparison
 from tools.ict_tool import run_ict
@@ -35,7 +37,6 @@ from tools.market import load_bars, period_start, quote_from_bars
 from tools.models import DataSource, price_decimals, rnd
 from tools.symbol_lookup import ResolvedSymbol, resolve_symbol
 
-Lang = Literal["en", "zh"]
 NarrativeSource = Literal["llm", "offline template"]
 Bias = Literal["bullish", "bearish", "neutral"]
 
@@ -169,7 +170,8 @@ async def build_report(
     if source == "llm":
         unverified = unverified_figures(narrative, rows)
         if unverified:
-            notes.append(_T[lg]["unverified"].format(figures=_T[lg]["sep"].join(unverified)))
+            notes.append(t("report.unverified", lg,
+                           figures=t("grammar.list_sep", lg).join(unverified)))
     report = Report(
         symbols=list(resolved), lang=lg, data_date=data_date, rows=rows, errors=errors,
         notes=notes, text="", narrative=narrative, narrative_source=source, chart=chart,
@@ -185,7 +187,7 @@ async def build_report(
 
 
 def _lang(lang: str) -> Lang:
-    return "zh" if lang.strip().lower().startswith("zh") else "en"
+    return norm(lang.strip())
 
 
 def _slug(codes: Iterable[str]) -> str:
@@ -297,7 +299,7 @@ async def _chart(closes: dict[str, pd.Series], rows: Sequence[ReportRow],
                  data_date: date | None, lg: Lang) -> tuple[OutgoingFile | None, list[str]]:
     """The closes rebased to 100 over the chart period ending at the data date, on the dates
     the charted series share; a series with no dates there is left out and named in a note."""
-    t = _T[lg]
+    w = words_of("report.", lg)
     notes: list[str] = []
     if data_date is None or not closes:
         return None, notes
@@ -316,25 +318,25 @@ async def _chart(closes: dict[str, pd.Series], rows: Sequence[ReportRow],
         if code == anchor:
             continue
         if len(frame.columns) >= CHART_MAX_SERIES:
-            notes.append(t["chart_full"].format(code=code, n=CHART_MAX_SERIES))
+            notes.append(w["chart_full"].format(code=code, n=CHART_MAX_SERIES))
             continue
         joined = frame.join(s.rename(code), how="inner")
         if len(joined) < MIN_CHART_DATES:
-            notes.append(t["chart_out"].format(code=code, last=daily[code].index[-1].date(),
+            notes.append(w["chart_out"].format(code=code, last=daily[code].index[-1].date(),
                                                span=span))
         else:
             frame = joined
     if len(frame) < 2:
-        return None, [*notes, t["no_chart"].format(span=span)]
+        return None, [*notes, w["no_chart"].format(span=span)]
     order = [c for c in closes if c in frame.columns]
     shared_end = frame.index[-1].date()
     if shared_end < data_date:
-        notes.append(t["chart_end"].format(date=shared_end))
+        notes.append(w["chart_end"].format(date=shared_end))
     offline = any(r.source.offline for r in rows if r.symbol in order)
     providers = ", ".join(sorted({r.source.provider for r in rows if r.symbol in order}))
-    title = " vs ".join(order) + t["rebased"]
+    title = " vs ".join(order) + w["rebased"]
     subtitle = (f"1d · {frame.index[0].date()} – {shared_end} · {providers}"
-                + (t["offline_short"] if offline else ""))
+                + (w["offline_short"] if offline else ""))
     png = await asyncio.to_thread(render_comparison, {c: frame[c] for c in order}, title=title,
                                   subtitle=subtitle)
     return OutgoingFile(kind="image", filename=f"report_{_slug(order)}_{shared_end}.png",
@@ -344,19 +346,6 @@ async def _chart(closes: dict[str, pd.Series], rows: Sequence[ReportRow],
 # --- the narrative ---------------------------------------------------------------------------
 
 
-_SYSTEM: Final[dict[Lang, str]] = {
-    "en": ("You write the short narrative of a daily market report sent to a chat. The user "
-           "message holds the report's rows as JSON; every figure in them was computed in code "
-           "from daily bars and is dated. In 3 to 5 plain sentences of English, explain what "
-           "the figures show and how the symbols compare. Use only figures that appear in the "
-           "rows and add no numbers of your own; no forecasts, price targets or advice."),
-    "zh": ("你为推送到聊天中的每日行情报告撰写简短叙述。用户消息是报告各行的 JSON，其中每个数字"
-           "都由代码根据日线数据计算得出并注明日期。请用 3 到 5 句简体中文说明这些数据显示了什么、"
-           "各标的之间如何比较。只使用 JSON 中出现的数字，不要添加任何新的数字；"
-           "不要预测、不要给出目标价或投资建议。"),
-}
-
-
 async def _narrative(rows: Sequence[ReportRow], lg: Lang, llm: LLMProvider | None,
                      ) -> tuple[str, NarrativeSource, str]:
     """(narrative, who wrote it, why the template stood in for the model or "")."""
@@ -364,7 +353,7 @@ async def _narrative(rows: Sequence[ReportRow], lg: Lang, llm: LLMProvider | Non
         return template_narrative(rows, lg), "offline template", ""
     payload = json.dumps({"rows": [r.model_dump(mode="json") for r in rows]},
                          ensure_ascii=False)
-    messages = [ChatMessage(role="system", content=_SYSTEM[lg]),
+    messages = [ChatMessage(role="system", content=t("report.system", lg)),
                 ChatMessage(role="user", content=payload)]
     try:
         response = await llm.complete(messages, role="summarizer", max_tokens=400)
@@ -372,64 +361,56 @@ async def _narrative(rows: Sequence[ReportRow], lg: Lang, llm: LLMProvider | Non
         return template_narrative(rows, lg), "offline template", type(exc).__name__
     text = response.content.strip()
     if not text:
-        return template_narrative(rows, lg), "offline template", _T[lg]["empty_answer"]
+        return template_narrative(rows, lg), "offline template", t("report.empty_answer", lg)
     return text, "llm", ""
 
 
 def template_narrative(rows: Sequence[ReportRow], lang: str = "en") -> str:
     """The deterministic narrative: one sentence per symbol, then who led and lagged."""
     lg = _lang(lang)
-    t = _T[lg]
+    w = words_of("report.", lg)
     if not rows:
-        return t["nothing"]
+        return w["nothing"]
     out = [_sentence(r, lg) for r in rows]
     moved = [r for r in rows if r.change_5d_pct is not None]
     if len(moved) >= 2:
         best = max(moved, key=lambda r: r.change_5d_pct or 0.0)
         worst = min(moved, key=lambda r: r.change_5d_pct or 0.0)
-        out.append(t["leader"].format(best=best.symbol, b=_pct(best.change_5d_pct),
+        out.append(w["leader"].format(best=best.symbol, b=_pct(best.change_5d_pct),
                                       worst=worst.symbol, w=_pct(worst.change_5d_pct)))
-    return ("" if lg == "zh" else " ").join(out)
+    return t("grammar.sentence_sep", lg).join(out)
 
 
 def _sentence(r: ReportRow, lg: Lang) -> str:
-    t = _T[lg]
-    parts = [t["s_close"].format(code=r.symbol, price=_money(r.close, r.currency, lg),
-                                 date=r.as_of, d1=_pct(r.change_1d_pct, t["na"]))]
+    w = words_of("report.", lg)
+    parts = [w["s_close"].format(code=r.symbol, price=_money(r.close, r.currency, lg),
+                                 date=r.as_of, d1=_pct(r.change_1d_pct, w["na"]))]
     if r.change_5d_pct is not None:
-        parts.append(t["s_5d"].format(v=_pct(r.change_5d_pct)))
+        parts.append(w["s_5d"].format(v=_pct(r.change_5d_pct)))
     if r.change_1m_pct is not None:
-        parts.append(t["s_1m"].format(v=_pct(r.change_1m_pct)))
-    head = t["sep_clause"].join(parts)
+        parts.append(w["s_1m"].format(v=_pct(r.change_1m_pct)))
+    head = w["sep_clause"].join(parts)
     tail: list[str] = []
     if r.range_position is not None:
-        tail.append(t["s_range"].format(pct=f"{r.range_position * 100:.0f}"))
+        tail.append(w["s_range"].format(pct=f"{r.range_position * 100:.0f}"))
     if r.rsi14 is not None:
-        zone = t["overbought"] if r.rsi14 > 70 else t["oversold"] if r.rsi14 < 30 else \
-            t["neutral_rsi"]
-        tail.append(t["s_rsi"].format(v=f"{r.rsi14:.1f}", zone=zone))
+        zone = w["overbought"] if r.rsi14 > 70 else w["oversold"] if r.rsi14 < 30 else \
+            w["neutral_rsi"]
+        tail.append(w["s_rsi"].format(v=f"{r.rsi14:.1f}", zone=zone))
     if ma := _ma_phrase(r.moving_averages, lg):
         tail.append(ma)
     if r.ict.bias is not None:
-        grade = t["s_grade"].format(grade=r.ict.grade) if r.ict.grade else ""
-        tail.append(t["s_ict"].format(bias=t[r.ict.bias], grade=grade))
-    return head + "".join(t["sep_part"] + p for p in tail) + t["stop"]
+        grade = w["s_grade"].format(grade=r.ict.grade) if r.ict.grade else ""
+        tail.append(w["s_ict"].format(bias=w[r.ict.bias], grade=grade))
+    return head + "".join(w["sep_part"] + p for p in tail) + w["stop"]
 
 
 def _ma_phrase(mas: Sequence[MovingAverage], lg: Lang) -> str:
-    t = _T[lg]
-    groups = {side: [f"MA{m.window}" for m in mas if m.close_is == side]
-              for side in ("above", "below")}
-    said = [t[f"ma_{side}"].format(mas=_listing(names, lg))
-            for side, names in groups.items() if names]
-    return t["sep_clause"].join(said)
-
-
-def _listing(items: Sequence[str], lg: Lang) -> str:
-    """"a", "a and b", "a, b and c" (Chinese: 、)."""
-    if lg == "zh" or len(items) < 2:
-        return "、".join(items)
-    return ", ".join(items[:-1]) + " and " + items[-1]
+    w = words_of("report.", lg)
+    groups = {key: [f"MA{m.window}" for m in mas if m.close_is == side]
+              for side, key in (("above", "ma_above"), ("below", "ma_below"))}
+    said = [w[key].format(mas=listing(names, lg)) for key, names in groups.items() if names]
+    return w["sep_clause"].join(said)
 
 
 _KNOWN_CONSTANTS: Final = (1, 5, 14, 20, 30, 50, 52, 70, 100, 200)
@@ -481,98 +462,6 @@ def _numbers_in(value: Any) -> list[float]:
 # --- text ------------------------------------------------------------------------------------
 
 
-_T: Final[dict[Lang, dict[str, str]]] = {
-    "en": {
-        "title": "Daily report", "title_date": "Daily report · data as of {date}",
-        "offline": "_Offline snapshot: historical data, not live; each symbol's figures are "
-                   "as of its own date._",
-        "offline_short": " (offline snapshot)",
-        "row_head": "**{label}** · close **{price}** on {date}",
-        "changes": "1D {d1} · 5D {d5} · 1M {m1}",
-        "range": "52-week range {low} – {high} · at {pos} of it",
-        "rsi": "RSI(14) {v}",
-        "ma_item": "{side} MA{n}", "above": "above", "below": "below",
-        "ict": "ICT daily bias: {bias} · grade {grade} ({score}/100{missing})",
-        "ict_missing": "; no {tfs} data", "ict_none": "ICT daily bias: n/a ({error})",
-        "source": "Source: {label}", "offline_tag": " (offline snapshot)",
-        "not_reported": "**Not reported:**", "notes": "**Notes:**",
-        "unknown": "{q}: unknown symbol", "suggest": "; did you mean {s}?",
-        "no_data": "{q}: no data ({error})",
-        "label_llm": "_Narrative: LLM, from the computed figures above_",
-        "label_template": "_Narrative: offline template_",
-        "label_fallback": "_Narrative: offline template (the LLM failed: {why})_",
-        "empty_answer": "empty answer",
-        "unverified": "Unverified: the narrative mentions figures not in the computed data: "
-                      "{figures}",
-        "sep": ", ",
-        "disclaimer": "_Not investment advice._",
-        "chart_out": "{code} is not in the chart: its data ends {last}, with too few dates in "
-                     "the chart window ({span}).",
-        "chart_full": "{code} is not in the chart: it shows at most {n} series.",
-        "chart_end": "The chart ends {date}, the last date all charted series share.",
-        "no_chart": "No chart: the series share too few dates in the window {span}.",
-        "rebased": " · rebased to 100",
-        "nothing": "No symbol could be reported.",
-        "leader": "Over 5 days {best} led ({b}) and {worst} lagged ({w}).",
-        "s_close": "{code} closed at {price} on {date}, {d1} on the day",
-        "s_5d": "{v} over 5 days", "s_1m": "{v} over a month",
-        "s_range": "it sits at {pct}% of its 52-week range",
-        "s_rsi": "RSI(14) is {v} ({zone})",
-        "overbought": "overbought", "oversold": "oversold", "neutral_rsi": "neutral",
-        "ma_above": "above {mas}", "ma_below": "below {mas}",
-        "s_ict": "the daily ICT bias is {bias}{grade}", "s_grade": " (grade {grade})",
-        "sep_clause": ", ", "sep_part": "; ", "stop": ".",
-        "bullish": "bullish", "bearish": "bearish", "neutral": "neutral",
-        "points": "pts", "na": "n/a",
-        "h_symbol": "Symbol", "h_close": "Close", "h_date": "Date", "h_52w": "52w pos",
-        "h_ma": "MA20/50/200", "h_ict": "ICT (grade)", "h_narrative": "Narrative",
-        "h_sources": "Sources",
-    },
-    "zh": {
-        "title": "每日报告", "title_date": "每日报告 · 数据截至 {date}",
-        "offline": "_离线快照：历史数据，非实时；各标的数据以其自身日期为准。_",
-        "offline_short": "（离线快照）",
-        "row_head": "**{label}** · 收盘 **{price}**（{date}）",
-        "changes": "1日 {d1} · 5日 {d5} · 1月 {m1}",
-        "range": "52周区间 {low} – {high} · 位于 {pos}",
-        "rsi": "RSI(14) {v}",
-        "ma_item": "{side}MA{n}", "above": "高于", "below": "低于",
-        "ict": "ICT 日线偏向：{bias} · 等级 {grade}（{score}/100{missing}）",
-        "ict_missing": "；缺少 {tfs} 数据", "ict_none": "ICT 日线偏向：无（{error}）",
-        "source": "数据来源：{label}", "offline_tag": "（离线快照）",
-        "not_reported": "**未能报告：**", "notes": "**备注：**",
-        "unknown": "{q}：找不到该标的", "suggest": "，你是不是想找：{s}？",
-        "no_data": "{q}：无法获取数据（{error}）",
-        "label_llm": "_叙述：大模型根据上方计算数据撰写_",
-        "label_template": "_叙述：离线模板_",
-        "label_fallback": "_叙述：离线模板（大模型调用失败：{why}）_",
-        "empty_answer": "返回内容为空",
-        "unverified": "未经核实：叙述中出现了计算数据以外的数字：{figures}",
-        "sep": "、",
-        "disclaimer": "_不构成投资建议。_",
-        "chart_out": "{code} 未纳入图表：其数据截至 {last}，在图表区间（{span}）内的日期太少。",
-        "chart_full": "{code} 未纳入图表：图表最多显示 {n} 个标的。",
-        "chart_end": "图表截至 {date}，即所有入图标的共有的最后日期。",
-        "no_chart": "无图表：各标的在区间 {span} 内的共同日期太少。",
-        "rebased": " · 以首日为100",
-        "nothing": "没有可报告的标的。",
-        "leader": "5日表现最强的是 {best}（{b}），最弱的是 {worst}（{w}）。",
-        "s_close": "{code} 收于 {price}（{date}），较前一日 {d1}",
-        "s_5d": "5日 {v}", "s_1m": "近一月 {v}",
-        "s_range": "处于52周区间的 {pct}%",
-        "s_rsi": "RSI(14) 为 {v}（{zone}）",
-        "overbought": "超买", "oversold": "超卖", "neutral_rsi": "中性",
-        "ma_above": "位于{mas}之上", "ma_below": "位于{mas}之下",
-        "s_ict": "ICT 日线偏向{bias}{grade}", "s_grade": "（等级 {grade}）",
-        "sep_clause": "，", "sep_part": "；", "stop": "。",
-        "bullish": "看涨", "bearish": "看跌", "neutral": "中性",
-        "points": "点", "na": "无",
-        "h_symbol": "代码", "h_close": "收盘", "h_date": "日期", "h_52w": "52周位置",
-        "h_ma": "MA20/50/200", "h_ict": "ICT（等级）", "h_narrative": "叙述",
-        "h_sources": "数据来源",
-    },
-}
-
 _CURRENCY_SIGN: Final = {"USD": "$", "CNY": "¥", "HKD": "HK$"}
 
 
@@ -580,10 +469,10 @@ def _money(value: float | None, currency: str, lg: Lang, *, like: float | None =
     """A price with its currency sign (points for an index), with as many decimals as the
     price `like` (a row's close) needs."""
     if value is None:
-        return _T[lg]["na"]
+        return words_of("report.", lg)["na"]
     num = f"{value:,.{price_decimals(like if like is not None else value)}f}"
     if not currency:
-        return f"{num} {_T[lg]['points']}"
+        return f"{num} {words_of('report.', lg)['points']}"
     sign = _CURRENCY_SIGN.get(currency)
     return f"{sign}{num}" if sign else f"{num} {currency}"
 
@@ -594,59 +483,60 @@ def _pct(value: float | None, na: str = "n/a") -> str:
 
 def error_line(query: str, exc: BullpenError, lang: str = "en") -> str:
     """One line saying why a symbol is not in the report (with the directory's suggestions)."""
-    t = _T[_lang(lang)]
+    w = words_of("report.", _lang(lang))
     if isinstance(exc, UnknownSymbol):
-        hint = t["suggest"].format(s=t["sep"].join(exc.suggestions[:3])) if exc.suggestions \
-            else ""
-        return t["unknown"].format(q=query) + hint
-    return t["no_data"].format(q=query, error=exc)
+        shown = t("grammar.list_sep", lang).join(exc.suggestions[:3])
+        hint = w["suggest"].format(s=shown) if exc.suggestions else ""
+        return w["unknown"].format(q=query) + hint
+    return w["no_data"].format(q=query, error=exc)
 
 
 def _title(report: Report) -> str:
-    t = _T[report.lang]
-    return t["title_date"].format(date=report.data_date) if report.data_date else t["title"]
+    w = words_of("report.", report.lang)
+    return w["title_date"].format(date=report.data_date) if report.data_date else w["title"]
 
 
 def _narrative_label(report: Report, fallback_reason: str) -> str:
-    t = _T[report.lang]
+    w = words_of("report.", report.lang)
     if report.narrative_source == "llm":
-        return t["label_llm"]
-    return t["label_fallback"].format(why=fallback_reason) if fallback_reason else \
-        t["label_template"]
+        return w["label_llm"]
+    return w["label_fallback"].format(why=fallback_reason) if fallback_reason else \
+        w["label_template"]
 
 
-def _ict_line(reading: ICTReading, t: dict[str, str]) -> str:
+def _ict_line(reading: ICTReading, w: Mapping[str, str], lg: Lang) -> str:
     if reading.bias is None:
-        return t["ict_none"].format(error=reading.error or t["na"])
-    missing = t["ict_missing"].format(tfs=t["sep"].join(reading.missing)) if reading.missing \
+        return w["ict_none"].format(error=reading.error or w["na"])
+    missing = w["ict_missing"].format(tfs=t("grammar.list_sep", lg).join(reading.missing)) \
+        if reading.missing \
         else ""
-    return t["ict"].format(bias=t[reading.bias], grade=reading.grade or t["na"],
-                           score=reading.score if reading.score is not None else t["na"],
+    return w["ict"].format(bias=w[reading.bias], grade=reading.grade or w["na"],
+                           score=reading.score if reading.score is not None else w["na"],
                            missing=missing)
 
 
 def source_line(source: DataSource, lang: str = "en") -> str:
     """The source and date of a row's figures, labelled as the chat answers label them."""
-    t = _T[_lang(lang)]
-    return t["source"].format(label=source.label()) + (t["offline_tag"] if source.offline
+    w = words_of("report.", _lang(lang))
+    return w["source"].format(label=source.label()) + (w["offline_tag"] if source.offline
                                                        else "")
 
 
 def _row_block(r: ReportRow, lg: Lang) -> str:
-    t = _T[lg]
+    w = words_of("report.", lg)
     label = f"{r.name} ({r.symbol})" if r.name else r.symbol
-    pos = f"{r.range_position * 100:.0f}%" if r.range_position is not None else t["na"]
-    mas = " · ".join(t["ma_item"].format(side=t[m.close_is], n=m.window)
+    pos = f"{r.range_position * 100:.0f}%" if r.range_position is not None else w["na"]
+    mas = " · ".join(w["ma_item"].format(side=w[m.close_is], n=m.window)
                      for m in r.moving_averages if m.close_is)
-    rsi = t["rsi"].format(v=f"{r.rsi14:.2f}" if r.rsi14 is not None else t["na"])
+    rsi = w["rsi"].format(v=f"{r.rsi14:.2f}" if r.rsi14 is not None else w["na"])
     return "\n".join([
-        t["row_head"].format(label=label, price=_money(r.close, r.currency, lg), date=r.as_of),
-        t["changes"].format(d1=_pct(r.change_1d_pct, t["na"]), d5=_pct(r.change_5d_pct, t["na"]),
-                            m1=_pct(r.change_1m_pct, t["na"])),
-        t["range"].format(low=_money(r.low_52w, r.currency, lg, like=r.close),
+        w["row_head"].format(label=label, price=_money(r.close, r.currency, lg), date=r.as_of),
+        w["changes"].format(d1=_pct(r.change_1d_pct, w["na"]), d5=_pct(r.change_5d_pct, w["na"]),
+                            m1=_pct(r.change_1m_pct, w["na"])),
+        w["range"].format(low=_money(r.low_52w, r.currency, lg, like=r.close),
                           high=_money(r.high_52w, r.currency, lg, like=r.close), pos=pos),
         rsi + (f" · {mas}" if mas else ""),
-        _ict_line(r.ict, t),
+        _ict_line(r.ict, w, lg),
         source_line(r.source, lg),
     ])
 
@@ -654,18 +544,18 @@ def _row_block(r: ReportRow, lg: Lang) -> str:
 def render_text(report: Report, *, fallback_reason: str = "") -> str:
     """The report as chat Markdown: title, narrative (labelled), one block per symbol, what
     was not reported, notes."""
-    t = _T[report.lang]
+    w = words_of("report.", report.lang)
     out = [f"**{_title(report)}**"]
     if any(r.source.offline for r in report.rows):
-        out.append(t["offline"])
+        out.append(w["offline"])
     out += ["", report.narrative, _narrative_label(report, fallback_reason)]
     for r in report.rows:
         out += ["", _row_block(r, report.lang)]
     if report.errors:
-        out += ["", t["not_reported"], *(f"- {e}" for e in report.errors)]
+        out += ["", w["not_reported"], *(f"- {e}" for e in report.errors)]
     if report.notes:
-        out += ["", t["notes"], *(f"- {n}" for n in report.notes)]
-    out += ["", t["disclaimer"]]
+        out += ["", w["notes"], *(f"- {n}" for n in report.notes)]
+    out += ["", w["disclaimer"]]
     return "\n".join(out)
 
 
@@ -673,14 +563,14 @@ def render_text(report: Report, *, fallback_reason: str = "") -> str:
 
 
 def _table_row(r: ReportRow, lg: Lang) -> tuple[str, ...]:
-    t = _T[lg]
+    w = words_of("report.", lg)
     arrows = "/".join({"above": "↑", "below": "↓"}.get(m.close_is or "", "–")
                       for m in r.moving_averages)
-    ict_cell = f"{t[r.ict.bias]} ({r.ict.grade or t['na']})" if r.ict.bias else t["na"]
+    ict_cell = f"{w[r.ict.bias]} ({r.ict.grade or w['na']})" if r.ict.bias else w["na"]
     return (r.symbol, _money(r.close, r.currency, lg), r.as_of.isoformat(),
-            *(_pct(v, t["na"]) for v in (r.change_1d_pct, r.change_5d_pct, r.change_1m_pct)),
-            f"{r.range_position:.2f}" if r.range_position is not None else t["na"],
-            f"{r.rsi14:.1f}" if r.rsi14 is not None else t["na"], arrows, ict_cell)
+            *(_pct(v, w["na"]) for v in (r.change_1d_pct, r.change_5d_pct, r.change_1m_pct)),
+            f"{r.range_position:.2f}" if r.range_position is not None else w["na"],
+            f"{r.rsi14:.1f}" if r.rsi14 is not None else w["na"], arrows, ict_cell)
 
 
 def render_pdf(report: Report, *, fallback_reason: str = "") -> bytes:
@@ -688,7 +578,7 @@ def render_pdf(report: Report, *, fallback_reason: str = "") -> bytes:
     from fpdf import FPDF
     from fpdf.fonts import FontFace
 
-    t = _T[report.lang]
+    w = words_of("report.", report.lang)
     pdf = FPDF(format="A4")
     pdf.set_auto_page_break(auto=True, margin=15)
     font = cjk_font_path()
@@ -709,11 +599,11 @@ def render_pdf(report: Report, *, fallback_reason: str = "") -> bytes:
 
     heading(_title(report), 16)
     if any(r.source.offline for r in report.rows):
-        para(t["offline"], 9)
+        para(w["offline"], 9)
     if report.rows:
         pdf.set_font("cjk", "", 8)
-        head = (t["h_symbol"], t["h_close"], t["h_date"], "1D", "5D", "1M", t["h_52w"], "RSI",
-                t["h_ma"], t["h_ict"])
+        head = (w["h_symbol"], w["h_close"], w["h_date"], "1D", "5D", "1M", w["h_52w"], "RSI",
+                w["h_ma"], w["h_ict"])
         style = FontFace(emphasis="BOLD", fill_color=(235, 238, 245))
         with pdf.table(col_widths=(20, 22, 21, 16, 16, 16, 15, 13, 22, 29), text_align="LEFT",
                        headings_style=style, line_height=5.0) as table:
@@ -724,21 +614,21 @@ def render_pdf(report: Report, *, fallback_reason: str = "") -> bytes:
         pdf.ln(2)
     if report.chart is not None:
         pdf.image(io.BytesIO(report.chart.data), w=pdf.epw)
-    heading(t["h_narrative"])
+    heading(w["h_narrative"])
     para(report.narrative)
     para(_narrative_label(report, fallback_reason), 8)
     if report.errors:
-        heading(t["not_reported"].replace("*", ""))
+        heading(w["not_reported"].replace("*", ""))
         for e in report.errors:
             para(f"- {e}", 9)
     if report.notes:
-        heading(t["notes"].replace("*", ""))
+        heading(w["notes"].replace("*", ""))
         for n in report.notes:
             para(f"- {n}", 9)
     if report.rows:
-        heading(t["h_sources"])
+        heading(w["h_sources"])
         for r in report.rows:
-            tag = t["offline_tag"] if r.source.offline else ""
+            tag = w["offline_tag"] if r.source.offline else ""
             para(f"- {r.symbol}: {r.source.label()}{tag}", 8)
-    para(t["disclaimer"], 8)
+    para(w["disclaimer"], 8)
     return bytes(pdf.output())

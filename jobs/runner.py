@@ -19,6 +19,7 @@ from core.store.subscriptions import Subscription, SubscriptionsRepo
 from core.store.usage import UsageRepo
 from core.types import Reply
 from core.usage_gate import UsageGate
+from core.words import t
 from jobs.podcast_items import podcast_items
 from jobs.report import Report, build_report
 from jobs.schedule import Schedule
@@ -156,7 +157,7 @@ class JobRunner:
             if self._llm is not None and self._usage is not None:
                 llm = MeteredLLM(self._llm, self._usage, sub.owner_id)
             if not symbols:
-                items: list[OutItem] = [Reply(text=_EMPTY[sub.lang == "zh"])]
+                items: list[OutItem] = [Reply(text=t("subs.empty_watchlist_report", sub.lang))]
             elif sub.kind == "podcast":
                 try:
                     episode = await self.podcast(symbols, lang=sub.lang, day=day, llm=llm,
@@ -258,9 +259,6 @@ class JobRunner:
         return out
 
 
-_EMPTY = ("Your scheduled report has no symbols: your watchlist is empty. "
-          "Add some with /watchlist add NVDA AAPL.",
-          "定时报告没有股票：你的自选为空。用 /watchlist add 茅台 NVDA 添加。")
 
 
 def report_items(report: Report) -> list[OutItem]:

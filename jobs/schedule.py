@@ -25,13 +25,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from importlib import resources
-from typing import Any, Final, Literal
+from typing import Any, Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 import exchange_calendars as xcals
 from apscheduler.triggers.cron import CronTrigger
 
+from core import localize, numbers
 from core.errors import InputError
+from core.words import has, t
 
 __all__ = [
     "DEFAULT_AT",
@@ -59,67 +61,24 @@ _MAX_SCAN_DAYS: Final = 400  # next_fire looks this far ahead (a gap is never lo
 
 # ---------------------------------------------------------------------------------- errors
 
-_USAGE = "/subscribe [SYMBOLS] [at HH:MM] [daily|weekdays|tradingdays|mon..sun] [pdf]"
-_MESSAGES: Final[dict[str, dict[str, str]]] = {
-    "bad_time": {
-        "en": "{text} is not a time of day: use HH:MM, 00:00-23:59",
-        "zh": "{text} 不是有效的时间：请用 HH:MM，00:00-23:59",
-    },
-    "missing_time": {
-        "en": "'at' needs a time after it, like: at 08:00",
-        "zh": "at 后面需要一个时间，例如：at 08:00",
-    },
-    "two_times": {
-        "en": "One time per subscription, please: {first} or {second}?",
-        "zh": "每个订阅只能有一个时间：{first} 还是 {second}？",
-    },
-    "two_recurrences": {
-        "en": "One schedule per subscription, please: {first} or {second}?",
-        "zh": "每个订阅只能有一种频率：{first} 还是 {second}？",
-    },
-    "too_many_symbols": {
-        "en": "{count} symbols is more than one report can hold ({max} at most)",
-        "zh": "{count} 个标的太多了，一份报告最多 {max} 个",
-    },
-    "watchlist_and_symbols": {
-        "en": "Subscribe to your watchlist or to symbols, not both ({symbols})",
-        "zh": "请订阅自选股或指定标的，不能同时两者（{symbols}）",
-    },
-    "empty": {
-        "en": "There is nothing to subscribe to in {text}: use " + _USAGE,
-        "zh": "{text} 里没有可订阅的内容：用法 " + _USAGE,
-    },
-    "unknown_timezone": {
-        "en": "{name} is not a time zone I know: use an IANA name such as Asia/Shanghai or "
-        "America/New_York, or a city such as Beijing, Hong Kong, New York, London",
-        "zh": "不认识时区 {name}：请用 IANA 名称，如 Asia/Shanghai、America/New_York，"
-        "或城市名，如 北京、香港、纽约、伦敦",
-    },
-}
-
-
 class ScheduleError(InputError):
     """A ``/subscribe`` or ``/tz`` argument that cannot be used.
 
-    ``key`` names the problem (a key of the message table), ``params`` fill its sentence, and
-    :meth:`message` says it in English or Chinese; ``str(error)`` is the English sentence.
+    ``key`` names the problem (its catalogue key is ``subs.error_<key>``), ``params`` fill its
+    sentence, and :meth:`message` says it in the user's language; ``str(error)`` is the
+    English sentence.
     """
 
     def __init__(self, key: str, **params: Any) -> None:
-        if key not in _MESSAGES:
+        if not has(f"subs.error_{key}"):
             raise ValueError(f"unknown ScheduleError key {key!r}")
         self.key = key
         self.params = params
         super().__init__(self.message("en"))
 
     def message(self, lang: str = "en") -> str:
-        """The sentence for the user, in Chinese for ``zh*`` and English otherwise."""
-        table = _MESSAGES[self.key]
-        return table[_lang(lang)].format(**self.params)
-
-
-def _lang(lang: str) -> Literal["en", "zh"]:
-    return "zh" if lang.lower().startswith("zh") else "en"
+        """The sentence for the user in `lang`."""
+        return t(f"subs.error_{self.key}", lang, **self.params)
 
 
 # --------------------------------------------------------------------------------- parsing
@@ -272,8 +231,6 @@ _MARKET_CALENDARS: Final[dict[str, str | None]] = {
     "us": "XNYS",
     "crypto": None,
 }  # fmt: skip
-_CALENDAR_EN: Final = {"XSHG": "Shanghai", "XHKG": "Hong Kong", "XNYS": "New York"}
-_CALENDAR_ZH: Final = {"XSHG": "", "XHKG": "港股", "XNYS": "美股"}  # A-shares go unsaid
 
 
 def calendar_for(markets: Sequence[str], *, default: str | None = "XNYS") -> str | None:
@@ -416,38 +373,21 @@ class Schedule:
 
     def describe(self, lang: str = "en") -> str:
         """For the user: ``08:00 Asia/Shanghai, trading days (Shanghai)`` in English,
-        ``每个交易日 08:00（Asia/Shanghai）`` in Chinese."""
+        ``每个交易日 08:00（Asia/Shanghai）`` in Chinese: the one place its zone is named."""
         hhmm = self.at.strftime("%H:%M") if not self.at.second else self.at.isoformat()
-        if _lang(lang) == "zh":
-            return f"{self._days_zh()} {hhmm}（{self.tz}）"
-        return f"{hhmm} {self.tz}, {self._days_en()}"
+        return t("subs.schedule", lang, at=hhmm, tz=self.tz, days=self._days(lang))
 
-    def _days_en(self) -> str:
+    def _days(self, lang: str) -> str:
         if self.recurrence == "daily":
-            return "every day"
+            return t("subs.days_daily", lang)
         if self.recurrence == "weekdays":
-            return "weekdays (Mon-Fri)"
+            return t("subs.days_weekdays", lang)
         if self.recurrence == "tradingdays":
             if self.calendar is None:
-                return "every day (crypto trades daily)"
-            return f"trading days ({_CALENDAR_EN.get(self.calendar, self.calendar)})"
-        return _WEEKDAY_EN[WEEKDAYS.index(self.recurrence)]
-
-    def _days_zh(self) -> str:
-        if self.recurrence == "daily":
-            return "每天"
-        if self.recurrence == "weekdays":
-            return "每个工作日"
-        if self.recurrence == "tradingdays":
-            if self.calendar is None:
-                return "每天"
-            return f"每个{_CALENDAR_ZH.get(self.calendar, self.calendar)}交易日"
-        return "每周" + "一二三四五六日"[WEEKDAYS.index(self.recurrence)]
-
-
-_WEEKDAY_EN: Final = (
-    "Mondays", "Tuesdays", "Wednesdays", "Thursdays", "Fridays", "Saturdays", "Sundays",
-)  # fmt: skip
+                return t("subs.days_crypto", lang)
+            return t("subs.days_trading", lang,
+                     calendar=localize.word("subs.calendar_", self.calendar, lang))
+        return t("subs.days_" + self.recurrence, lang)
 
 
 def _require_aware(value: datetime, name: str) -> None:
@@ -543,4 +483,4 @@ def valid_timezone(name: str) -> str:
 
 def default_timezone(lang: str) -> str:
     """The time zone assumed before ``/tz``: Asia/Shanghai for Chinese, else America/New_York."""
-    return "Asia/Shanghai" if _lang(lang) == "zh" else "America/New_York"
+    return numbers.home_zone(lang)

@@ -11,10 +11,12 @@ from typing import Any
 from uuid import UUID
 
 from core.llm.base import Final
+from core.localize import word
 from core.ports import LLMProvider
 from core.store.usage import UsageRepo
 from core.types import ChatMessage, LLMResponse
 from core.usage_gate import Decision
+from core.words import t
 
 
 class MeteredLLM:
@@ -44,25 +46,10 @@ class MeteredLLM:
             yield item
 
 
-_BUDGETS = {
-    "daily_tokens": ("daily token budget", "每日 token 预算"),
-    "daily_usd": ("daily spending budget", "每日费用预算"),
-    "monthly_tokens": ("monthly token budget", "每月 token 预算"),
-    "monthly_usd": ("monthly spending budget", "每月费用预算"),
-}
-
-
 def skipped_text(kind: str, symbols: Sequence[str], decision: Decision, lang: str) -> str:
     """The push a subscriber over budget gets instead of the report or podcast."""
-    zh = lang == "zh"
-    which = _BUDGETS.get(decision.reason, (decision.reason, decision.reason))[zh]
+    which = word("chat.budget_", decision.reason, lang)
     at = decision.resets_at or datetime.now(UTC)
     when = f"{at.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
-    names = ", ".join(symbols)
-    if zh:
-        what = "播客" if kind == "podcast" else "报告"
-        return (f"你的定时{what}（{names}）本次已跳过：你的{which}已用完，将于 {when} 重置，"
-                "之后照常推送。")
-    what = "podcast" if kind == "podcast" else "report"
-    return (f"Your scheduled {what} ({names}) was skipped: you have used your {which}. It "
-            f"resets at {when}; the next ones come as usual after that.")
+    key = "subs.skipped_podcast" if kind == "podcast" else "subs.skipped_report"
+    return t(key, lang, names=", ".join(symbols), which=which, when=when)

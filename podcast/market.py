@@ -18,6 +18,7 @@ from typing import Any
 import pandas as pd
 
 from core.errors import BullpenError
+from core.localize import word
 from debate.models import ChartSource
 from podcast.models import IndexMove, IntradaySummary, TickerProfile
 from tools.market import load_bars
@@ -27,13 +28,6 @@ DailyLoader = Callable[[str], Awaitable[pd.DataFrame]]
 
 MAIN_INDEXES: tuple[str, ...] = ("^GSPC", "000300")
 MORE_INDEXES: tuple[str, ...] = ("^IXIC", "^DJI", "399006")
-INDEX_NAMES: dict[str, tuple[str, str]] = {
-    "^GSPC": ("S&P 500", "标普500"),
-    "000300": ("CSI 300", "沪深300"),
-    "^IXIC": ("Nasdaq Composite", "纳斯达克综合指数"),
-    "^DJI": ("Dow Jones Industrial Average", "道琼斯工业平均指数"),
-    "399006": ("ChiNext", "创业板指"),
-}
 INTRADAY_INTERVALS: tuple[str, ...] = ("5m", "15m")
 INTRADAY_LOOKBACK = dt.timedelta(days=5)
 
@@ -62,8 +56,8 @@ def _day(ts: Any) -> str:
     return str(pd.Timestamp(ts).date())
 
 
-async def _index_move(code: str, loader: DailyLoader, zh: bool) -> IndexMove:
-    name = INDEX_NAMES.get(code, (code, code))[1 if zh else 0]
+async def _index_move(code: str, loader: DailyLoader, lang: str) -> IndexMove:
+    name = word("podcast.index_", code, lang)
     try:
         df = await loader(code)
     except BullpenError as exc:
@@ -89,9 +83,8 @@ async def index_moves(*, loader: DailyLoader, lang: str = "en",
                       main: Sequence[str] = MAIN_INDEXES, more: Sequence[str] = MORE_INDEXES
                       ) -> list[IndexMove]:
     """The main indexes (a failure kept, with its reason) and the others the data has."""
-    zh = lang.startswith("zh")
     codes = list(main) + [c for c in more if c not in main]
-    moves = await asyncio.gather(*(_index_move(c, loader, zh) for c in codes))
+    moves = await asyncio.gather(*(_index_move(c, loader, lang) for c in codes))
     return [m for m in moves if m.code in main or not m.error]
 
 
@@ -150,5 +143,5 @@ def profile_of(given: str, sym: ResolvedSymbol) -> TickerProfile:
         indices=list(getattr(entry, "indices", ()) or ()))
 
 
-__all__ = ["INDEX_NAMES", "MAIN_INDEXES", "MORE_INDEXES", "DailyLoader", "daily_loader",
+__all__ = ["MAIN_INDEXES", "MORE_INDEXES", "DailyLoader", "daily_loader",
            "data_label", "index_moves", "intraday_summary", "profile_of"]

@@ -13,18 +13,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
+from core import words
 from core.errors import InputError
 from debate.models import Action, ChartSource, DebateArtifact, Source
 
 MAX_TICKERS = 10
 
-Lang = Literal["en", "zh"]
 Role = Literal["host", "analyst"]
 ROLES: tuple[Role, ...] = ("host", "analyst")
-SPEAKERS: dict[Lang, dict[Role, str]] = {
-    "en": {"host": "host", "analyst": "analyst"},
-    "zh": {"host": "主持人", "analyst": "分析师"},
-}
+# a role -> the catalogue key of the label it speaks under
+SPEAKERS: dict[Role, str] = {"host": "podcast.speaker_host", "analyst": "podcast.speaker_analyst"}
 _ROLE_ALIASES: dict[str, Role] = {
     "host": "host", "主持人": "host", "主持": "host", "presenter": "host", "anchor": "host",
     "analyst": "analyst", "分析师": "analyst", "分析": "analyst", "expert": "analyst",
@@ -32,14 +30,9 @@ _ROLE_ALIASES: dict[str, Role] = {
 }
 
 
-def lang_key(lang: str) -> Lang:
-    """`zh`, `zh-CN`, `zh_TW` -> zh; anything else -> en."""
-    return "zh" if lang.strip().lower().startswith("zh") else "en"
-
-
 def speaker(role: Role, lang: str) -> str:
     """The label a role speaks under in `lang`."""
-    return SPEAKERS[lang_key(lang)][role]
+    return words.t(SPEAKERS[role], lang)
 
 
 def role_of(label: str) -> Role | None:
@@ -217,12 +210,13 @@ class PodcastResult(BaseModel):
 
 
 class PodcastError(InputError):
-    """A podcast cannot be made from this input; `message(lang)` says why in en or zh."""
+    """A podcast cannot be made from this input; `message(lang)` says why (the catalogue's
+    `key`, filled from `values`); `str(error)` is the English sentence."""
 
-    def __init__(self, en: str, zh: str) -> None:
-        super().__init__(en)
-        self.en = en
-        self.zh = zh
+    def __init__(self, key: str, **values: object) -> None:
+        super().__init__(words.t(key, "en", **values))
+        self.key = key
+        self.values = values
 
     def message(self, lang: str) -> str:
-        return self.zh if lang_key(lang) == "zh" else self.en
+        return words.t(self.key, lang, **self.values)

@@ -32,6 +32,7 @@ from core.errors import DataUnavailable, InputError, LLMError, UnknownSymbol
 from core.events import Event, Status
 from core.ports import LLMProvider
 from core.tools import ToolRegistry
+from core.words import norm
 from debate.budget import Budget, BudgetExhausted
 from debate.engine import DebateFailed, Emit
 from debate.evidence import HISTORY_BARS, BarsLoader, default_bars
@@ -55,7 +56,6 @@ from podcast.models import (
     ScriptTurn,
     TickerProfile,
     TickerStatus,
-    lang_key,
     speaker,
 )
 from podcast.writer import Draft
@@ -146,8 +146,7 @@ class _Run:
         self.cut = day  # bars end on this date only when one was asked for
         self.day = day or dt.date.today()
         self.day_iso = self.day.isoformat()
-        self.lang = lang_key(lang)
-        self.zh = self.lang == "zh"
+        self.lang = norm(lang)
         self.total = budget
         self.llm = llm
         self.pool = pool
@@ -181,9 +180,7 @@ class _Run:
     async def _entries(self, tickers: Sequence[str]) -> list[_Entry]:
         items = clean_tickers(tickers)
         if not items:
-            raise PodcastError(
-                "Name at least one ticker for the podcast, e.g. NVDA TSLA AAPL.",
-                "请至少提供一个股票代码来制作播客，例如 NVDA TSLA AAPL。")
+            raise PodcastError("podcast.no_tickers")
         if len(items) > MAX_TICKERS:
             self.notes.append(Note(kind="input", text=(
                 f"{len(items)} tickers given; the podcast takes the first {MAX_TICKERS} "
@@ -208,8 +205,7 @@ class _Run:
             entries.append(e)
         if not any(e.sym is not None for e in entries):
             given = ", ".join(e.given for e in entries)
-            raise PodcastError(f"None of these is a security I know: {given}.",
-                               f"无法识别这些代码：{given}。")
+            raise PodcastError("podcast.none_known", given=given)
         self.codes = [e.sym.code if e.sym is not None else e.given for e in entries]
         return entries
 
@@ -245,8 +241,8 @@ class _Run:
                 self.notes.append(Note(kind="data", ticker=m.code, text=(
                     f"{m.name}: no index data ({m.error})")))
         opening = writer.opening(self.day_iso, profiles, moves, offline=self.offline,
-                                 zh=self.zh)
-        theme = writer.theme_intro(profiles, zh=self.zh)
+                                 lang=self.lang)
+        theme = writer.theme_intro(profiles, lang=self.lang)
         _, turns = _number([("opening", opening), ("theme", [theme])], self.lang)
         return _Base(moves=moves, opening=opening, theme=theme, turns=turns)
 
@@ -318,12 +314,12 @@ class _Run:
                       base: asyncio.Task[_Base]) -> _Piece:
         if e.sym is None:
             st = TickerStatus(ticker=e.given, state="unknown", detail=e.error)
-            return _Piece(status=st, drafts=writer.honest_section(st, zh=self.zh))
+            return _Piece(status=st, drafts=writer.honest_section(st, lang=self.lang))
         async with self._sem:
             (art, st), (intraday, why) = await asyncio.gather(
                 self._debate(e, mode, reused), intraday_summary(e.sym.code, on=self.cut))
             if art is None:
-                return _Piece(status=st, drafts=writer.honest_section(st, zh=self.zh),
+                return _Piece(status=st, drafts=writer.honest_section(st, lang=self.lang),
                               notes=[Note(kind="debate", ticker=st.code, text=(
                                   f"no debate ({st.state}): "
                                   f"{st.detail or 'no stored report of today'}"))])
@@ -334,7 +330,7 @@ class _Run:
                 st.state, st.detail = "no_verdict", why_none
                 piece.notes.append(Note(kind="debate", ticker=st.code, text=(
                     f"no verdict: every expert's last turn failed ({why_none})")))
-                piece.drafts = writer.honest_section(st, zh=self.zh)
+                piece.drafts = writer.honest_section(st, lang=self.lang)
                 return piece
             st.action, st.confidence = art.conclusion.action, art.conclusion.confidence
             if intraday is None:
@@ -355,7 +351,7 @@ class _Run:
                      why: str, base: _Base, piece: _Piece) -> None:
         code = art.meta.ticker
         total = len(self.codes)
-        fallback = writer.ticker_section(art, intraday, index=e.index, total=total, zh=self.zh)
+        fallback = writer.ticker_section(art, intraday, index=e.index, total=total, lang=self.lang)
         if self.llm is None:
             piece.drafts, piece.status.writer = fallback, "offline"
             return
@@ -390,7 +386,7 @@ class _Run:
             return
         drafts = result.drafts
         if not any(writer.mentions_action(d.text, art.conclusion.action) for d in drafts):
-            drafts.append(writer.verdict_turn(art, zh=self.zh))
+            drafts.append(writer.verdict_turn(art, lang=self.lang))
             piece.notes.append(Note(kind="verdict", ticker=code, text=(
                 f"the worker never stated the panel's conclusion ({art.conclusion.action}); "
                 "the code added it")))
@@ -445,11 +441,11 @@ class _Run:
             p.status.turns = len(p.drafts)
         sections: list[tuple[str, Sequence[Draft]]] = [
             ("opening", base.opening),
-            ("theme", [base.theme, writer.theme_verdicts(statuses, zh=self.zh)])]
+            ("theme", [base.theme, writer.theme_verdicts(statuses, lang=self.lang)])]
         sections += [(f"ticker:{code}", p.drafts) for code, p in zip(self.codes, pieces,
                                                                       strict=True)]
         sections.append(("closing", writer.closing(self.day_iso, statuses,
-                                                   offline=self.offline, zh=self.zh)))
+                                                   offline=self.offline, lang=self.lang)))
         chapters, turns = _number(sections, self.lang)
         script = PodcastScript(date=self.day.strftime("%Y%m%d"), user_tickers=list(self.codes),
                                chapter=chapters, scripts=turns)

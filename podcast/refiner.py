@@ -18,10 +18,11 @@ from typing import Any
 
 from core.ports import LLMProvider
 from core.types import ChatMessage
+from core.words import t
 from debate.budget import Budget, estimate_messages
 from debate.engine import extract_json
 from podcast.figures import FigureSet
-from podcast.models import Note, PodcastScript, ScriptTurn, lang_key, role_of
+from podcast.models import Note, PodcastScript, ScriptTurn, role_of
 
 ROLE = "script_writer"
 MAX_TOKENS = 1_500
@@ -43,7 +44,6 @@ Answer with exactly one JSON object and nothing else:
 
 
 def messages(script: PodcastScript, lang: str) -> list[ChatMessage]:
-    zh = lang_key(lang) == "zh"
     payload = {
         "tickers": script.user_tickers,
         "chapters": [c.model_dump() for c in script.chapter],
@@ -54,7 +54,7 @@ def messages(script: PodcastScript, lang: str) -> list[ChatMessage]:
         "scripts": [{"id": t.id, "speaker": t.speaker, "text": t.text} for t in script.scripts],
     }
     return [ChatMessage(role="system", content=RULES.format(
-                language="Simplified Chinese" if zh else "English")),
+                language=t("podcast.language", lang))),
             ChatMessage(role="user", content=json.dumps(payload, ensure_ascii=False, indent=1))]
 
 

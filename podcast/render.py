@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from core.words import norm as lang_key
 from debate.grounding import describe
-from podcast.models import PodcastScript, lang_key
+from podcast.models import PodcastScript
 
 _CHAPTERS = {"opening": ("Opening", "开场"), "theme": ("Theme", "主题"),
              "closing": ("Closing", "结尾")}

@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from core import words
 from core.ports import LLMProvider
 from core.types import ChatMessage, Usage
 from debate.budget import Budget, estimate_messages
@@ -26,7 +27,7 @@ from debate.engine import parse_reply
 from debate.grounding import SourceCatalog
 from debate.models import DebateArtifact
 from podcast.figures import FigureSet
-from podcast.models import IntradaySummary, Note, ScriptTurn, lang_key, role_of, speaker
+from podcast.models import IntradaySummary, Note, ScriptTurn, role_of, speaker
 from podcast.writer import Draft, artifact_sources
 
 ROLE = "script_writer"
@@ -147,8 +148,7 @@ def build_input(art: DebateArtifact, *, day: str, lang: str, index: int, codes: 
 
 
 def messages(inp: WorkerInput, lang: str) -> list[ChatMessage]:
-    zh = lang_key(lang) == "zh"
-    system = RULES.format(language="Simplified Chinese" if zh else "English",
+    system = RULES.format(language=words.t("podcast.language", lang),
                           host=speaker("host", lang), analyst=speaker("analyst", lang))
     return [ChatMessage(role="system", content=system),
             ChatMessage(role="user", content=inp.payload)]

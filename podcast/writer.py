@@ -1,10 +1,10 @@
-"""The deterministic writer: every turn the code writes itself, in English or Chinese.
+"""The deterministic writer: every turn the code writes itself, in the listener's language.
 
 The opening (the date and the index moves), the theme (what the tickers share, then where the
 debates came out), the closing, the short honest section of a ticker with no debate, and,
 offline or when a worker fails, a ticker's whole section from its debate artifact. Every
 figure here is copied from the data or the artifact as it is displayed there; nothing is
-recomputed into a new number.
+recomputed into a new number. The words are the catalogue's (`podcast.*`).
 """
 
 from __future__ import annotations
@@ -14,32 +14,15 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from core.localize import listing, word
+from core.words import LANGS, t
 from debate.grounding import canonical_key
 from debate.models import Action, DebateArtifact, ExpertName, ExpertTurn, Source
 from podcast.models import IndexMove, IntradaySummary, Role, TickerProfile, TickerStatus
 
-ACTION_ZH: dict[str, str] = {"BUY": "买入", "HOLD": "持有", "SELL": "卖出"}
-EXPERT_ZH: dict[str, str] = {"fundamental": "基本面", "risk": "风险", "growth": "成长",
-                             "sentiment": "情绪"}
-INDEX_LABELS: dict[str, tuple[str, str]] = {
-    "sp500": ("S&P 500", "标普500"), "nasdaq100": ("Nasdaq-100", "纳斯达克100"),
-    "dow30": ("Dow 30", "道琼斯30"), "csi300": ("CSI 300", "沪深300"),
-    "csi500": ("CSI 500", "中证500"),
-}
-MARKET_LABELS: dict[str, tuple[str, str]] = {
-    "us": ("US", "美股"), "cn": ("A-share", "A股"), "hk": ("Hong Kong", "港股"),
-    "crypto": ("crypto", "加密资产"), "fx": ("currency", "外汇"),
-}
-KEY_METRICS: dict[str, str] = {"close": "最新收盘价", "ret_1m": "近1月回报",
-                               "ret_12m": "近12月回报", "vol_ann": "年化波动率",
-                               "max_drawdown_1y": "近1年最大回撤"}
-_WORDS_EN = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
-             "ten")
-_WORDS_ZH = "零一两三四五六七八九十"
+# the debate metrics a ticker's section quotes, each titled by "podcast.metric_<key>"
+KEY_METRICS: tuple[str, ...] = ("close", "ret_1m", "ret_12m", "vol_ann", "max_drawdown_1y")
 QUOTE_CHARS = 320
-OFFLINE_EN = ("This episode was made offline: the debates are scored from data by fixed rules "
-              "and a deterministic writer wrote the script; no language model took part.")
-OFFLINE_ZH = "本期为离线制作：辩论由固定规则根据数据打分，脚本由确定性程序撰写，没有使用语言模型。"
 
 
 @dataclass
@@ -51,18 +34,14 @@ class Draft:
     sources: list[Source] = field(default_factory=list)
 
 
-def _n(n: int, zh: bool) -> str:
-    if zh:
-        return _WORDS_ZH[n] if 0 <= n <= 10 else str(n)
-    return _WORDS_EN[n] if 0 <= n <= 10 else str(n)
+_NUMBERS = ("podcast.n_0", "podcast.n_1", "podcast.n_2", "podcast.n_3", "podcast.n_4",
+            "podcast.n_5", "podcast.n_6", "podcast.n_7", "podcast.n_8", "podcast.n_9",
+            "podcast.n_10")
 
 
-def _join(items: Sequence[str], zh: bool) -> str:
-    if zh:
-        return "、".join(items)
-    if len(items) <= 2:
-        return " and ".join(items)
-    return ", ".join(items[:-1]) + " and " + items[-1]
+def _n(n: int, lang: str) -> str:
+    """Small counts as words ("three", "三"), larger ones as digits."""
+    return t(_NUMBERS[n], lang) if 0 <= n < len(_NUMBERS) else str(n)
 
 
 def _unique(sources: Sequence[Source]) -> list[Source]:
@@ -85,105 +64,107 @@ def _clip(text: str, limit: int = QUOTE_CHARS) -> str:
     return (text[:cut] if cut > limit // 2 else text[:limit]).rstrip(" ,;:") + " …"
 
 
-def action_word(action: Action | str, zh: bool) -> str:
-    return f"{ACTION_ZH.get(action, action)}（{action}）" if zh else str(action)
+def action_word(action: Action | str, lang: str) -> str:
+    """BUY, or 买入（BUY） for a Chinese listener."""
+    return word("podcast.action_", str(action), lang)
 
 
 def mentions_action(text: str, action: Action | str) -> bool:
-    """Whether a text names the action (BUY/SELL/HOLD, or its Chinese word)."""
+    """Whether a text names the action (BUY/SELL/HOLD, or its word in either language)."""
     if re.search(rf"\b{action}\b", text, re.IGNORECASE):
         return True
-    return ACTION_ZH.get(action, "\0") in text
+    key = f"debate.action_{action}"
+    return any(t(key, lang) in text for lang in LANGS) if key in _ACTIONS else False
+
+
+_ACTIONS = ("debate.action_BUY", "debate.action_HOLD", "debate.action_SELL")
 
 
 # --- opening and theme ---------------------------------------------------------------------
 
 
 def opening(day: str, profiles: Sequence[TickerProfile], moves: Sequence[IndexMove], *,
-            offline: bool, zh: bool) -> list[Draft]:
+            offline: bool, lang: str) -> list[Draft]:
     """Greeting with the date and the tickers, then the index moves (each with its date)."""
     names = [f"{p.name} ({p.code})" if p.name else p.code for p in profiles] or ["—"]
-    if zh:
-        hello = f"欢迎收听 Bullpen 每日简报，今天是 {day}。今天讨论的股票：{_join(names, zh)}。"
-        hello += OFFLINE_ZH if offline else ""
-    else:
-        hello = (f"Welcome to the Bullpen daily brief for {day}. On today's list: "
-                 f"{_join(names, zh)}.") + (" " + OFFLINE_EN if offline else "")
+    hello = t("podcast.hello", lang, day=day, names=listing(names, lang))
+    if offline:
+        hello = t("grammar.sentence_sep", lang).join((hello, t("podcast.offline", lang)))
     parts: list[str] = []
     sources: list[Source] = []
     for m in moves:
         if m.error:
-            parts.append(f"{m.name}：没有数据（{_clip(m.error, 160)}）" if zh else
-                         f"{m.name}: no data ({_clip(m.error, 160)})")
+            parts.append(t("podcast.index_no_data", lang, name=m.name,
+                           error=_clip(m.error, 160)))
             continue
-        latest = m.as_of != day
-        if zh:
-            move = f"，当日{m.change_display}" if m.change_display else ""
-            parts.append(f"{m.name}在 {m.as_of} 收于 {m.close_display}{move}"
-                         + ("（数据中最新）" if latest else ""))
-        else:
-            move = f", {m.change_display} on the day" if m.change_display else ""
-            parts.append(f"{m.name} closed at {m.close_display} on {m.as_of}{move}"
-                         + (" (the latest the data has)" if latest else ""))
+        move = t("podcast.index_change", lang, change=m.change_display) if m.change_display \
+            else ""
+        latest = t("podcast.index_latest", lang) if m.as_of != day else ""
+        parts.append(t("podcast.index_move", lang, name=m.name, close=m.close_display,
+                       day=m.as_of, move=move, latest=latest))
         if m.source is not None:
             sources.append(m.source)
     historical = any("offline snapshot" in m.data_label for m in moves if not m.error)
-    if zh:
-        markets = "市场方面：" + "；".join(parts) + "。" + (
-            "以上为离线快照中的历史数据，并非实时行情。" if historical else "")
-    else:
-        markets = "The markets: " + "; ".join(parts) + "." + (
-            " These are historical figures from the offline snapshot, not live." if historical
-            else "")
+    markets = t("podcast.markets", lang, moves=t("grammar.clause_sep", lang).join(parts))
+    if historical:
+        markets = t("grammar.sentence_sep", lang).join((markets, t("podcast.historical", lang)))
     return [Draft("host", hello), Draft("analyst", markets, _unique(sources))]
 
 
-def theme_intro(profiles: Sequence[TickerProfile], *, zh: bool) -> Draft:
+# a kind of instrument -> its catalogue keys for one and for several
+_KINDS = {"stock": ("podcast.kind_stock", "podcast.kinds_stock"),
+          "index": ("podcast.kind_index", "podcast.kinds_index"),
+          "crypto": ("podcast.kind_crypto", "podcast.kinds_crypto"),
+          "fx": ("podcast.kind_fx", "podcast.kinds_fx"),
+          "fund": ("podcast.kind_fund", "podcast.kinds_fund")}
+
+
+def theme_intro(profiles: Sequence[TickerProfile], *, lang: str) -> Draft:
     """What the day's tickers have in common: market, exchange, sector, index membership."""
     n = len(profiles)
     if n == 0:
-        return Draft("host", "今天没有可以讨论的股票。" if zh else
-                     "There is no name to discuss today.")
+        return Draft("host", t("podcast.no_names", lang))
     facts: list[str] = []
     markets = Counter(p.market for p in profiles)
     kinds = Counter(p.kind for p in profiles)
-    kind_en = {"stock": "stocks", "index": "indexes", "crypto": "assets", "fx": "pairs",
-               "fund": "funds"}
     if len(markets) == 1:
-        market = MARKET_LABELS.get(next(iter(markets)), (next(iter(markets)),) * 2)
+        market = word("podcast.market_", next(iter(markets)), lang)
         kind = next(iter(kinds)) if len(kinds) == 1 else "stock"
-        facts.append(f"{'全部' if n > 1 else ''}是{market[1]}" if zh else
-                     f"{'all ' + _n(n, zh) + ' are' if n > 1 else 'it is'} "
-                     f"{market[0]} {kind_en.get(kind, kind + 's') if n > 1 else kind}")
+        one, many = _KINDS.get(kind, ("", ""))
+        if n > 1:
+            facts.append(t("podcast.all_are", lang, n=_n(n, lang), market=market,
+                           kinds=t(many, lang) if many else kind + "s"))
+        else:
+            facts.append(t("podcast.it_is", lang, market=market,
+                           kind=t(one, lang) if one else kind))
     else:
-        mix = [f"{_n(c, zh)}{'只' if zh else ' '}{MARKET_LABELS.get(m, (m, m))[1 if zh else 0]}"
+        mix = [t("podcast.mix_item", lang, n=_n(c, lang), market=word("podcast.market_", m, lang))
                for m, c in markets.most_common()]
-        facts.append(("市场分布：" if zh else "a mix: ") + _join(mix, zh))
+        facts.append(t("podcast.mix", lang, items=listing(mix, lang)))
     exchanges = {p.exchange for p in profiles}
     if len(exchanges) == 1 and "" not in exchanges:
-        ex = next(iter(exchanges))
-        facts.append(f"都在 {ex} 上市" if zh else f"listed on {ex}")
+        facts.append(t("podcast.listed_on", lang, exchange=next(iter(exchanges))))
     sectors = {p.sector for p in profiles}
     if len(sectors) == 1 and "" not in sectors:
-        facts.append(f"同属{next(iter(sectors))}行业" if zh else
-                     f"in the same sector ({next(iter(sectors))})")
+        facts.append(t("podcast.same_sector", lang, sector=next(iter(sectors))))
     elif sectors - {""}:
-        facts.append(("行业：" if zh else "sectors: ") + _join(
-            [f"{p.code} {p.sector}" for p in profiles if p.sector], zh))
+        facts.append(t("podcast.sectors", lang, items=listing(
+            [f"{p.code} {p.sector}" for p in profiles if p.sector], lang)))
     common = set(profiles[0].indices).intersection(*(set(p.indices) for p in profiles[1:]))
     if common:
-        labels = [INDEX_LABELS.get(i, (i, i))[1 if zh else 0]
-                  for i in profiles[0].indices if i in common]
-        facts.append((f"都是{_join(labels, zh)}成分股" if n > 1 else f"是{_join(labels, zh)}成分股")
-                     if zh else f"members of the {_join(labels, zh)}")
-    if zh:
-        head = "今天这几只股票的共同点：" if n > 1 else "今天只有一只股票："
-        return Draft("host", head + "，".join(facts) + "。")
-    head = "What today's names have in common: " if n > 1 else "One name today: "
-    return Draft("host", head + "; ".join(facts) + ".")
+        labels = [word("podcast.idx_", i, lang) for i in profiles[0].indices if i in common]
+        facts.append(t("podcast.members_all" if n > 1 else "podcast.members_one", lang,
+                       indexes=listing(labels, lang)))
+    return Draft("host", t("podcast.common_many" if n > 1 else "podcast.common_one", lang,
+                           facts=_facts_sep(lang).join(facts)))
 
 
-def theme_verdicts(statuses: Sequence[TickerStatus], *, zh: bool) -> Draft:
+def _facts_sep(lang: str) -> str:
+    """Between the theme's facts: "; " in English, "，" in Chinese."""
+    return t("podcast.facts_sep", lang)
+
+
+def theme_verdicts(statuses: Sequence[TickerStatus], *, lang: str) -> Draft:
     """Where the debates came out, and which way the panels lean on balance."""
     by_action: dict[str, list[str]] = {}
     missing: list[str] = []
@@ -192,102 +173,91 @@ def theme_verdicts(statuses: Sequence[TickerStatus], *, zh: bool) -> Draft:
             by_action.setdefault(s.action, []).append(s.code or s.ticker)
         else:
             missing.append(s.code or s.ticker)
-    parts = [f"{action_word(a, zh)}：{_join(codes, zh)}" if zh else
-             f"{a} for {_join(codes, zh)}"
+    parts = [t("podcast.verdict_item", lang, action=action_word(a, lang),
+               codes=listing(codes, lang))
              for a in ("BUY", "HOLD", "SELL") if (codes := by_action.get(a))]
     buys, sells = len(by_action.get("BUY", [])), len(by_action.get("SELL", []))
     if not parts:
         lean = ""
     elif buys > sells:
-        lean = "总体来看，专家组偏多。" if zh else "On balance the panels lean bullish."
+        lean = t("podcast.lean_bullish", lang)
     elif sells > buys:
-        lean = "总体来看，专家组偏空。" if zh else "On balance the panels lean bearish."
+        lean = t("podcast.lean_bearish", lang)
     elif buys:
-        lean = "多空意见各半。" if zh else "Bulls and bears are evenly split."
+        lean = t("podcast.lean_split", lang)
     else:
-        lean = "专家组整体观望。" if zh else "The panels mostly wait and see."
-    if zh:
-        text = ("辩论结果：" + "；".join(parts) + "。" if parts else "今天没有任何辩论得出结论。")
-        text += f"今天没有结论：{_join(missing, zh)}。" if missing else ""
-    else:
-        text = ("Where the debates came out: " + "; ".join(parts) + "." if parts else
-                "No debate reached a verdict today.")
-        text += f" No verdict today for {_join(missing, zh)}." if missing else ""
-    return Draft("analyst", (text + lean) if zh else f"{text} {lean}".strip())
+        lean = t("podcast.lean_wait", lang)
+    said = [t("podcast.verdicts", lang, items=t("grammar.clause_sep", lang).join(parts))
+            if parts else t("podcast.no_verdicts", lang)]
+    if missing:
+        said.append(t("podcast.no_verdict_for", lang, codes=listing(missing, lang)))
+    if lean:
+        said.append(lean)
+    return Draft("analyst", t("grammar.sentence_sep", lang).join(said))
 
 
-def closing(day: str, statuses: Sequence[TickerStatus], *, offline: bool, zh: bool
+def closing(day: str, statuses: Sequence[TickerStatus], *, offline: bool, lang: str
             ) -> list[Draft]:
-    recap = [f"{s.code or s.ticker} {action_word(s.action, zh)}" for s in statuses
+    recap = [f"{s.code or s.ticker} {action_word(s.action, lang)}" for s in statuses
              if s.action is not None and s.state in ("debated", "reused")]
     missing = [s.code or s.ticker for s in statuses
                if not (s.action is not None and s.state in ("debated", "reused"))]
-    if zh:
-        text = ("回顾一下：" + "，".join(recap) + "。" if recap else "今天没有得出结论的辩论。")
-        text += f"没有辩论：{_join(missing, zh)}。" if missing else ""
-        bye = (f"以上就是 {day} 的 Bullpen 简报。所有数据均由代码根据所注明的数据源计算；"
-               "本节目仅供研究参考，不构成投资建议。")
-        bye += "本期为离线制作，未使用语言模型。" if offline else ""
-    else:
-        text = ("To recap: " + "; ".join(recap) + "." if recap else
-                "No debate reached a verdict today.")
-        text += f" No debate today for {_join(missing, zh)}." if missing else ""
-        bye = (f"That's the Bullpen brief for {day}. Every figure was computed in code from the "
-               "data named with it; this is research, not investment advice.") + (
-            " Made offline, without a language model." if offline else "")
-    return [Draft("analyst", text), Draft("host", bye)]
+    said = [t("podcast.recap", lang, items=_facts_sep(lang).join(recap)) if recap
+            else t("podcast.no_verdicts", lang)]
+    if missing:
+        said.append(t("podcast.no_debate_for", lang, codes=listing(missing, lang)))
+    bye = [t("podcast.bye", lang, day=day)]
+    if offline:
+        bye.append(t("podcast.bye_offline", lang))
+    sep = t("grammar.sentence_sep", lang)
+    return [Draft("analyst", sep.join(said)), Draft("host", sep.join(bye))]
 
 
 # --- ticker sections -----------------------------------------------------------------------
 
-HonestReason = tuple[str, str]  # (en, zh)
-REASONS: dict[str, HonestReason] = {
-    "unknown": ("not a security I know", "无法识别这个代码"),
-    "no_data": ("there is no data for it", "没有它的数据"),
-    "no_verdict": ("every expert's turn failed, so there is no verdict",
-                   "所有专家的发言都失败了，因此没有结论"),
-    "over_budget": ("the token budget affords no new debate and no report of today is stored",
-                    "令牌预算不足以进行新的辩论，且没有今天的已存报告"),
-    "failed": ("the debate could not run", "辩论无法进行"),
+# a ticker's state -> why it has no debate ("podcast.reason_failed" for any other)
+REASONS: dict[str, str] = {
+    "unknown": "podcast.reason_unknown", "no_data": "podcast.reason_no_data",
+    "no_verdict": "podcast.reason_no_verdict", "over_budget": "podcast.reason_over_budget",
+    "failed": "podcast.reason_failed",
 }
 
 
-def honest_section(status: TickerStatus, *, zh: bool) -> list[Draft]:
+def _who(name: str, code: str, lang: str) -> str:
+    return t("podcast.who", lang, name=name, code=code) if name else code
+
+
+def honest_section(status: TickerStatus, *, lang: str) -> list[Draft]:
     """The short section of a ticker with no debate: what is missing and why."""
-    who = f"{status.name}（{status.code}）" if zh and status.name else (
-        f"{status.name} ({status.code})" if status.name else (status.code or status.ticker))
-    en, cn = REASONS.get(status.state, REASONS["failed"])
-    detail = _clip(status.detail, 240) if status.detail else ""
-    if zh:
-        text = f"今天没有{who}的辩论：{cn}" + (f"（{detail}）" if detail else "") + "。我们跳过它。"
-    else:
-        text = (f"No debate for {who} today: {en}" + (f" ({detail})" if detail else "")
-                + ". We'll skip it.")
-    return [Draft("host", text)]
+    who = _who(status.name, status.code, lang) if status.name else (status.code or status.ticker)
+    reason = t(REASONS.get(status.state, "podcast.reason_failed"), lang)
+    detail = t("podcast.detail", lang, detail=_clip(status.detail, 240)) if status.detail \
+        else ""
+    return [Draft("host", t("podcast.honest", lang, who=who, reason=reason, detail=detail))]
 
 
-def _intro_word(index: int, total: int, zh: bool) -> str:
+def _intro_word(index: int, total: int, lang: str) -> str:
     if total == 1:
-        return "今天的股票" if zh else "Our name today"
+        return t("podcast.intro_only", lang)
     if index == 0:
-        return "首先" if zh else "First up"
+        return t("podcast.intro_first", lang)
     if index == total - 1:
-        return "最后" if zh else "And finally"
-    return "接下来" if zh else "Next"
+        return t("podcast.intro_last", lang)
+    return t("podcast.intro_next", lang)
 
 
-def _expert(name: str, zh: bool) -> str:
-    return EXPERT_ZH.get(name, name) if zh else name
+def _expert(name: str, lang: str) -> str:
+    return word("podcast.expert_", name, lang)
 
 
-def _positions(turns: dict[ExpertName, ExpertTurn], zh: bool) -> str:
+def _positions(turns: dict[ExpertName, ExpertTurn], lang: str) -> str:
     out = []
-    for name, t in turns.items():
-        if t.failed:
-            out.append(f"{_expert(name, zh)}未作答" if zh else f"{name} gave no answer")
+    for name, turn in turns.items():
+        if turn.failed:
+            out.append(t("podcast.no_answer", lang, expert=_expert(name, lang)))
         else:
-            out.append(f"{_expert(name, zh)} {t.action} {t.confidence:.2f}")
-    return ("，" if zh else ", ").join(out)
+            out.append(f"{_expert(name, lang)} {turn.action} {turn.confidence:.2f}")
+    return t("grammar.comma", lang).join(out)
 
 
 def artifact_sources(art: DebateArtifact) -> list[Source]:
@@ -295,98 +265,75 @@ def artifact_sources(art: DebateArtifact) -> list[Source]:
     out: list[Source] = []
     if art.experts is not None:
         for rnd in art.experts.rounds:
-            for t in rnd.turns().values():
-                out += t.sources
+            for turn in rnd.turns().values():
+                out += turn.sources
     return _unique(out)
 
 
-def verdict_turn(art: DebateArtifact, *, zh: bool) -> Draft:
+def verdict_turn(art: DebateArtifact, *, lang: str) -> Draft:
     """The panel's conclusion, quoted."""
     c = art.conclusion
-    if zh:
-        text = f"专家组结论：{action_word(c.action, zh)}。{c.text}"
-        text += "这是一致意见。" if c.consensus else ""
-    else:
-        text = f"The panel's conclusion: {c.action}. {c.text}" + (
-            " That is a consensus." if c.consensus else "")
+    text = t("podcast.conclusion", lang, action=action_word(c.action, lang), text=c.text)
+    text += t("podcast.consensus", lang) if c.consensus else ""
     return Draft("analyst", text, artifact_sources(art))
 
 
-def intraday_turn(code: str, summary: IntradaySummary | None, *, zh: bool) -> Draft:
+def intraday_turn(code: str, summary: IntradaySummary | None, *, lang: str) -> Draft:
     if summary is None:
-        return Draft("host", f"数据中没有 {code} 的日内K线，所以今天没有日内解读。" if zh else
-                     f"There are no intraday bars for {code} in the data, so no intraday read "
-                     "today.")
+        return Draft("host", t("podcast.no_intraday", lang, code=code))
     s = summary
-    if zh:
-        text = (f"日内（{s.day}，{s.interval} K线，{s.first_time} 至 {s.last_time}）："
-                f"开盘 {s.open}，最高 {s.high}，最低 {s.low}，最新 {s.last}，"
-                f"较开盘 {s.change_pct}。")
-    else:
-        text = (f"Intraday on {s.day} ({s.interval} bars, {s.first_time} to {s.last_time}): "
-                f"opened at {s.open}, high {s.high}, low {s.low}, last {s.last}, "
-                f"{s.change_pct} from the open.")
-    return Draft("host", text, [s.source])
+    return Draft("host", t("podcast.intraday", lang, day=s.day, interval=s.interval,
+                           first=s.first_time, last=s.last_time, open=s.open, high=s.high,
+                           low=s.low, close=s.last, change=s.change_pct), [s.source])
+
+
+_CASES = (("BUY", "podcast.bull_case", "podcast.nobody_buy"),
+          ("SELL", "podcast.bear_case", "podcast.nobody_sell"))
 
 
 def ticker_section(art: DebateArtifact, intraday: IntradaySummary | None, *, index: int,
-                   total: int, zh: bool) -> list[Draft]:
+                   total: int, lang: str) -> list[Draft]:
     """A ticker's section written from its debate artifact alone (offline, or when the
     worker's answer could not be used)."""
     m = art.meta
-    who = f"{m.name}（{m.ticker}）" if zh and m.name else (
-        f"{m.name} ({m.ticker})" if m.name else m.ticker)
-    intro = _intro_word(index, total, zh)
-    if zh:
-        hello = f"{intro}：{who}。" + (f"四位专家基于截至 {m.data_as_of} 的数据进行了辩论。"
-                                      if m.data_as_of else "四位专家对它进行了辩论。")
-    else:
-        hello = f"{intro}: {who}. " + (
-            f"The four experts debated it on data as of {m.data_as_of}." if m.data_as_of
-            else "The four experts debated it.")
-    drafts = [Draft("host", hello)]
+    debated = t("podcast.debated_on", lang, day=m.data_as_of) if m.data_as_of \
+        else t("podcast.debated", lang)
+    drafts = [Draft("host", t("podcast.ticker_hello", lang, intro=_intro_word(index, total, lang),
+                              who=_who(m.name, m.ticker, lang), debated=debated))]
     sources = artifact_sources(art)
+    sep = t("grammar.sentence_sep", lang)
     out = art.experts
     if out is not None and out.rounds:
         first, last = out.rounds[0].turns(), out.rounds[-1].turns()
-        if zh:
-            text = f"首轮立场：{_positions(first, zh)}。"
-            if len(out.rounds) > 1:
-                text += f"最后一轮：{_positions(last, zh)}。"
-        else:
-            text = f"Opening positions: {_positions(first, zh)}."
-            if len(out.rounds) > 1:
-                text += f" In the final round: {_positions(last, zh)}."
-        drafts.append(Draft("analyst", text, sources))
+        said = [t("podcast.opening_positions", lang, positions=_positions(first, lang))]
+        if len(out.rounds) > 1:
+            said.append(t("podcast.final_positions", lang, positions=_positions(last, lang)))
+        drafts.append(Draft("analyst", sep.join(said), sources))
         cases: list[str] = []
         cited: list[Source] = []
-        for side, label_en, label_zh in (("BUY", "The bull case", "看多理由"),
-                                         ("SELL", "The bear case", "看空理由")):
-            backers = sorted(((n, t) for n, t in first.items()
-                              if not t.failed and t.action == side and t.text.strip()),
+        for side, case, nobody in _CASES:
+            backers = sorted(((n, turn) for n, turn in first.items()
+                              if not turn.failed and turn.action == side and turn.text.strip()),
                              key=lambda nt: -nt[1].confidence)
             if backers:
-                name, t = backers[0]
-                cited += t.sources
-                cases.append(f"{label_zh}（{_expert(name, zh)}）：{_clip(t.text)}" if zh else
-                             f"{label_en}, from the {name} expert: {_clip(t.text)}")
+                name, turn = backers[0]
+                cited += turn.sources
+                cases.append(t(case, lang, expert=_expert(name, lang), text=_clip(turn.text)))
             else:
-                cases.append(f"没有专家主张{ACTION_ZH[side]}。" if zh else
-                             f"Nobody argued to {side.lower()}.")
-        drafts.append(Draft("analyst", ("" if zh else " ").join(cases).strip(), _unique(cited)))
-    figures = [(KEY_METRICS[x.key] if zh else x.label, x.display) for x in art.metrics
-               if x.key in KEY_METRICS and x.value is not None]
+                cases.append(t(nobody, lang))
+        drafts.append(Draft("analyst", sep.join(cases).strip(), _unique(cited)))
+    figures = [t("podcast.figure", lang, label=t("podcast.metric_" + x.key, lang),
+                 value=x.display)
+               for x in art.metrics if x.key in KEY_METRICS and x.value is not None]
     if figures:
-        if zh:
-            text = "关键数据：" + "；".join(f"{label} {value}" for label, value in figures) + "。"
-        else:
-            text = "Key figures: " + "; ".join(f"{label} {value}" for label, value in figures) + "."
-        drafts.append(Draft("host", text, sources))
-    drafts.append(verdict_turn(art, zh=zh))
-    drafts.append(intraday_turn(m.ticker, intraday, zh=zh))
+        drafts.append(Draft("host", t("podcast.key_figures", lang,
+                                      items=t("grammar.clause_sep", lang).join(figures)),
+                            sources))
+    drafts.append(verdict_turn(art, lang=lang))
+    drafts.append(intraday_turn(m.ticker, intraday, lang=lang))
     return drafts
 
 
-__all__ = ["OFFLINE_EN", "OFFLINE_ZH", "Draft", "action_word", "artifact_sources", "closing",
-           "honest_section", "intraday_turn", "mentions_action", "opening", "theme_intro",
-           "theme_verdicts", "ticker_section", "verdict_turn"]
+__all__ = ["Draft", "action_word", "artifact_sources", "closing", "honest_section",
+           "intraday_turn", "mentions_action", "opening", "theme_intro", "theme_verdicts",
+           "ticker_section", "verdict_turn"]

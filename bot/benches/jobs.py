@@ -68,6 +68,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
 
+from core.words import norm
 from jobs.report import Report, report_key
 
 log = logging.getLogger(__name__)
@@ -116,7 +117,7 @@ class CountingBuilder:
                        pdf: bool = False) -> Report:
         self.calls += 1
         codes = list(symbols)
-        return Report(symbols=codes, lang="zh" if lang == "zh" else "en", data_date=None,
+        return Report(symbols=codes, lang=norm(lang), data_date=None,
                       rows=[], errors=[], text=report_text(codes), narrative="",
                       narrative_source="offline template", key=report_key(codes, lang, None))
 

@@ -48,9 +48,9 @@ async def _run(args: argparse.Namespace) -> int:
     from bot.app import build_llm
     from bot.cli.runtime import reuse_database
     from bot.cli.runtime import settings as load
-    from bot.i18n import detect_lang
     from core.errors import DataUnavailable, InputError, UnknownSymbol
     from core.store import Database
+    from core.words import detect_lang
     from debate.mode import DEFAULT_BUDGET_TOKENS, DebateMode, DebateRequest
 
     settings = load()

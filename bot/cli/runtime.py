@@ -121,9 +121,9 @@ def _event_json(event: Event) -> str:
 
 
 async def ask(question: str, *, mode: str | None, as_json: bool) -> int:
-    from bot.i18n import detect_lang
     from core.events import Done, Failed, File
     from core.types import ChatRef
+    from core.words import detect_lang
 
     async with running_app() as app:
         chat = ChatRef(platform="cli", chat_id="ask")

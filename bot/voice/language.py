@@ -52,7 +52,7 @@ class LanguageContext:
 
 def recent_language(texts: Sequence[str]) -> str | None:
     """zh/en by the majority of recent messages' scripts (None without any)."""
-    from bot.i18n import detect_lang
+    from core.words import detect_lang
 
     votes = [detect_lang(t) for t in texts if t and t.strip()]
     if not votes:

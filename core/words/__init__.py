@@ -25,7 +25,10 @@ Lang = Literal["en", "zh"]
 LANGS: tuple[Lang, ...] = ("en", "zh")
 
 # One module per namespace, in core/words/<name>.py.
-NAMESPACES: tuple[str, ...] = ("labels",)
+NAMESPACES: tuple[str, ...] = ("labels", "chat", "phrase", "src", "ta", "ict", "age", "grammar",
+                               "debate", "subs", "report", "plan",
+                               "offline", "answer", "scripting", "admin",
+                               "podcast")
 
 
 def norm(lang: str | None) -> Lang:
@@ -35,6 +38,13 @@ def norm(lang: str | None) -> Lang:
 
 def is_zh(lang: str | None) -> bool:
     return norm(lang) == "zh"
+
+
+def detect_lang(text: str) -> Lang:
+    """'zh' when the text has more CJK characters than Latin letters, else 'en'."""
+    cjk = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff")
+    latin = sum(1 for ch in text if ch.isascii() and ch.isalpha())
+    return "zh" if cjk and cjk * 2 >= latin else "en"
 
 
 @cache

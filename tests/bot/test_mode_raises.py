@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.i18n import t
 from core.events import Done, Event, Failed, Status, TextDelta, ToolStarted
 from core.store import Database
 from core.testing import RecordingAdapter
 from core.types import Capabilities, IncomingMessage
+from core.words import t
 from tests.bot.test_gateway import CHAT, msg
 from tests.bot.test_poison_messages import gateway_with, recorded
 
@@ -42,7 +42,7 @@ async def test_a_mode_raising_mid_answer_ends_with_the_failure_sentence(
     gw._on_event = lambda m, e: events.append(e)  # what the web page is shown
     await gw.handle(adapter, msg("浦发银行2024年9月的走势", "51"))
     await gw.idle()
-    assert adapter.visible_text(CHAT) == [t("sorry", "zh")]  # in the placeholder, in Chinese
+    assert adapter.visible_text(CHAT) == [t("chat.sorry", "zh")]  # in the placeholder, in Chinese
     assert isinstance(events[-1], Failed) and events[-1].kind == "internal"
     status, error = await recorded(pg_db, "51")
     assert status == "failed" and error == "ValueError: year 0 is out of range"
@@ -57,7 +57,7 @@ async def test_text_already_shown_stays_with_the_failure_below_it_on_a_throttled
     await gw.handle(adapter, msg("How did SPDB do in September 2024?", "52"))
     await gw.idle()
     (shown,) = adapter.visible_text(CHAT)
-    assert shown == f"SPDB opened September at 8.26\n\n{t('sorry', 'en')}"
+    assert shown == f"SPDB opened September at 8.26\n\n{t('chat.sorry', 'en')}"
     assert "⏳" not in shown and "Fetching" not in shown
     assert (await recorded(pg_db, "52"))[0] == "failed"
     await gw.aclose()
@@ -81,6 +81,6 @@ async def test_the_chat_goes_on_after_a_failed_answer(pg_db: Database, tmp_path:
     second: IncomingMessage = msg("SPDB close?", "54")
     await gw.handle(adapter, second)
     await gw.idle()
-    assert adapter.visible_text(CHAT) == [t("sorry", "en"), "8.52 CNY on 2024-09-19"]
+    assert adapter.visible_text(CHAT) == [t("chat.sorry", "en"), "8.52 CNY on 2024-09-19"]
     assert (await recorded(pg_db, "54"))[0] == "answered"
     await gw.aclose()

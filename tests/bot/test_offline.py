@@ -273,9 +273,9 @@ async def test_a_currency_rate_is_quoted_to_four_decimals_without_a_dollar_sign(
     ("浦发银行 最新收盘价", "zh"), ("沪深300最近一个月", "zh"), ("比特币价格", "zh")])
 async def test_the_examples_the_short_pointer_offers_are_answered(question: str,
                                                                   lang: str) -> None:
-    from bot.i18n import t
+    from core.words import t
 
-    assert question in t("not_understood", lang)
+    assert question in t("chat.not_understood", lang)
     events, done = await _ask(question, lang=lang)
     assert _tools(events) and not done.text.startswith(("I could not", "我没有"))
 

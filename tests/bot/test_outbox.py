@@ -271,9 +271,9 @@ async def test_a_429_window_that_outlasts_the_live_deadline_ends_in_the_placehol
     window closes soon after: the answer goes into the placeholder (through the outbox), not
     into a new message sent once the window closed, which left the placeholder saying it was
     working for good."""
-    from bot.i18n import t
     from bot.renderer import Renderer
     from core.events import Done, TextDelta
+    from core.words import t
 
     clock = Clock()
     adapter = RefusingWindow(clock)
@@ -289,7 +289,7 @@ async def test_a_429_window_that_outlasts_the_live_deadline_ends_in_the_placehol
     assert renderer.result.handed_over and renderer.result.delivered
     # every try was refused, and nothing but the placeholder went out
     assert adapter.refused and all(at < adapter.until for _, at in adapter.refused)
-    assert adapter.visible_text(CHAT) == [t("working", "en")]
+    assert adapter.visible_text(CHAT) == [t("chat.working", "en")]
     assert clock() < adapter.until  # handed over while the window was still open
 
     clock.now = adapter.until  # the window closes: the outbox sends what it holds

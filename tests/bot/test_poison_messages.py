@@ -8,11 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.gateway import Gateway
-from bot.i18n import t
 from core.agent import AgentRunner
 from core.events import Done
 from core.store import Database, Store
 from core.testing import RecordingAdapter
+from core.words import t
 from tests.bot.test_gateway import CHAT, msg
 
 
@@ -48,7 +48,7 @@ async def test_a_run_that_raises_is_apologised_for_in_its_placeholder_and_not_re
     gw, _ = gateway_with(pg_db, tmp_path, mode)
     await gw.handle(adapter, msg("NVDA?", "41"))
     await gw.idle()
-    assert adapter.visible_text(CHAT) == [t("sorry", "en")]  # the placeholder says it
+    assert adapter.visible_text(CHAT) == [t("chat.sorry", "en")]  # the placeholder says it
     status, error = await recorded(pg_db, "41")
     assert status == "failed" and error == "RuntimeError: a bug in the mode"
     await gw.handle(adapter, msg("NVDA?", "41"))  # the platform redelivers it
@@ -56,7 +56,7 @@ async def test_a_run_that_raises_is_apologised_for_in_its_placeholder_and_not_re
         "UPDATE inbound_events SET owner = 'dead-process', updated_at = now() - interval '1h'")
     assert await gw.resume_unanswered(lambda p: adapter, ["test"], too_old_s=1e9) == 0
     await gw.idle()
-    assert mode.asked == 1 and adapter.visible_text(CHAT) == [t("sorry", "en")]
+    assert mode.asked == 1 and adapter.visible_text(CHAT) == [t("chat.sorry", "en")]
     await gw.aclose()
 
 
@@ -65,7 +65,7 @@ async def test_the_apology_is_in_the_users_language(pg_db: Database, tmp_path: P
     gw, _ = gateway_with(pg_db, tmp_path, Exploding())
     await gw.handle(adapter, msg("贵州茅台最近怎么样？", "42"))
     await gw.idle()
-    assert adapter.visible_text(CHAT) == [t("sorry", "zh")]
+    assert adapter.visible_text(CHAT) == [t("chat.sorry", "zh")]
     await gw.aclose()
 
 
@@ -78,7 +78,7 @@ async def test_a_number_no_column_can_hold_is_refused_clearly(
     gw, _ = gateway_with(pg_db, tmp_path, mode)
     await gw.handle(adapter, msg("/unsubscribe 99999999999999999999", "43"))
     await gw.idle()
-    assert adapter.visible_text(CHAT) == [t("bad_input", "en")]
+    assert adapter.visible_text(CHAT) == [t("chat.bad_input", "en")]
     status, error = await recorded(pg_db, "43")
     assert status == "failed" and error is not None and error.startswith("DataError:")
     await gw.handle(adapter, msg("/unsubscribe 99999999999999999999", "43"))  # redelivered

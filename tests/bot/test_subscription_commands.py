@@ -90,6 +90,24 @@ async def test_time_zones(chat: Chat) -> None:
     assert "Asia/Shanghai" in await chat.say("/tz")
 
 
+
+async def test_the_next_run_is_on_the_schedules_clock_and_its_zone_named_once(
+        chat: Chat) -> None:
+    """A New York subscription listed to someone now in Shanghai: "next" is the New York
+    08:00 the line's schedule names, not 21:00 Shanghai time with no zone."""
+    await chat.say("/tz New York")
+    await chat.say("/subscribe NVDA at 08:00")
+    await chat.say("/tz Shanghai")
+    for lang, next_word in (("en", "next"), ("zh", "下次")):
+        await chat.say(f"/lang {lang}")
+        [line] = (await chat.say("/subscriptions")).splitlines()
+        assert line.count("America/New_York") == 1 and "Shanghai" not in line, line
+        nxt = re.search(next_word + r" ([^·]+?) ·", line)
+        assert nxt is not None and nxt.group(1).endswith(" 08:00"), line
+    # a new subscription's confirmation names its zone once too
+    said = await chat.say("/subscribe AAPL at 09:30 weekdays")
+    assert said.count("Asia/Shanghai") == 1 and "09:30" in said.split("下次：")[1], said
+
 async def test_watchlist_follows_the_person_and_feeds_a_subscription(chat: Chat) -> None:
     said = await chat.say("/watchlist add NVDA 茅台 ZZZZZQ")
     assert "NVDA, 600519" in said and "ZZZZZQ" in said

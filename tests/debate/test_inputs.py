@@ -18,13 +18,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from core.words import catalogue
 from debate import offline as offline_panel
-from debate.evidence import STALE_CONFIDENCE_FACTOR, Evidence, gather_evidence, stale_sentence
+from debate.evidence import STALE_CONFIDENCE_FACTOR, Evidence, _age, gather_evidence, stale_sentence
 from debate.grounding import SourceCatalog
 from debate.metrics import Fundamentals, beta_fit, price_metrics
 from debate.mode import DebateMode, apply_input_limits
 from debate.models import DebateArtifact, DebateMeta
-from debate.words import WORDS, age_text
 from tests.debate.helpers import (
     TODAY,
     SeatFake,
@@ -76,7 +76,9 @@ async def test_the_cannot_run_sentence_is_chinese_for_a_chinese_asker(registry):
 
 
 def test_every_sentence_about_inputs_exists_in_both_languages():
-    for key, table in WORDS.items():
+    debate = {k: v for k, v in catalogue().items() if k.startswith("debate.")}
+    assert debate
+    for key, table in debate.items():
         assert set(table) == {"en", "zh"}, key
         zh = table["zh"]
         words = re.sub(r"\{\w+\}", "", zh)  # the values filled in are not words
@@ -85,7 +87,7 @@ def test_every_sentence_about_inputs_exists_in_both_languages():
         assert cjk > 2 * latin, (key, zh)  # reads as Chinese, not English with a few words
         fields = {f for f in _fields(table["en"])}
         assert fields == set(_fields(zh)), key
-    assert age_text(54, "zh") == "4.5 年" and age_text(11, "en") == "11 months"
+    assert _age(54, "zh") == "4.5 年" and _age(11, "en") == "11 months"
 
 
 def _fields(template: str) -> list[str]:

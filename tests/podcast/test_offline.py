@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
+from core.words import t
 from debate.grounding import canonical_key
 from podcast import PodcastScript, produce_podcast, render_markdown, script_json
-from podcast.writer import OFFLINE_EN
 from tests.podcast.helpers import numbers
 
 TICKERS = ["NVDA", "TSLA", "AAPL"]
@@ -27,7 +27,7 @@ async def test_offline_three_tickers_in_order_grounded_in_their_debates():
     # labelled offline, in the notes and in the opening
     assert result.offline and result.llm_calls == 0 and result.budget.used == 0
     assert any(n.kind == "offline" for n in result.notes)
-    assert OFFLINE_EN in script.scripts[0].text
+    assert t("podcast.offline", "en") in script.scripts[0].text
     # the opening's index moves carry their own data dates and sources
     markets = script.section("opening")[1]
     for move in result.markets:
