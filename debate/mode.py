@@ -349,7 +349,7 @@ class DebateMode:
                              reused_from=found.created_at)
 
     def _pdf(self, artifact: DebateArtifact, evidence: Evidence) -> bytes:
-        chart = render_chart(evidence.bars, evidence.title, red_up=evidence.symbol.market == "cn")
+        chart = render_chart(evidence.bars, evidence.title, evidence.symbol.market)
         return render_pdf(artifact, chart)
 
     def _meta(self, evidence: Evidence, panel: Panel, question: str, lang: str) -> DebateMeta:

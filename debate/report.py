@@ -156,13 +156,14 @@ def summary_markdown(artifact: DebateArtifact) -> str:
     return "\n".join(lines)
 
 
-def render_chart(bars: pd.DataFrame | None, title: str, red_up: bool) -> bytes | None:
-    """The candlestick chart PNG for the report (None without bars)."""
+def render_chart(bars: pd.DataFrame | None, title: str, market: str) -> bytes | None:
+    """The candlestick chart PNG for the report (None without bars), in the colours of the
+    instrument's `market`."""
     if bars is None or len(bars) < 2:
         return None
     from tools.charts import render_candles
 
-    return render_candles(bars, title=title, bars=CHART_BARS, red_up=red_up, size=(10.0, 5.5),
+    return render_candles(bars, title=title, bars=CHART_BARS, market=market, size=(10.0, 5.5),
                           dpi=110)
 
 
