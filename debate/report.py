@@ -407,7 +407,8 @@ def render_pdf(artifact: DebateArtifact, chart_png: bytes | None = None) -> byte
                           else action_word(x.action, lang), _conf(x.confidence),
                           str(len(x.sources))) for n, x in turns.items()], (30, 20, 20, 20))
             for n, x in turns.items():
-                doc.para(body(x, lang).replace("**", ""), lead=f"{expert_word(n, lang)}: ")
+                doc.para(body(x, lang).replace("**", ""),
+                         lead=t("report_pdf.lead", lang, who=expert_word(n, lang)))
                 doc.gap()
     if artifact.bull_bear:
         bb = artifact.bull_bear
@@ -420,7 +421,8 @@ def render_pdf(artifact: DebateArtifact, chart_png: bytes | None = None) -> byte
             if args:
                 doc.heading(t(key, lang))
                 for a in args:
-                    doc.para(body(a, lang).replace("**", ""), lead=f"{_analyst(a, lang)}: ")
+                    doc.para(body(a, lang).replace("**", ""),
+                             lead=t("report_pdf.lead", lang, who=_analyst(a, lang)))
                     doc.gap()
         if bb.verdict:
             doc.heading(t("report_pdf.verdict", lang), keep=TABLE_KEEP)
