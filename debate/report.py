@@ -50,6 +50,7 @@ _PERIOD_METRICS = {
     "net_profit_yoy_pct": "report_pdf.m_net_profit_yoy_pct",
 }
 _BETA_WINDOW = re.compile(r"\((\S+) to (\S+), (\d+) days\)")
+_TIMES = re.compile(r"^([-+]?[\d,.]+)x$")
 
 
 # --- words --------------------------------------------------------------------------------
@@ -120,6 +121,8 @@ def metric_display(metric: Metric, lang: str) -> str:
     """The metric's value as computed, its words (n/a, a beta's window) in `lang`."""
     if metric.display == "n/a":
         return t("report_pdf.na", lang)
+    if times := _TIMES.match(metric.display):
+        return t("report_pdf.times", lang, n=times.group(1))
     return _BETA_WINDOW.sub(lambda m: t("report_pdf.beta_window", lang, start=m.group(1),
                                         end=m.group(2), days=m.group(3)), metric.display)
 

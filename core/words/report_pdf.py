@@ -81,10 +81,10 @@ WORDS: dict[str, dict[str, str]] = {
     "seat": {"en": "Seat", "zh": "席位"},
     "profile": {"en": "Profile", "zh": "模型配置"},
     "calls": {"en": "Calls", "zh": "调用次数"},
-    "tokens": {"en": "Tokens", "zh": "token 数"},
-    "tokens_used": {"en": "Tokens used: {used}", "zh": "已用 token：{used}"},
+    "tokens": {"en": "Tokens", "zh": "词元数"},
+    "tokens_used": {"en": "Tokens used: {used}", "zh": "已用词元：{used}"},
     "tokens_budget": {"en": "Tokens used: {used} of a {budget} budget",
-                      "zh": "已用 token：{used}，预算 {budget}"},
+                      "zh": "已用词元：{used}，预算 {budget}"},
     # the chat summary
     "summary_head": {"en": "**Debate: {title}** — {panel}, {rounds} round(s)",
                      "zh": "**辩论：{title}** — {panel}，共 {rounds} 轮"},
@@ -118,6 +118,7 @@ WORDS: dict[str, dict[str, str]] = {
     "m_debt_ratio_pct": {"en": "Debt ratio ({period})", "zh": "资产负债率（{period}）"},
     "m_revenue_yoy_pct": {"en": "Revenue YoY ({period})", "zh": "营业收入同比（{period}）"},
     "m_net_profit_yoy_pct": {"en": "Net profit YoY ({period})", "zh": "净利润同比（{period}）"},
+    "times": {"en": "{n}x", "zh": "{n} 倍"},
     "beta_window": {"en": "({start} to {end}, {days} days)",
                     "zh": "（{start} 至 {end}，{days} 个交易日）"},
     # --- the podcast script ------------------------------------------------------------------
