@@ -93,7 +93,7 @@ WORDS: dict[str, dict[str, str]] = {
     "summary_conclusion": {"en": "**Conclusion: {action}** (confidence {confidence}, {consensus})",
                            "zh": "**结论：{action}**（信心 {confidence}，{consensus}）"},
     "summary_partial": {"en": ", partial: some parts failed", "zh": "，不完整：部分环节失败"},
-    "missing": {"en": "**Missing:** {items}", "zh": "**缺失：**{items}"},
+    "missing": {"en": "**Missing:** {items}", "zh": "**缺失**：{items}"},
     "and_more": {"en": "; and {n} more", "zh": "；另有 {n} 项"},
     "stopped": {"en": "_Stopped: {reason}_", "zh": "_已停止：{reason}_"},
     # metric names, by the metric's key (debate/metrics.py computes them)
