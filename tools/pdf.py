@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import io
 import struct
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from fpdf import FPDF
 from fpdf.fonts import FontFace
@@ -50,6 +51,14 @@ class Document:
         pdf.add_page()
         self.pdf = pdf
 
+    @contextmanager
+    def _bold(self, size: float) -> Iterator[None]:
+        """Bold from the one weight the CJK font ships: each glyph is also outlined. A local
+        graphics context (q ... Q), so the outline mode cannot leak into later text."""
+        self.pdf.set_font(FONT, "B", size)
+        with self.pdf.local_context(text_mode="FILL_STROKE", line_width=size * 0.012):
+            yield
+
     def image_height(self, png: bytes) -> float:
         """The height in mm of `png` drawn across the page width."""
         width, height = png_size(png)
@@ -58,14 +67,14 @@ class Document:
     def heading(self, text: str, size: int = 13, *, keep: float = PARA_KEEP) -> None:
         """A bold heading that stays on the page of the first `keep` mm of what follows."""
         pdf = self.pdf
-        pdf.set_font(FONT, "B", size)
         line = size * 0.55
-        lines = pdf.multi_cell(0, line, text, align="L", dry_run=True, output="LINES")
-        needed = 2 + line * max(1, len(lines) if isinstance(lines, list) else 1) + keep
-        if pdf.get_y() > pdf.t_margin + 1 and pdf.will_page_break(needed):
-            pdf.add_page()
-        pdf.ln(2)
-        pdf.multi_cell(0, line, text, align="L", new_x="LMARGIN", new_y="NEXT")
+        with self._bold(size):
+            lines = pdf.multi_cell(0, line, text, align="L", dry_run=True, output="LINES")
+            needed = 2 + line * max(1, len(lines) if isinstance(lines, list) else 1) + keep
+            if pdf.get_y() > pdf.t_margin + 1 and pdf.will_page_break(needed):
+                pdf.add_page()
+            pdf.ln(2)
+            pdf.multi_cell(0, line, text, align="L", new_x="LMARGIN", new_y="NEXT")
         pdf.set_font(FONT, "", 10)
 
     def para(self, text: str, size: int = 10, *, lead: str = "") -> None:
@@ -73,8 +82,8 @@ class Document:
         pdf = self.pdf
         line = LINE * size / 10
         if lead:
-            pdf.set_font(FONT, "B", size)
-            pdf.write(line, lead)
+            with self._bold(size):
+                pdf.write(line, lead)
         pdf.set_font(FONT, "", size)
         pdf.write(line, text)
         pdf.ln(line)
