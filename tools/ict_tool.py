@@ -523,8 +523,7 @@ async def ict_analyze(
         interval: bar size: 1m, 5m, 15m, 30m, 1h, 4h, 1d, 1w, 1mo (a timeframe the chat set
             overrides it, and the lookback, as the result's notes say).
         lookback: bars to analyse (5-5000); default from the timeframe table.
-        session: kill-zone template: NY or LDN (Shanghai/Shenzhen stocks always use their
-            exchange's sessions, 09:30-11:30 and 13:00-15:00 Shanghai time).
+        session: kill-zone template: NY or LDN (A-shares use their exchange's sessions).
         include_current_bar: keep the still-forming last bar (may be incomplete).
         stack: add the Daily/4H/15m/5m/1m bias stack (grade, checklist, wait reason).
         chart: send the annotated chart to the chat as an image.
