@@ -18,25 +18,25 @@ def said(result: PodcastResult) -> str:
 
 
 async def test_a_chinese_podcast_pdf_is_chinese_and_prints_no_markup() -> None:
-    result = await produce_podcast(["600519", "NVDA"], lang="zh")
+    result = await produce_podcast(["浦发银行", "NVDA"], lang="zh")
     pdf = render_pdf(result, "zh")
     pages = rasterise(pdf, "podcast-zh")
     assert pages and all(p.stat().st_size > 10_000 for p in pages)
     text = pdf_text(pdf)
     assert "每日播客" in text and "开场" in text and "结尾" in text
-    assert "贵州茅台（600519）" in text  # a chapter title a person can read
+    assert "浦发银行（600000）" in text  # a chapter title a person can read
     assert "来源：" in text and not TAG.search(text) and "sub>" not in text
     own = [w for w in english_words(text) if w not in english_words(said(result))]
     assert own == [], own
     assert pages_ending_in_a_heading(pdf) == []
     md = render_markdown(result.script, "zh", ticker_names(result))
-    assert "<sub>" not in md and "**主持人**：" in md and "## 贵州茅台（600519）" in md
+    assert "<sub>" not in md and "**主持人**：" in md and "## 浦发银行（600000）" in md
 
 
 @pytest.mark.xfail(strict=True, reason="the offline writer's sentences (podcast/writer.py, the "
                    "debates it quotes) still carry English fragments under zh")
 async def test_the_offline_writer_says_nothing_in_english_under_zh() -> None:
-    result = await produce_podcast(["600519", "NVDA"], lang="zh")
+    result = await produce_podcast(["浦发银行", "NVDA"], lang="zh")
     assert english_words(pdf_text(render_pdf(result, "zh"))) == []
 
 
