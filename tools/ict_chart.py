@@ -22,12 +22,24 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
+from core.words import t
 from ict import ICTAnalysis, zones_of
 from tools.charts import cjk_font_family, up_down_colors
 
 ZONE_COLORS: Final = {"london": "#4a90d9", "ny_am": "#f5a623", "ny_pm": "#9b59b6",
                       "asia": "#7f8c8d", "cn_am": "#f5a623", "cn_pm": "#9b59b6"}
 MAX_BOXES: Final = 12
+# the chart's words, by the analysis' value (the catalogue's report_pdf namespace)
+_WORDS: Final = {"bullish": "report_pdf.ict_bullish", "bearish": "report_pdf.ict_bearish",
+                 "neutral": "report_pdf.ict_neutral", "main": "report_pdf.ict_main",
+                 "sub": "report_pdf.ict_sub", "premium": "report_pdf.ict_premium",
+                 "discount": "report_pdf.ict_discount",
+                 "equilibrium": "report_pdf.ict_equilibrium"}
+
+
+def _say(value: str, lang: str) -> str:
+    key = _WORDS.get(value)
+    return t(key, lang) if key else value
 
 
 def _analysed(bars: pd.DataFrame, analysis: ICTAnalysis) -> pd.DataFrame:
@@ -98,6 +110,7 @@ def render_ict_chart(
     *,
     title: str,
     market: str = "",
+    lang: str = "en",
     max_bars: int = 160,
     size: tuple[float, float] = (11.0, 6.2),
     dpi: int = 100,
@@ -106,7 +119,7 @@ def render_ict_chart(
 
     `bars` are the bars given to `ict.analyze` (a longer frame is fine: the analysed range is
     located by the analysis' start time). `market` ("cn", "us", ...) picks the colours of rises
-    and falls. Raises ValueError when they do not match.
+    and falls; `lang` the chart's words. Raises ValueError when they do not match.
     """
     cjk_font_family()
     bull, bear = up_down_colors(market)
@@ -134,7 +147,9 @@ def render_ict_chart(
         _box(ax, max(x(b.origin_index), -0.5), end, b.bottom, b.top, color,
              0.28 if b.zone_type == "main" else 0.16)
         if b.origin_index >= first:
-            ax.text(x(b.origin_index), b.top, f"OB {b.zone_type}", fontsize=6, color=color,
+            ax.text(x(b.origin_index), b.top,
+                    t("report_pdf.ict_ob", lang, kind=_say(b.zone_type, lang)), fontsize=6,
+                    color=color,
                     va="bottom")
     gaps = [g for g in analysis.fvgs
             if g.filled_index is None or g.filled_index >= first][-MAX_BOXES:]
@@ -154,7 +169,8 @@ def render_ict_chart(
     dr = analysis.dealing_range
     if dr is not None:
         ax.axhline(dr.equilibrium, color="#555555", linewidth=1.0, linestyle="--",
-                   label=f"EQ {dr.equilibrium:.6g} ({dr.zone}, {dr.pd_percent:.0f}%)")
+                   label=t("report_pdf.ict_eq", lang, price=f"{dr.equilibrium:.6g}",
+                           zone=_say(dr.zone, lang), pct=f"{dr.pd_percent:.0f}"))
         for level in (dr.high, dr.low):
             ax.axhline(level, color="#999999", linewidth=0.6, linestyle=":")
     if analysis.sessions.applicable:
@@ -177,7 +193,8 @@ def render_ict_chart(
     ax.xaxis.set_major_formatter(FuncFormatter(fmt))
     ax.tick_params(labelsize=8)
     bias = analysis.structure.bias
-    ax.set_title(f"{title}  ·  {analysis.meta.interval}  ·  bias {bias}", fontsize=11,
+    ax.set_title(f"{title}  ·  {analysis.meta.interval}  ·  "
+                 f"{t('report_pdf.ict_bias', lang, bias=_say(bias, lang))}", fontsize=11,
                  loc="left")
     if ax.get_legend_handles_labels()[0]:
         ax.legend(loc="upper left", fontsize=7, frameon=False, ncol=5)

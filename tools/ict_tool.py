@@ -496,7 +496,7 @@ async def chart_file(run: ICTRun) -> OutgoingFile:
     label = f"{run.name} ({run.symbol})" if run.name else run.symbol
     title = f"{label} · {run.timeframe.key} · ICT"
     png = await asyncio.to_thread(render_ict_chart, run.frame.bars, run.analysis, title=title,
-                                  market=run.market)
+                                  market=run.market, lang=current().lang)
     as_of = run.source.as_of.isoformat() if run.source.as_of else ""
     return OutgoingFile(kind="image", filename=f"ict_{run.symbol}_{run.analysis.meta.interval}"
                         ".png", data=png, mime_type="image/png",

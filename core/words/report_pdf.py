@@ -121,6 +121,18 @@ WORDS: dict[str, dict[str, str]] = {
     "times": {"en": "{n}x", "zh": "{n} 倍"},
     "beta_window": {"en": "({start} to {end}, {days} days)",
                     "zh": "（{start} 至 {end}，{days} 个交易日）"},
+    # --- the ICT chart ------------------------------------------------------------------------
+    "ict_bias": {"en": "bias {bias}", "zh": "偏向：{bias}"},
+    "ict_bullish": {"en": "bullish", "zh": "看涨"},
+    "ict_bearish": {"en": "bearish", "zh": "看跌"},
+    "ict_neutral": {"en": "neutral", "zh": "中性"},
+    "ict_ob": {"en": "OB {kind}", "zh": "{kind}OB"},
+    "ict_main": {"en": "main", "zh": "主"},
+    "ict_sub": {"en": "sub", "zh": "次"},
+    "ict_eq": {"en": "EQ {price} ({zone}, {pct}%)", "zh": "均衡价 {price}（{zone}，{pct}%）"},
+    "ict_premium": {"en": "premium", "zh": "溢价区"},
+    "ict_discount": {"en": "discount", "zh": "折价区"},
+    "ict_equilibrium": {"en": "equilibrium", "zh": "均衡区"},
     # --- the podcast script ------------------------------------------------------------------
     "podcast_title": {"en": "Bullpen daily podcast: {date}", "zh": "Bullpen 每日播客：{date}"},
     "podcast_tickers": {"en": "Tickers: {items}", "zh": "股票：{items}"},

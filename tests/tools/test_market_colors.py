@@ -4,6 +4,7 @@ up and green down, US and crypto green up. The K-line chart and the ICT chart bo
 from __future__ import annotations
 
 import io
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -51,7 +52,9 @@ def test_a_rising_a_share_is_red_and_a_rising_us_stock_green_in_the_k_line_chart
 def test_the_ict_chart_uses_the_same_colours_as_the_k_line_chart() -> None:
     bars = rising(300)
     analysis = ict.analyze(bars, interval="1d")
-    cn = render_ict_chart(bars, analysis, title="600519", market="cn")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # matplotlib warns "Glyph ... missing" on tofu
+        cn = render_ict_chart(bars, analysis, title="贵州茅台 (600519)", market="cn", lang="zh")
     us = render_ict_chart(bars, analysis, title="AAPL", market="us")
     # every candle rises: the rise colour dominates, the fall colour hardly shows
     assert _pixels_near(cn, RED) > 5 * max(1, _pixels_near(cn, GREEN))
