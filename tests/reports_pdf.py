@@ -51,7 +51,7 @@ def pages_ending_in_a_heading(data: bytes) -> list[tuple[int, str]]:
             if bottom < lowest[0] - 0.5:
                 lowest = (bottom, "heading" if size > HEADING_PT else "text")
         for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE]):
-            bottom = obj.get_pos()[1]
+            bottom = obj.get_bounds()[1]
             if bottom < lowest[0] - 0.5:
                 lowest = (bottom, "image")
         if lowest[1] == "heading":

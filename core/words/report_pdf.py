@@ -95,7 +95,7 @@ WORDS: dict[str, dict[str, str]] = {
     "summary_partial": {"en": ", partial: some parts failed", "zh": "，不完整：部分环节失败"},
     "missing": {"en": "**Missing:** {items}", "zh": "**缺失**：{items}"},
     "and_more": {"en": "; and {n} more", "zh": "；另有 {n} 项"},
-    "stopped": {"en": "_Stopped: {reason}_", "zh": "_已停止：{reason}_"},
+    "stopped": {"en": "*Stopped: {reason}*", "zh": "*已停止：{reason}*"},
     # metric names, by the metric's key (debate/metrics.py computes them)
     "m_close": {"en": "Last close", "zh": "最新收盘价"},
     "m_ret_1m": {"en": "Return 1M", "zh": "近1个月涨跌幅"},

@@ -17,7 +17,8 @@ def said(art: DebateArtifact) -> str:
     """Everything the debate itself said (experts, judge, data labels): the report's content,
     as opposed to the report's own words."""
     parts = [art.conclusion.text, *art.conclusion.caveats, *art.conclusion.missing,
-             art.meta.data_source, *art.meta.notes, *art.meta.degradations, art.meta.question]
+             art.meta.data_source, *art.meta.notes, *art.meta.degradations, art.meta.question,
+             art.meta.stop_reason]
     parts += [x.label.rpartition(" (")[2] for x in art.metrics]  # report periods
     parts += [x.display for x in art.metrics]
     if art.experts:
@@ -53,7 +54,8 @@ async def test_a_chinese_debate_report_is_chinese_throughout(registry, panel: st
     own = [w for w in english_words(text) if w not in english_words(said(art))]
     assert own == [], own
     for md in (render_markdown(art), summary_markdown(art)):
-        assert [w for w in english_words(md) if w not in english_words(said(art))] == []
+        stray = [w for w in english_words(md) if w not in english_words(said(art))]
+        assert stray == [], [ln for ln in md.splitlines() if any(w in ln for w in stray)]
     assert pages_ending_in_a_heading(pdf) == []
 
 
