@@ -59,7 +59,14 @@ from debate.models import (
     Panel,
     TickerDebateOutput,
 )
-from debate.report import render_chart, render_markdown, render_pdf, summary_markdown
+from debate.report import (
+    pdf_caption,
+    pdf_filename,
+    render_chart,
+    render_markdown,
+    render_pdf,
+    summary_markdown,
+)
 from debate.store import DebateReportStore, StoredReport
 from tools.symbol_lookup import ResolvedSymbol, resolve_symbol
 
@@ -248,10 +255,8 @@ class DebateMode:
         art = outcome.artifact
         if outcome.pdf:
             yield File(file=OutgoingFile(
-                kind="document", filename=f"debate-{art.meta.ticker}-{art.meta.panel}-"
-                f"{art.meta.generated_at:%Y%m%d}.pdf", data=outcome.pdf,
-                mime_type="application/pdf", caption=f"Debate report: {art.meta.name or ''} "
-                f"({art.meta.ticker}) - {art.conclusion.action}"))
+                kind="document", filename=pdf_filename(art), data=outcome.pdf,
+                mime_type="application/pdf", caption=pdf_caption(art)))
         text = summary_markdown(art)
         label = art.meta.label
         if art.conclusion.missing:
@@ -348,7 +353,7 @@ class DebateMode:
                              reused_from=found.created_at)
 
     def _pdf(self, artifact: DebateArtifact, evidence: Evidence) -> bytes:
-        chart = render_chart(evidence.bars, evidence.title, red_up=evidence.symbol.market == "cn")
+        chart = render_chart(evidence.bars, evidence.title, evidence.symbol.market)
         return render_pdf(artifact, chart)
 
     def _meta(self, evidence: Evidence, panel: Panel, question: str, lang: str) -> DebateMeta:

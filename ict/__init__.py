@@ -22,7 +22,14 @@ from ict.plan import (
     propose_plan,
     validate_plan,
 )
-from ict.sessions import KILL_ZONES, kill_zone_at, session_fit
+from ict.sessions import (
+    CN_SESSIONS,
+    KILL_ZONES,
+    kill_zone_at,
+    session_fit,
+    template_for,
+    zones_of,
+)
 from ict.stack import (
     STACK_ORDER,
     BiasStack,
@@ -68,7 +75,7 @@ from ict.types import (
 )
 
 __all__ = [
-    "INTERVALS", "KILL_ZONES", "PLAN_KEYS", "STACK_ORDER", "TIMEFRAMES",
+    "CN_SESSIONS", "INTERVALS", "KILL_ZONES", "PLAN_KEYS", "STACK_ORDER", "TIMEFRAMES",
     "BarSummary", "BiasStack", "ChecklistItem", "DealingRange", "DrawTarget", "Enforcement",
     "EntryZone", "ExternalLiquidity", "FairValueGap", "ICTAnalysis", "ICTError",
     "ICTInputError", "ICTOptions", "KeyLevel", "KillZoneWindow", "Levels", "Liquidity",
@@ -77,6 +84,6 @@ __all__ = [
     "Swings", "Timeframe", "TradePlan",
     "analyze", "analyze_stack", "bar_end", "best_entry_zone", "bias_stack", "detect_plan_intent",
     "enforce_timeframe", "get_timeframe", "kill_zone_at", "knowable", "normalize_interval",
-    "parse_plan", "propose_plan", "resample", "session_fit", "timeframe_for_interval",
-    "validate_plan",
+    "parse_plan", "propose_plan", "resample", "session_fit", "template_for",
+    "timeframe_for_interval", "validate_plan", "zones_of",
 ]

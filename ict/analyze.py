@@ -59,8 +59,8 @@ def analyze(
     """
     opts = ICTOptions.from_value(options)
     iv = normalize_interval(interval)
-    if session not in ("NY", "LDN"):
-        raise ICTInputError(f"session must be 'NY' or 'LDN', not {session!r}")
+    if session not in ("NY", "LDN", "CN"):
+        raise ICTInputError(f"session must be 'NY', 'LDN' or 'CN', not {session!r}")
     index, data = validated_arrays(bars)
     warnings: list[str] = []
 

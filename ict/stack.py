@@ -302,7 +302,7 @@ def bias_stack(
             if iv in found:
                 moment = found[iv].meta.last_bar.time
                 break
-    zone_name = kill_zone_at(moment) if moment is not None else None
+    zone_name = kill_zone_at(moment, session) if moment is not None else None
     fit = session_fit(zone_name, session)
     score += {"preferred": 10, "acceptable": 5, "off": 0}[fit]
     if fit == "off":

@@ -30,8 +30,8 @@ ZoneType = Literal["main", "sub"]
 Refinement = Literal["defensive", "aggressive"]
 FVGMode = Literal["very_aggressive", "aggressive", "defensive", "very_defensive"]
 LiquidityMode = Literal["static", "dynamic"]
-SessionTemplate = Literal["NY", "LDN"]
-KillZoneName = Literal["london", "ny_am", "ny_pm", "asia"]
+SessionTemplate = Literal["NY", "LDN", "CN"]  # CN: the Shanghai/Shenzhen exchange sessions
+KillZoneName = Literal["london", "ny_am", "ny_pm", "asia", "cn_am", "cn_pm"]
 SessionFit = Literal["preferred", "acceptable", "off"]
 
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
@@ -382,10 +382,10 @@ class KillZoneWindow(JSONMixin):
 
 @dataclass(slots=True)
 class Sessions(JSONMixin):
-    """Kill zones in New York time (DST-aware), from each bar's open time.
-
-    London 02:00-05:00, NY AM 10:00-11:00, NY PM 14:00-15:00, Asia 20:00-24:00. Only intraday
-    intervals have kill zones (`applicable` is False for daily and longer bars).
+    """Kill zones from each bar's open time, on the template's wall clock (`ict.sessions`):
+    New York's for "NY"/"LDN" (London 02:00-05:00, NY AM 10:00-11:00, NY PM 14:00-15:00, Asia
+    20:00-24:00, DST-aware), Shanghai's exchange sessions for "CN" (09:30-11:30, 13:00-15:00).
+    Only intraday intervals have them (`applicable` is False for daily and longer bars).
     """
 
     template: SessionTemplate

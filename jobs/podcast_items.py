@@ -15,7 +15,7 @@ from core.types import OutgoingFile, Reply
 from core.words import t
 from podcast import PodcastResult, render_markdown, role_of, script_json
 from podcast.audio import episode_audio
-from tools.charts import cjk_font_path
+from podcast.render import render_pdf
 
 log = logging.getLogger(__name__)
 
@@ -47,23 +47,6 @@ def summary_text(result: PodcastResult, lang: str) -> str:
         lines.append(t("podcast.notes", lang, notes="; ".join(n.text for n in changed[:5])))
     lines.append(t("podcast.not_advice", lang))
     return "\n".join(lines)
-
-
-def render_pdf(result: PodcastResult, lang: str) -> bytes:
-    """The script as a PDF (fpdf2 with the CJK font the charts use)."""
-    from fpdf import FPDF
-
-    pdf = FPDF(format="A4")
-    pdf.add_font("cjk", "", cjk_font_path())
-    pdf.set_auto_page_break(auto=True, margin=15)
-    pdf.add_page()
-    pdf.set_font("cjk", size=11)
-    for line in render_markdown(result.script, lang).splitlines():
-        text = line.lstrip("#").replace("**", "").strip()
-        size = 15 if line.startswith("# ") else 13 if line.startswith("## ") else 11
-        pdf.set_font("cjk", size=size)
-        pdf.multi_cell(0, 6, text or " ", new_x="LMARGIN", new_y="NEXT")
-    return bytes(pdf.output())
 
 
 async def podcast_items(result: PodcastResult, *, lang: str, pdf: bool = False,

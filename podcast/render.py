@@ -1,13 +1,19 @@
-"""The script as a document: Markdown (chapters as headings) and `script.json`."""
+"""The script as a document: Markdown (chapters as headings), a PDF, and `script.json`, in the
+listener's language (the words are the catalogue's `report_pdf` namespace). A turn's sources are
+a small note under it: an italic line in Markdown, small grey text in the PDF, never a tag.
+"""
 
 from __future__ import annotations
 
-from core.words import norm as lang_key
-from debate.grounding import describe
-from podcast.models import PodcastScript
+from collections.abc import Mapping
 
-_CHAPTERS = {"opening": ("Opening", "开场"), "theme": ("Theme", "主题"),
-             "closing": ("Closing", "结尾")}
+from core.cjk_markdown import cjk_bold
+from core.words import t
+from debate.report import sources_note
+from podcast.models import PodcastResult, PodcastScript, ScriptTurn
+
+_CHAPTERS = {"opening": "report_pdf.chapter_opening", "theme": "report_pdf.chapter_theme",
+             "closing": "report_pdf.chapter_closing"}
 
 
 def _date(yyyymmdd: str) -> str:
@@ -15,32 +21,71 @@ def _date(yyyymmdd: str) -> str:
     return f"{d[:4]}-{d[4:6]}-{d[6:8]}" if len(d) == 8 and d.isdigit() else d
 
 
-def chapter_title(name: str, lang: str) -> str:
-    zh = lang_key(lang) == "zh"
+def chapter_title(name: str, lang: str, names: Mapping[str, str] | None = None) -> str:
+    """`opening` -> "Opening" / "开场"; `ticker:600519` -> "贵州茅台（600519）" when `names`
+    knows the code's name, else the code."""
     if name.startswith("ticker:"):
-        return name.removeprefix("ticker:")
-    en, cn = _CHAPTERS.get(name, (name, name))
-    return cn if zh else en
+        code = name.removeprefix("ticker:")
+        full = (names or {}).get(code, "")
+        return t("report_pdf.chapter_ticker", lang, name=full, code=code) if full else code
+    key = _CHAPTERS.get(name)
+    return t(key, lang) if key else name
 
 
-def render_markdown(script: PodcastScript, lang: str = "en") -> str:
+def ticker_names(result: PodcastResult) -> dict[str, str]:
+    """Each debated code's name, for chapter titles."""
+    out = {s.code or s.ticker: s.name for s in result.tickers if s.name}
+    for code, art in result.debates.items():
+        if art.meta.name:
+            out.setdefault(code, art.meta.name)
+    return out
+
+
+def _lead(turn: ScriptTurn, lang: str) -> str:
+    """"Host: " / "主持人：" before a turn."""
+    return t("report_pdf.lead", lang, who=turn.speaker[:1].upper() + turn.speaker[1:])
+
+
+def render_markdown(script: PodcastScript, lang: str = "en",
+                    names: Mapping[str, str] | None = None) -> str:
     """`# Bullpen daily podcast: YYYY-MM-DD`, a `##` heading per chapter, one paragraph per
-    turn (`**speaker:** text`) with its sources under it."""
-    zh = lang_key(lang) == "zh"
-    title = "Bullpen 每日播客" if zh else "Bullpen daily podcast"
-    out = [f"# {title}: {_date(script.date)}", ""]
+    turn (`**speaker:** text`) with its sources in an italic line under it."""
+    out = [f"# {t('report_pdf.podcast_title', lang, date=_date(script.date))}", ""]
     if script.user_tickers:
-        out += [("股票：" if zh else "Tickers: ") + ", ".join(script.user_tickers), ""]
+        out += [t("report_pdf.podcast_tickers", lang, items=", ".join(script.user_tickers)), ""]
     for ch in script.chapter:
-        out += [f"## {chapter_title(ch.name, lang)}", ""]
+        out += [f"## {chapter_title(ch.name, lang, names)}", ""]
         for turn in script.scripts[ch.start_id:ch.end_id + 1]:
-            out.append(f"**{turn.speaker}:** {turn.text}")
+            lead = _lead(turn, lang)
+            bold = lead.rstrip()
+            out.append(cjk_bold(f"**{bold}**{lead[len(bold):]}{turn.text}"))
             if turn.sources:
-                label = "来源" if zh else "Sources"
-                out.append(f"<sub>{label}: " + "; ".join(describe(s) for s in turn.sources)
-                           + "</sub>")
+                out.append(f"*{sources_note(turn.sources, lang)}*")
             out.append("")
     return "\n".join(out).rstrip() + "\n"
+
+
+def render_pdf(result: PodcastResult, lang: str) -> bytes:
+    """The script as a PDF: a heading per chapter kept with its first turn, each turn a
+    left-aligned paragraph led by its speaker, its sources in small grey text under it."""
+    from tools.pdf import Document
+
+    script = result.script
+    names = ticker_names(result)
+    title = t("report_pdf.podcast_title", lang, date=_date(script.date))
+    doc = Document(title)
+    doc.heading(title, 16)
+    if script.user_tickers:
+        doc.para(t("report_pdf.podcast_tickers", lang, items=", ".join(
+            chapter_title(f"ticker:{c}", lang, names) for c in script.user_tickers)), 9)
+    for ch in script.chapter:
+        doc.heading(chapter_title(ch.name, lang, names))
+        for turn in script.scripts[ch.start_id:ch.end_id + 1]:
+            doc.para(turn.text.replace("**", ""), lead=_lead(turn, lang))
+            if turn.sources:
+                doc.note(sources_note(turn.sources, lang))
+            doc.gap(2)
+    return doc.output()
 
 
 def script_json(script: PodcastScript) -> str:
@@ -48,4 +93,4 @@ def script_json(script: PodcastScript) -> str:
     return script.model_dump_json(indent=2)
 
 
-__all__ = ["chapter_title", "render_markdown", "script_json"]
+__all__ = ["chapter_title", "render_markdown", "render_pdf", "script_json", "ticker_names"]

@@ -37,6 +37,8 @@ from tools.symbol_lookup import ResolvedSymbol, resolve_symbol
 matplotlib.use("Agg", force=False)
 
 UP_GREEN, DOWN_RED = "#26a69a", "#ef5350"
+# the markets that draw a rise in red and a fall in green (mainland China's convention)
+RED_UP_MARKETS: frozenset[str] = frozenset({"cn"})
 MA_COLORS = ("#f5a623", "#4a90d9", "#9b59b6", "#7f8c8d")
 LINE_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b")
 
@@ -59,6 +61,13 @@ def cjk_font_family() -> str:
     matplotlib.rcParams["font.family"] = ["DejaVu Sans", family]
     matplotlib.rcParams["axes.unicode_minus"] = False
     return family
+
+
+def up_down_colors(market: str) -> tuple[str, str]:
+    """The (rise, fall) colours of an instrument's market: A-shares red up and green down,
+    everything else (US, Hong Kong, crypto, FX) green up and red down. Every chart and table
+    that colours a move asks here."""
+    return (DOWN_RED, UP_GREEN) if market in RED_UP_MARKETS else (UP_GREEN, DOWN_RED)
 
 
 def _png(fig: Figure, dpi: int) -> bytes:
@@ -85,7 +94,7 @@ def render_candles(
     subtitle: str = "",
     bars: int | None = None,
     mas: Sequence[int] = (5, 20, 60),
-    red_up: bool = False,
+    market: str = "",
     intraday: bool = False,
     size: tuple[float, float] = (10.0, 6.0),
     dpi: int = 100,
@@ -93,7 +102,7 @@ def render_candles(
     """Candlesticks, moving averages and a volume panel as PNG bytes.
 
     `df` holds OHLCV bars oldest first; moving averages use all of it, the chart shows the last
-    `bars`. `red_up` uses the Chinese colour convention (red rises, green falls).
+    `bars`. Rises and falls take the colours of the instrument's `market` (`up_down_colors`).
     """
     if df.empty:
         raise InvalidArguments("no bars to chart")
@@ -106,7 +115,7 @@ def render_candles(
     v = view["volume"].to_numpy(float)
     x = np.arange(n, dtype=float)
     up = c >= o
-    up_color, down_color = (DOWN_RED, UP_GREEN) if red_up else (UP_GREEN, DOWN_RED)
+    up_color, down_color = up_down_colors(market)
     colors = np.where(up, up_color, down_color)
 
     # fixed axes rectangles: constrained layout would cost a third of the render time
@@ -282,7 +291,7 @@ async def generate_chart(
         subtitle = f"{interval} · {source.label()}"
         png = await asyncio.to_thread(
             render_candles, upto, title=title, subtitle=subtitle, bars=len(view),
-            red_up=sym.market == "cn", intraday=intraday,
+            market=sym.market, intraday=intraday,
         )
         info = [_series_info(sym, view, intraday, source)]
         kind: Literal["candlestick", "comparison"] = "candlestick"

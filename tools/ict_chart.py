@@ -1,5 +1,8 @@
 """Annotated ICT chart as PNG bytes: candles, order-block and FVG boxes, BOS/ChoCH marks, the
-dealing range with its equilibrium, and kill-zone shading (intraday bars only).
+dealing range with its equilibrium, and kill-zone shading (intraday bars only) on the clock of the
+analysis' session template: New York's kill zones, or a Shanghai/Shenzhen stock's own trading
+sessions. Rises and bullish marks take the market's colour (`tools.charts.up_down_colors`: red
+for A-shares, green elsewhere).
 
 Pure and synchronous on matplotlib's Agg canvas without pyplot state, so callers may run it in a
 worker thread. Candles are two line collections (wicks, and bodies as thick lines whose width
@@ -19,14 +22,24 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-from ict import KILL_ZONES, ICTAnalysis
-from tools.charts import cjk_font_family
+from core.words import t
+from ict import ICTAnalysis, zones_of
+from tools.charts import cjk_font_family, up_down_colors
 
-BULL: Final = "#26a69a"
-BEAR: Final = "#ef5350"
 ZONE_COLORS: Final = {"london": "#4a90d9", "ny_am": "#f5a623", "ny_pm": "#9b59b6",
-                      "asia": "#7f8c8d"}
+                      "asia": "#7f8c8d", "cn_am": "#f5a623", "cn_pm": "#9b59b6"}
 MAX_BOXES: Final = 12
+# the chart's words, by the analysis' value (the catalogue's report_pdf namespace)
+_WORDS: Final = {"bullish": "report_pdf.ict_bullish", "bearish": "report_pdf.ict_bearish",
+                 "neutral": "report_pdf.ict_neutral", "main": "report_pdf.ict_main",
+                 "sub": "report_pdf.ict_sub", "premium": "report_pdf.ict_premium",
+                 "discount": "report_pdf.ict_discount",
+                 "equilibrium": "report_pdf.ict_equilibrium"}
+
+
+def _say(value: str, lang: str) -> str:
+    key = _WORDS.get(value)
+    return t(key, lang) if key else value
 
 
 def _analysed(bars: pd.DataFrame, analysis: ICTAnalysis) -> pd.DataFrame:
@@ -44,10 +57,10 @@ def _analysed(bars: pd.DataFrame, analysis: ICTAnalysis) -> pd.DataFrame:
     return view
 
 
-def _candles(ax: Axes, view: pd.DataFrame, width_pts: float) -> None:
+def _candles(ax: Axes, view: pd.DataFrame, width_pts: float, bull: str, bear: str) -> None:
     o, h, lo, c = (view[k].to_numpy(float) for k in ("open", "high", "low", "close"))
     x = np.arange(len(view), dtype=float)
-    colors = np.where(c >= o, BULL, BEAR).tolist()
+    colors = np.where(c >= o, bull, bear).tolist()
     ax.vlines(x, lo, h, colors=colors, linewidth=0.7)
     body_lo, body_hi = np.minimum(o, c), np.maximum(o, c)
     tick = (h.max() - lo.min()) * 2e-3
@@ -62,12 +75,20 @@ def _box(ax: Axes, x0: float, x1: float, bottom: float, top: float, color: str,
                            hatch=hatch))
 
 
-def _kill_zones(ax: Axes, view: pd.DataFrame) -> None:
-    wall = pd.DatetimeIndex(view.index).tz_convert("America/New_York")
+def _clock(minute: int) -> str:
+    return f"{minute // 60:02d}:{minute % 60:02d}"
+
+
+def _kill_zones(ax: Axes, view: pd.DataFrame, analysis: ICTAnalysis) -> None:
+    """Shade the zones of the analysis' template in its time zone. New York's kill zones are
+    labelled by name (london, ny_am...), an exchange's sessions by their hours."""
+    sessions = analysis.sessions
+    zones = zones_of(sessions.template)
+    wall = pd.DatetimeIndex(view.index).tz_convert(sessions.timezone)
     minute = np.asarray(wall.hour * 60 + wall.minute)
     day = np.asarray(wall.day)
     code = np.zeros(len(view), dtype=np.int64)
-    for k, (_, start, end) in enumerate(KILL_ZONES, start=1):
+    for k, (_, start, end) in enumerate(zones, start=1):
         code[(minute >= start) & (minute < end)] = k
     change = np.flatnonzero((np.diff(code) != 0) | (np.diff(day) != 0)) + 1
     starts = np.concatenate(([0], change))
@@ -76,9 +97,10 @@ def _kill_zones(ax: Axes, view: pd.DataFrame) -> None:
     for s, e in zip(starts.tolist(), ends.tolist(), strict=True):
         if code[s] == 0:
             continue
-        name = KILL_ZONES[code[s] - 1][0]
+        name, start, end = zones[code[s] - 1]
+        label = (f"{_clock(start)}-{_clock(end)}" if sessions.template == "CN" else name)
         ax.axvspan(s - 0.5, e - 0.5, color=ZONE_COLORS[name], alpha=0.08,
-                   linewidth=0, label=None if name in seen else name)
+                   linewidth=0, label=None if name in seen else label)
         seen.add(name)
 
 
@@ -87,6 +109,8 @@ def render_ict_chart(
     analysis: ICTAnalysis,
     *,
     title: str,
+    market: str = "",
+    lang: str = "en",
     max_bars: int = 160,
     size: tuple[float, float] = (11.0, 6.2),
     dpi: int = 100,
@@ -94,9 +118,11 @@ def render_ict_chart(
     """PNG of the last `max_bars` analysed bars with the analysis drawn on top.
 
     `bars` are the bars given to `ict.analyze` (a longer frame is fine: the analysed range is
-    located by the analysis' start time). Raises ValueError when they do not match.
+    located by the analysis' start time). `market` ("cn", "us", ...) picks the colours of rises
+    and falls; `lang` the chart's words. Raises ValueError when they do not match.
     """
     cjk_font_family()
+    bull, bear = up_down_colors(market)
     full = _analysed(bars, analysis)
     n_all = len(full)
     first = max(0, n_all - max_bars)
@@ -107,7 +133,7 @@ def render_ict_chart(
     FigureCanvasAgg(fig)
     ax = fig.add_axes((0.06, 0.08, 0.92, 0.84))
     axes_pts = size[0] * 72 * 0.92
-    _candles(ax, view, width_pts=max(0.8, 0.7 * axes_pts / max(n, 1)))
+    _candles(ax, view, max(0.8, 0.7 * axes_pts / max(n, 1)), bull, bear)
 
     def x(i: int) -> float:
         return float(i - first)
@@ -117,22 +143,24 @@ def render_ict_chart(
            if b.broken_index is None or b.broken_index >= first][-MAX_BOXES:]
     for b in obs:
         end = x(b.broken_index) if b.broken_index is not None else right
-        color = BULL if b.side == "bullish" else BEAR
+        color = bull if b.side == "bullish" else bear
         _box(ax, max(x(b.origin_index), -0.5), end, b.bottom, b.top, color,
              0.28 if b.zone_type == "main" else 0.16)
         if b.origin_index >= first:
-            ax.text(x(b.origin_index), b.top, f"OB {b.zone_type}", fontsize=6, color=color,
+            ax.text(x(b.origin_index), b.top,
+                    t("report_pdf.ict_ob", lang, kind=_say(b.zone_type, lang)), fontsize=6,
+                    color=color,
                     va="bottom")
     gaps = [g for g in analysis.fvgs
             if g.filled_index is None or g.filled_index >= first][-MAX_BOXES:]
     for g in gaps:
         end = x(g.filled_index) if g.filled_index is not None else right
-        color = BULL if g.side == "bullish" else BEAR
+        color = bull if g.side == "bullish" else bear
         _box(ax, max(x(g.index - 1), -0.5), end, g.bottom, g.top, color, 0.10, hatch="///")
     for ev in analysis.structure.events:
         if ev.confirmed_index < first:
             continue
-        color = BULL if ev.direction == "up" else BEAR
+        color = bull if ev.direction == "up" else bear
         x0, x1 = max(x(ev.swing_index), -0.5), x(ev.confirmed_index)
         ax.hlines(ev.level, x0, x1, colors=color, linewidth=1.0,
                   linestyles="solid" if ev.kind == "BOS" else "dashed")
@@ -141,11 +169,12 @@ def render_ict_chart(
     dr = analysis.dealing_range
     if dr is not None:
         ax.axhline(dr.equilibrium, color="#555555", linewidth=1.0, linestyle="--",
-                   label=f"EQ {dr.equilibrium:.6g} ({dr.zone}, {dr.pd_percent:.0f}%)")
+                   label=t("report_pdf.ict_eq", lang, price=f"{dr.equilibrium:.6g}",
+                           zone=_say(dr.zone, lang), pct=f"{dr.pd_percent:.0f}"))
         for level in (dr.high, dr.low):
             ax.axhline(level, color="#999999", linewidth=0.6, linestyle=":")
     if analysis.sessions.applicable:
-        _kill_zones(ax, view)
+        _kill_zones(ax, view, analysis)
 
     lo = float(view["low"].min())
     hi = float(view["high"].max())
@@ -164,7 +193,8 @@ def render_ict_chart(
     ax.xaxis.set_major_formatter(FuncFormatter(fmt))
     ax.tick_params(labelsize=8)
     bias = analysis.structure.bias
-    ax.set_title(f"{title}  ·  {analysis.meta.interval}  ·  bias {bias}", fontsize=11,
+    ax.set_title(f"{title}  ·  {analysis.meta.interval}  ·  "
+                 f"{t('report_pdf.ict_bias', lang, bias=_say(bias, lang))}", fontsize=11,
                  loc="left")
     if ax.get_legend_handles_labels()[0]:
         ax.legend(loc="upper left", fontsize=7, frameon=False, ncol=5)

@@ -30,6 +30,7 @@ from core.errors import BullpenError, DataUnavailable, InvalidArguments
 from core.types import OutgoingFile
 from ict import BiasStack, Enforcement, ICTAnalysis, ICTInputError, Timeframe, TradePlan
 from ict.timeframes import INTERVAL_MINUTES
+from ict.types import SessionTemplate
 from tools.ict_chart import render_ict_chart
 from tools.market import load_bars, source_from
 from tools.models import DataSource, tool
@@ -209,6 +210,7 @@ class ICTRun:
     stack: StackRun | None = None
     notes: list[str] = field(default_factory=list)
     tick: float | None = None  # the instrument's price step: plans are put on it
+    market: str = ""  # "cn", "us", ...: its sessions and its chart's colours follow it
 
     @property
     def bias(self) -> Bias:
@@ -226,7 +228,7 @@ class ICTRun:
         return dataclasses.replace(p, plan=plan_on_tick(p.plan, self.tick))
 
 
-def _analyze(frame: Frame, *, symbol: str, lookback: int, session: Literal["NY", "LDN"],
+def _analyze(frame: Frame, *, symbol: str, lookback: int, session: SessionTemplate,
              include_current_bar: bool, as_of: datetime,
              options: Mapping[str, Any] | None = None) -> ICTAnalysis:
     opts: dict[str, Any] = {**(options or {}), "symbol": symbol, "lookback_bars": lookback,
@@ -243,7 +245,7 @@ def _stale_after(interval: str) -> timedelta:
     return max(timedelta(minutes=5 * INTERVAL_MINUTES[interval]), timedelta(days=4))
 
 
-async def _run_stack(symbol: str, *, anchor: datetime, session: Literal["NY", "LDN"],
+async def _run_stack(symbol: str, *, anchor: datetime, session: SessionTemplate,
                      include_current_bar: bool) -> StackRun:
     frames: dict[str, Frame] = {}
     analyses: dict[str, ICTAnalysis] = {}
@@ -294,8 +296,10 @@ async def run_ict(
     frame = await load_frame(symbol, iv, bars_wanted, end=clock)
     if frame.bars.empty:
         raise DataUnavailable(f"no {iv} bars for {symbol}")
+    market = _market(str(frame.bars.attrs.get("symbol", symbol)))
+    template = ict.template_for(market, session)  # an A-share keeps its exchange's sessions
     analysis = _analyze(frame, symbol=str(frame.bars.attrs.get("symbol", symbol)),
-                        lookback=bars_wanted, session=session,
+                        lookback=bars_wanted, session=template,
                         include_current_bar=include_current_bar, as_of=clock, options=options)
     attrs = frame.bars.attrs
     code = str(attrs.get("symbol", symbol))
@@ -306,11 +310,11 @@ async def run_ict(
     run = ICTRun(symbol=code, name=str(attrs.get("name", "")), currency=_currency(code),
                  timeframe=row, lookback=bars_wanted, frame=frame, analysis=analysis,
                  source=source_from(frame.bars), as_of=clock, notes=notes,
-                 tick=_tick(code, float(analysis.meta.last_bar.close)))
+                 tick=_tick(code, float(analysis.meta.last_bar.close)), market=market)
     if stack:
         last_end = ict.bar_end(pd.Timestamp(frame.bars.index[-1]), iv).to_pydatetime()
         anchor = min(clock, last_end)
-        run.stack = await _run_stack(code, anchor=anchor, session=session,
+        run.stack = await _run_stack(code, anchor=anchor, session=template,
                                      include_current_bar=include_current_bar)
     return run
 
@@ -323,12 +327,16 @@ def _tick(code: str, price: float) -> float | None:
     return tick_size(sym.market, sym.kind, price)
 
 
-def _currency(code: str) -> str:
+def _market(code: str) -> str:
     try:
-        market = resolve_symbol(code).market
+        return str(resolve_symbol(code).market)
     except BullpenError:
         return ""
-    return _CURRENCY.get(market, "USD")
+
+
+def _currency(code: str) -> str:
+    market = _market(code)
+    return _CURRENCY.get(market, "USD") if market else ""
 
 
 # --- the tool result -------------------------------------------------------------------------
@@ -487,7 +495,8 @@ async def chart_file(run: ICTRun) -> OutgoingFile:
     """The annotated chart of a run as a PNG attachment."""
     label = f"{run.name} ({run.symbol})" if run.name else run.symbol
     title = f"{label} · {run.timeframe.key} · ICT"
-    png = await asyncio.to_thread(render_ict_chart, run.frame.bars, run.analysis, title=title)
+    png = await asyncio.to_thread(render_ict_chart, run.frame.bars, run.analysis, title=title,
+                                  market=run.market, lang=current().lang)
     as_of = run.source.as_of.isoformat() if run.source.as_of else ""
     return OutgoingFile(kind="image", filename=f"ict_{run.symbol}_{run.analysis.meta.interval}"
                         ".png", data=png, mime_type="image/png",
@@ -514,7 +523,7 @@ async def ict_analyze(
         interval: bar size: 1m, 5m, 15m, 30m, 1h, 4h, 1d, 1w, 1mo (a timeframe the chat set
             overrides it, and the lookback, as the result's notes say).
         lookback: bars to analyse (5-5000); default from the timeframe table.
-        session: kill-zone template: NY or LDN.
+        session: kill-zone template: NY or LDN (A-shares use their exchange's sessions).
         include_current_bar: keep the still-forming last bar (may be incomplete).
         stack: add the Daily/4H/15m/5m/1m bias stack (grade, checklist, wait reason).
         chart: send the annotated chart to the chat as an image.

@@ -128,7 +128,7 @@ async def _run(repeat: int) -> dict[str, Any]:
     start = time.perf_counter()
     art = last.artifact
     render_markdown(art)
-    await asyncio.to_thread(lambda: render_pdf(art, render_chart(bars, SYMBOL, False)))
+    await asyncio.to_thread(lambda: render_pdf(art, render_chart(bars, SYMBOL, "us")))
     out["report_s"] = round(time.perf_counter() - start, 3)
     out["within_target"] = ok
     return out

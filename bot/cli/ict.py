@@ -115,7 +115,8 @@ def symbol_handler(args: argparse.Namespace) -> int:
 
         label = f"{run.name} ({run.symbol})" if run.name else run.symbol
         args.chart.write_bytes(render_ict_chart(run.frame.bars, run.analysis,
-                                                title=f"{label} · {run.timeframe.key} · ICT"))
+                                                title=f"{label} · {run.timeframe.key} · ICT",
+                                                market=run.market))
     stack = run.stack
     if args.json:
         out: dict[str, Any] = {"analysis": run.analysis.to_dict(),

@@ -28,7 +28,7 @@ LANGS: tuple[Lang, ...] = ("en", "zh")
 NAMESPACES: tuple[str, ...] = ("labels", "chat", "phrase", "src", "ta", "ict", "age", "grammar",
                                "debate", "subs", "report", "plan",
                                "offline", "answer", "scripting", "admin",
-                               "podcast")
+                               "podcast", "report_pdf")
 
 
 def norm(lang: str | None) -> Lang:

@@ -66,7 +66,8 @@ async def test_offline_experts_through_the_mode(registry):
     assert body.count("\n") == 8
     pdf = events[-2].file
     assert pdf.mime_type == "application/pdf" and pdf.data.startswith(b"%PDF")
-    assert pdf.filename == f"debate-600519-experts-{events[-2].file.filename[-12:-4]}.pdf"
+    assert pdf.filename == f"辩论报告-600519-{events[-2].file.filename[-12:-4]}.pdf"
+    assert pdf.caption.startswith("辩论报告：贵州茅台 (600519)，结论为")
     done = events[-1]
     assert done.label == OFFLINE_LABEL and "贵州茅台 (600519)" in done.text
     assert rec.messages[-1].content == done.text and rec.usages == []

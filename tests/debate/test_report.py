@@ -29,16 +29,15 @@ async def test_pdf_has_the_chinese_name_the_conclusion_and_renders(registry):
     assert outcome.pdf is not None and outcome.pdf.startswith(b"%PDF")
     text, doc = _pdf_text(outcome.pdf)
     assert "贵州茅台" in text and "600519" in text
-    assert CONCLUSION in text and "HOLD" in text
-    assert "Key metrics" in text and "Round 2" in text and "估值合理" in text
+    assert CONCLUSION in text and "持有" in text
+    assert "关键指标" in text and "第 2 轮" in text and "估值合理" in text
     page = doc[0].render(scale=1.0).to_pil()
     assert page.size[0] > 500 and page.size[1] > 700
     colours = page.convert("RGB").getcolors(maxcolors=1_000_000)
     assert colours is not None and len(colours) > 50  # text, tables and the chart drew
     md = outcome.markdown
-    assert md.startswith("# Debate report: 贵州茅台 (600519)")
-    for section in ("## Conclusion", "## Key metrics", "## Round 1", "## Round 2",
-                    "## Sources", "## Usage"):
+    assert md.startswith("# 辩论报告：贵州茅台 (600519)")
+    for section in ("## 结论", "## 关键指标", "## 第 1 轮", "## 第 2 轮", "## 来源", "## 用量"):
         assert section in md
     assert CONCLUSION in md
 
@@ -48,7 +47,7 @@ async def test_bull_bear_pdf_and_markdown_offline(registry):
     art = outcome.artifact
     text, doc = _pdf_text(outcome.pdf)
     assert "贵州茅台" in text and "Verdict" in text and art.bull_bear.verdict.verdict in text
-    assert "offline experts" in text
+    assert "Offline experts" in text
     doc[0].render(scale=0.5).to_pil()
     md = render_markdown(art)
     assert "## Hypothesis" in md and "## Verdict" in md and "## Openings" in md

@@ -39,7 +39,7 @@ def test_cli_json_and_files(offline_env, capsys):
 def test_cli_markdown_in_chinese_and_bad_input(offline_env, capsys):
     assert main(["podcast", "NVDA", "--lang", "zh", "--date", "2024-06-28"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("# Bullpen 每日播客: 2024-06-28") and "**主持人:**" in out
+    assert out.startswith("# Bullpen 每日播客：2024-06-28") and "**主持人**：" in out
     assert main(["podcast", "--lang", "zh"]) == 2
     assert "请至少提供一个股票代码" in capsys.readouterr().err
     assert main(["podcast"]) == 2

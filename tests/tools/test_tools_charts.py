@@ -46,7 +46,7 @@ def test_cjk_title_renders_without_missing_glyphs() -> None:
     df = snapshot.load("000300")
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # matplotlib warns "Glyph ... missing" on tofu
-        png = render_candles(df, title="沪深300 贵州茅台", bars=60, red_up=True)
+        png = render_candles(df, title="沪深300 贵州茅台", bars=60, market="cn")
     assert len(png) > 10_000
 
 

@@ -1,0 +1,127 @@
+"""PDF documents in the CJK font the charts use (fpdf2), laid out to read as finished:
+
+- paragraphs are left-aligned: justified lines of mixed Chinese and Latin text gape, because
+  fpdf2 can only stretch the spaces between the Latin words;
+- a heading is kept with the start of what follows it (`keep`): when the heading and that much
+  of the next block do not fit above the bottom margin, the heading opens the next page, so a
+  heading never ends a page (a chart under its heading moves with it);
+- a source note is real small grey text, never a markup tag.
+
+Pure and synchronous: callers run it in a worker thread.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+from fpdf import FPDF
+from fpdf.fonts import FontFace
+
+from tools.charts import cjk_font_path
+
+FONT = "cjk"
+LINE = 5.2  # mm per line of body text
+ROW = 5.5  # mm per table row line
+MARGIN = 15  # mm, bottom margin where the page breaks
+TABLE_KEEP = 4 * ROW  # a heading keeps the table's header and its first rows
+PARA_KEEP = 2 * LINE  # ... or the first two lines of a paragraph
+
+
+def png_size(png: bytes) -> tuple[int, int]:
+    """Width and height in pixels from a PNG header."""
+    if png[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError("not a PNG")
+    width, height = struct.unpack(">II", png[16:24])
+    return int(width), int(height)
+
+
+class Document:
+    """One A4 document: `heading`, `para`, `note`, `table`, `image`, then `output`."""
+
+    def __init__(self, title: str) -> None:
+        pdf = FPDF(format="A4")
+        pdf.set_auto_page_break(auto=True, margin=MARGIN)
+        font = cjk_font_path()
+        pdf.add_font(FONT, fname=font)
+        pdf.add_font(FONT, style="B", fname=font)  # one weight: bold reads from the size
+        pdf.set_title(title)
+        pdf.add_page()
+        self.pdf = pdf
+
+    @contextmanager
+    def _bold(self, size: float) -> Iterator[None]:
+        """Bold from the one weight the CJK font ships: each glyph is also outlined. A local
+        graphics context (q ... Q), so the outline mode cannot leak into later text."""
+        self.pdf.set_font(FONT, "B", size)
+        with self.pdf.local_context(text_mode="FILL_STROKE", line_width=size * 0.012):
+            yield
+
+    def image_height(self, png: bytes) -> float:
+        """The height in mm of `png` drawn across the page width."""
+        width, height = png_size(png)
+        return float(self.pdf.epw) * height / width
+
+    def heading(self, text: str, size: int = 13, *, keep: float = PARA_KEEP) -> None:
+        """A bold heading that stays on the page of the first `keep` mm of what follows."""
+        pdf = self.pdf
+        line = size * 0.55
+        with self._bold(size):
+            lines = pdf.multi_cell(0, line, text, align="L", dry_run=True, output="LINES")
+            needed = 2 + line * max(1, len(lines) if isinstance(lines, list) else 1) + keep
+            if pdf.get_y() > pdf.t_margin + 1 and pdf.will_page_break(needed):
+                pdf.add_page()
+            pdf.ln(2)
+            pdf.multi_cell(0, line, text, align="L", new_x="LMARGIN", new_y="NEXT")
+        pdf.set_font(FONT, "", 10)
+
+    def para(self, text: str, size: int = 10, *, lead: str = "") -> None:
+        """A left-aligned paragraph; `lead` (a speaker, a name) is set in bold before it."""
+        pdf = self.pdf
+        line = LINE * size / 10
+        if lead:
+            with self._bold(size):
+                pdf.write(line, lead)
+        pdf.set_font(FONT, "", size)
+        pdf.write(line, text)
+        pdf.ln(line)
+
+    def note(self, text: str) -> None:
+        """Small grey text under a paragraph (its sources)."""
+        pdf = self.pdf
+        pdf.set_text_color(110, 110, 110)
+        pdf.set_font(FONT, "", 8)
+        pdf.multi_cell(0, 4.0, text, align="L", new_x="LMARGIN", new_y="NEXT")
+        pdf.set_text_color(0, 0, 0)
+        pdf.set_font(FONT, "", 10)
+
+    def gap(self, mm: float = 1.5) -> None:
+        self.pdf.ln(mm)
+
+    def table(self, rows: Sequence[Sequence[str]], widths: Sequence[int]) -> None:
+        """A table whose first row is its header (repeated on a new page)."""
+        pdf = self.pdf
+        pdf.set_font(FONT, "", 9)
+        bold = FontFace(emphasis="BOLD", fill_color=(235, 238, 245))
+        with pdf.table(col_widths=tuple(widths), text_align="LEFT", headings_style=bold,
+                       line_height=ROW) as table:
+            for row in rows:
+                cells = table.row()
+                for value in row:
+                    cells.cell(value)
+        pdf.ln(2)
+        pdf.set_font(FONT, "", 10)
+
+    def image(self, png: bytes) -> None:
+        """`png` across the page width, on a new page when it does not fit on this one."""
+        pdf = self.pdf
+        height = self.image_height(png)
+        if pdf.will_page_break(height):
+            pdf.add_page()
+        pdf.image(io.BytesIO(png), w=pdf.epw)
+        pdf.ln(2)
+
+    def output(self) -> bytes:
+        return bytes(self.pdf.output())
