@@ -30,8 +30,10 @@ __all__ = ["CLIError", "ask", "bench", "chat", "db_migrate", "db_status", "reuse
 _reported: set[str] = set()  # unknown keys already warned about (serve reads settings twice)
 
 
-def settings() -> Settings:
-    """The settings of a command that starts Bullpen (serve, chat, ask, db, symbols).
+def settings(*, serving: bool = False) -> Settings:
+    """The settings of a command that starts Bullpen (serve, chat, ask, db, symbols); logging
+    at BULLPEN_LOG_LEVEL, unset: INFO when `serving` platforms (the operator reads the log),
+    else WARNING (the terminal is the command's output).
 
     A key under BULLPEN_ that names no setting stops it with one line naming the closest
     setting: a misspelt switch (`BULLPEN_SANDBOX_ISOLATON`, `BULLPEN_ACESS=allowlist`, a
@@ -53,7 +55,8 @@ def settings() -> Settings:
         s = load_settings()
     except ValidationError as exc:
         raise CLIError(bad_setting(exc)) from None
-    logs.setup(s.log_level, s.log_format, secrets=logs.secrets_of(s))
+    logs.setup(s.log_level or ("INFO" if serving else "WARNING"), s.log_format,
+               secrets=logs.secrets_of(s))
     for key, line in unknown:
         if key not in _reported:
             _reported.add(key)
@@ -90,12 +93,12 @@ def use_data_dir() -> None:
 
 
 @contextlib.asynccontextmanager
-async def running_app() -> AsyncIterator[App]:
+async def running_app(s: Settings | None = None) -> AsyncIterator[App]:
     from bot import malloc
     from bot.app import App
     from core.errors import ConfigError, StoreError
 
-    s = settings()
+    s = s or settings()
     malloc.limit_arenas(s.malloc_arena_max)  # before the App starts a thread (bot.malloc)
     try:
         app = await App.create(s)
@@ -178,12 +181,15 @@ def check_ports(listeners: list[tuple[str, str, int]]) -> None:
 
 async def _serve(console_only: bool) -> int:
     from adapters.console import ConsoleAdapter
+    from bot.cli import startup
     from core.errors import BullpenError
 
     s = settings()
     wanted = [] if console_only else s.platforms_configured()
+    if wanted:  # the operator reads the log: start-up lines, one per message and delivery
+        s = settings(serving=True)
     check_ports(s.listeners(wanted))
-    async with running_app() as app:
+    async with running_app(s) as app:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -205,7 +211,13 @@ async def _serve(console_only: bool) -> int:
             await app.start_adapters(adapters)
         except BullpenError as exc:  # a token refused, a port taken since the check: one line
             raise CLIError(str(exc)) from None
-        await stop.wait()
+        reporting = asyncio.create_task(startup.report(app, adapters), name="startup-lines")
+        try:
+            await stop.wait()
+        finally:
+            reporting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reporting
         if console is not None and console.closed.is_set():
             await app.gateway.idle()  # piped input: answer what was asked before leaving
         return 0

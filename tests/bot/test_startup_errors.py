@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import socket
@@ -124,7 +125,6 @@ def test_a_malformed_credential_is_one_line_naming_the_setting_not_the_value(
 async def test_a_well_formed_token_the_platform_rejects_is_one_line(
         tmp_path: Path, pg_dsn: str) -> None:
     """The shape is right, Telegram (its loopback fake) says no: one line, exit 2."""
-    import asyncio
 
     from tests.fakes.telegram_server import FakeTelegram
 
@@ -177,8 +177,9 @@ def test_the_note_speaks_the_askers_language(tmp_path: Path, pg_dsn: str) -> Non
 
 
 async def test_a_model_that_comes_back_answers_again() -> None:
-    """Down at start: the offline mode answers with the note; once the endpoint answers (and
-    the re-check interval passed), the model's mode answers."""
+    """Down at start: the offline mode answers with the note; the background re-check finds
+    the endpoint once it answers, and the model's mode answers again (no question waits on a
+    probe)."""
 
     class Said:
         def __init__(self, name: str) -> None:
@@ -189,18 +190,25 @@ async def test_a_model_that_comes_back_answers_again() -> None:
 
     port = free_port()
     profile = ModelProfile(base_url=f"http://127.0.0.1:{port}/v1", model="fake-model")
-    health = ModelHealth(profile, recheck_s=0.0, timeout_s=2.0)
+    health = ModelHealth(profile, recheck_s=0.05, timeout_s=2.0)
     assert "cannot reach" in (await health.check() or "")
     mode = FallbackMode(Said("model"), Said("offline"), health)
 
     class Turn_:
         lang = "zh"
 
-    got = [e async for e in mode.run(Turn_())]
-    assert isinstance(got[-1], Done) and got[-1].text == "offline" and "大模型" in got[-1].label
-    async with _models_on(port, ["fake-model"]):  # the endpoint the settings name comes up
+    health.watch()
+    try:
         got = [e async for e in mode.run(Turn_())]
-        assert isinstance(got[-1], Done) and got[-1].text == "model" and got[-1].label == ""
+        assert isinstance(got[-1], Done) and got[-1].text == "offline"
+        assert "大模型" in got[-1].label
+        async with _models_on(port, ["fake-model"]):  # the endpoint the settings name comes up
+            await asyncio.wait_for(health.answering.wait(), timeout=30)
+            got = [e async for e in mode.run(Turn_())]
+            assert isinstance(got[-1], Done) and got[-1].text == "model"
+            assert got[-1].label == ""
+    finally:
+        await health.aclose()
 
 
 @contextlib.asynccontextmanager
