@@ -163,9 +163,9 @@ WORDS: dict[str, dict[str, str]] = {
         "zh": "发件箱：待发送 {pending} 条，暂缓 {held} 条，24 小时内失败 {failed} 条",
     },
     "status_outbox_oldest": {
-        "en": "  oldest pending: {key} for {platform}/{chat}, {attempts} attempt(s), next at "
-              "{next}: {error}",
-        "zh": "  最早的待发送：{key}（{platform}/{chat}），已尝试 {attempts} 次，"
+        "en": "  oldest pending: {delivery} for {platform}/{chat}, {attempts} attempt(s), "
+              "next at {next}: {error}",
+        "zh": "  最早的待发送：{delivery}（{platform}/{chat}），已尝试 {attempts} 次，"
               "下次 {next}：{error}",
     },
     "status_unanswered": {
