@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bot import budget_gateway, symbols_store, web_commands
 from bot.gateway import Gateway
 from bot.ict_answer import ict_answer
+from bot.migrations import MIGRATIONS
 from bot.offline import OfflineAnalyst
 from bot.outbox import AdapterRegistry, PostgresOutbox
 from bot.plan_mode import PlanMode
@@ -39,7 +39,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
 
 
 @dataclass

@@ -21,7 +21,8 @@ def register(sub: Any) -> None:
                    help="install only this pack (repeatable)")
     i.set_defaults(func=install_cmd)
 
-    s = ds.add_parser("status", help="which packs are installed, with what they hold")
+    s = ds.add_parser("status", aliases=["list"],
+                      help="which packs are installed, with what they hold")
     s.add_argument("--dir", type=Path, default=None)
     s.add_argument("--verify", action="store_true", help="re-hash every file (slower)")
     s.set_defaults(func=status_cmd)

@@ -244,7 +244,7 @@ async def _db() -> tuple[Database, Settings]:
 
 
 async def db_migrate() -> int:
-    from bot.app import MIGRATIONS
+    from bot.migrations import MIGRATIONS
     from core.errors import StoreError
     from core.store.migrate import migrate
 
@@ -260,7 +260,7 @@ async def db_migrate() -> int:
 
 
 async def db_status() -> int:
-    from bot.app import MIGRATIONS
+    from bot.migrations import MIGRATIONS
     from core.store.migrate import status
 
     db, _ = await _db()
@@ -297,7 +297,8 @@ async def reuse_database(settings: Settings) -> tuple[Database | None, Any]:
     """For `bullpen debate` and `bullpen podcast`: the database when `DATABASE_URL` names one
     (stored debate reports are reused; an unreachable one is said and skipped), and the tool
     registry (on that database's cache, else plain)."""
-    from bot.app import MIGRATIONS, build_tools
+    from bot.app import build_tools
+    from bot.migrations import MIGRATIONS
     from core.errors import StoreError
     from core.store import Database
     from core.store.migrate import migrate
