@@ -101,6 +101,7 @@ def test_two_platforms_on_one_port_is_one_line(tmp_path: Path) -> None:
     ("TELEGRAM_BOT_TOKEN", "bot777000111:AAHsecretPart_xyz", {}),
     ("TELEGRAM_BOT_TOKEN", "777000111", {}),
     ("TELEGRAM_BOT_TOKEN", "777000111:AAH secret", {}),
+    ("TELEGRAM_BOT_TOKEN", "777000111:AAHcutShort-abc", {}),  # copied only in part
     ("DISCORD_BOT_TOKEN", "1234567890123456789", {}),
     ("DISCORD_BOT_TOKEN", "Bot MTIzNDU2.Gq1x2y.secretPartOfTheToken", {}),
     ("SLACK_BOT_TOKEN", "xapp-1-A0BULL-3333-secretAppToken", {}),
@@ -259,3 +260,10 @@ def test_a_bad_role_value_stops_serve_in_one_line(tmp_path: Path) -> None:
     assert out.returncode == 2
     assert one_line(out) == ("bullpen: BULLPEN_LLM_JUDGE_CONTEXT_TOKENS='lots': a whole "
                              "number of tokens, at least 512")
+
+
+def test_a_bad_log_level_stops_serve_in_one_line(tmp_path: Path) -> None:
+    out = serve(tmp_path, {"BULLPEN_LOG_LEVEL": "LOUD"})
+    assert out.returncode == 2
+    assert one_line(out) == ("bullpen: BULLPEN_LOG_LEVEL is not a log level: one of DEBUG, "
+                             "INFO, WARNING, ERROR, CRITICAL")
