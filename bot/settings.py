@@ -190,10 +190,10 @@ class Settings(BaseSettings):
     log_level: str | None = Field(
         None, validation_alias=_env("BULLPEN_LOG_LEVEL"),
         description=("The lowest level logged to stderr (DEBUG, INFO, WARNING, ERROR). Unset: "
-                     "INFO for `bullpen serve` with platforms (its start-up lines, a line per "
-                     "message and per delivery; the SDKs' own chatter stays at WARNING), "
-                     "WARNING for the console chat and one-shot commands, whose output is the "
-                     "terminal."))
+                     "WARNING, then INFO once `bullpen serve` has started its platforms (its "
+                     "start-up lines, a line per message and per delivery; the SDKs' own "
+                     "chatter stays at WARNING); the console chat and one-shot commands stay at "
+                     "WARNING: their output is the terminal."))
     operator_lang: str = Field(
         "en", validation_alias=AliasChoices("BULLPEN_OPERATOR_LANG", "bullpen_operator_lang",
                                             "LANG"),

@@ -30,10 +30,9 @@ __all__ = ["CLIError", "ask", "bench", "chat", "db_migrate", "db_status", "reuse
 _reported: set[str] = set()  # unknown keys already warned about (serve reads settings twice)
 
 
-def settings(*, serving: bool = False) -> Settings:
+def settings() -> Settings:
     """The settings of a command that starts Bullpen (serve, chat, ask, db, symbols); logging
-    at BULLPEN_LOG_LEVEL, unset: INFO when `serving` platforms (the operator reads the log),
-    else WARNING (the terminal is the command's output).
+    at BULLPEN_LOG_LEVEL, unset WARNING (`serve` turns to INFO once its platforms are up).
 
     A key under BULLPEN_ that names no setting stops it with one line naming the closest
     setting: a misspelt switch (`BULLPEN_SANDBOX_ISOLATON`, `BULLPEN_ACESS=allowlist`, a
@@ -55,8 +54,7 @@ def settings(*, serving: bool = False) -> Settings:
         s = load_settings()
     except ValidationError as exc:
         raise CLIError(bad_setting(exc)) from None
-    logs.setup(s.log_level or ("INFO" if serving else "WARNING"), s.log_format,
-               secrets=logs.secrets_of(s))
+    logs.setup(s.log_level or "WARNING", s.log_format, secrets=logs.secrets_of(s))
     for key, line in unknown:
         if key not in _reported:
             _reported.add(key)
@@ -181,13 +179,13 @@ def check_ports(listeners: list[tuple[str, str, int]]) -> None:
 
 async def _serve(console_only: bool) -> int:
     from adapters.console import ConsoleAdapter
+    from bot import logs
     from bot.cli import startup
     from core.errors import BullpenError
+    from core.words import t
 
     s = settings()
     wanted = [] if console_only else s.platforms_configured()
-    if wanted:  # the operator reads the log: start-up lines, one per message and delivery
-        s = settings(serving=True)
     check_ports(s.listeners(wanted))
     async with running_app(s) as app:
         stop = asyncio.Event()
@@ -206,11 +204,14 @@ async def _serve(console_only: bool) -> int:
                 adapters = [console]
                 if app.offline:
                     console._console.print(
-                        "[dim]No LLM configured (BULLPEN_LLM_BASE_URL): the offline analyst "
-                        "answers from the offline data snapshot.[/dim]")
+                        f"[dim]{t('startup.console_offline', s.operator_lang)}[/dim]")
             await app.start_adapters(adapters)
         except BullpenError as exc:  # a token refused, a port taken since the check: one line
             raise CLIError(str(exc)) from None
+        if platforms and s.log_level is None:
+            # up: from here the operator reads the log (start-up lines, a line per message and
+            # per delivery); a start that fails stays one line
+            logs.setup("INFO", s.log_format)
         reporting = asyncio.create_task(startup.report(app, adapters), name="startup-lines")
         try:
             await stop.wait()

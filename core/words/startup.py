@@ -41,6 +41,11 @@ WORDS: dict[str, dict[str, str]] = {
         "en": "console: chat in this terminal",
         "zh": "控制台：在此终端中对话",
     },
+    "console_offline": {
+        "en": "No LLM configured (BULLPEN_LLM_BASE_URL): the offline analyst answers from the "
+              "offline data snapshot.",
+        "zh": "未配置大模型（BULLPEN_LLM_BASE_URL）：由离线分析师根据离线数据快照回答。",
+    },
     "started": {
         "en": "{platform}: started",
         "zh": "{platform}：已启动",

@@ -128,12 +128,14 @@ def test_the_log_level_and_the_operators_language_are_settings(
 
     from bot.cli.runtime import bad_setting
 
+    monkeypatch.setenv("BULLPEN_LOG_LEVEL", "loud")
     with pytest.raises(ValidationError) as bad:
-        load_settings(data_dir=tmp_path, log_level="loud")
+        load_settings(data_dir=tmp_path)
+    monkeypatch.delenv("BULLPEN_LOG_LEVEL")  # unset: serve decides (see runtime.settings)
     assert bad_setting(bad.value) == ("BULLPEN_LOG_LEVEL is not a log level: one of DEBUG, "
                                       "INFO, WARNING, ERROR, CRITICAL")
     assert load_settings(data_dir=tmp_path, log_level="info").log_level == "INFO"
-    assert load_settings(data_dir=tmp_path).log_level is None  # serve decides (see runtime)
+    assert load_settings(data_dir=tmp_path).log_level is None
     monkeypatch.delenv("BULLPEN_OPERATOR_LANG", raising=False)
     monkeypatch.setenv("LANG", "zh_CN.UTF-8")
     assert load_settings(data_dir=tmp_path).operator_lang == "zh"
