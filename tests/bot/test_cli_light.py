@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from bot.benches.cli import HEAVY
+
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ("bot.app", "pandas", "matplotlib", "exchange_calendars", "ict", "debate", "openai",
-         "asyncpg", "telegram", "discord", "slack_bolt", "wechatpy", "numpy", "aiohttp")
-# what the small commands may import to do their job (a database, the settings), never the app
+# what the small commands never import (they may open a database and read the settings)
 SMALL = ("bot.app", "bot.gateway", "bot.command_table", "pandas", "matplotlib",
          "exchange_calendars", "ict", "debate", "openai", "telegram", "discord")
 
