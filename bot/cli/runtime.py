@@ -212,7 +212,8 @@ async def _serve(console_only: bool) -> int:
             # up: from here the operator reads the log (start-up lines, a line per message and
             # per delivery); a start that fails stays one line
             logs.setup("INFO", s.log_format)
-        reporting = asyncio.create_task(startup.report(app, adapters), name="startup-lines")
+        reporting = asyncio.create_task(startup.report(app, adapters, serving=bool(platforms)),
+                                        name="startup-lines")
         try:
             await stop.wait()
         finally:

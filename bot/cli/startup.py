@@ -142,26 +142,28 @@ async def load_symbols(lang: str, *, every_s: float = EVERY_S) -> None:
                seconds=f"{time.monotonic() - start:.1f}"))
 
 
-async def report(app: App, adapters: Sequence[Adapter], *, every_s: float = EVERY_S) -> None:
-    """The start-up lines, once the adapters have started (see the module). A line that
+async def report(app: App, adapters: Sequence[Adapter], *, serving: bool,
+                 every_s: float = EVERY_S) -> None:
+    """The start-up lines, once the adapters have started (see the module). `serving`
+    platforms, the symbols directory is loaded now whether or not INFO is shown; the console
+    (a terminal, a piped question) loads it only when its lines are asked for. A line that
     cannot be made is a warning: start-up goes on."""
-    if not log.isEnabledFor(logging.INFO):
+    telling = log.isEnabledFor(logging.INFO)
+    if not (telling or serving):
         return
+    lang = app.settings.operator_lang
     try:
-        await _report(app, adapters, every_s=every_s)
+        for adapter in adapters:
+            log.info(platform_line(adapter, app.settings, lang))
+        log.info(model_line(app, lang))
+        await load_symbols(lang, every_s=every_s)
+        if not telling:
+            return
+        try:
+            line = await asyncio.to_thread(data_line, app.settings, lang)
+        except Exception as exc:  # a broken pack is the data layer's to report; start anyway
+            line = t("startup.data_failed", lang, error=f"{type(exc).__name__}: {exc}")
+        log.info(line)
+        log.info(t("startup.ready", lang, platforms=", ".join(a.name for a in adapters)))
     except Exception as exc:
         log.warning("start-up lines cut short: %s: %s", type(exc).__name__, exc)
-
-
-async def _report(app: App, adapters: Sequence[Adapter], *, every_s: float) -> None:
-    lang = app.settings.operator_lang
-    for adapter in adapters:
-        log.info(platform_line(adapter, app.settings, lang))
-    log.info(model_line(app, lang))
-    await load_symbols(lang, every_s=every_s)
-    try:
-        line = await asyncio.to_thread(data_line, app.settings, lang)
-    except Exception as exc:  # a broken pack is the data layer's to report; start anyway
-        line = t("startup.data_failed", lang, error=f"{type(exc).__name__}: {exc}")
-    log.info(line)
-    log.info(t("startup.ready", lang, platforms=", ".join(a.name for a in adapters)))
