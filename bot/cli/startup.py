@@ -11,7 +11,9 @@ collected like any other line under `BULLPEN_LOG_FORMAT=json`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -109,18 +111,34 @@ def data_line(settings: Settings, lang: str) -> str:
 
 async def while_saying(work: Callable[[], Any], still: Callable[[float], None], *,
                        every_s: float = EVERY_S) -> Any:
-    """Run the blocking `work` on a thread; every `every_s` until it ends, `still(seconds)`."""
+    """Run the blocking `work` on a daemon thread; every `every_s` until it ends,
+    `still(seconds)`. A daemon thread, not the loop's executor: a serve stopped while the
+    directory builds exits at once instead of waiting out the build."""
+    loop = asyncio.get_running_loop()
+    result: asyncio.Future[Any] = loop.create_future()
+
+    def settle(value: Any, error: BaseException | None) -> None:
+        if not result.done():
+            if error is not None:
+                result.set_exception(error)
+            else:
+                result.set_result(value)
+
+    def run() -> None:
+        try:
+            value, error = work(), None
+        except Exception as exc:
+            value, error = None, exc
+        with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits any more
+            loop.call_soon_threadsafe(settle, value, error)
+
+    threading.Thread(target=run, name="startup-work", daemon=True).start()
     start = time.monotonic()
-    task = asyncio.ensure_future(asyncio.to_thread(work))
-    try:
-        while True:
-            done, _ = await asyncio.wait({task}, timeout=every_s)
-            if done:
-                return task.result()
-            still(time.monotonic() - start)
-    finally:
-        if not task.done():  # cancelled while waiting: the thread ends on its own
-            task.cancel()
+    while True:
+        done, _ = await asyncio.wait({result}, timeout=every_s)
+        if done:
+            return result.result()
+        still(time.monotonic() - start)
 
 
 async def load_symbols(lang: str, *, every_s: float = EVERY_S) -> None:
