@@ -169,8 +169,8 @@ async def test_each_message_and_each_delivery_is_one_info_line(
     assert re.fullmatch(r"message test/c9 answered: mode normal, \d+\.\d s, 150 tokens",
                         messages[0]), messages
     assert messages[1].endswith(", 10 tokens")
-    delivered = [m for m in said if m.startswith("answer to test:c9:")]
-    assert delivered == ["answer to test:c9: delivered live: 1 piece(s)"] * 2
+    delivered = [m for m in said if m.startswith("answer to test/c9 ")]
+    assert delivered == ["answer to test/c9 delivered live: 1 piece(s)"] * 2
 
 
 # --- bullpen status ----------------------------------------------------------------------------
@@ -372,7 +372,7 @@ async def test_a_console_question_is_one_line_and_bullpen_status_shows_it(
     assert code == 0, err
     assert re.search(r"bot\.gateway: message console/\S+ answered: mode normal, [\d.]+ s, "
                      r"0 tokens", err), err
-    assert re.search(r"bot\.renderer: answer to console:\S* delivered live", err), err
+    assert re.search(r"bot\.renderer: answer to console/\S+ delivered live", err), err
     code, out, err = await _bullpen(env, "status", "--recent", "1", cwd=tmp_path)
     assert code == 0, err
     assert re.search(r"^  console: \d{4}-\d\d-\d\d [\d:]+, 1$", out, re.M), out
