@@ -93,7 +93,8 @@ class App:
         if llm is not None:  # checked once now; the offline modes answer until it answers
             from bot.model_check import ModelHealth, with_fallback
 
-            health = ModelHealth(settings.default_profile() or llm.chain("agent")[0])
+            health = ModelHealth(settings.default_profile() or llm.chain("agent")[0],
+                                 lang=settings.operator_lang)
             model_problem = await health.check()
             health.watch()
             modes = with_fallback(modes, build_modes(settings, registry, None, pool=db.pool,

@@ -86,8 +86,9 @@ class ModelHealth:
     until the endpoint answers (then `answering` is set and the watch ends)."""
 
     def __init__(self, profile: ModelProfile, *, recheck_s: float = RECHECK_S,
-                 timeout_s: float = PROBE_TIMEOUT_S) -> None:
+                 timeout_s: float = PROBE_TIMEOUT_S, lang: str = "en") -> None:
         self.profile = profile
+        self.lang = lang  # the operator's, for the line that says the model is back
         self.recheck_s = recheck_s
         self.timeout_s = timeout_s
         self.problem: str | None = None
@@ -116,8 +117,7 @@ class ModelHealth:
             await asyncio.sleep(self.recheck_s)
             try:
                 if await self.check() is None:
-                    log.warning("the model endpoint answers again: questions go to %s",
-                                self.profile.model)
+                    log.warning(t("startup.model_back", self.lang, model=self.profile.model))
             except Exception as exc:  # a probe that breaks is logged; the watch goes on
                 log.warning("model check failed: %s: %s", type(exc).__name__, exc)
 
