@@ -203,8 +203,8 @@ async def _serve(console_only: bool) -> int:
                 console = ConsoleAdapter(files_dir=app.settings.files_dir, on_eof=stop.set)
                 adapters = [console]
                 if app.offline:
-                    console._console.print(
-                        f"[dim]{t('startup.console_offline', s.operator_lang)}[/dim]")
+                    hint = t("startup.console_offline", s.operator_lang)
+                    console._console.print(f"[dim]{hint}[/dim]")
             await app.start_adapters(adapters)
         except BullpenError as exc:  # a token refused, a port taken since the check: one line
             raise CLIError(str(exc)) from None
