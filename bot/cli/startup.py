@@ -32,8 +32,8 @@ MARKETS = ("cn", "us", "crypto", "fx")
 
 
 def platform_line(adapter: Adapter, settings: Settings, lang: str) -> str:
-    """What `adapter` listens on, from the settings it was built from (the web page's URL from
-    the adapter itself: with WEB_PORT=0 only the bound socket knows its port)."""
+    """What `adapter` listens on, from the settings it was built from (with WEB_PORT=0 the
+    web page's URL from the adapter: only the bound socket knows its port)."""
     s = settings
     name = adapter.name
     if name == "web":
