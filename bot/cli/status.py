@@ -10,7 +10,7 @@ import asyncio
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from core.words import t
 
@@ -110,8 +110,9 @@ def lines(status: Status, lang: str) -> list[str]:
 def where(dsn: str) -> str:
     """The database as the operator knows it, never its password."""
     parts = urlsplit(dsn)
-    host = parts.hostname or parts.query.partition("host=")[2].partition("&")[0] or "localhost"
-    return f"{host}{':' + str(parts.port) if parts.port else ''}{parts.path}"
+    host = (unquote(parts.netloc.rpartition("@")[2])  # an embedded server's socket directory
+            or unquote(parts.query.partition("host=")[2].partition("&")[0]) or "localhost")
+    return f"{host}{parts.path}"
 
 
 async def handle(args: argparse.Namespace) -> int:

@@ -229,6 +229,8 @@ async def test_status_of_a_database_without_bullpen(pg_server: str) -> None:
     assert "password" not in where("postgresql://bullpen:password@db.example:5433/bullpen")
     assert where("postgresql://bullpen:password@db.example:5433/bullpen") == (
         "db.example:5433/bullpen")
+    assert where("postgresql://bullpen_app:pw@%2Ftmp%2Fdata%2Fpgdata/postgres") == (
+        "/tmp/data/pgdata/postgres")
 
 
 # --- bullpen data install ----------------------------------------------------------------------
