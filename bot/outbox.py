@@ -373,8 +373,8 @@ class PostgresOutbox:
                 ids.append(ref.message_id)
             await self._repo.progress(d.id, pieces_sent=sent, message_ids=ids)
         await self._repo.finish(d.id, "delivered")
-        log.info("outbox: %s delivered (%d piece(s), attempt %d)", d.key, len(pieces),
-                 d.attempts)
+        log.info("outbox: %s delivered to %s/%s (%d piece(s), attempt %d)", d.key,
+                 d.chat.platform, d.chat.chat_id, len(pieces), d.attempts)
         return False
 
     async def _respect_pause(self, platform: str) -> None:

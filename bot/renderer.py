@@ -364,6 +364,8 @@ class Renderer:
             await self._hand_over(undelivered, plain)
             return
         self.result.delivered = ok
+        log.info("answer to %s/%s %s live: %d piece(s)", self._chat.platform,
+                 self._chat.chat_id, "delivered" if ok else "NOT delivered", len(pieces))
 
     async def _hand_over(self, pieces: list[tuple[int, str]], plain: bool) -> None:
         """The platform would not take these pieces live: the outbox delivers them (stored

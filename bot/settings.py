@@ -24,9 +24,13 @@ from pydantic import (
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from core.llm.profiles import ROLES, ModelProfile
+from core.words import norm
 
 if TYPE_CHECKING:  # the speech client pulls in `openai`; settings stay light for the CLI
     from core.llm.speech import SpeechProfile
+
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
 def _env(name: str) -> AliasChoices:
@@ -38,10 +42,10 @@ def _env(name: str) -> AliasChoices:
 # the expected shape; they never repeat the value (it is a secret).
 _CREDENTIALS: dict[str, tuple[str, str]] = {
     "telegram_bot_token": (
-        r"\d+:[A-Za-z0-9_-]{1,}",
+        r"\d+:[A-Za-z0-9_-]{30,}",
         "TELEGRAM_BOT_TOKEN is not a Telegram bot token: it is the bot's number, a colon and "
-        "letters, digits, - or _ (123456789:AAH...), as @BotFather gives it: no 'bot' prefix, "
-        "no quotes or spaces"),
+        "35 letters, digits, - or _ (123456789:AAH...), as @BotFather gives it: not cut "
+        "short, no 'bot' prefix, no quotes or spaces"),
     "discord_bot_token": (
         r"[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+",
         "DISCORD_BOT_TOKEN is not a Discord bot token: three dot-separated parts (the Bot page "
@@ -183,9 +187,18 @@ class Settings(BaseSettings):
         None, validation_alias=_env("DATABASE_URL"),
         description=("The Postgres to use (postgresql://user:password@host/db). Unset: an "
                      "embedded Postgres server is started under the data directory."))
-    log_level: str = Field(
-        "WARNING", validation_alias=_env("BULLPEN_LOG_LEVEL"),
-        description="The lowest level logged to stderr (DEBUG, INFO, WARNING, ERROR).")
+    log_level: str | None = Field(
+        None, validation_alias=_env("BULLPEN_LOG_LEVEL"),
+        description=("The lowest level logged to stderr (DEBUG, INFO, WARNING, ERROR). Unset: "
+                     "WARNING, then INFO once `bullpen serve` has started its platforms (its "
+                     "start-up lines, a line per message and per delivery; the SDKs' own "
+                     "chatter stays at WARNING); the console chat and one-shot commands stay at "
+                     "WARNING: their output is the terminal."))
+    operator_lang: str = Field(
+        "en", validation_alias=AliasChoices("BULLPEN_OPERATOR_LANG", "bullpen_operator_lang",
+                                            "LANG"),
+        description=("The language of serve's start-up lines, `bullpen status` and `bullpen "
+                     "data install` (en or zh; unset: zh when the locale, LANG, is Chinese)."))
     log_format: Literal["text", "json"] = Field(
         "text", validation_alias=_env("BULLPEN_LOG_FORMAT"),
         description=("text for people, json for one JSON object per line (log collectors). "
@@ -660,6 +673,22 @@ class Settings(BaseSettings):
         description=("How the admin console logs in as its role bullpen_console on an external "
                      "database (unset: DATABASE_URL with that user and no password; the embedded "
                      "server's is made)."))
+
+    @field_validator("log_level", mode="after")
+    @classmethod
+    def _known_level(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if value.upper() not in LOG_LEVELS:
+            raise ValueError(f"BULLPEN_LOG_LEVEL is not a log level: one of "
+                             f"{', '.join(LOG_LEVELS)}")
+        return value.upper()
+
+    @field_validator("operator_lang", mode="after")
+    @classmethod
+    def _operator_lang(cls, value: str) -> str:
+        """en or zh; a locale (zh_CN.UTF-8, C.UTF-8) counts by its language."""
+        return norm(value)
 
     @field_validator(*_CREDENTIALS, mode="after")
     @classmethod

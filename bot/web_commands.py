@@ -10,14 +10,11 @@ from __future__ import annotations
 import logging
 import weakref
 from typing import TYPE_CHECKING
-from uuid import UUID
 
 from bot.command_table import CommandContext, command
-from bot.logs import register_ephemeral
 from bot.outbox import say
+from bot.web_links import login_link
 from core.errors import PlatformError
-from core.store import Store
-from core.store.web import LOGIN_TTL
 from core.types import ChatRef, Reply
 
 if TYPE_CHECKING:
@@ -45,11 +42,6 @@ def base_url_of(gateway: Gateway) -> str | None:
     return _BASE_URLS.get(gateway)
 
 
-async def login_link(store: Store, base_url: str, user_id: UUID) -> str:
-    """A one-time sign-in link for the person (valid 10 minutes, once)."""
-    token = await store.web.issue_login(user_id)
-    register_ephemeral(token, LOGIN_TTL.total_seconds())  # SDKs log request bodies
-    return f"{base_url}/login/{token}"
 
 
 async def _say_plain(ctx: CommandContext, text: str, *, keep: bool = True) -> None:

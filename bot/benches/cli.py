@@ -23,7 +23,9 @@ from pathlib import Path
 from typing import Any
 
 TARGET_S = 2.0
-HEAVY = ("bot.app", "pandas", "matplotlib", "exchange_calendars", "ict", "debate", "openai")
+# what `bullpen --help` must not import: the app, the data stack, the SDKs, the database driver
+HEAVY = ("bot.app", "pandas", "numpy", "matplotlib", "exchange_calendars", "ict", "debate",
+         "openai", "asyncpg", "telegram", "discord", "slack_bolt", "wechatpy", "aiohttp")
 _PROBE = ("import json, sys; from bot.cli import build_parser; build_parser(); "
           "print(json.dumps(sorted(sys.modules)))")
 

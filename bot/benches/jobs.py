@@ -352,7 +352,7 @@ async def _database(server: str) -> AsyncIterator[str]:
     """A temporary database on `server`, migrated; dropped after."""
     import asyncpg
 
-    from bot.app import MIGRATIONS
+    from bot.migrations import MIGRATIONS
     from core.store import Database, migrate
 
     name = f"bench_jobs_{secrets.token_hex(6)}"

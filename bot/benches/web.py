@@ -105,7 +105,7 @@ async def _run(*, rounds: int) -> dict[str, Any]:
     from bot.app import App
     from bot.commands import COMMANDS
     from bot.settings import load_settings
-    from bot.web_commands import login_link
+    from bot.web_links import login_link
 
     openai_fake, telegram_fake = _fakes()
     stream = openai_fake.Turn(text=ANSWER, chunk=8, chunk_delay_s=0.02)

@@ -31,7 +31,8 @@ _reported: set[str] = set()  # unknown keys already warned about (serve reads se
 
 
 def settings() -> Settings:
-    """The settings of a command that starts Bullpen (serve, chat, ask, db, symbols).
+    """The settings of a command that starts Bullpen (serve, chat, ask, db, symbols); logging
+    at BULLPEN_LOG_LEVEL, unset WARNING (`serve` turns to INFO once its platforms are up).
 
     A key under BULLPEN_ that names no setting stops it with one line naming the closest
     setting: a misspelt switch (`BULLPEN_SANDBOX_ISOLATON`, `BULLPEN_ACESS=allowlist`, a
@@ -53,7 +54,7 @@ def settings() -> Settings:
         s = load_settings()
     except ValidationError as exc:
         raise CLIError(bad_setting(exc)) from None
-    logs.setup(s.log_level, s.log_format, secrets=logs.secrets_of(s))
+    logs.setup(s.log_level or "WARNING", s.log_format, secrets=logs.secrets_of(s))
     for key, line in unknown:
         if key not in _reported:
             _reported.add(key)
@@ -90,12 +91,12 @@ def use_data_dir() -> None:
 
 
 @contextlib.asynccontextmanager
-async def running_app() -> AsyncIterator[App]:
+async def running_app(s: Settings | None = None) -> AsyncIterator[App]:
     from bot import malloc
     from bot.app import App
     from core.errors import ConfigError, StoreError
 
-    s = settings()
+    s = s or settings()
     malloc.limit_arenas(s.malloc_arena_max)  # before the App starts a thread (bot.malloc)
     try:
         app = await App.create(s)
@@ -178,12 +179,15 @@ def check_ports(listeners: list[tuple[str, str, int]]) -> None:
 
 async def _serve(console_only: bool) -> int:
     from adapters.console import ConsoleAdapter
+    from bot import logs
+    from bot.cli import startup
     from core.errors import BullpenError
+    from core.words import t
 
     s = settings()
     wanted = [] if console_only else s.platforms_configured()
     check_ports(s.listeners(wanted))
-    async with running_app() as app:
+    async with running_app(s) as app:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -199,13 +203,23 @@ async def _serve(console_only: bool) -> int:
                 console = ConsoleAdapter(files_dir=app.settings.files_dir, on_eof=stop.set)
                 adapters = [console]
                 if app.offline:
-                    console._console.print(
-                        "[dim]No LLM configured (BULLPEN_LLM_BASE_URL): the offline analyst "
-                        "answers from the offline data snapshot.[/dim]")
+                    hint = t("startup.console_offline", s.operator_lang)
+                    console._console.print(f"[dim]{hint}[/dim]")
             await app.start_adapters(adapters)
         except BullpenError as exc:  # a token refused, a port taken since the check: one line
             raise CLIError(str(exc)) from None
-        await stop.wait()
+        if platforms and s.log_level is None:
+            # up: from here the operator reads the log (start-up lines, a line per message and
+            # per delivery); a start that fails stays one line
+            logs.setup("INFO", s.log_format)
+        reporting = asyncio.create_task(startup.report(app, adapters, serving=bool(platforms)),
+                                        name="startup-lines")
+        try:
+            await stop.wait()
+        finally:
+            reporting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reporting
         if console is not None and console.closed.is_set():
             await app.gateway.idle()  # piped input: answer what was asked before leaving
         return 0
@@ -232,7 +246,7 @@ async def _db() -> tuple[Database, Settings]:
 
 
 async def db_migrate() -> int:
-    from bot.app import MIGRATIONS
+    from bot.migrations import MIGRATIONS
     from core.errors import StoreError
     from core.store.migrate import migrate
 
@@ -248,7 +262,7 @@ async def db_migrate() -> int:
 
 
 async def db_status() -> int:
-    from bot.app import MIGRATIONS
+    from bot.migrations import MIGRATIONS
     from core.store.migrate import status
 
     db, _ = await _db()
@@ -285,7 +299,8 @@ async def reuse_database(settings: Settings) -> tuple[Database | None, Any]:
     """For `bullpen debate` and `bullpen podcast`: the database when `DATABASE_URL` names one
     (stored debate reports are reused; an unreachable one is said and skipped), and the tool
     registry (on that database's cache, else plain)."""
-    from bot.app import MIGRATIONS, build_tools
+    from bot.app import build_tools
+    from bot.migrations import MIGRATIONS
     from core.errors import StoreError
     from core.store import Database
     from core.store.migrate import migrate

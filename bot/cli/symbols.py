@@ -91,8 +91,8 @@ def refresh_entries(*, live: bool = False) -> tuple[list[SymbolEntry], float]:
 
 async def _save_to_db(entries: list[SymbolEntry]) -> int:
     """Replace the `stocknames` table (embedded Postgres unless DATABASE_URL is set)."""
-    from bot.app import MIGRATIONS
     from bot.cli.runtime import CLIError, settings
+    from bot.migrations import MIGRATIONS
     from core.errors import StoreError
     from core.store import Database, migrate
     from tools.symbols import content_key

@@ -28,9 +28,9 @@ def _account(text: str) -> tuple[str, str]:
 
 
 async def handle(args: argparse.Namespace) -> int:
-    from bot.app import MIGRATIONS
     from bot.cli.runtime import _db
-    from bot.web_commands import login_link
+    from bot.migrations import MIGRATIONS
+    from bot.web_links import login_link
     from core.store import Store, migrate
 
     platform, uid = _account(args.user)

@@ -28,7 +28,8 @@ LANGS: tuple[Lang, ...] = ("en", "zh")
 NAMESPACES: tuple[str, ...] = ("labels", "chat", "phrase", "src", "ta", "ict", "age", "grammar",
                                "debate", "subs", "report", "plan",
                                "offline", "answer", "scripting", "admin",
-                               "podcast", "report_pdf")
+                               "podcast", "report_pdf",
+                               "startup")
 
 
 def norm(lang: str | None) -> Lang:

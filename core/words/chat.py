@@ -422,11 +422,6 @@ WORDS: dict[str, dict[str, str]] = {
         "en": "Sources: {prices}; {statements} (offline data)",
         "zh": "数据来源：{prices}；{statements}（离线数据）",
     },
-    "model_down": {
-        "en": "offline analyst · the model is not answering (see the start-up log); it answers "
-              "again as soon as it is back",
-        "zh": "离线分析师 · 大模型暂时无法连接（见启动日志），恢复后自动切回大模型",
-    },
     "not_understood": {
         "en": "I could not find a stock, index, crypto or FX pair in that. Try “NVDA latest "
               "close”, “S&P 500 last month” or “bitcoin price”; “hello” shows what the offline "

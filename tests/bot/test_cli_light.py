@@ -14,8 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from bot.benches.cli import HEAVY
+
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ("bot.app", "pandas", "matplotlib", "exchange_calendars", "ict", "debate")
+# what the small commands never import (they may open a database and read the settings)
+SMALL = ("bot.app", "bot.gateway", "bot.command_table", "pandas", "matplotlib",
+         "exchange_calendars", "ict", "debate", "openai", "telegram", "discord")
 
 
 def _modules_after(code: str) -> set[str]:
@@ -44,12 +48,23 @@ def test_help_runs_and_imports_nothing_heavy() -> None:
     assert _heavy(_modules_after(code)) == []
 
 
-@pytest.mark.parametrize("command", ["ict", "debate", "symbols", "eval", "podcast", "data"])
+@pytest.mark.parametrize("command", ["ict", "debate", "symbols", "eval", "podcast", "data",
+                                     "status", "web", "settings", "db"])
 def test_a_subcommands_help_imports_nothing_heavy(command: str) -> None:
     code = ("import contextlib, io; from bot.cli import main\n"
             "with contextlib.redirect_stdout(io.StringIO()), "
             f"contextlib.suppress(SystemExit):\n    main([{command!r}, '--help'])")
     assert _heavy(_modules_after(code)) == []
+
+
+def test_the_small_commands_import_what_they_need_not_the_app() -> None:
+    """`status`, `web login`, `db`, `settings doc`, `data status|list`: a database and the
+    settings at most, never the app, the command table (and its calendars) or pandas."""
+    loaded = _modules_after(
+        "import bot.cli.status, bot.cli.web, bot.cli.runtime, bot.cli.settings\n"
+        "import bot.cli.data, bot.migrations, bot.web_links, bot.settings_doc\n"
+        "import tools.data.packs, core.store, core.store.migrate")
+    assert sorted(m for m in loaded if m in SMALL or m.split(".")[0] in SMALL) == []
 
 
 def test_reading_the_settings_does_not_load_the_model_client() -> None:

@@ -126,16 +126,19 @@ def test_setup_covers_handlers_other_loggers_already_have(root: logging.Logger) 
     assert "configured-Secret-77" not in stream.getvalue() and logs.MASK in stream.getvalue()
 
 
+TG = "1:tg-token-abcdefghijklmnopqrstuvwxyz012"
+
+
 def test_the_configured_secrets_are_taken_from_the_settings(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BULLPEN_LLM_JUDGE_API_KEY", "judge-key-123")
     settings = load_settings(
-        database_url="postgresql://u:db-password-1@h/db", telegram_bot_token="1:tg-token",
+        database_url="postgresql://u:db-password-1@h/db", telegram_bot_token=TG,
         telegram_webhook_secret="hook-secret", slack_signing_secret="slack-signing",
         wechat_encoding_aes_key="aesKey43" + "x" * 35, llm_base_url="http://llm", llm_model="m",
         llm_api_key="llm-key-9", discord_public_key="not-a-secret")
     found = logs.secrets_of(settings)
-    for secret in ("db-password-1", "1:tg-token", "hook-secret", "slack-signing",
+    for secret in ("db-password-1", TG, "hook-secret", "slack-signing",
                    "aesKey43" + "x" * 35, "llm-key-9", "judge-key-123"):
         assert secret in found
     assert "not-a-secret" not in found and all(isinstance(s, str) for s in found)

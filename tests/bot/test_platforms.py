@@ -19,7 +19,8 @@ def test_nothing_configured_means_no_platform():
 def test_each_platform_is_built_from_its_settings():
     s = load_settings(**{
         **BASE,
-        "telegram_bot_token": "123:abc", "telegram_webhook_url": None,
+        "telegram_bot_token": "123:abcdefghijklmnopqrstuvwxyz0123456789",
+        "telegram_webhook_url": None,
         "slack_bot_token": "xoxb-1", "slack_signing_secret": "s3",
         "discord_bot_token": "d.t.x", "discord_application_id": 1,
         "wechat_token": "t", "wechat_app_id": "wx0123456789abcdef", "wechat_app_secret": "s" * 32,
@@ -35,11 +36,11 @@ def test_each_platform_is_built_from_its_settings():
 
 
 def test_a_telegram_webhook_without_secret_is_refused_unless_explicitly_insecure():
-    s = load_settings(**{**BASE, "telegram_bot_token": "123:abc",
+    s = load_settings(**{**BASE, "telegram_bot_token": "123:abcdefghijklmnopqrstuvwxyz0123456789",
                          "telegram_webhook_url": "https://bot.example/tg"})
     with pytest.raises(ConfigError, match="TELEGRAM_WEBHOOK_SECRET"):
         build_adapters(s, ["telegram"])
-    s = load_settings(**{**BASE, "telegram_bot_token": "123:abc",
+    s = load_settings(**{**BASE, "telegram_bot_token": "123:abcdefghijklmnopqrstuvwxyz0123456789",
                          "telegram_webhook_url": "https://bot.example/tg",
                          "telegram_webhook_insecure": True})
     assert build_adapters(s, ["telegram"])[0].name == "telegram"

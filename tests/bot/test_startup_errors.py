@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import socket
@@ -100,6 +101,7 @@ def test_two_platforms_on_one_port_is_one_line(tmp_path: Path) -> None:
     ("TELEGRAM_BOT_TOKEN", "bot777000111:AAHsecretPart_xyz", {}),
     ("TELEGRAM_BOT_TOKEN", "777000111", {}),
     ("TELEGRAM_BOT_TOKEN", "777000111:AAH secret", {}),
+    ("TELEGRAM_BOT_TOKEN", "777000111:AAHcutShort-abc", {}),  # copied only in part
     ("DISCORD_BOT_TOKEN", "1234567890123456789", {}),
     ("DISCORD_BOT_TOKEN", "Bot MTIzNDU2.Gq1x2y.secretPartOfTheToken", {}),
     ("SLACK_BOT_TOKEN", "xapp-1-A0BULL-3333-secretAppToken", {}),
@@ -124,7 +126,6 @@ def test_a_malformed_credential_is_one_line_naming_the_setting_not_the_value(
 async def test_a_well_formed_token_the_platform_rejects_is_one_line(
         tmp_path: Path, pg_dsn: str) -> None:
     """The shape is right, Telegram (its loopback fake) says no: one line, exit 2."""
-    import asyncio
 
     from tests.fakes.telegram_server import FakeTelegram
 
@@ -177,8 +178,9 @@ def test_the_note_speaks_the_askers_language(tmp_path: Path, pg_dsn: str) -> Non
 
 
 async def test_a_model_that_comes_back_answers_again() -> None:
-    """Down at start: the offline mode answers with the note; once the endpoint answers (and
-    the re-check interval passed), the model's mode answers."""
+    """Down at start: the offline mode answers with the note; the background re-check finds
+    the endpoint once it answers, and the model's mode answers again (no question waits on a
+    probe)."""
 
     class Said:
         def __init__(self, name: str) -> None:
@@ -189,18 +191,25 @@ async def test_a_model_that_comes_back_answers_again() -> None:
 
     port = free_port()
     profile = ModelProfile(base_url=f"http://127.0.0.1:{port}/v1", model="fake-model")
-    health = ModelHealth(profile, recheck_s=0.0, timeout_s=2.0)
+    health = ModelHealth(profile, recheck_s=0.05, timeout_s=2.0)
     assert "cannot reach" in (await health.check() or "")
     mode = FallbackMode(Said("model"), Said("offline"), health)
 
     class Turn_:
         lang = "zh"
 
-    got = [e async for e in mode.run(Turn_())]
-    assert isinstance(got[-1], Done) and got[-1].text == "offline" and "大模型" in got[-1].label
-    async with _models_on(port, ["fake-model"]):  # the endpoint the settings name comes up
+    health.watch()
+    try:
         got = [e async for e in mode.run(Turn_())]
-        assert isinstance(got[-1], Done) and got[-1].text == "model" and got[-1].label == ""
+        assert isinstance(got[-1], Done) and got[-1].text == "offline"
+        assert "大模型" in got[-1].label
+        async with _models_on(port, ["fake-model"]):  # the endpoint the settings name comes up
+            await asyncio.wait_for(health.answering.wait(), timeout=30)
+            got = [e async for e in mode.run(Turn_())]
+            assert isinstance(got[-1], Done) and got[-1].text == "model"
+            assert got[-1].label == ""
+    finally:
+        await health.aclose()
 
 
 @contextlib.asynccontextmanager
@@ -251,3 +260,10 @@ def test_a_bad_role_value_stops_serve_in_one_line(tmp_path: Path) -> None:
     assert out.returncode == 2
     assert one_line(out) == ("bullpen: BULLPEN_LLM_JUDGE_CONTEXT_TOKENS='lots': a whole "
                              "number of tokens, at least 512")
+
+
+def test_a_bad_log_level_stops_serve_in_one_line(tmp_path: Path) -> None:
+    out = serve(tmp_path, {"BULLPEN_LOG_LEVEL": "LOUD"})
+    assert out.returncode == 2
+    assert one_line(out) == ("bullpen: BULLPEN_LOG_LEVEL is not a log level: one of DEBUG, "
+                             "INFO, WARNING, ERROR, CRITICAL")

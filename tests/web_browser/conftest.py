@@ -75,7 +75,7 @@ def serving(pg_dsn: str, tmp_path: Path) -> Callable[..., Any]:
 
     @asynccontextmanager
     async def run(port: int, *, llm: FakeOpenAI | None = None) -> AsyncIterator[tuple[App, str]]:
-        from bot.web_commands import login_link
+        from bot.web_links import login_link
 
         overrides: dict[str, Any] = {}
         if llm is not None:

@@ -71,7 +71,7 @@ async def test_debug_logs_carry_no_link_code_or_sign_in_link(harness: PlatformHa
     goes out in a message body the SDKs log at DEBUG, and comes back in the other account's
     /link message; neither may be written to a log."""
     from bot.logs import REDACTOR
-    from bot.web_commands import login_link
+    from bot.web_links import login_link
 
     out = io.StringIO()
     handler = redacting(logging.StreamHandler(out))

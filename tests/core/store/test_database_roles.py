@@ -11,7 +11,7 @@ from urllib.parse import unquote
 import asyncpg
 import pytest
 
-from bot.app import MIGRATIONS
+from bot.migrations import MIGRATIONS
 from core.store import Database, migrate
 from core.store.database import PASSWORDS_FILE, as_role
 from core.store.roles import APP_ROLE, CONSOLE_ROLE

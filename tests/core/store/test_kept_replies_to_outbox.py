@@ -8,7 +8,7 @@ from pathlib import Path
 
 import asyncpg
 
-from bot.app import MIGRATIONS
+from bot.migrations import MIGRATIONS
 from bot.outbox import AdapterRegistry, PostgresOutbox
 from core.store import Database, DeliveriesRepo, migrate
 from core.testing import RecordingAdapter
