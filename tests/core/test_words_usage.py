@@ -39,6 +39,7 @@ DYNAMIC: dict[str, str] = {
     "ict.check_": "bot/ict_answer.py (a checklist item's key from ict.stack)",
     "offline.iv_": "bot/offline.py (a snapshot series' interval)",
     "offline.market_": "bot/offline.py (a market the coverage lists)",
+    "startup.market_": "bot/cli/startup.py (a market the data line spans)",
     "offline.t_": "bot/offline.py (words_of: w[name] for the coverage table)",
     "offline.line_": "bot/offline_data.py (a statement line: _LINES)",
     "offline.dcf_": "bot/offline_data.py (a DCF input)",
