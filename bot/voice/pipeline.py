@@ -55,6 +55,7 @@ from bot.voice.mandarin import (
 from core.errors import ConfigError, PlatformError, TooLarge
 from core.ports import Adapter, Outbox
 from core.types import Attachment, IncomingMessage
+from core.words import t
 from tools.symbols import Match, SymbolDirectory, default_directory
 from tools.symbols.normalize import has_cjk
 
@@ -96,7 +97,7 @@ class Transcript(BaseModel):
     def heard_line(self, lang: str = "en") -> str:
         """The line shown in the chat before the answer: "Heard: ... -> NVDA, AAPL"."""
         codes = list(dict.fromkeys(m.symbol for m in self.symbols))
-        head = f"听到：{self.text}" if lang == "zh" else f"Heard: {self.text}"
+        head = t("voice.heard", lang, text=self.text)
         return f"{head} -> {', '.join(codes)}" if codes else head
 
 
