@@ -198,5 +198,15 @@ def correct_mandarin(text: str, directory: SymbolDirectory,
                 break
         if not done:
             i += 1
-    found = [m for m in directory.extract(fixed) if m.span is not None]
+    found = [m for m in directory.extract(fixed)
+             if m.span is not None and not _inside_a_number(fixed, *m.span)]
     return Correction(text=text, query=_rewrite(fixed, found, directory, hints), symbols=found)
+
+
+def _inside_a_number(text: str, start: int, end: int) -> bool:
+    """A name made of numerals that is part of a longer run of them: 二三四五 (an alias of
+    岩山科技) in 一二三四五六七, which is counting."""
+    digits = set(_DIGITS) | set("十百千万")
+    if not all(ch in digits for ch in text[start:end]):
+        return False
+    return (start > 0 and text[start - 1] in digits) or (end < len(text) and text[end] in digits)
