@@ -65,12 +65,15 @@ def test_ordinary_sentences_name_nothing_and_ask_nothing(directory: SymbolDirect
     assert r.correction.symbols == [] and r.suggestions == ()
 
 
-def test_indexes_and_codes_as_they_are_said(directory: SymbolDirectory) -> None:
-    for heard, symbol in [("沪深三百今天怎么样", "000300.SH"), ("上证指数今天收盘多少点", "000001.SH"),
-                          ("创业板指今天跌了吗", "399006.SZ"), ("零零零八五八的走势怎么样", "000858.SZ"),
-                          ("平安银行今天怎么样", "000001.SZ")]:
-        r = choose_reading(_hyps((heard, -0.3)), directory, build_hints(directory))
-        assert [m.symbol for m in r.correction.symbols] == [symbol], heard
+@pytest.mark.parametrize(("heard", "symbol"), [
+    ("沪深三百今天怎么样", "000300.SH"), ("上证指数今天收盘多少点", "000001.SH"),
+    ("创业板指今天跌了吗", "399006.SZ"), ("零零零八五八的走势怎么样", "000858.SZ"),
+    ("平安银行今天怎么样", "000001.SZ"),
+])
+def test_indexes_and_codes_as_they_are_said(directory: SymbolDirectory, heard: str,
+                                            symbol: str) -> None:
+    r = choose_reading(_hyps((heard, -0.3)), directory, build_hints(directory))
+    assert [m.symbol for m in r.correction.symbols] == [symbol]
 
 
 def test_the_sound_index_keeps_to_names_people_ask_about(directory: SymbolDirectory) -> None:
