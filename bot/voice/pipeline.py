@@ -416,15 +416,23 @@ class VoicePipeline:
         zh = got.hypotheses.get("zh", ())
         if not zh:
             return None
-        top = zh[0]
-        self.check_mandarin(RawTranscript(text=simplified(top.text), language="zh",
-                                          avg_logprob=top.logprob))
-        reading = await asyncio.to_thread(choose_reading, zh, directory, hint)
-        en = got.hypotheses.get("en", ())
+        top, en = zh[0], got.hypotheses.get("en", ())
+        refused: AudioError | None = None
+        reading: Reading | None = None
+        try:
+            self.check_mandarin(RawTranscript(text=simplified(top.text), language="zh",
+                                              avg_logprob=top.logprob))
+            reading = await asyncio.to_thread(choose_reading, zh, directory, hint)
+        except AudioError as exc:  # not Mandarin after all? the English reading may be
+            if not en:
+                raise
+            refused = exc
         if en and (english := await self._english_reading(en[0], directory, hint, reading,
                                                           got.language_probs)) is not None:
             return english.model_copy(update={"duration_s": audio.duration_s,
                                               "elapsed_s": time.perf_counter() - start})
+        if refused is not None or reading is None:
+            raise refused or SpeechUnclear("nothing recognisable")
         fixed = reading.correction
         return Transcript(text=reading.text, language="zh", duration_s=audio.duration_s,
                           elapsed_s=time.perf_counter() - start, query=fixed.query,
@@ -432,12 +440,14 @@ class VoicePipeline:
                           source=got.backend + ":base:nbest", avg_logprob=reading.logprob)
 
     async def _english_reading(self, hyp: Hypothesis, directory: SymbolDirectory,
-                               hint: Hints | None, reading: Reading,
+                               hint: Hints | None, reading: Reading | None,
                                probs: dict[str, float]) -> Transcript | None:
         """The English reading of a note heard in both languages, when it is the better one:
-        more securities confirmed, or as many and English detected likelier."""
+        more securities confirmed, or as many and English detected likelier (``reading``:
+        the Mandarin one, None when Mandarin was refused)."""
         fixed = await asyncio.to_thread(correct, hyp.text, directory, hint)
-        zh_found = len(reading.correction.symbols) + (0.5 if reading.unsure else 0.0)
+        zh_found = -1.0 if reading is None else (
+            len(reading.correction.symbols) + (0.5 if reading.unsure else 0.0))
         likelier = probs.get("en", 0.0) > probs.get("zh", 0.0)
         if len(fixed.symbols) < zh_found or (len(fixed.symbols) == zh_found and not likelier):
             return None
