@@ -33,6 +33,7 @@ import sys
 import wave
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -103,14 +104,14 @@ def _patch_for_current_libraries() -> None:
 
     pad_center, mel, load = librosa.util.pad_center, librosa.filters.mel, torch.load
 
-    def pad_center_compat(data, size=None, *args, **kwargs):  # type: ignore[no-untyped-def]
-        return pad_center(data, size=size, *args, **kwargs)
+    def pad_center_compat(data: Any, size: Any = None, **kwargs: Any) -> Any:
+        return pad_center(data, size=size, **kwargs)
 
-    def mel_compat(sr=None, n_fft=None, n_mels=128, fmin=0.0, fmax=None,  # type: ignore[no-untyped-def]
-                   *args, **kwargs):
+    def mel_compat(sr: Any = None, n_fft: Any = None, n_mels: int = 128, fmin: float = 0.0,
+                   fmax: Any = None, **kwargs: Any) -> Any:
         return mel(sr=sr, n_fft=n_fft, n_mels=n_mels, fmin=fmin, fmax=fmax, **kwargs)
 
-    def load_compat(*args, **kwargs):  # type: ignore[no-untyped-def]
+    def load_compat(*args: Any, **kwargs: Any) -> Any:
         kwargs.setdefault("weights_only", False)
         kwargs.setdefault("map_location", "cpu")
         return load(*args, **kwargs)
