@@ -153,16 +153,11 @@ def synthesise(text: str, voice: str, cache: Path) -> np.ndarray:
 
 
 def read_wav(data: bytes) -> tuple[np.ndarray, int]:
-    with wave.open(io.BytesIO(data)) as w:
-        raw = w.readframes(w.getnframes())
-        width, channels, rate = w.getsampwidth(), w.getnchannels(), w.getframerate()
-    if width == 2:
-        pcm = np.frombuffer(raw, dtype="<i2").astype(np.float32) / 32768.0
-    elif width == 4:
-        pcm = np.frombuffer(raw, dtype="<i4").astype(np.float32) / 2**31
-    else:
-        raise ValueError(f"{width}-byte samples")
-    return pcm.reshape(-1, channels).mean(axis=1).astype(np.float32), rate
+    """Mono float32 and the rate, from any WAV (the f5-tts clip is IEEE float)."""
+    import soundfile
+
+    pcm, rate = soundfile.read(io.BytesIO(data), dtype="float32", always_2d=True)
+    return pcm.mean(axis=1).astype(np.float32), int(rate)
 
 
 def encode(samples: np.ndarray, rate: int, out: Path) -> None:
