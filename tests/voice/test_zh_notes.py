@@ -21,7 +21,7 @@ from bot.settings import load_settings
 from bot.voice.backends import FasterWhisperBackend, Hypothesis, Listened
 from bot.voice.decode import Audio
 from bot.voice.language import LanguageContext
-from bot.voice.mandarin import simplified
+from bot.voice.mandarin import correct_mandarin, simplified
 from bot.voice.pipeline import VoicePipeline
 from core.agent import AgentRunner
 from core.store import Store
@@ -43,12 +43,11 @@ def _expected(file: str) -> set[str]:
 
 def test_the_fixtures_are_what_the_table_says(directory: SymbolDirectory) -> None:
     assert len(NOTES) >= 40
-    for file in NOTES:
+    for file, row in NOTES.items():
         assert (ZH_AUDIO / file).stat().st_size > 1000, file
-        for symbol in _expected(file):  # every expected symbol is one the directory lists
-            code = symbol.split(".")[0]
-            assert any(e.symbol == symbol for e in [directory.get(code, m) for m in
-                                                    ("cn", "us", "hk")] if e), symbol
+        # what is said, read as text, names exactly the symbols expected
+        said = correct_mandarin(row["text"], directory)
+        assert {m.symbol for m in said.symbols} == _expected(file), file
     assert sum(not _expected(f) for f in NOTES) >= 8  # notes that name no stock
     assert sum(f.endswith(".amr") for f in NOTES) > len(NOTES) / 2  # as WeChat sends them
 
