@@ -24,11 +24,12 @@ async def test_a_mandarin_voice_note_on_wechat_is_answered_about_the_right_stock
         async with FakeOpenAI([], default=answer) as llm:
             async with harness.running(llm=llm, whisper_multilingual_model=model):
                 await harness.send_voice(USER, ZH_AUDIO / "moutai_up.amr")
-                await harness.wait_for(lambda: harness.final_text(USER) == "贵州茅台今天收涨。",
+                # the answer may carry a label ("unverified: no data tool ...") after it
+                await harness.wait_for(lambda: "今天收涨" in harness.final_text(USER),
                                        within_s=120)
                 await harness.idle()
-    heard, answer = harness.visible_messages(USER)
+    heard, said = harness.visible_messages(USER)
     assert heard.startswith("听到：") and heard.endswith("-> 600519.SH"), heard
-    assert answer == "贵州茅台今天收涨。"
-    asked = user_texts(llm)
-    assert asked and all("贵州茅台 (600519.SH)" in q for q in asked), asked
+    assert said.startswith("贵州茅台今天收涨。")
+    question = user_texts(llm)[0]  # the note's question (a nudge to use tools may follow)
+    assert "贵州茅台 (600519.SH)" in question, question
