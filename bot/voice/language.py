@@ -1,9 +1,11 @@
 """Which language a voice note is in: Mandarin or English, never anything else.
 
-What is known about the person comes first (their ``/lang``, the language of their recent
-messages, the platform's locale), then the multilingual model's own detection restricted to
-``zh`` and ``en``. A note the model hears as neither (Cantonese, Thai ...) is refused with a
-message asking to type: Whisper base has no Cantonese, so guessing would produce nonsense.
+What is known about the person decides first (their ``/lang``, the language of their recent
+messages, the platform's locale: WeChat is Mandarin); with nothing known, the multilingual
+model's own detection restricted to ``zh`` and ``en``, and a short note it is unsure of is
+heard in both (the pipeline keeps the reading whose symbols the directory confirms). A note
+the model hears as neither (Cantonese, Thai ...) is refused with a message asking to type:
+Whisper base has no Cantonese, so guessing would produce nonsense.
 """
 
 from __future__ import annotations
@@ -61,8 +63,8 @@ def recent_language(texts: Sequence[str]) -> str | None:
     return "zh" if zh * 2 > len(votes) else "en" if zh * 2 < len(votes) else None
 
 
-def choose(context: LanguageContext, probs: Mapping[str, float]) -> str:
-    """zh or en for a note, from the context and the model's language probabilities.
+def detected(context: LanguageContext, probs: Mapping[str, float]) -> str | None:
+    """zh or en when the model's detection (restricted to the two) is sure, else None.
 
     Raises :class:`LanguageUnsupported` when the model hears another language.
     """
@@ -77,6 +79,18 @@ def choose(context: LanguageContext, probs: Mapping[str, float]) -> str:
         return "zh"
     if 1.0 - zh >= DETECTION_DECIDES:
         return "en"
+    return None
+
+
+def choose(context: LanguageContext, probs: Mapping[str, float]) -> str:
+    """zh or en for a note, from the context and the model's language probabilities.
+
+    Raises :class:`LanguageUnsupported` when the model hears another language.
+    """
+    sure = detected(context, probs)
+    if sure is not None:
+        return sure
+    zh = probs.get("zh", 0.0) / max(1e-9, sum(probs.get(lang, 0.0) for lang in LANGUAGES))
     return context.prior or ("zh" if zh >= 0.5 else "en")
 
 

@@ -62,6 +62,16 @@ def cantonese_share(text: str) -> float:
     return sum(ch in CANTONESE_MARKS for ch in cjk) / len(cjk) if cjk else 0.0
 
 
+_INDEX_NUMBERS = {"五十": "50", "一百": "100", "两百": "200", "二百": "200", "三百": "300",
+                  "五百": "500", "一千": "1000", "两千": "2000"}
+_SPOKEN_INDEX = re.compile(f"(沪深|中证|上证|深证|科创|创业板)({'|'.join(_INDEX_NUMBERS)})")
+
+
+def spoken_index_numbers(text: str) -> str:
+    """"沪深三百" -> "沪深300": an index's number as it is said, as the directory writes it."""
+    return _SPOKEN_INDEX.sub(lambda m: m.group(1) + _INDEX_NUMBERS[m.group(2)], text)
+
+
 def spoken_codes(text: str, directory: SymbolDirectory) -> str:
     """"六零零五一九" -> "600519" when the directory lists that code (length-changing)."""
 
@@ -165,7 +175,7 @@ def correct_mandarin(text: str, directory: SymbolDirectory,
     text = simplified(text.strip())
     if not text:
         return Correction(text="", query="")
-    work = spoken_codes(text, directory)
+    work = spoken_codes(spoken_index_numbers(text), directory)
     names = chinese_names(directory)
     # fix sound-alikes first (longest windows first), then let the directory read the result
     fixed = work
@@ -188,5 +198,15 @@ def correct_mandarin(text: str, directory: SymbolDirectory,
                 break
         if not done:
             i += 1
-    found = [m for m in directory.extract(fixed) if m.span is not None]
+    found = [m for m in directory.extract(fixed)
+             if m.span is not None and not _inside_a_number(fixed, *m.span)]
     return Correction(text=text, query=_rewrite(fixed, found, directory, hints), symbols=found)
+
+
+def _inside_a_number(text: str, start: int, end: int) -> bool:
+    """A name made of numerals that is part of a longer run of them: 二三四五 (an alias of
+    岩山科技) in 一二三四五六七, which is counting."""
+    digits = set(_DIGITS) | set("十百千万")
+    if not all(ch in digits for ch in text[start:end]):
+        return False
+    return (start > 0 and text[start - 1] in digits) or (end < len(text) and text[end] in digits)

@@ -19,7 +19,10 @@ from uuid import UUID
 from pydantic import BaseModel, Field
 
 from bot.voice.backends import (
+    SHORT_NOTE_S,
+    Decide,
     FasterWhisperBackend,
+    Hypothesis,
     RawTranscript,
     Transcriber,
     make_backend,
@@ -44,17 +47,23 @@ from bot.voice.decode import (
     decode,
 )
 from bot.voice.hints import Hints, build_hints
-from bot.voice.language import PLATFORM_LOCALE, ContextSource, LanguageContext, choose
+from bot.voice.language import (
+    PLATFORM_LOCALE,
+    ContextSource,
+    LanguageContext,
+    choose,
+    detected,
+)
 from bot.voice.mandarin import (
-    ZH_PROMPT,
     cantonese_share,
     correct_mandarin,
     simplified,
-    strip_prompt_echo,
 )
+from bot.voice.reading import Reading, choose_reading
 from core.errors import ConfigError, PlatformError, TooLarge
 from core.ports import Adapter, Outbox
-from core.types import Attachment, IncomingMessage
+from core.types import Attachment, Button, IncomingMessage
+from core.words import is_zh, t
 from tools.symbols import Match, SymbolDirectory, default_directory
 from tools.symbols.normalize import has_cjk
 
@@ -79,6 +88,9 @@ MIN_LOGPROB_ZH = -1.3
 # ("Xiaomi" at -6.8 on a note that said "Show me"); names really said scored -4.1 at worst.
 LEAK_LOGPROB = -5.5
 CANTONESE_SHARE = 0.12
+# A note no longer than this whose language detection is unsure is heard in both languages.
+BOTH_LANGUAGES_MAX_S = 15.0
+CALLBACK_BYTES = 64  # Telegram's limit on a button's data
 
 
 class Transcript(BaseModel):
@@ -92,11 +104,34 @@ class Transcript(BaseModel):
     symbols: list[Match] = Field(default_factory=list)
     source: str = ""  # backend name, or "recognition" (the platform's own transcript)
     avg_logprob: float | None = None
+    # securities the note may have named but was not sure enough of: asked about, not acted on
+    suggestions: list[Match] = Field(default_factory=list)
+
+    @property
+    def unsure(self) -> bool:
+        return bool(self.suggestions) and not self.symbols
+
+    def choices(self, lang: str = "en") -> list[tuple[str, str]]:
+        """(label, button data) for each suggestion: pressing one asks the question about it
+        (``/fast SYMBOL heard text``, within Telegram's 64 bytes of callback data)."""
+        out = []
+        for m in self.suggestions:
+            data = f"fast:{m.symbol} {self.text}"
+            while len(data.encode("utf-8")) > CALLBACK_BYTES:
+                data = data[:-1]
+            out.append((f"{_shown_name(m, lang)} ({m.symbol})", data.rstrip()))
+        return out
+
+    def ask_line(self, lang: str = "en") -> str:
+        """"Heard: ... Did you mean 五粮液 (000858.SZ)?": what an unsure note gets."""
+        names = [f"{_shown_name(m, lang)} ({m.symbol})" for m in self.suggestions]
+        return t("voice.did_you_mean", lang, text=self.text,
+                 choices=t("voice.or", lang).join(names))
 
     def heard_line(self, lang: str = "en") -> str:
         """The line shown in the chat before the answer: "Heard: ... -> NVDA, AAPL"."""
         codes = list(dict.fromkeys(m.symbol for m in self.symbols))
-        head = f"听到：{self.text}" if lang == "zh" else f"Heard: {self.text}"
+        head = t("voice.heard", lang, text=self.text)
         return f"{head} -> {', '.join(codes)}" if codes else head
 
 
@@ -118,7 +153,8 @@ class VoicePipeline:
                  multilingual: FasterWhisperBackend | None = None,
                  english_model: str = "tiny.en",
                  context_source: ContextSource | None = None, deadline_s: float = 20.0,
-                 deadline_per_audio_s: float = 0.5, deadline_max_s: float = 90.0) -> None:
+                 deadline_per_audio_s: float = 0.5, deadline_max_s: float = 90.0,
+                 nbest: int = 5) -> None:
         self.backend: Transcriber = backend if backend is not None else make_backend()
         # Mandarin (and language detection); None: English only, as with tiny.en alone
         self.multilingual = multilingual
@@ -129,6 +165,8 @@ class VoicePipeline:
         self.deadline_s = deadline_s
         self.deadline_per_audio_s = deadline_per_audio_s
         self.deadline_max_s = deadline_max_s
+        # readings kept from the beam for a Mandarin note (0: the one-best path, as before)
+        self.nbest = nbest
         self.max_seconds = max_seconds
         self.max_bytes = max_bytes
         self.hint_source = hint_source
@@ -265,11 +303,12 @@ class VoicePipeline:
                 lang = choose(context, await multi.detect(audio))
             if lang == "en" and self.english_model != "base":
                 return await self.backend.transcribe(audio, prompt=prompt)
-            used = ZH_PROMPT if lang == "zh" else prompt
+            # no prompt for Mandarin: the generic one cost names (2/20 exact, 7/20 without)
+            used = "" if lang == "zh" else prompt
             raw = await multi.transcribe(audio, prompt=used, language=lang, deadline=deadline)
             text = drop_prompt_leaks(raw, used)
             if lang == "zh":
-                text = strip_prompt_echo(simplified(text))
+                text = simplified(text)
             return RawTranscript(text=text, language=lang,
                                  language_probability=raw.language_probability,
                                  avg_logprob=raw.avg_logprob, no_speech_prob=raw.no_speech_prob,
@@ -307,6 +346,12 @@ class VoicePipeline:
             log.debug("voice note %s (%s, %d bytes)", filename or "-", mime or "-", len(data))
             audio = await asyncio.to_thread(decode, data, max_bytes=self.max_bytes,
                                             max_seconds=self.max_seconds)
+            context = context or LanguageContext()
+            if self._listens(audio, context):
+                heard = await self._listen(audio, context, hint, directory, start)
+                if heard is not None:
+                    return heard
+                context = LanguageContext(chosen="en")  # detection: English, the path below
             prompt = hint.prompt if (self.use_hints and hint is not None) else ""
             try:
                 raw = await self.hear(audio, context=context, prompt=prompt)
@@ -333,6 +378,87 @@ class VoicePipeline:
         return Transcript(text=raw.text.strip(), language=raw.language, duration_s=duration,
                           elapsed_s=time.perf_counter() - start, query=query, symbols=symbols,
                           source=raw.backend, avg_logprob=raw.avg_logprob)
+
+    def _listens(self, audio: Audio, context: LanguageContext) -> bool:
+        """Whether the n-best path hears this note: a multilingual faster-whisper model, one
+        window, and a note that may be Mandarin (English by context keeps its own path)."""
+        return (isinstance(self.multilingual, FasterWhisperBackend) and self.nbest > 0
+                and audio.duration_s <= SHORT_NOTE_S and context.prior != "en")
+
+    def _languages(self, context: LanguageContext, duration_s: float) -> Decide:
+        def decide(probs: dict[str, float]) -> tuple[str, ...]:
+            if context.prior is not None:
+                return (context.prior,)
+            sure = detected(context, probs)
+            if sure is not None:
+                return (sure,) if sure == "zh" else ()
+            return ("zh", "en") if duration_s <= BOTH_LANGUAGES_MAX_S else (
+                ("zh",) if probs.get("zh", 0.0) >= probs.get("en", 0.0) else ())
+        return decide
+
+    async def _listen(self, audio: Audio, context: LanguageContext, hint: Hints | None,
+                      directory: SymbolDirectory, start: float) -> Transcript | None:
+        """Mandarin (or, when unsure, both languages) from one encoder pass and the beam's n
+        best readings; None when the note is English (heard by the English path)."""
+        multi = self.multilingual
+        assert isinstance(multi, FasterWhisperBackend)
+        limit = self.deadline_for(audio.duration_s)
+        try:
+            got = await asyncio.wait_for(multi.listen(
+                audio, decide=None if context.prior else self._languages(
+                    context, audio.duration_s),
+                languages=(context.prior,) if context.prior else (),
+                hypotheses=self.nbest), timeout=limit)
+        except TimeoutError as exc:
+            raise NoteTooSlow(f"not heard within {limit:.0f} s", limit=limit) from exc
+        except ConfigError as exc:
+            raise TranscriptionUnavailable(str(exc)) from exc
+        zh = got.hypotheses.get("zh", ())
+        if not zh:
+            return None
+        top, en = zh[0], got.hypotheses.get("en", ())
+        refused: AudioError | None = None
+        reading: Reading | None = None
+        try:
+            self.check_mandarin(RawTranscript(text=simplified(top.text), language="zh",
+                                              avg_logprob=top.logprob))
+            reading = await asyncio.to_thread(choose_reading, zh, directory, hint)
+        except AudioError as exc:  # not Mandarin after all? the English reading may be
+            if not en:
+                raise
+            refused = exc
+        if en and (english := await self._english_reading(en[0], directory, hint, reading,
+                                                          got.language_probs)) is not None:
+            return english.model_copy(update={"duration_s": audio.duration_s,
+                                              "elapsed_s": time.perf_counter() - start})
+        if refused is not None or reading is None:
+            raise refused or SpeechUnclear("nothing recognisable")
+        fixed = reading.correction
+        return Transcript(text=reading.text, language="zh", duration_s=audio.duration_s,
+                          elapsed_s=time.perf_counter() - start, query=fixed.query,
+                          symbols=fixed.symbols, suggestions=list(reading.suggestions),
+                          source=got.backend + ":base:nbest", avg_logprob=reading.logprob)
+
+    async def _english_reading(self, hyp: Hypothesis, directory: SymbolDirectory,
+                               hint: Hints | None, reading: Reading | None,
+                               probs: dict[str, float]) -> Transcript | None:
+        """The English reading of a note heard in both languages, when it is the better one:
+        more securities confirmed, or as many and English detected likelier (``reading``:
+        the Mandarin one, None when Mandarin was refused)."""
+        fixed = await asyncio.to_thread(correct, hyp.text, directory, hint)
+        zh_found = -1.0 if reading is None else (
+            len(reading.correction.symbols) + (0.5 if reading.unsure else 0.0))
+        likelier = probs.get("en", 0.0) > probs.get("zh", 0.0)
+        if len(fixed.symbols) < zh_found or (len(fixed.symbols) == zh_found and not likelier):
+            return None
+        try:
+            self.check(RawTranscript(text=hyp.text, language="en", avg_logprob=hyp.logprob),
+                       fixed.symbols)
+        except AudioError:
+            return None
+        return Transcript(text=hyp.text.strip(), language="en", duration_s=0.0, elapsed_s=0.0,
+                          query=fixed.query, symbols=fixed.symbols, source="base:nbest",
+                          avg_logprob=hyp.logprob)
 
     async def warm_up(self) -> None:
         """Build the directory and hints and load the model now, not on the first note.
@@ -391,6 +517,11 @@ class VoicePipeline:
         log.info("voice note %s/%s: %.1f s in %.2f s -> %s", msg.platform, msg.message_id,
                  transcript.duration_s, transcript.elapsed_s,
                  [m.symbol for m in transcript.symbols])
+        if transcript.unsure:  # a name it may have misheard: ask, do not guess
+            await self._say(adapter, msg, transcript.ask_line(lang),
+                            buttons=[[Button(label=label, data=data)]
+                                     for label, data in transcript.choices(lang)])
+            return None
         await self._say(adapter, msg, transcript.heard_line(lang))
         return transcript.query
 
@@ -421,11 +552,17 @@ class VoicePipeline:
             log.warning("hint source failed for %s: %s", user_id, exc)
             return ()
 
-    async def _say(self, adapter: Adapter, msg: IncomingMessage, text: str) -> None:
+    async def _say(self, adapter: Adapter, msg: IncomingMessage, text: str,
+                   buttons: list[list[Button]] | None = None) -> None:
         """The gateway's path for a short reply: at once, or through the outbox."""
         from bot.outbox import say
 
-        await say(adapter, msg, text, outbox=self.outbox, plain=True)
+        await say(adapter, msg, text, outbox=self.outbox, plain=True, buttons=buttons)
+
+
+def _shown_name(m: Match, lang: str) -> str:
+    """A security's name as the reader knows it: 五粮液, or NVIDIA for an English reader."""
+    return m.name if is_zh(lang) and has_cjk(m.name) else m.name.split(",")[0]
 
 
 def drop_prompt_leaks(raw: RawTranscript, prompt: str) -> str:

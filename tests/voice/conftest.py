@@ -45,3 +45,32 @@ def backend() -> FasterWhisperBackend:
 @pytest.fixture(scope="session")
 def pipeline(backend: FasterWhisperBackend, directory: SymbolDirectory) -> VoicePipeline:
     return VoicePipeline(backend=backend, directory=directory)
+
+
+ZH_AUDIO = Path(__file__).resolve().parents[1] / "fixtures" / "voice_zh"
+
+
+def zh_audio(name: str) -> bytes:
+    return (ZH_AUDIO / name).read_bytes()
+
+
+@pytest.fixture(scope="session")
+def base() -> FasterWhisperBackend:
+    """Whisper base from the data pack (``make test`` installs it): fails, never skips."""
+    from tools.data import packs
+    from tools.data.config import DEFAULT_PACKS_DIR
+
+    state, detail = packs.state_of(packs.by_name("whisper-base"), DEFAULT_PACKS_DIR)
+    if state != "installed":
+        pytest.fail(f"the whisper-base data pack is {state} {detail}: run `bullpen data "
+                    f"install --dir {DEFAULT_PACKS_DIR}` (make test does)")
+    settings = load_settings()
+    return FasterWhisperBackend(model="base", compute_type=settings.whisper_compute_type,
+                                cpu_threads=settings.whisper_cpu_threads)
+
+
+@pytest.fixture(scope="session")
+def zh_pipeline(backend: FasterWhisperBackend, base: FasterWhisperBackend,
+                directory: SymbolDirectory) -> VoicePipeline:
+    base.pool = backend.pool
+    return VoicePipeline(backend=backend, multilingual=base, directory=directory)

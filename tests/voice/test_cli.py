@@ -47,20 +47,6 @@ def test_unusable_and_missing_files(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "no such file" in capsys.readouterr().err
 
 
-def test_a_mandarin_note_with_lang_zh(capsys: pytest.CaptureFixture[str]) -> None:
-    """Simplified Chinese with symbols from the directory, or a refusal that says why."""
-    from bot.voice.mandarin import simplified
-
-    code = _run(str(AUDIO / "zh_moutai_catl.amr"), "--lang", "zh", "--json")
-    out = json.loads(capsys.readouterr().out)
-    if code == 1:
-        assert out["error"] in ("SpeechUnclear", "LanguageUnsupported") and "type" in out[
-            "message"]
-        return
-    assert code == 0 and out["language"] == "zh" and simplified(out["text"]) == out["text"]
-    assert {s["code"] for s in out["symbols"]} <= {"600519", "300750"}
-
-
 def test_lang_accepts_only_mandarin_or_english(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         _run(str(AUDIO / "zh_moutai_catl.amr"), "--lang", "yue")

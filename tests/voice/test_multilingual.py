@@ -18,8 +18,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from bot.app import build_modes
-from bot.gateway import Gateway
 from bot.settings import load_settings
 from bot.voice.backends import FasterWhisperBackend, RawTranscript, base_model_path
 from bot.voice.decode import (
@@ -31,40 +29,15 @@ from bot.voice.decode import (
     decode,
 )
 from bot.voice.language import LanguageContext
-from bot.voice.mandarin import simplified
 from bot.voice.pipeline import Transcript, VoicePipeline
-from core.agent import AgentRunner
 from core.errors import ConfigError
-from core.store import Store
-from core.testing import ScriptedLLM, text
-from core.tools import ToolRegistry
-from core.types import ChatRef
 from tests.voice.conftest import AUDIO, audio
 from tests.voice.test_preprocess import USER, VoiceAdapter, sent, voice
 from tools.data import packs
-from tools.data.config import DEFAULT_PACKS_DIR
 from tools.symbols import SymbolDirectory
 
 MANDARIN: list[dict[str, Any]] = json.loads((AUDIO / "manifest.json").read_text("utf-8"))[
     "mandarin"]
-
-
-@pytest.fixture(scope="session")
-def base() -> FasterWhisperBackend:
-    state, detail = packs.state_of(packs.by_name("whisper-base"), DEFAULT_PACKS_DIR)
-    if state != "installed":
-        pytest.fail(f"the whisper-base data pack is {state} {detail}: run `bullpen data "
-                    f"install --dir {DEFAULT_PACKS_DIR}` (make test does)")
-    settings = load_settings()
-    return FasterWhisperBackend(model="base", compute_type=settings.whisper_compute_type,
-                                cpu_threads=settings.whisper_cpu_threads)
-
-
-@pytest.fixture(scope="session")
-def zh_pipeline(backend: FasterWhisperBackend, base: FasterWhisperBackend,
-                directory: SymbolDirectory) -> VoicePipeline:
-    base.pool = backend.pool
-    return VoicePipeline(backend=backend, multilingual=base, directory=directory)
 
 
 def _note(file: str) -> dict[str, Any]:
@@ -101,24 +74,6 @@ def test_mandarin_is_english_only_without_the_pack(monkeypatch: pytest.MonkeyPat
     assert backends.make_multilingual() is None
     s = load_settings()
     assert VoicePipeline.from_settings(s).multilingual is None
-
-
-@pytest.mark.parametrize("file", ["zh_moutai_catl.amr", "zh_nvda_tsla.ogg"])
-async def test_mandarin_notes_are_simplified_with_symbols_from_the_directory(
-        zh_pipeline: VoicePipeline, directory: SymbolDirectory, file: str) -> None:
-    note = _note(file)
-    try:
-        t = await zh_pipeline.transcribe(audio(file), context=LanguageContext(chosen="zh"))
-    except AudioError as exc:  # a synthetic note some CPUs cannot hear: refused, with reason
-        assert isinstance(exc, SpeechUnclear | LanguageUnsupported), exc
-        assert "type" in exc.message("en")
-        return
-    assert t.language == "zh" and t.source.endswith(":base")
-    assert t.text and simplified(t.text) == t.text  # no traditional characters left
-    assert "普通话" not in t.text  # the prompt is not in the transcript
-    for m in t.symbols:
-        assert directory.get(m.code) is not None and f"({m.symbol})" in t.query
-    assert {m.code for m in t.symbols} <= set(note["expected"]), (t.text, t.symbols)
 
 
 @pytest.mark.parametrize("file", ["th_price.ogg", "yue_moutai.amr"])
@@ -191,29 +146,6 @@ async def test_wechat_recognition_in_traditional_characters_is_simplified_and_co
     query = await zh_pipeline.preprocess(adapter, msg, USER, "zh")
     assert query == "请问贵州茅台 (600519.SH) 和宁德时代 (300750.SZ) 最近怎么样？"
     assert sent(adapter) == ["听到：请问贵州毛台和林德时代最近怎么样？ -> 600519.SH, 300750.SZ"]
-
-
-async def test_a_mandarin_note_is_answered_through_the_gateway(
-        pg_db, tmp_path: Path, zh_pipeline: VoicePipeline) -> None:  # type: ignore[no-untyped-def]
-    llm = ScriptedLLM([text("茅台和宁德时代今天都上涨。")])
-    store = Store(pg_db, files_dir=tmp_path)
-    settings = load_settings(llm_base_url="http://unused", llm_model="m", llm_plan=False)
-    runner = AgentRunner(store=store, modes=build_modes(settings, ToolRegistry(), llm))  # type: ignore[arg-type]
-    gw = Gateway(store=store, runner=runner, preprocess=zh_pipeline.preprocess)
-    adapter = VoiceAdapter(audio("zh_moutai_catl.amr"))
-    await adapter.start(gw.handler_for(adapter))
-    await adapter.deliver(voice("zh-1", mime_type="audio/amr"))
-    await gw.idle()
-    await gw.aclose()
-    shown = adapter.visible_text(ChatRef(platform="test", chat_id="v1"))
-    if len(shown) == 1:  # refused (a CPU that cannot hear the synthetic note): one reply
-        assert "输入" in shown[0] or "type" in shown[0]
-        return
-    assert shown[0].startswith("听到：") and shown[-1] == "茅台和宁德时代今天都上涨。"
-    question = llm.requests[-1]["messages"][-1].content
-    codes = shown[0].partition(" -> ")[2].split(", ") if " -> " in shown[0] else []
-    assert all(f"({c})" in question for c in codes)
-    assert set(codes) <= {"600519.SH", "300750.SZ"}
 
 
 def test_decoding_an_8k_amr_note_keeps_its_length() -> None:

@@ -1,0 +1,107 @@
+"""What a Mandarin note said: the beam's readings and their symbols, chosen together.
+
+Whisper base ranks its readings by sound alone and does not know stock names, so the best
+reading can be 我俩也 where the third says 五粮液. Each reading is corrected against the symbols
+directory (characters, codes read as digits, pinyin: :func:`bot.voice.mandarin.correct_mandarin`)
+and scored by its mean token log-probability plus a bonus for each security it names: people
+send voice notes about stocks, so a reading that names one the directory knows is more likely
+than one that names nothing, up to a point. A name that only a much less likely reading has is
+not acted on: it is offered as a question ("did you mean 五粮液 (000858)?"), and so are names the
+readings only sound like (:mod:`bot.voice.soundalike`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bot.voice.backends import Hypothesis
+from bot.voice.correct import Correction
+from bot.voice.hints import Hints
+from bot.voice.mandarin import correct_mandarin, simplified
+from bot.voice.soundalike import SoundIndex, sound_index, suggest
+from tools.symbols import Match, SymbolDirectory
+
+# Mean token log-probability a reading may give up for each security the directory confirms
+# in it, and the most it may give up in all before the name is asked about instead.
+NAME_BONUS = 0.25
+MAX_GAP = 0.35
+MAX_CHOICES = 3
+
+
+@dataclass(frozen=True)
+class Reading:
+    """The chosen reading: its text, the securities acted on, and those only asked about."""
+
+    text: str
+    correction: Correction
+    logprob: float
+    rank: int  # 0: the beam's own best reading
+    suggestions: tuple[Match, ...] = ()
+
+    @property
+    def unsure(self) -> bool:
+        """Nothing to act on, but names to ask about."""
+        return bool(self.suggestions) and not self.correction.symbols
+
+
+def _as_match(directory: SymbolDirectory, code: str, why: str, score: float) -> Match | None:
+    entry = directory.get(code)
+    if entry is None:
+        return None
+    return Match(code=entry.code, name=entry.name, market=entry.market,
+                 exchange=entry.exchange, symbol=entry.symbol,
+                 score=round(max(0.0, min(100.0, score)), 2), why=why)
+
+
+def _shaky(text: str, directory: SymbolDirectory, index: SoundIndex) -> list[Match]:
+    """A two-character name inside a longer window that sounds like a popular name (中行 in
+    中行政却, heard for 中信证券): both, to ask about; else nothing."""
+    out: list[Match] = []
+    short = [m for m in directory.extract(text)
+             if m.span is not None and m.span[1] - m.span[0] <= 2]
+    for alike in suggest(text, index) if short else []:
+        for m in short:
+            assert m.span is not None
+            if alike.start <= m.span[0] and m.span[1] <= alike.end and alike.code != m.code:
+                rival = _as_match(directory, alike.code, f"sounds like {alike.name}",
+                                  100.0 * alike.similarity)
+                if rival is not None:
+                    out += [rival, m.model_copy(update={"span": None})]
+    return list({m.code: m for m in out}.values())
+
+
+def choose_reading(hypotheses: Sequence[Hypothesis], directory: SymbolDirectory,
+                   hints: Hints | None = None) -> Reading:
+    """The reading to act on, from the beam's readings (best first; at least one)."""
+    if not hypotheses:
+        raise ValueError("no reading to choose from")
+    readings = []
+    for rank, h in enumerate(hypotheses):
+        text = simplified(h.text.strip())
+        readings.append((rank, h, text, correct_mandarin(text, directory, hints)))
+    top = readings[0]
+    rank, h, text, fixed = max(
+        readings, key=lambda r: (r[1].logprob + NAME_BONUS * min(2, len(r[3].symbols)), -r[0]))
+    extra = frozenset(hints.codes) if hints is not None else frozenset()
+    index = sound_index(directory, extra)
+    if fixed.symbols and hypotheses[0].logprob - h.logprob <= MAX_GAP:
+        rival = _shaky(text, directory, index)
+        if not rival:
+            return Reading(text=text, correction=fixed, logprob=h.logprob, rank=rank)
+        plain = Correction(text=text, query=text, symbols=[])
+        return Reading(text=text, correction=plain, logprob=h.logprob, rank=rank,
+                       suggestions=tuple(rival[:MAX_CHOICES]))
+    _, th, ttext, tfixed = top
+    if tfixed.symbols:
+        return Reading(text=ttext, correction=tfixed, logprob=th.logprob, rank=0)
+    asked: dict[str, Match] = {}
+    for m in fixed.symbols:  # only a far less likely reading names it
+        asked.setdefault(m.code, m.model_copy(update={"span": None, "score": 50.0}))
+    found = [s for _, _, t, _ in readings for s in suggest(t, index)]
+    for s in sorted(found, key=lambda s: -s.similarity):
+        alike = _as_match(directory, s.code, f"sounds like {s.name}", 100.0 * s.similarity)
+        if alike is not None:
+            asked.setdefault(alike.code, alike)
+    return Reading(text=ttext, correction=tfixed, logprob=th.logprob, rank=0,
+                   suggestions=tuple(list(asked.values())[:MAX_CHOICES]))
