@@ -587,7 +587,7 @@ class ApiBackend:
 
         wav = await asyncio.to_thread(audio.wav_bytes)
         kwargs: dict[str, Any] = {"model": self.model,
-                                  "file": ("voice.wav", wav, "audio/wav"),
+                                  "file": ("note.wav", wav, "audio/wav"),
                                   "response_format": "verbose_json"}
         if prompt:
             kwargs["prompt"] = prompt

@@ -40,6 +40,7 @@ DYNAMIC: dict[str, str] = {
     "offline.iv_": "bot/offline.py (a snapshot series' interval)",
     "offline.market_": "bot/offline.py (a market the coverage lists)",
     "startup.market_": "bot/cli/startup.py (a market the data line spans)",
+    "voice.": "bot/voice/decode.py message_for (an AudioError subclass's `key`)",
     "offline.t_": "bot/offline.py (words_of: w[name] for the coverage table)",
     "offline.line_": "bot/offline_data.py (a statement line: _LINES)",
     "offline.dcf_": "bot/offline_data.py (a DCF input)",
@@ -71,14 +72,16 @@ LOCALIZED: dict[str, str] = {
 # rendering, voice, model errors, start-up, the web page): the lead removes each from this list
 # once that change is merged.
 MOVED_ELSEWHERE = (
-    "debate/report.py", "podcast/render.py", "bot/voice/", "core/llm/", "core/agent/",
-    "bot/app.py", "bot/cli/", "adapters/web/", "bot/web_commands.py",
+    "core/llm/", "core/agent/", "adapters/web/", "bot/web_commands.py",
 )
 # Language tags as data, not as a branch: the tag a value is stored or checked under.
 NOT_A_BRANCH: dict[str, str] = {
     "bot/eval/": "the eval's questions are tagged with their language, scored by it, and carry "
                  "the phrases expected in each: an oracle kept apart from the catalogue",
     "bot/benches/stt.py": "the speech benchmark groups its notes by the language spoken",
+    "bot/benches/stt_zh.py": "the Mandarin speech benchmark counts notes by the language heard",
+    "bot/voice/": "a note is decoded by the language spoken (which model, prompt and matching it "
+                  "gets); what voice says to a person is the catalogue's voice.*",
 }
 
 
