@@ -20,7 +20,6 @@ WORDS: dict[str, dict[str, str]] = {
     "search": {"en": "Search conversations", "zh": "搜索对话"},
     "no_results": {"en": "No conversation matches.", "zh": "没有匹配的对话。"},
     "rename": {"en": "Rename", "zh": "重命名"},
-    "rename_prompt": {"en": "A new name for this conversation:", "zh": "为这个对话取个新名字："},
     "delete": {"en": "Delete", "zh": "删除"},
     "delete_confirm": {"en": "Delete “{title}” and its files for good?",
                        "zh": "永久删除“{title}”及其文件？"},
