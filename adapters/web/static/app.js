@@ -160,8 +160,13 @@ function drawStream(ref) {
 function upsert(item) {
   const log = $("log");
   const old = log.querySelector(`[data-id="${CSS.escape(item.id)}"]`);
-  if (old && streams.has(item.id) && item.markup === "plain") return; // a progress edit
-  const node = drawItem(item);
+  // while an answer runs, the bot's plain edits of it are its progress in the bot's words
+  // (tool labels): the page says "working" in its own language and shows the steps below
+  const progressEdit = item.role === "assistant" && item.markup === "plain" &&
+    (running.has(item.id) || streams.has(item.id));
+  if (old && progressEdit) return;
+  const node = drawItem(progressEdit ? { ...item, text: "", html: "" } : item);
+  if (progressEdit) node.querySelector(".md").append(el("p", "plain", `⏳ ${t("working")}`));
   if (old) old.replaceWith(node); else log.append(node);
   const lines = progress.get(item.id);
   if (lines && node.nextSibling !== lines) node.after(lines);
@@ -296,10 +301,12 @@ async function drawSnapshot(snap) {
     if (Date.parse(entry.at) >= since) continue; // the snapshot has it as it stands now
     log.append(drawItem({ ...entry, id: "" }));
   }
-  for (const run of snap.running) if (run.text) streams.set(run.ref, run.text);
+  for (const run of snap.running) {
+    if (run.text) streams.set(run.ref, run.text);
+    setRunning(run.ref, true);
+  }
   for (const item of snap.items) upsert(item);
   for (const run of snap.running) {
-    setRunning(run.ref, true);
     for (const line of run.lines) progressLine({ ...line, ref: run.ref });
   }
   if (state.chat) $("mode").value = state.chat.mode || "";
