@@ -29,7 +29,7 @@ Object.defineProperty(navigator, "clipboard", { configurable: true, value: {
 OVERFLOW = """() => {
   const w = window.innerWidth;
   const out = [...document.querySelectorAll("header *, main *")].filter((n) => {
-    if (n.closest(".table-wrap, .scroll, #view, pre")) return false;
+    if (n.closest(".table-wrap, .scroll, .card, #view, pre")) return false;
     const r = n.getBoundingClientRect();
     return r.width > 0 && r.right > w + 1;
   }).map((n) => n.tagName + "#" + n.id + "." + n.className);
@@ -212,12 +212,13 @@ async def test_progress_in_words_stop_while_running_tables_that_fit_and_copy(
             await page.locator("#stop:visible").wait_for()  # running: Stop is there
             label = "获取 NVDA 的历史行情" if zh else "Fetching price history of NVDA"
             await page.locator("#log .progress .tool", has_text=label).wait_for()
+            assert "Fetching NVDA bars" not in await page.inner_text("#log")  # the bot's label
             await shot(page, f"{name}-running")
             answer = page.locator("#log .msg.assistant", has_text="Source: offline").last
             await answer.locator("table").wait_for(timeout=30_000)
             await page.locator("#stop").wait_for(state="hidden")  # idle again
             text = await page.inner_text("#log")
-            assert "get_ohlcv" not in text and "🔧 Fetching NVDA bars" not in text
+            assert "get_ohlcv" not in text and "Fetching NVDA bars" not in text
 
             # the table: figures on one line, the source line after it, not a row
             table = answer.locator("table")
