@@ -470,9 +470,12 @@ class WebAdapter:
         return web.json_response({"deleted": deleted.id})
 
     async def _new_chat(self, request: web.Request) -> web.StreamResponse:
-        """The New-chat button: /new in the person's web chat, as if typed."""
+        """The New-chat button: /new in the person's web chat, as if typed; the person's open
+        pages start afresh."""
         session = await self._writer(request)
-        return self._hand_on(session.person, "/new", None, shown=False)
+        response = self._hand_on(session.person, "/new", None, shown=False)
+        self._hubs.get(chat_id_of(session.person)).publish({"type": "cleared"})
+        return response
 
     async def _welcome(self, request: web.Request) -> web.StreamResponse:
         """What the empty chat shows besides its suggested questions: the data's coverage."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import re
 from typing import Any
 
 from tests.fakes.openai_server import FakeOpenAI, Turn
@@ -43,6 +44,7 @@ WRAPPED = """() => [...document.querySelectorAll(".msg.assistant td.num")].filte
   return tops.size !== 1;
 }).map((td) => td.textContent)"""
 WIDE = "1,234,567.89"
+NEW_STARTED = re.compile("new conversation|新的对话")
 TABLE_ANSWER = (
     "NVDA, last five sessions:\n\n"
     "| Date | Open | High | Low | Close | Volume | Change |\n"
@@ -130,6 +132,8 @@ async def test_the_empty_chat_suggests_questions_and_says_what_the_data_covers(
             await drawer(page, width)
             await page.click("#new-chat")
             await page.wait_for_selector("#empty:visible")
+            await page.locator("#log .msg.assistant", has_text=NEW_STARTED).wait_for(
+                state="attached")  # the gateway has started it
             await context.close()
 
 
@@ -224,7 +228,7 @@ async def test_progress_in_words_stop_while_running_tables_that_fit_and_copy(
             table = answer.locator("table")
             assert "Source:" not in await table.inner_text()
             assert await answer.locator("p", has_text="Source: offline snapshot").count() == 1
-            assert await answer.locator("td.num").count() == 30
+            assert await answer.locator("td.num").count() == 35  # 7 a row: the date too
             assert await page.evaluate(WRAPPED) == []
             wrap = answer.locator(".table-wrap")
             sizes = await wrap.evaluate("w => [w.scrollWidth, w.clientWidth]")
