@@ -250,9 +250,7 @@ function progressLine(ev) {
     }
     d.querySelector("pre").textContent += ev.text;
   } else if (ev.type === "status") {
-    let s = box.querySelector(".status");
-    if (!s) { s = el("div", "status"); box.prepend(s); }
-    s.textContent = `⏳ ${t("working")}`;
+    // the bot's own words (English tool labels): the answer's bubble says "working" instead
   } else if (ev.type === "tool_started") {
     const label = toolLabel(ev.name, ev.arguments);
     calls.set(ev.call_id, label);
@@ -276,8 +274,6 @@ function finish(ref) {
   const box = progress.get(ref);
   if (!box) return;
   box.classList.remove("running");
-  const s = box.querySelector(".status");
-  if (s) s.remove();
   if (!box.childElementCount) { box.remove(); progress.delete(ref); }
 }
 
