@@ -41,8 +41,12 @@ def test_every_word_of_the_namespace_is_used() -> None:
 
 
 def test_every_tool_has_a_friendly_label_and_every_label_a_tool() -> None:
+    import importlib
+
     from tools import build_registry
 
+    for module in ("tools.ta_script", "tools.strategies"):  # offered where TA is set up
+        importlib.import_module(module)
     names = {spec.name for spec in build_registry().specs()}
     labels = {k.removeprefix("tool_") for k in page_words()["en"] if k.startswith("tool_")}
     assert names - labels == set()
