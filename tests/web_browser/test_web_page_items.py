@@ -71,7 +71,7 @@ async def page_for(chromium: Any, app: Any, width: int, scheme: str) -> tuple[An
 async def check_frame(page: Any, width: int, scheme: str) -> None:
     """The colour scheme is followed and nothing sticks out sideways."""
     assert await page.evaluate(
-        "getComputedStyle(document.body).backgroundColor") == BACKGROUND[scheme]
+        "getComputedStyle(document.documentElement).backgroundColor") == BACKGROUND[scheme]
     found = await page.evaluate(OVERFLOW)
     assert found["out"] == [] and found["scroll"] <= found["w"], (width, found)
 
