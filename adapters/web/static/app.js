@@ -203,7 +203,7 @@ async function loadCoverage() {
 
 function updateEmpty() {
   // empty: nothing asked yet in this conversation (a New chat's greeting does not count)
-  const empty = !state.viewing && !running.size && !$("log").querySelector(".msg.user, .msg.file");
+  const empty = !state.viewing && !$("log").querySelector(".msg.user, .msg.file");
   $("empty").hidden = !empty;
   $("log").hidden = empty || Boolean(state.viewing);
   if (empty && state.me) loadCoverage().catch((e) => notice(e.message));
