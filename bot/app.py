@@ -139,7 +139,9 @@ class App:
             self.store, admins=admin_accounts(self.settings.admins),
             sql_timeout_ms=self.settings.admin_sql_timeout_ms,
             sql_row_limit=self.settings.admin_sql_row_limit,
-            sql_byte_limit=self.settings.admin_sql_byte_limit)
+            sql_byte_limit=self.settings.admin_sql_byte_limit,
+            platforms=tuple(platforms), model=(self.settings.llm_model or "") if self.llm else "",
+            model_problem=self.model_problem)
         return build_adapters(self.settings, platforms, hold_in_outbox=True,
                               web_directory=directory)
 

@@ -17,13 +17,17 @@ from bot.renderer import with_label
 from core.errors import ConsoleOff
 from core.ports import (
     WebConversationInfo,
+    WebDashboard,
     WebEntry,
+    WebFailure,
     WebFileData,
     WebFileInfo,
     WebPerson,
     WebSession,
     WebTable,
     WebTranscript,
+    WebUsageDay,
+    WebUsagePerson,
 )
 from core.store import Store
 from core.store.web import WEB_PLATFORM, ConversationRow, FileRow, PersonRow, SessionRow
@@ -35,6 +39,10 @@ log = logging.getLogger(__name__)
 DEFAULT_SQL_TIMEOUT_MS = 5000
 DEFAULT_SQL_ROW_LIMIT = 500
 DEFAULT_SQL_BYTE_LIMIT = 2 * 1024 * 1024
+MAX_TITLE = 120  # characters of a conversation's name (as the automatic titles)
+# files the agent keeps for itself or for another program (a podcast's script.json): stored
+# and shared with the conversation, but not in the person's list of files
+INTERNAL_MIME_TYPES = frozenset({"application/json"})
 
 
 def both(key: str, **kwargs: object) -> str:
@@ -74,6 +82,20 @@ def _file_info(row: FileRow) -> WebFileInfo:
                        conversation_id=str(row.conversation_id) if row.conversation_id else None)
 
 
+def listed(rows: list[FileRow]) -> list[FileRow]:
+    """The person's list: internal files out, and of the same file sent again (the same name
+    and size in the same conversation) only the newest copy; `rows` come newest first."""
+    seen: set[tuple[str, int, UUID | None]] = set()
+    out = []
+    for row in rows:
+        key = (row.filename, row.size_bytes, row.conversation_id)
+        if row.mime_type in INTERNAL_MIME_TYPES or key in seen:
+            continue
+        seen.add(key)
+        out.append(row)
+    return out
+
+
 async def _read(row: FileRow) -> WebFileData | None:
     try:
         data = await asyncio.to_thread(Path(row.path).read_bytes)
@@ -90,8 +112,13 @@ class StoreWebDirectory:
     def __init__(self, store: Store, *, admins: frozenset[str] = frozenset(),
                  sql_timeout_ms: int = DEFAULT_SQL_TIMEOUT_MS,
                  sql_row_limit: int = DEFAULT_SQL_ROW_LIMIT,
-                 sql_byte_limit: int = DEFAULT_SQL_BYTE_LIMIT) -> None:
+                 sql_byte_limit: int = DEFAULT_SQL_BYTE_LIMIT,
+                 platforms: tuple[str, ...] = (), model: str = "",
+                 model_problem: str | None = None) -> None:
         self._store = store
+        self._platforms = platforms  # what this process serves, for the admin's status
+        self._model = model
+        self._model_problem = model_problem
         self._web = store.web
         self._admins = admins
         self._sql_timeout_ms = sql_timeout_ms
@@ -211,13 +238,50 @@ class StoreWebDirectory:
             return None
         return await self._transcript(self._info(person, row), row.id)
 
+    async def search(self, person: WebPerson, text: str) -> list[WebConversationInfo]:
+        user_id = _uuid(person.user_id)
+        if user_id is None or not text.strip():
+            return []
+        return [self._info(person, r) for r in await self._web.search(user_id, text.strip())]
+
+    async def rename(self, person: WebPerson, conversation_id: str,
+                     title: str) -> WebConversationInfo | None:
+        row = await self._own(person, conversation_id)
+        if row is None or row.user_id is None:
+            return None
+        if not await self._web.rename(row.id, row.user_id, title.strip()[:MAX_TITLE]):
+            return None
+        renamed = await self._web.conversation(row.id)
+        return self._info(person, renamed) if renamed is not None else None
+
+    async def delete(self, person: WebPerson,
+                     conversation_id: str) -> WebConversationInfo | None:
+        row = await self._own(person, conversation_id)
+        if row is None or row.user_id is None:
+            return None
+        paths = await self._web.delete(row.id, row.user_id)
+        if paths is None:
+            return None
+
+        def unlink() -> None:
+            for path in paths:
+                Path(path).unlink(missing_ok=True)
+
+        await asyncio.to_thread(unlink)
+        return self._info(person, row)
+
+    async def coverage(self, lang: str) -> str:
+        from bot.offline import coverage_table
+
+        return await asyncio.to_thread(coverage_table, norm(lang))
+
     # --- files -----------------------------------------------------------------------------
 
     async def files(self, person: WebPerson) -> list[WebFileInfo]:
         user_id = _uuid(person.user_id)
         if user_id is None:
             return []
-        return [_file_info(r) for r in await self._web.files_of_user(user_id)]
+        return [_file_info(r) for r in listed(await self._web.files_of_user(user_id))]
 
     async def file(self, person: WebPerson, file_id: str) -> WebFileData | None:
         fid, user_id = _file_id(file_id), _uuid(person.user_id)
@@ -271,6 +335,20 @@ class StoreWebDirectory:
     async def admin_status(self) -> str | None:
         reason = await self._web.admin_status()
         return both("chat.admin_off", reason=reason) if reason is not None else None
+
+    async def admin_dashboard(self, days: int) -> WebDashboard:
+        by_day = await self._web.usage_by_day(days)
+        people = await self._web.usage_by_person(days)
+        last = await self._web.last_call()
+        failures = await self._web.recent_failures()
+        return WebDashboard(
+            days=tuple(WebUsageDay(d.day.isoformat(), d.questions, d.calls, d.tokens)
+                       for d in by_day),
+            people=tuple(WebUsagePerson(p.name or str(p.user_id)[:8], p.questions, p.calls,
+                                        p.tokens, p.cost_usd) for p in people),
+            platforms=self._platforms, model=self._model, model_problem=self._model_problem,
+            last_call_at=last.at if last is not None else None,
+            failures=tuple(WebFailure(f.at, f.what, f.detail) for f in failures))
 
     async def admin_tables(self) -> list[tuple[str, int]]:
         try:

@@ -311,6 +311,43 @@ class WebTable:
     note: str = ""  # what cut it, to show with the result ("" when whole)
 
 
+@dataclass(frozen=True)
+class WebUsageDay:
+    day: str  # ISO date (UTC)
+    questions: int
+    calls: int  # model calls
+    tokens: int
+
+
+@dataclass(frozen=True)
+class WebUsagePerson:
+    name: str
+    questions: int
+    calls: int
+    tokens: int
+    cost_usd: float
+
+
+@dataclass(frozen=True)
+class WebFailure:
+    at: datetime
+    what: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class WebDashboard:
+    """The admin console's first screen: usage per day and per person, what runs, what failed."""
+
+    days: tuple[WebUsageDay, ...]
+    people: tuple[WebUsagePerson, ...]
+    platforms: tuple[str, ...]  # the platforms this process serves
+    model: str  # the configured model ("" when none: the offline analyst answers)
+    model_problem: str | None  # why the model check failed at start, if it did
+    last_call_at: datetime | None
+    failures: tuple[WebFailure, ...]
+
+
 class WebDirectory(Protocol):
     """What the web platform needs from the rest of Bullpen. Every lookup by id is scoped to
     the asking person: someone else's conversation or file is None (the page answers 404)."""
@@ -335,7 +372,29 @@ class WebDirectory(Protocol):
         """The person's active web conversation, to draw the page with on load."""
         ...
 
-    async def files(self, person: WebPerson) -> list[WebFileInfo]: ...
+    async def search(self, person: WebPerson, text: str) -> list[WebConversationInfo]:
+        """The person's conversations whose title or messages contain `text`."""
+        ...
+
+    async def rename(self, person: WebPerson, conversation_id: str,
+                     title: str) -> WebConversationInfo | None:
+        """Retitle the person's own conversation; None when it is not theirs."""
+        ...
+
+    async def delete(self, person: WebPerson,
+                     conversation_id: str) -> WebConversationInfo | None:
+        """Delete the person's own conversation, its messages, links and files; what it was,
+        or None when it is not theirs."""
+        ...
+
+    async def coverage(self, lang: str) -> str:
+        """What the installed data covers, as Markdown (the empty chat's note)."""
+        ...
+
+    async def files(self, person: WebPerson) -> list[WebFileInfo]:
+        """The person's files for their list: the newest copy of each, none of the internal
+        ones (a podcast's script.json)."""
+        ...
 
     async def file(self, person: WebPerson, file_id: str) -> WebFileData | None: ...
 
@@ -357,6 +416,10 @@ class WebDirectory(Protocol):
         """None when the admin console can run; else why it is off (it logs in only as its
         own weak role, never a stronger one). Every admin call below raises
         `core.errors.ConsoleOff` with that reason while it is off."""
+        ...
+
+    async def admin_dashboard(self, days: int) -> WebDashboard:
+        """Usage over the last `days` days, platform and model status, recent failures."""
         ...
 
     async def admin_tables(self) -> list[tuple[str, int]]:

@@ -10,7 +10,7 @@ import asyncio
 import itertools
 import secrets
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 
@@ -24,6 +24,7 @@ from core.ports import (
     OutItem,
     Receipt,
     WebConversationInfo,
+    WebDashboard,
     WebEntry,
     WebFileData,
     WebFileInfo,
@@ -249,6 +250,10 @@ class MemoryWebDirectory:
         self.tables: dict[str, WebTable] = {}
         self.queries: dict[str, WebTable] = {}
         self.console_off: str | None = None  # set: the admin console is off, saying this
+        self.coverage_md: dict[str, str] = {"en": "| Market | Data |\n|---|---|\n| US | 2020 |",
+                                            "zh": "| 市场 | 数据 |\n|---|---|\n| 美股 | 2020 |"}
+        self.dashboard = WebDashboard(days=(), people=(), platforms=("web",), model="",
+                                      model_problem=None, last_call_at=None, failures=())
         self._ids = itertools.count(1)
 
     # --- what tests set up -----------------------------------------------------------------
@@ -339,6 +344,39 @@ class MemoryWebDirectory:
                      if c.platform == "web" and c.is_active), None)
         return None if conv is None else WebTranscript(conv, tuple(self.entries[conv.id]))
 
+    async def search(self, person: WebPerson, text: str) -> list[WebConversationInfo]:
+        needle = text.strip().lower()
+        return [c for c in self.conversations_of.get(person.user_id, [])
+                if needle and (needle in c.title.lower()
+                               or any(needle in e.text.lower() for e in self.entries[c.id]))]
+
+    async def rename(self, person: WebPerson, conversation_id: str,
+                     title: str) -> WebConversationInfo | None:
+        conv = self._own(person, conversation_id)
+        if conv is None:
+            return None
+        renamed = replace(conv, title=title.strip()[:120])
+        convs = self.conversations_of[person.user_id]
+        convs[convs.index(conv)] = renamed
+        return renamed
+
+    async def delete(self, person: WebPerson,
+                     conversation_id: str) -> WebConversationInfo | None:
+        conv = self._own(person, conversation_id)
+        if conv is None:
+            return None
+        self.conversations_of[person.user_id].remove(conv)
+        del self.entries[conv.id]
+        files = self.files_of[person.user_id]
+        for file_id in [k for k, f in files.items() if f.info.conversation_id == conv.id]:
+            del files[file_id]
+        for token in [t for t, c in self._shares.items() if c == conv.id]:
+            del self._shares[token]
+        return conv
+
+    async def coverage(self, lang: str) -> str:
+        return self.coverage_md.get(lang, self.coverage_md.get("en", ""))
+
     async def files(self, person: WebPerson) -> list[WebFileInfo]:
         return [f.info for f in self.files_of.get(person.user_id, {}).values()]
 
@@ -387,6 +425,9 @@ class MemoryWebDirectory:
     def _console_on(self) -> None:
         if self.console_off is not None:
             raise ConsoleOff(self.console_off)
+
+    async def admin_dashboard(self, days: int) -> WebDashboard:
+        return self.dashboard
 
     async def admin_tables(self) -> list[tuple[str, int]]:
         self._console_on()

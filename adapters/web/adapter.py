@@ -35,6 +35,7 @@ from adapters.http_listen import listen
 from adapters.lanes import Lanes, drain
 from adapters.web import pages
 from adapters.web.live import Hub, Hubs, iso
+from adapters.web.page_words import words_js
 from adapters.web.render import (
     INLINE_IMAGES,
     content_disposition,
@@ -47,6 +48,7 @@ from core.events import Event, TextDelta, Thinking
 from core.ports import (
     MessageHandler,
     WebConversationInfo,
+    WebDashboard,
     WebDirectory,
     WebFileData,
     WebFileInfo,
@@ -65,6 +67,7 @@ from core.types import (
     Sender,
     utcnow,
 )
+from core.words import norm
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +75,9 @@ PLATFORM = "web"
 COOKIE = "bullpen_session"
 MAX_TEXT = 8000  # characters in one message typed on the page
 MAX_SQL = 20_000
+MAX_SEARCH = 200  # characters of a conversation search
+MAX_TITLE = 120  # characters of a conversation's name
+DASHBOARD_DAYS = 14
 ADMIN_PAGE_SIZE = 50
 KEEPALIVE_S = 15.0
 _TOKEN = re.compile(r"^[A-Za-z0-9_\-]{8,200}$")
@@ -82,6 +88,7 @@ CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self';
 FILE_CSP = "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; sandbox"
 STATIC = {"app.js": "text/javascript", "style.css": "text/css", "admin.js": "text/javascript",
           "index.html": "text/html", "admin.html": "text/html"}
+WORDS_JS = "words.js"  # built from the catalogue (`page_words`), not a file
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
@@ -91,7 +98,7 @@ def chat_id_of(person: WebPerson) -> str:
 
 _HTTP: dict[int, type[web.HTTPException]] = {
     400: web.HTTPBadRequest, 401: web.HTTPUnauthorized, 403: web.HTTPForbidden,
-    404: web.HTTPNotFound, 503: web.HTTPServiceUnavailable,
+    404: web.HTTPNotFound, 409: web.HTTPConflict, 503: web.HTTPServiceUnavailable,
 }
 
 
@@ -118,6 +125,13 @@ def _file(f: WebFileInfo, url: str) -> dict[str, Any]:
     out = asdict(f)
     out["created_at"] = _when(f.created_at)
     out["url"] = url
+    return out
+
+
+def _dashboard(d: WebDashboard) -> dict[str, Any]:
+    out = asdict(d)
+    out["last_call_at"] = _when(d.last_call_at)
+    out["failures"] = [{**asdict(f), "at": _when(f.at)} for f in d.failures]
     return out
 
 
@@ -160,6 +174,7 @@ class WebAdapter:
         self._ids = itertools.count(1)
         self._static = {name: (resources.files("adapters.web") / "static" / name).read_bytes()
                         for name in STATIC}
+        self._static[WORDS_JS] = words_js().encode()
         self._etags = {name: f'"{hashlib.sha256(data).hexdigest()[:16]}"'
                        for name, data in self._static.items()}
         self._on_message: MessageHandler | None = None
@@ -210,6 +225,10 @@ class WebAdapter:
         r.add_get("/api/chat", self._chat)
         r.add_get("/api/conversations", self._conversations)
         r.add_get("/api/conversations/{id}", self._transcript)
+        r.add_post("/api/conversations/{id}/rename", self._rename)
+        r.add_post("/api/conversations/{id}/delete", self._delete)
+        r.add_post("/api/new", self._new_chat)
+        r.add_get("/api/welcome", self._welcome)
         r.add_get("/api/files", self._files)
         r.add_get("/files/{id}", self._download)
         r.add_get("/live/{key}", self._live_file)
@@ -222,6 +241,7 @@ class WebAdapter:
         r.add_get("/s/{token}/files/{id}", self._shared_file)
         r.add_get("/admin", self._admin_page)
         r.add_get("/api/admin/status", self._admin_status)
+        r.add_get("/api/admin/dashboard", self._admin_dashboard)
         r.add_get("/api/admin/tables", self._admin_tables)
         r.add_get("/api/admin/tables/{name}", self._admin_rows)
         r.add_post("/api/admin/query", self._admin_query)
@@ -311,7 +331,7 @@ class WebAdapter:
         if request.headers.get("If-None-Match") == etag:
             return web.Response(status=304, headers=headers)
         return web.Response(body=self._static[name], headers=headers,
-                            content_type=STATIC[name], charset="utf-8")
+                            content_type=STATIC.get(name, "text/javascript"), charset="utf-8")
 
     async def _index(self, request: web.Request) -> web.StreamResponse:
         if await self._session(request) is None:
@@ -323,7 +343,7 @@ class WebAdapter:
 
     async def _static_file(self, request: web.Request) -> web.StreamResponse:
         name = request.match_info["name"]
-        if name not in STATIC or name.endswith(".html"):
+        if name not in self._static or name.endswith(".html"):
             raise web.HTTPNotFound()
         return self._static_response(request, name)
 
@@ -403,9 +423,66 @@ class WebAdapter:
         return web.json_response(self._entries(transcript, self._own_file_url))
 
     async def _conversations(self, request: web.Request) -> web.StreamResponse:
+        """The person's conversations, or with `q` those whose title or messages have it."""
         session = await self._reader(request)
-        found = await self._directory.conversations(session.person)
+        text = request.query.get("q", "").strip()
+        if len(text) > MAX_SEARCH:
+            _fail(400, f"The search is too long (limit {MAX_SEARCH} characters).")
+        found = (await self._directory.search(session.person, text) if text
+                 else await self._directory.conversations(session.person))
         return web.json_response({"conversations": [_conversation(c) for c in found]})
+
+    def _conversation_path_id(self, request: web.Request) -> str:
+        conv_id = request.match_info["id"]
+        if not _ID.match(conv_id):
+            _fail(404, "No such conversation.")
+        return conv_id
+
+    async def _rename(self, request: web.Request) -> web.StreamResponse:
+        session = await self._writer(request)
+        conv_id = self._conversation_path_id(request)
+        title = (await self._json(request)).get("title")
+        if not isinstance(title, str) or not title.strip():
+            _fail(400, "Write the new name in \"title\".")
+        if len(title.strip()) > MAX_TITLE:
+            _fail(400, f"The name is too long (limit {MAX_TITLE} characters).")
+        renamed = await self._directory.rename(session.person, conv_id, title)
+        if renamed is None:
+            _fail(404, "No such conversation.")
+        return web.json_response({"conversation": _conversation(renamed)})
+
+    async def _delete(self, request: web.Request) -> web.StreamResponse:
+        """Delete one of the person's conversations; their live web chat's only while no answer
+        is being written into it (409: stop it first), and then the page starts afresh."""
+        session = await self._writer(request)
+        conv_id = self._conversation_path_id(request)
+        hub = self._hubs.get(chat_id_of(session.person))
+        if hub.running:
+            live = await self._directory.web_transcript(session.person)
+            if live is not None and live.conversation.id == conv_id:
+                _fail(409, "An answer is still being written here: stop it first.")
+        deleted = await self._directory.delete(session.person, conv_id)
+        if deleted is None:
+            _fail(404, "No such conversation.")
+        if deleted.writable:
+            hub.turn_page()
+            hub.publish({"type": "cleared", "conversation_id": deleted.id})
+        return web.json_response({"deleted": deleted.id})
+
+    async def _new_chat(self, request: web.Request) -> web.StreamResponse:
+        """The New-chat button: /new in the person's web chat, as if typed; the person's open
+        pages start afresh."""
+        session = await self._writer(request)
+        response = self._hand_on(session.person, "/new", None, shown=False)
+        self._hubs.get(chat_id_of(session.person)).publish({"type": "cleared"})
+        return response
+
+    async def _welcome(self, request: web.Request) -> web.StreamResponse:
+        """What the empty chat shows besides its suggested questions: the data's coverage."""
+        await self._reader(request)
+        lang = request.query.get("lang", "en")
+        return web.json_response({"coverage_html": markdown_html(
+            await self._directory.coverage(norm(lang)))})
 
     async def _transcript(self, request: web.Request) -> web.StreamResponse:
         session = await self._reader(request)
@@ -474,7 +551,10 @@ class WebAdapter:
         session = await self._writer(request)
         return self._hand_on(session.person, "/stop", None)
 
-    def _hand_on(self, person: WebPerson, text: str, client_id: str | None) -> web.Response:
+    def _hand_on(self, person: WebPerson, text: str, client_id: str | None, *,
+                 shown: bool = True) -> web.Response:
+        """Hand `text` to the gateway as the person's message in their web chat; with `shown`
+        False (a button's command, not something they typed) the page does not show it."""
         if self._closing or self._on_message is None:
             _fail(503, "Bullpen is shutting down; try again in a moment.")
         chat = ChatRef(platform=PLATFORM, chat_id=chat_id_of(person))
@@ -487,8 +567,9 @@ class WebAdapter:
         hub = self._hubs.get(chat.chat_id)
         if text.split(maxsplit=1)[0].lower() == "/new":
             hub.turn_page()
-        hub.put_item(item)
-        hub.publish({"type": "user_message", "item": item})
+        if shown:
+            hub.put_item(item)
+            hub.publish({"type": "user_message", "item": item})
         task = asyncio.create_task(self._deliver(msg), name=f"web:{chat.chat_id}")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -611,6 +692,12 @@ class WebAdapter:
         await self._admin(request)
         reason = await self._directory.admin_status()
         return web.json_response({"on": reason is None, "reason": reason})
+
+    async def _admin_dashboard(self, request: web.Request) -> web.StreamResponse:
+        """Usage per day and per person, platform and model status, recent failures."""
+        await self._admin(request)
+        return web.json_response(_dashboard(
+            await self._directory.admin_dashboard(DASHBOARD_DAYS)))
 
     async def _admin_tables(self, request: web.Request) -> web.StreamResponse:
         await self._admin(request)

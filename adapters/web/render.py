@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import re
+from typing import Any
 from urllib.parse import quote
 
 from markdown_it import MarkdownIt
@@ -30,11 +31,69 @@ def _validate_link(url: str) -> bool:
 
 _md.validateLink = _validate_link  # type: ignore[method-assign]
 
+# A cell that is a figure: a number with its sign, currency, thousands separators, percent or
+# unit (1,234.56 · -3.2% · ¥12.5亿 · (0.8) · 25.3x), or a date. Such cells never wrap.
+NUMERIC_CELL = re.compile(
+    r"^(?:[+\-−±]?[¥$€£]?[(（]?[+\-−]?\d[\d,，]*(?:\.\d+)?[%％]?[)）]?"
+    r"(?:万亿|万|亿|千|百万|[KMBkmb]|bn|元|倍|x|×|pp|bp)?"
+    r"|\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?)$")
+_DELIMITER_ROW = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def is_numeric(cell: str) -> bool:
+    return NUMERIC_CELL.match(re.sub(r"[\s*_`]", "", cell)) is not None
+
+
+def _cell(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+    inline = tokens[idx + 1] if idx + 1 < len(tokens) else None
+    if inline is not None and inline.type == "inline" and is_numeric(inline.content):
+        tokens[idx].attrJoin("class", "num")
+    return str(self.renderToken(tokens, idx, options, env))
+
+
+def _table_open(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+    return '<div class="table-wrap">' + str(self.renderToken(tokens, idx, options, env))
+
+
+def _table_close(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+    return str(self.renderToken(tokens, idx, options, env)) + "</div>"
+
+
+_md.add_render_rule("td_open", _cell)
+_md.add_render_rule("th_open", _cell)
+_md.add_render_rule("table_open", _table_open)
+_md.add_render_rule("table_close", _table_close)
+
+
+def end_tables(text: str) -> str:
+    """A blank line after each table where the next line is not a row (it has no `|`): in
+    Markdown a table runs on until a blank line, so the source line under a table would
+    otherwise become its last row."""
+    out: list[str] = []
+    in_table = in_fence = False
+    lines = text.split("\n")
+    for n, line in enumerate(lines):
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        elif not in_fence:
+            if in_table and line.strip() and "|" not in line:
+                out.append("")
+                in_table = False
+            elif not line.strip():
+                in_table = False
+            elif (not in_table and "|" in line and n + 1 < len(lines)
+                  and _DELIMITER_ROW.match(lines[n + 1]) and "-" in lines[n + 1]):
+                in_table = True
+        out.append(line)
+    return "\n".join(out)
+
 
 def markdown_html(text: str) -> str:
     """Markdown as HTML in which nothing the text says can run (Chinese bold made
-    renderable first: `core.cjk_markdown`)."""
-    return str(_md.render(cjk_bold(text)))
+    renderable first: `core.cjk_markdown`); tables end where their rows do and sit in a
+    scrolling box, their figures marked `num` (kept on one line)."""
+    return str(_md.render(end_tables(cjk_bold(text))))
 
 
 def plain_html(text: str) -> str:

@@ -104,6 +104,38 @@ class ShownMessage:
 
 
 @dataclass(frozen=True)
+class UsageDay:
+    day: date
+    questions: int  # messages people sent
+    calls: int  # model calls
+    tokens: int
+
+
+@dataclass(frozen=True)
+class UsagePerson:
+    user_id: UUID
+    name: str
+    questions: int
+    calls: int
+    tokens: int
+    cost_usd: float
+
+
+@dataclass(frozen=True)
+class FailureRow:
+    at: datetime
+    what: str  # "delivery <platform>" or "job <subscription id>"
+    detail: str
+
+
+@dataclass(frozen=True)
+class LastCall:
+    at: datetime
+    provider: str
+    model: str
+
+
+@dataclass(frozen=True)
 class QueryResult:
     columns: tuple[str, ...]
     rows: tuple[tuple[str | None, ...], ...]
@@ -309,6 +341,42 @@ class WebRepo:
                                         file_id)
         return _file(row) if row is not None else None
 
+    async def rename(self, conversation_id: UUID, user_id: UUID, title: str) -> bool:
+        """Retitle the person's own conversation; False when it is not theirs (or gone)."""
+        got = await self._pool.fetchval(
+            "UPDATE conversations SET title = $3 WHERE id = $1 AND user_id = $2 RETURNING 1",
+            conversation_id, user_id, title)
+        return got is not None
+
+    async def delete(self, conversation_id: UUID, user_id: UUID) -> list[str] | None:
+        """Delete the person's own conversation with its messages, share links and file rows
+        (one transaction); the deleted files' paths on disk (the caller removes them), or
+        None when it is not theirs."""
+        async with self._pool.acquire() as conn, conn.transaction():
+            owned = await conn.fetchval(
+                "SELECT 1 FROM conversations WHERE id = $1 AND user_id = $2 FOR UPDATE",
+                conversation_id, user_id)
+            if owned is None:
+                return None
+            paths = [r["path"] for r in await conn.fetch(
+                "DELETE FROM files WHERE conversation_id = $1 RETURNING path", conversation_id)]
+            await conn.execute("DELETE FROM conversations WHERE id = $1", conversation_id)
+        return paths
+
+    async def search(self, user_id: UUID, text: str, *,
+                     limit: int = 50) -> list[ConversationRow]:
+        """The person's conversations whose title or shown messages contain `text` (any
+        case), the most recent first."""
+        escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        pattern = f"%{escaped}%"
+        rows = await self._pool.fetch(
+            f"SELECT {_CONVERSATION_COLUMNS} FROM conversations c WHERE c.user_id = $1"
+            " AND (c.title ILIKE $2 OR EXISTS (SELECT 1 FROM messages m"
+            "  WHERE m.conversation_id = c.id AND m.role IN ('user', 'assistant')"
+            "  AND m.content ILIKE $2))"
+            " ORDER BY c.updated_at DESC, c.created_at DESC LIMIT $3", user_id, pattern, limit)
+        return [_conversation(r) for r in rows]
+
     # --- share links -----------------------------------------------------------------------
 
     async def share(self, conversation_id: UUID, *, created_by: UUID | None) -> str:
@@ -334,6 +402,60 @@ class WebRepo:
         return UUID(str(got)) if got is not None else None
 
     # --- the admin console -----------------------------------------------------------------
+
+    # The dashboard's figures: fixed queries on the application's pool (no text of the
+    # admin's reaches them; the SQL box below runs on the console's own weak role).
+
+    async def usage_by_day(self, days: int) -> list[UsageDay]:
+        """Questions, model calls and tokens per UTC day, the last `days` days (days without
+        any included as zeros)."""
+        rows = await self._pool.fetch(
+            "WITH d AS (SELECT generate_series((now() AT TIME ZONE 'UTC')::date - ($1 - 1),"
+            "  (now() AT TIME ZONE 'UTC')::date, interval '1 day')::date AS day),"
+            " q AS (SELECT (created_at AT TIME ZONE 'UTC')::date AS day, count(*) AS n"
+            "  FROM messages WHERE role = 'user' AND created_at >= now() - $1 * interval '1 day'"
+            "  GROUP BY 1),"
+            " u AS (SELECT (created_at AT TIME ZONE 'UTC')::date AS day, count(*) AS n,"
+            "  sum(prompt_tokens + completion_tokens) AS tokens FROM usage"
+            "  WHERE created_at >= now() - $1 * interval '1 day' GROUP BY 1)"
+            " SELECT d.day, coalesce(q.n, 0) AS questions, coalesce(u.n, 0) AS calls,"
+            " coalesce(u.tokens, 0) AS tokens FROM d LEFT JOIN q USING (day)"
+            " LEFT JOIN u USING (day) ORDER BY d.day", days)
+        return [UsageDay(r["day"], int(r["questions"]), int(r["calls"]), int(r["tokens"]))
+                for r in rows]
+
+    async def usage_by_person(self, days: int, *, limit: int = 50) -> list[UsagePerson]:
+        """Per person over the last `days` days, the busiest first."""
+        rows = await self._pool.fetch(
+            "WITH q AS (SELECT c.user_id, count(*) AS n FROM messages m"
+            "  JOIN conversations c ON c.id = m.conversation_id WHERE m.role = 'user'"
+            "  AND m.created_at >= now() - $1 * interval '1 day' GROUP BY 1),"
+            " u AS (SELECT user_id, count(*) AS n, sum(prompt_tokens + completion_tokens)"
+            "  AS tokens, sum(cost_usd) AS cost FROM usage"
+            "  WHERE created_at >= now() - $1 * interval '1 day' GROUP BY 1)"
+            " SELECT p.id, p.display_name, coalesce(q.n, 0) AS questions,"
+            " coalesce(u.n, 0) AS calls, coalesce(u.tokens, 0) AS tokens,"
+            " coalesce(u.cost, 0) AS cost FROM users p LEFT JOIN q ON q.user_id = p.id"
+            " LEFT JOIN u ON u.user_id = p.id WHERE q.n IS NOT NULL OR u.n IS NOT NULL"
+            " ORDER BY questions DESC, calls DESC, p.id LIMIT $2", days, limit)
+        return [UsagePerson(UUID(str(r["id"])), r["display_name"], int(r["questions"]),
+                            int(r["calls"]), int(r["tokens"]), float(r["cost"]))
+                for r in rows]
+
+    async def last_call(self) -> LastCall | None:
+        row = await self._pool.fetchrow(
+            "SELECT created_at, provider, model FROM usage ORDER BY id DESC LIMIT 1")
+        return LastCall(row["created_at"], row["provider"], row["model"]) if row else None
+
+    async def recent_failures(self, *, limit: int = 20) -> list[FailureRow]:
+        """Deliveries that failed for good and scheduled jobs that failed, newest first."""
+        rows = await self._pool.fetch(
+            "(SELECT created_at AS at, 'delivery ' || platform AS what, last_error AS detail"
+            "  FROM deliveries WHERE status = 'failed' ORDER BY created_at DESC LIMIT $1)"
+            " UNION ALL (SELECT created_at, 'job ' || subscription_id::text, detail"
+            "  FROM job_fires WHERE status = 'failed' ORDER BY created_at DESC LIMIT $1)"
+            " ORDER BY at DESC LIMIT $1", limit)
+        return [FailureRow(r["at"], r["what"], r["detail"]) for r in rows]
 
     async def _admin_connection(self) -> asyncpg.Connection:
         """A connection of its own for the console, logged in as `CONSOLE_ROLE`, checked to be

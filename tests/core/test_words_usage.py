@@ -72,7 +72,7 @@ LOCALIZED: dict[str, str] = {
 # rendering, voice, model errors, start-up, the web page): the lead removes each from this list
 # once that change is merged.
 MOVED_ELSEWHERE = (
-    "core/llm/", "core/agent/", "adapters/web/", "bot/web_commands.py",
+    "core/llm/", "core/agent/",
 )
 # Language tags as data, not as a branch: the tag a value is stored or checked under.
 NOT_A_BRANCH: dict[str, str] = {

@@ -1,39 +1,29 @@
 // The Bullpen chat page. No build step, no dependencies. Text is only ever set with
 // textContent; the one exception is `html` fields, which the server renders with raw HTML
-// escaped (markdown-it-py, html=False).
+// escaped (markdown-it-py, html=False). The words come from the catalogue (/static/words.js).
 "use strict";
 
-const T = {
-  en: {
-    mode: "Mode", mode_normal: "normal", mode_fast: "fast", mode_debate: "debate",
-    share: "Share", unshare: "Unshare", admin: "Admin", logout: "Sign out",
-    conversations: "Conversations", files: "Files", send: "Send", stop: "Stop",
-    readonly: "Read-only: a conversation from another chat.", back: "Back to the web chat",
-    placeholder: "Ask about a stock, or type a /command", close: "Close", thinking: "Thinking",
-    revoked: "The share link is revoked.", shared_as: "Shared: ", web_chat: "Web chat",
-    no_files: "No files yet.", failed: "Could not send: ", reconnecting: "Reconnecting…",
-    you: "You", done: "done", running: "running",
-  },
-  zh: {
-    mode: "模式", mode_normal: "标准", mode_fast: "快速", mode_debate: "辩论",
-    share: "分享", unshare: "取消分享", admin: "管理", logout: "退出登录",
-    conversations: "对话", files: "文件", send: "发送", stop: "停止",
-    readonly: "只读：来自其他聊天的对话。", back: "返回网页聊天",
-    placeholder: "询问股票，或输入 /命令", close: "关闭", thinking: "思考过程",
-    revoked: "分享链接已撤销。", shared_as: "已分享：", web_chat: "网页聊天",
-    no_files: "暂无文件。", failed: "发送失败：", reconnecting: "正在重新连接…",
-    you: "你", done: "完成", running: "进行中",
-  },
-};
+const WORDS = window.BULLPEN_WORDS || { en: {}, zh: {} };
+const SUGGESTIONS = ["suggest_1", "suggest_2", "suggest_3", "suggest_4"];
+// what a tool's `{symbol}` is filled from, in the tool's own arguments
+const SYMBOL_ARGS = ["symbol", "code", "ticker", "query", "name"];
 
 const $ = (id) => document.getElementById(id);
-const state = { me: null, lang: "en", csrf: "", chat: null, viewing: null, es: null };
+const state = { me: null, lang: "en", csrf: "", chat: null, viewing: null, es: null,
+  pending: false, query: "", coverage: {} };
 const progress = new Map(); // ref -> progress element
 // ref -> the answer's text as streamed so far: shown as it comes (token by token), until the
 // final rendering arrives; the renderer's throttled progress edits are not needed meanwhile
 const streams = new Map();
+const running = new Set(); // refs of answers being written
+const calls = new Map(); // tool call id -> its friendly label
 
-function t(key) { return (T[state.lang] || T.en)[key] || T.en[key] || key; }
+function t(key, values) {
+  const table = WORDS[state.lang] || WORDS.en;
+  let text = table[key] !== undefined ? table[key] : (WORDS.en[key] !== undefined ? WORDS.en[key] : key);
+  if (values) text = text.replace(/\{(\w+)\}/g, (m, name) => (name in values ? String(values[name]) : m));
+  return text;
+}
 
 function el(tag, cls, text) {
   const node = document.createElement(tag);
@@ -45,8 +35,15 @@ function el(tag, cls, text) {
 function applyLang() {
   document.documentElement.lang = state.lang === "zh" ? "zh-CN" : "en";
   document.querySelectorAll("[data-t]").forEach((n) => { n.textContent = t(n.dataset.t); });
+  document.querySelectorAll("[data-tp]").forEach((n) => { n.placeholder = t(n.dataset.tp); });
+  document.querySelectorAll("[data-ta]").forEach((n) => {
+    n.setAttribute("aria-label", t(n.dataset.ta));
+    n.title = t(n.dataset.ta);
+  });
   $("text").placeholder = t("placeholder");
   $("lang").textContent = state.lang === "zh" ? "English" : "中文";
+  drawSuggestions();
+  updateEmpty();
 }
 
 async function api(path, body) {
@@ -66,6 +63,51 @@ function notice(text) {
   const n = $("notice");
   n.textContent = text;
   n.hidden = !text;
+}
+
+function when(iso) {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return "";
+  const pad = (n) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ` +
+    `${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+// --- copying -------------------------------------------------------------------------------
+
+function copyButton(label, text) {
+  const b = el("button", "copy", t(label));
+  b.type = "button";
+  b.dataset.label = label;
+  b.addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(typeof text === "function" ? text() : text);
+      b.textContent = t("copied");
+      setTimeout(() => { b.textContent = t(label); }, 1500);
+    } catch (e) { notice(e.message); }
+  });
+  return b;
+}
+
+function tableText(table) {
+  return [...table.rows].map((r) => [...r.cells].map((c) => c.textContent.trim()).join("\t"))
+    .join("\n");
+}
+
+// copy buttons on an answer's tables and code blocks, and on the answer itself
+function addCopies(node, text) {
+  node.querySelectorAll(".md .table-wrap").forEach((wrap) => {
+    const table = wrap.querySelector("table");
+    if (table) wrap.after(copyButton("copy_table", () => tableText(table)));
+  });
+  node.querySelectorAll(".md pre").forEach((pre) => {
+    pre.after(copyButton("copy_code", () => pre.textContent));
+  });
+  if (text) {
+    const row = el("div", "actions");
+    row.append(copyButton("copy", text));
+    node.append(row);
+  }
 }
 
 // --- drawing messages ----------------------------------------------------------------------
@@ -102,6 +144,7 @@ function drawItem(item) {
     const body = el("div", "md");
     body.innerHTML = item.html || "";
     node.append(body);
+    if (item.role === "assistant") addCopies(node, item.text);
   }
   return node;
 }
@@ -117,12 +160,18 @@ function drawStream(ref) {
 function upsert(item) {
   const log = $("log");
   const old = log.querySelector(`[data-id="${CSS.escape(item.id)}"]`);
-  if (old && streams.has(item.id) && item.markup === "plain") return; // a progress edit
-  const node = drawItem(item);
+  // while an answer runs, the bot's plain edits of it are its progress in the bot's words
+  // (tool labels): the page says "working" in its own language and shows the steps below
+  const progressEdit = item.role === "assistant" && item.markup === "plain" &&
+    (running.has(item.id) || streams.has(item.id));
+  if (old && progressEdit) return;
+  const node = drawItem(progressEdit ? { ...item, text: "", html: "" } : item);
+  if (progressEdit) node.querySelector(".md").append(el("p", "plain", `⏳ ${t("working")}`));
   if (old) old.replaceWith(node); else log.append(node);
   const lines = progress.get(item.id);
   if (lines && node.nextSibling !== lines) node.after(lines);
   if (streams.has(item.id) && item.markup === "plain") drawStream(item.id);
+  updateEmpty();
   scrollDown();
 }
 
@@ -131,7 +180,50 @@ function scrollDown() {
   log.scrollTop = log.scrollHeight;
 }
 
-// --- progress lines: status, tools, thinking -----------------------------------------------
+// --- the empty chat: suggested questions and what the data covers ---------------------------
+
+function drawSuggestions() {
+  const box = $("suggestions");
+  box.replaceChildren(...SUGGESTIONS.map((key) => {
+    const b = el("button", "suggestion", t(key));
+    b.type = "button";
+    b.addEventListener("click", () => send(t(key)));
+    return b;
+  }));
+}
+
+async function loadCoverage() {
+  const lang = state.lang;
+  if (state.coverage[lang] === undefined) {
+    const { coverage_html: html } = await api(`/api/welcome?lang=${lang}`);
+    state.coverage[lang] = html;
+  }
+  if (lang === state.lang) $("coverage-body").innerHTML = state.coverage[lang];
+}
+
+function updateEmpty() {
+  // empty: nothing asked yet in this conversation (a New chat's greeting does not count)
+  const empty = !state.viewing && !$("log").querySelector(".msg.user, .msg.file");
+  $("empty").hidden = !empty;
+  $("log").hidden = empty || Boolean(state.viewing);
+  if (empty && state.me) loadCoverage().catch((e) => notice(e.message));
+}
+
+// --- progress lines: friendly labels, never tool names --------------------------------------
+
+function setRunning(ref, on) {
+  if (ref) { if (on) running.add(ref); else running.delete(ref); }
+  $("stop").hidden = !(running.size || state.pending);
+}
+
+function toolLabel(name, args) {
+  const key = `tool_${name}`;
+  const known = (WORDS.en || {})[key] !== undefined;
+  const template = known ? t(key) : t("tool_other");
+  if (!template.includes("{symbol}")) return template;
+  const symbol = SYMBOL_ARGS.map((a) => (args || {})[a]).find((v) => typeof v === "string" && v);
+  return symbol ? t(key, { symbol }) : t("tool_other");
+}
 
 function linesFor(ref) {
   let box = progress.get(ref);
@@ -147,6 +239,7 @@ function linesFor(ref) {
 
 function progressLine(ev) {
   if (!ev.ref) return;
+  setRunning(ev.ref, true);
   const box = linesFor(ev.ref);
   if (ev.type === "thinking") {
     let d = box.querySelector("details.thinking");
@@ -157,53 +250,63 @@ function progressLine(ev) {
     }
     d.querySelector("pre").textContent += ev.text;
   } else if (ev.type === "status") {
-    let s = box.querySelector(".status");
-    if (!s) { s = el("div", "status"); box.prepend(s); }
-    s.textContent = `⏳ ${ev.text}`;
+    // the bot's own words (English tool labels): the answer's bubble says "working" instead
   } else if (ev.type === "tool_started") {
-    const line = el("div", "tool", `🔧 ${ev.label || ev.name}`);
+    const label = toolLabel(ev.name, ev.arguments);
+    calls.set(ev.call_id, label);
+    const line = el("div", "tool", `🔧 ${label}`);
     line.dataset.call = ev.call_id;
     box.append(line);
   } else if (ev.type === "tool_finished") {
     const line = box.querySelector(`[data-call="${CSS.escape(ev.call_id)}"]`) ||
       box.appendChild(el("div", "tool"));
-    line.textContent = `${ev.ok ? "✅" : "⚠️"} ${ev.name} ${ev.summary || ""} ` +
-      `(${(ev.elapsed_s || 0).toFixed(1)} s)`;
+    const label = calls.get(ev.call_id) || toolLabel(ev.name, {});
+    line.textContent = `${ev.ok ? "✅" : "⚠️"} ${label} · ${t(ev.ok ? "step_done" : "step_failed")}` +
+      ` (${(ev.elapsed_s || 0).toFixed(1)} s)`;
   } else if (ev.type === "file") {
-    box.append(el("div", "tool", `📎 ${ev.file.filename}`));
+    box.append(el("div", "tool", `📎 ${t("file_ready", { name: ev.file.filename })}`));
   }
   scrollDown();
 }
 
 function finish(ref) {
+  setRunning(ref, false);
   const box = progress.get(ref);
   if (!box) return;
   box.classList.remove("running");
-  const s = box.querySelector(".status");
-  if (s) s.remove();
   if (!box.childElementCount) { box.remove(); progress.delete(ref); }
 }
 
 // --- the chat and its stream ---------------------------------------------------------------
 
+function clearLog() {
+  $("log").replaceChildren();
+  progress.clear();
+  streams.clear();
+  running.clear();
+  setRunning(null, false);
+}
+
 async function drawSnapshot(snap) {
   const chat = await api("/api/chat");
   state.chat = chat.conversation;
   const log = $("log");
-  log.replaceChildren();
-  progress.clear();
-  streams.clear();
+  clearLog();
   const since = snap.since ? Date.parse(snap.since) : Infinity;
   for (const entry of chat.entries) {
     if (Date.parse(entry.at) >= since) continue; // the snapshot has it as it stands now
     log.append(drawItem({ ...entry, id: "" }));
   }
-  for (const run of snap.running) if (run.text) streams.set(run.ref, run.text);
+  for (const run of snap.running) {
+    if (run.text) streams.set(run.ref, run.text);
+    setRunning(run.ref, true);
+  }
   for (const item of snap.items) upsert(item);
   for (const run of snap.running) {
     for (const line of run.lines) progressLine({ ...line, ref: run.ref });
   }
   if (state.chat) $("mode").value = state.chat.mode || "";
+  updateEmpty();
   scrollDown();
   refreshLists();
   document.body.dataset.ready = "1";
@@ -212,16 +315,24 @@ async function drawSnapshot(snap) {
 function onEvent(ev) {
   switch (ev.type) {
     case "snapshot": drawSnapshot(ev).catch((e) => notice(e.message)); break;
-    case "user_message": case "message_sent": case "message_edited": case "file_sent":
+    case "message_sent": case "message_edited":
+      state.pending = false; setRunning(null, false); upsert(ev.item); break;
+    case "user_message": case "file_sent":
       upsert(ev.item); break;
     case "status": case "thinking": case "tool_started": case "tool_finished": case "file":
       progressLine(ev); break;
     case "text_delta":
-      if (ev.ref) { streams.set(ev.ref, (streams.get(ev.ref) || "") + ev.text); drawStream(ev.ref); }
+      if (ev.ref) {
+        setRunning(ev.ref, true);
+        streams.set(ev.ref, (streams.get(ev.ref) || "") + ev.text);
+        drawStream(ev.ref);
+      }
       break;
     case "done": case "failed":
-      streams.delete(ev.ref); finish(ev.ref); refreshLists(); break;
-    case "error": notice(ev.text); break;
+      state.pending = false; streams.delete(ev.ref); finish(ev.ref); refreshLists(); break;
+    case "cleared":
+      state.chat = null; clearLog(); updateEmpty(); refreshLists(); break;
+    case "error": state.pending = false; setRunning(null, false); notice(ev.text); break;
     default: break;
   }
 }
@@ -235,36 +346,111 @@ function connect() {
 }
 
 async function send(text) {
+  if (state.viewing) showLive();
   try {
     const id = (crypto.randomUUID ? crypto.randomUUID() : String(Date.now() + Math.random()))
       .replace(/[^A-Za-z0-9-]/g, "");
+    state.pending = !text.startsWith("/");
+    setRunning(null, false);
     await api("/api/messages", { text, client_id: id });
   } catch (e) {
+    state.pending = false;
+    setRunning(null, false);
     notice(t("failed") + e.message);
   }
 }
 
-// --- conversations, files, sharing ---------------------------------------------------------
+// --- the drawer: conversations and files ----------------------------------------------------
+
+function openDrawer(open) {
+  document.body.classList.toggle("drawer-open", open);
+  $("scrim").hidden = !open;
+  $("menu").setAttribute("aria-expanded", String(open));
+}
+
+function closeDrawerOnPhone() {
+  if (document.body.classList.contains("drawer-open")) openDrawer(false);
+}
 
 let refreshTimer = 0;
 function refreshLists() {
   clearTimeout(refreshTimer);
-  refreshTimer = setTimeout(() => { loadConversations(); loadFiles(); }, 300);
+  refreshTimer = setTimeout(() => {
+    loadConversations().catch((e) => notice(e.message));
+    loadFiles().catch((e) => notice(e.message));
+  }, 300);
+}
+
+function titleOf(c) {
+  return c.title || (c.platform === "web" ? t("web_chat") : t("untitled"));
+}
+
+function startRename(li, c) {
+  const input = el("input");
+  input.value = c.title || "";
+  input.maxLength = 120;
+  input.className = "rename";
+  const row = li.querySelector(".conv");
+  row.replaceChildren(input);
+  input.focus();
+  let done = false;
+  const finishRename = async (save) => {
+    if (done) return;
+    done = true;
+    const title = input.value.trim();
+    if (save && title && title !== c.title) {
+      try {
+        await api(`/api/conversations/${encodeURIComponent(c.id)}/rename`, { title });
+      } catch (e) { notice(e.message); }
+    }
+    loadConversations().catch((e) => notice(e.message));
+  };
+  input.addEventListener("keydown", (e) => {
+    if (e.key === "Enter") { e.preventDefault(); finishRename(true); }
+    if (e.key === "Escape") { e.preventDefault(); finishRename(false); }
+  });
+  input.addEventListener("blur", () => finishRename(true));
+}
+
+async function removeConversation(c) {
+  if (!window.confirm(t("delete_confirm", { title: titleOf(c) }))) return;
+  try {
+    await api(`/api/conversations/${encodeURIComponent(c.id)}/delete`, {});
+    if (state.viewing && state.viewing.id === c.id) showLive();
+  } catch (e) { notice(e.message); }
+  refreshLists();
 }
 
 async function loadConversations() {
-  const { conversations } = await api("/api/conversations");
+  const q = state.query;
+  const path = q ? `/api/conversations?q=${encodeURIComponent(q)}` : "/api/conversations";
+  const { conversations } = await api(path);
+  if (q !== state.query) return; // a later search is on its way
   const ul = $("convs");
   ul.replaceChildren();
+  if (!conversations.length && q) ul.append(el("li", "note", t("no_results")));
   for (const c of conversations) {
     const li = el("li");
-    const b = el("button", "link");
-    const date = (c.updated_at || "").slice(0, 10);
-    const title = c.title || (c.platform === "web" ? t("web_chat") : c.platform);
-    b.textContent = `${title} · ${c.platform} · ${date}`;
-    if (c.writable && c.is_active) b.classList.add("current");
-    b.addEventListener("click", () => open(c));
-    li.append(b);
+    li.dataset.id = c.id;
+    const row = el("div", "conv");
+    const open = el("button", "link open");
+    open.append(el("span", "title", titleOf(c)),
+      el("span", "sub", `${c.platform} · ${when(c.updated_at)}`));
+    open.addEventListener("click", () => { openConversation(c); closeDrawerOnPhone(); });
+    const rename = el("button", "act rename", "✎");
+    rename.type = "button";
+    rename.title = t("rename");
+    rename.setAttribute("aria-label", t("rename"));
+    rename.addEventListener("click", () => startRename(li, c));
+    const del = el("button", "act delete", "🗑");
+    del.type = "button";
+    del.title = t("delete");
+    del.setAttribute("aria-label", t("delete"));
+    del.addEventListener("click", () => removeConversation(c));
+    if ((state.viewing && state.viewing.id === c.id) ||
+        (!state.viewing && c.writable && c.is_active)) row.classList.add("current");
+    row.append(open, rename, del);
+    li.append(row);
     ul.append(li);
   }
 }
@@ -275,17 +461,30 @@ async function loadFiles() {
   ul.replaceChildren();
   if (!files.length) ul.append(el("li", "note", t("no_files")));
   for (const f of files) {
-    const li = el("li");
-    const a = el("a", "", `${f.kind === "image" ? "🖼" : "📄"} ${f.filename}`);
+    const li = el("li", "file");
+    const a = el("a");
     a.href = f.url;
-    if (f.kind === "image") { a.target = "_blank"; a.rel = "noopener"; }
-    else a.setAttribute("download", "");
+    if (f.kind === "image") {
+      const img = el("img", "thumb");
+      img.src = f.url;
+      img.alt = "";
+      img.loading = "lazy";
+      a.append(img);
+      a.target = "_blank";
+      a.rel = "noopener";
+    } else {
+      a.append(el("span", "doc", "📄"));
+      a.setAttribute("download", "");
+    }
+    const text = el("span");
+    text.append(el("span", "name", f.filename), el("span", "sub", when(f.created_at)));
+    a.append(text);
     li.append(a);
     ul.append(li);
   }
 }
 
-async function open(conv) {
+async function openConversation(conv) {
   if (state.chat && conv.id === state.chat.id) { showLive(); return; }
   const data = await api(`/api/conversations/${encodeURIComponent(conv.id)}`);
   const view = $("view");
@@ -293,16 +492,18 @@ async function open(conv) {
   state.viewing = data.conversation;
   view.hidden = false;
   $("log").hidden = true;
+  $("empty").hidden = true;
   $("viewing").hidden = data.conversation.writable;
   $("composer").hidden = !data.conversation.writable;
+  loadConversations().catch((e) => notice(e.message));
 }
 
 function showLive() {
   state.viewing = null;
   $("view").hidden = true;
-  $("log").hidden = false;
   $("viewing").hidden = true;
   $("composer").hidden = false;
+  updateEmpty();
   scrollDown();
 }
 
@@ -358,11 +559,28 @@ async function main() {
     state.lang = state.lang === "zh" ? "en" : "zh";
     localStorage.setItem("bullpen.lang", state.lang);
     applyLang();
+    refreshLists();
   });
   $("logout").addEventListener("click", async () => {
     await api("/logout", {}).catch(() => null);
     location.href = "/";
   });
+  $("new-chat").addEventListener("click", () => {
+    closeDrawerOnPhone();
+    showLive();
+    api("/api/new", {}).catch((e) => notice(e.message));
+  });
+  let searchTimer = 0;
+  $("search").addEventListener("input", () => {
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(() => {
+      state.query = $("search").value.trim();
+      loadConversations().catch((e) => notice(e.message));
+    }, 250);
+  });
+  $("menu").addEventListener("click", () => openDrawer(true));
+  $("close-drawer").addEventListener("click", () => openDrawer(false));
+  $("scrim").addEventListener("click", () => openDrawer(false));
   $("share").addEventListener("click", share);
   $("unshare").addEventListener("click", unshare);
   $("back").addEventListener("click", showLive);
