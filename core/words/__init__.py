@@ -25,7 +25,7 @@ Lang = Literal["en", "zh"]
 LANGS: tuple[Lang, ...] = ("en", "zh")
 
 # One module per namespace, in core/words/<name>.py.
-NAMESPACES: tuple[str, ...] = ("labels",)
+NAMESPACES: tuple[str, ...] = ("labels", "errors")
 
 
 def norm(lang: str | None) -> Lang:
