@@ -239,7 +239,8 @@ class OpenAIProvider:
         fitted = await self.fit(messages, tools, max_tokens)
         for again in (True, False):
             req = self._request(fitted, json_mode)
-            req["timeout"] = timeout_s  # the client's own limit follows the call's
+            # the client's own limit follows the call's, as a backstop behind our deadline
+            req["timeout"] = timeout_s * 1.5 + 1.0
             if stream:
                 req["stream"] = True
                 req["stream_options"] = {"include_usage": True}

@@ -37,11 +37,15 @@ WORDS: dict[str, dict[str, str]] = {
         "zh": "模型没有在规定时间内回答（{seconds} 秒）。请再试一次，或使用 /mode fast。",
     },
     "too_slow": {
-        "en": "This model is too slow for a {what} here: at its measured speed one turn takes "
-              "about {turn_s} s and the whole run about {total_min} minutes, over the "
-              "{limit_s} s a turn may take. Use a faster model profile for it.",
-        "zh": "当前模型太慢，无法完成{what}：按实测速度，每一轮约需 {turn_s} 秒，全程约 "
-              "{total_min} 分钟，超过每轮 {limit_s} 秒的上限。请换用更快的模型配置。",
+        "en": "This model is too slow for a {what}: at its measured speed one model turn takes "
+              "about {turn_s} s, so even the shortest {what} would take about {total_min} "
+              "minutes, more than the {limit_min} minutes allowed. Use a faster model for it.",
+        "zh": "当前模型太慢，无法完成{what}：按实测速度，模型每次发言约需 {turn_s} 秒，即使最短的"
+              "{what}也要约 {total_min} 分钟，超过允许的 {limit_min} 分钟。请换用更快的模型。",
+    },
+    "paced": {
+        "en": "A slow model: {rounds} round(s), about {total_min} minutes ({turn_s} s a turn).",
+        "zh": "模型较慢：进行 {rounds} 轮，约需 {total_min} 分钟（每次发言约 {turn_s} 秒）。",
     },
     "debate_run": {"en": "debate", "zh": "辩论"},
     "podcast_run": {"en": "podcast", "zh": "播客"},
