@@ -23,8 +23,10 @@ from core.agent.labels import join, label
 from core.agent.language import question_lang
 from core.agent.toolpick import pick_schemas
 from core.agent.turn import Turn
+from core.errors import LLMError
 from core.events import Done, Event, File, Status, TextDelta, Thinking, ToolFinished, ToolStarted
 from core.llm.base import Final, TextChunk, ThinkingChunk
+from core.llm.fit import TOOLS_SHARE
 from core.llm.markup import MarkupGate, strip_markup
 from core.llm.textcalls import parse_text_calls
 from core.ports import LLMProvider
@@ -88,19 +90,31 @@ class NormalMode:
         msgs.append(ChatMessage(role="user", content=turn.text))
         return msgs
 
-    def schemas_for(self, question: str) -> list[dict[str, Any]]:
-        """The tools offered for `question` (compact, in the stable order)."""
-        return pick_schemas(question, self._registry, budget_tokens=self._tool_budget,
-                            small=self._small)
+    async def schemas_for(self, question: str, role: str = "agent") -> list[dict[str, Any]]:
+        """The tools offered for `question` (compact, in the stable order), chosen by
+        relevance within the share of the window tools may take, so that the fitting of the
+        request never has to drop a relevant tool from the end of the stable order."""
+        budget = self._tool_budget
+        window = getattr(self._llm, "context_tokens", None)
+        if callable(window):
+            try:
+                share = int(await window(role) * TOOLS_SHARE * 0.8)
+            except LLMError:
+                share = 0
+            if share:
+                budget = share if budget is None else min(budget, share)
+        return pick_schemas(question, self._registry, budget_tokens=budget, small=self._small)
 
     async def run(self, turn: Turn) -> AsyncIterator[Event]:
+        # the answer is written in the question's language; notices are in the person's
+        # (`turn.lang`: their /lang, else the language of this message)
         lang = question_lang(turn.text, turn.lang)
         messages = self._messages(turn, lang)
         # a run degraded by the usage gate (core.usage_gate): fewer turns, one cheaper role
         max_turns = min(_positive(turn.options.get("max_turns")) or self._max_turns,
                         self._max_turns)
         cheap = turn.options.get("profile_role")
-        schemas = self.schemas_for(turn.text)
+        schemas = await self.schemas_for(turn.text, cheap or "agent")
         if self._plan:
             yield Status(text="Planning...")
             plan = await self._llm.complete(
@@ -144,7 +158,7 @@ class NormalMode:
                     if self._small:
                         if not held:
                             held = True
-                            yield Status(text=label("checking", lang))
+                            yield Status(text=label("checking", turn.lang))
                     elif shown := gate.feed(item.text):
                         yield TextDelta(text=shown)
                 elif isinstance(item, ThinkingChunk):
@@ -186,17 +200,17 @@ class NormalMode:
                              ChatMessage(role="user", content=again.prompt)]
                 yield Status(text="Checking the figures with a tool...")
                 continue
-            notes = [label("cut_off", lang, tokens=response.usage.completion_tokens)
+            notes = [label("cut_off", turn.lang, tokens=response.usage.completion_tokens)
                      if response.finish_reason == "length" else "",
-                     *check.labels(lang, offered=bool(schemas))]
+                     *check.labels(turn.lang, offered=bool(schemas))]
             if not answer:
-                answer = label("empty", lang)
+                answer = label("empty", turn.lang)
             await turn.recorder.message(ChatMessage(role="assistant", content=answer))
             if self._small:  # held until now: shown once, checked
                 yield TextDelta(text=answer)
             yield Done(text=answer, label=join(*notes))
             return
-        yield Done(text=label("turn_limit", lang))
+        yield Done(text=label("turn_limit", turn.lang))
 
     async def _run_tools(self, calls: list[ToolCall], messages: list[ChatMessage],
                          turn: Turn) -> AsyncIterator[Event]:

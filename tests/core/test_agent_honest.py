@@ -154,7 +154,9 @@ async def test_a_figure_next_to_grounded_ones_is_still_caught_in_chinese():
               Reply(text="EURUSD 收盘 1.0835，市盈率 25.3 倍。")]
     async with FakeOpenAI(script) as srv:
         events = await run(srv, "normal", "EURUSD 收盘价？", lang="zh")
-    assert done(events).label == "未经核实：25.3 不是来自本次回答的数据工具。"
+    # and the date of the figures, which the answer left out (issue 35)
+    assert done(events).label == ("未经核实：25.3 不是来自本次回答的数据工具。 "
+                                  "数据日期：2024-05-31。")
 
 
 async def test_a_data_question_answered_without_a_tool_is_labelled():
@@ -209,7 +211,8 @@ async def test_hermes_tool_call_in_text_is_parsed_validated_and_run():
     assert "<tool_call>" not in shown(events)
     tool_msgs = [m for m in srv.requests[1]["messages"] if m["role"] == "tool"]
     assert json.loads(tool_msgs[0]["content"])["close"] == 1.08345
-    assert done(events).text == "EURUSD closed at 1.08345." and done(events).label == ""
+    assert done(events).text == "EURUSD closed at 1.08345."
+    assert done(events).label == "Data as of 2024-05-31."  # the date it left out (issue 35)
 
 
 async def test_bare_json_and_llama_calls_with_bad_arguments_are_validated():

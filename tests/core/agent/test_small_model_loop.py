@@ -182,21 +182,22 @@ async def test_an_answer_still_in_the_wrong_language_is_labelled_in_the_persons_
     english = Reply(text="NVDA closed at 138.85 USD on 2025-02-14.")
     script = [Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]), english, english]
     async with FakeOpenAI(script) as srv:
-        events = await run(srv, "英伟达收盘价？")
+        events = await run(srv, "英伟达收盘价？", lang="zh")  # the person's language: zh
     assert "模型没有用提问的语言回答" in done(events).label
 
 
 # --- item 2: dates and units ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("question", "answer", "note"), [
-    ("NVDA close?", "NVDA closed at 138.85 USD.", "Data as of 2025-02-14."),
-    ("英伟达收盘价？", "英伟达收盘价为 138.85 美元。", "数据日期：2025-02-14。"),
+@pytest.mark.parametrize(("question", "lang", "answer", "note"), [
+    ("NVDA close?", "en", "NVDA closed at 138.85 USD.", "Data as of 2025-02-14."),
+    ("英伟达收盘价？", "zh", "英伟达收盘价为 138.85 美元。", "数据日期：2025-02-14。"),
 ])
-async def test_figures_without_their_date_get_the_date_the_tool_gave(question, answer, note):
+async def test_figures_without_their_date_get_the_date_the_tool_gave(question, lang, answer,
+                                                                      note):
     script = [Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]), Reply(text=answer)]
     async with FakeOpenAI(script) as srv:
-        events = await run(srv, question)
+        events = await run(srv, question, lang=lang)
     assert note in done(events).label
     assert done(events).text == answer
 
@@ -225,7 +226,7 @@ async def test_a_unit_error_that_stays_is_labelled():
     wrong = Reply(text="英伟达 2025-02-14 上涨 3.56%，收于 138.85 美元。")
     script = [Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]), wrong, wrong]
     async with FakeOpenAI(script) as srv:
-        events = await run(srv, "英伟达今天表现如何？")
+        events = await run(srv, "英伟达今天表现如何？", lang="zh")
     assert "3.56% 是以货币计的价格变动" in done(events).label
 
 
