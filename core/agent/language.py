@@ -29,10 +29,10 @@ def question_lang(text: str, fallback: str | None = "en") -> Lang:
 
 
 def written_in(answer: str, lang: str) -> bool:
-    """Whether `answer` is mostly in `lang` (Chinese: at least one CJK character for every two
-    letters of English words; English: fewer than that)."""
+    """Whether `answer` is in `lang`, leniently: names, tickers and terms of the other language
+    are normal in a financial answer. Chinese: at least one CJK character for every three
+    letters of English words; English: not mostly CJK characters."""
     cjk, latin = _counts(answer)
-    if not cjk and not latin:
-        return True  # figures and tickers only: any language
-    is_zh = cjk > 0 and cjk * 2 >= latin
-    return is_zh == (norm(lang) == "zh")
+    if norm(lang) == "zh":
+        return (cjk > 0 and cjk * 3 >= latin) or (not cjk and not latin)
+    return cjk <= max(latin, 8)
