@@ -119,8 +119,9 @@ def wants_data(question: str) -> bool:
 
 # a field whose number is a percent or a ratio (a move in currency is not one)
 _PCT_FIELD = re.compile(r"pct|percent|ratio|rate|yield|margin|growth|return|roe|roa|weight|"
-                        r"share|%|占比|比例|幅", re.IGNORECASE)
+                        r"%|占比|比例|幅", re.IGNORECASE)
 _DATE_FIELD = re.compile(r"as_?of|date|day|end|period|updated|time", re.IGNORECASE)
+_AS_OF = re.compile(r"as_?of", re.IGNORECASE)
 _ISO_DAY = re.compile(r"(?:19|20)\d{2}-\d{2}-\d{2}")
 
 
@@ -160,13 +161,15 @@ def unit_mismatches(answer: str, tool_texts: Iterable[str]) -> list[tuple[str, s
 
 
 def tool_dates(tool_texts: Iterable[str]) -> list[str]:
-    """The dates the tool results give their data (`as_of`, `date` ... fields), latest first."""
-    found: set[str] = set()
+    """The dates the tool results give their data, latest first: their `as_of` fields, else
+    the latest of their other date fields (a series of bars is as of its last bar)."""
+    as_of: set[str] = set()
+    other: set[str] = set()
     for text in tool_texts:
-        fields = _fields(_decoded(text))
-        for k, v in fields:
+        for k, v in _fields(_decoded(text)):
             if isinstance(v, str) and _DATE_FIELD.search(k) and (m := _ISO_DAY.match(v)):
-                found.add(m.group(0))
+                (as_of if _AS_OF.search(k) else other).add(m.group(0))
+    found = as_of or set(sorted(other)[-1:])
     return sorted(found, reverse=True)
 
 

@@ -35,8 +35,8 @@ WORDS: dict[str, dict[str, str]] = {
         "zh": "模型没有用提问的语言回答。",
     },
     "checking": {
-        "en": "Checking the answer's figures...",
-        "zh": "正在核对回答中的数字……",
+        "en": "Writing the answer; it is shown once its figures are checked...",
+        "zh": "正在撰写回答，数字核对后再显示……",
     },
     "turn_limit": {
         "en": "I reached the limit of tool calls for one question; here is what I found so far.",
