@@ -4,7 +4,8 @@
 - a data question was answered with a tool;
 - units: a percentage is not a price move in currency that a tool gave as an amount;
 - language: the answer is in the question's language;
-- dates: an answer with figures says the date of its data (else the date is added).
+- dates: an answer with figures says the date of its data (else the tools' date is added
+  to it).
 
 The first failed check sends the answer back to the model once, with what to fix; what still
 fails after that is labelled, never dressed as a result.
@@ -63,8 +64,15 @@ class Check:
             label("units", lang, figures=", ".join(f for f, _ in self.units[:4]))
             if self.units else "",
             label("wrong_language", lang) if self.wrong_language else "",
-            label("as_of", lang, dates=", ".join(self.dates[:2])) if self.dates else "",
         ]
+
+    def dated(self, answer: str) -> str:
+        """`answer` with the date of its data added when it stated none (in the answer's
+        language: the line is part of the answer, stored and copied with it)."""
+        if not self.dates:
+            return answer
+        return answer.rstrip() + "\n\n" + label("as_of", self.lang,
+                                                dates=", ".join(self.dates[:2]))
 
 
 def check_answer(answer: str, *, question: str, lang: str, tool_texts: list[str],

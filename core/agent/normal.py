@@ -203,8 +203,7 @@ class NormalMode:
             notes = [label("cut_off", turn.lang, tokens=response.usage.completion_tokens)
                      if response.finish_reason == "length" else "",
                      *check.labels(turn.lang, offered=bool(schemas))]
-            if not answer:
-                answer = label("empty", turn.lang)
+            answer = check.dated(answer) if answer else label("empty", turn.lang)
             await turn.recorder.message(ChatMessage(role="assistant", content=answer))
             if self._small:  # held until now: shown once, checked
                 yield TextDelta(text=answer)
