@@ -368,8 +368,11 @@ class DebateMode:
             raise DebateFailed(words.t("errors.too_slow", lang, what=what,
                                        limit_min=f"{MAX_RUN_S / 60:.0f}", **said))
         sink(Status(text=words.t("errors.paced", lang, rounds=plan.rounds, **said)))
+        # one call a turn (no tool rounds: the evidence pack is gathered by code), answers no
+        # longer than the estimate assumed
         return replace(limits, min_rounds=min(limits.min_rounds, plan.rounds),
-                       max_rounds=plan.rounds, turn_timeout_s=plan.turn_timeout_s)
+                       max_rounds=plan.rounds, turn_timeout_s=plan.turn_timeout_s,
+                       tool_rounds=0, max_call_tokens=TURN_MAX_TOKENS)
 
     def _reused(self, found: StoredReport, sink: Emit) -> DebateOutcome:
         sink(Status(text=f"Reusing the report of {found.created_at:%Y-%m-%d}"))

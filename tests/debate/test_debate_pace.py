@@ -69,4 +69,5 @@ async def test_a_slow_model_gets_one_round_with_a_longer_turn_limit(registry):
         await llm.aclose()
     assert (limits.min_rounds, limits.max_rounds) == (1, 1)
     assert limits.turn_timeout_s == pytest.approx(220.0)
+    assert (limits.tool_rounds, limits.max_call_tokens) == (0, 400)  # shorter turns
     assert isinstance(said[0], Status) and "1 round(s)" in said[0].text
