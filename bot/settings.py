@@ -253,6 +253,27 @@ class Settings(BaseSettings):
                      "cache (unset: the input price). Per role: "
                      "BULLPEN_LLM_<ROLE>_PRICE_CACHED_IN_PER_MTOK."))
 
+    llm: Literal["remote", "local"] = Field(
+        "remote", validation_alias=_env("BULLPEN_LLM"),
+        description=("remote: the endpoint BULLPEN_LLM_BASE_URL names. local: `serve` starts "
+                     "llama.cpp's server (the `llm` extra's xllamacpp) on loopback with the model "
+                     "`bullpen model install` put in the data directory, supervises it, and "
+                     "points every role at it: a small model (compact tools, no planning call, "
+                     "answers checked before they are shown, time limits from its measured "
+                     "speed)."))
+    llm_local_model: Literal["0.5b", "1.5b"] = Field(
+        "1.5b", validation_alias=_env("BULLPEN_LLM_LOCAL_MODEL"),
+        description=("Which local model BULLPEN_LLM=local serves: 1.5b (Qwen2.5-Coder-1.5B-"
+                     "Instruct Q4_K_M, 1.1 GB) or 0.5b (Qwen2.5-Coder-0.5B-Instruct, 0.5 GB, "
+                     "faster and weaker)."))
+    llm_local_threads: int = Field(
+        2, ge=1, validation_alias=_env("BULLPEN_LLM_LOCAL_THREADS"),
+        description="CPU threads the local model server uses.")
+    llm_local_context_tokens: int = Field(
+        8192, ge=2048, validation_alias=_env("BULLPEN_LLM_LOCAL_CONTEXT_TOKENS"),
+        description=("The local model server's context window in tokens (memory grows with "
+                     "it)."))
+
     # --- Limits, access and budgets ---------------------------------------------------------------
     debate_token_budget: int | None = Field(
         200_000, validation_alias=_env("BULLPEN_DEBATE_TOKEN_BUDGET"),

@@ -115,3 +115,42 @@ def choose(costs: Sequence[int], total: int | None, used: int = 0) -> int | None
         if used + cost <= total:
             return i
     return None
+
+
+# --- time: what a slow model can finish (issue 35) -------------------------------------------
+
+TURN_PROMPT_TOKENS = 2_500  # a debate turn's prompt at a shortened level: evidence, transcript
+TURN_MAX_TOKENS = 400  # a turn's answer on a slow model (the cheapest level's)
+TURN_MARGIN = 2.0  # a turn may take this many times what the pace predicts
+MAX_RUN_S = 20 * 60.0  # a debate nobody waits longer for
+
+
+@dataclass(frozen=True)
+class PacePlan:
+    """Rounds and turn limit for the model's measured pace; `rounds` None: too slow."""
+
+    rounds: int | None
+    turn_timeout_s: float
+    turn_s: float | None  # one turn, expected
+    total_s: float | None  # the whole debate at `rounds` (or at one round when too slow)
+
+
+def pace_plan(turn_s: float | None, *, turns_per_round: int, closing_turns: int,
+              max_rounds: int, turn_timeout_s: float,
+              max_run_s: float = MAX_RUN_S) -> PacePlan:
+    """The most rounds (down to one) whose turns, run one after another (a local server
+    answers one request at a time), finish within `max_run_s`; the turn limit is what a turn
+    is expected to take times `TURN_MARGIN`, never less than the configured one.
+
+    `turn_s` None (the pace is unknown, or a remote model): the configured plan unchanged."""
+    if turn_s is None:
+        return PacePlan(max_rounds, turn_timeout_s, None, None)
+    limit = max(turn_timeout_s, turn_s * TURN_MARGIN)
+
+    def total(rounds: int) -> float:
+        return turn_s * (turns_per_round * rounds + closing_turns)
+
+    for rounds in range(max(max_rounds, 1), 0, -1):
+        if total(rounds) <= max_run_s:
+            return PacePlan(rounds, limit, turn_s, total(rounds))
+    return PacePlan(None, limit, turn_s, total(1))

@@ -85,6 +85,7 @@ class Limits:
     closing_tokens: int = 700  # max tokens of a moderator, judge or summary call
     tool_result_chars: int = 25_000  # MAX_DEBATER_TOOL_RESULT_CHARS of seed 000
     json_mode: bool = False
+    max_call_tokens: int | None = None  # a slow model's cap on every call's answer (issue 35)
 
 
 def debate_tools(registry: ToolRegistry | None) -> ToolRegistry | None:
@@ -178,6 +179,8 @@ class Engine:
                    max_tokens: int, tools: Sequence[dict[str, Any]] | None = None,
                    json_mode: bool = False, floor: int = 0) -> LLMResponse:
         """One budgeted completion; its usage is charged to `seat` and reported."""
+        if self.limits.max_call_tokens is not None:
+            max_tokens = min(max_tokens, self.limits.max_call_tokens)
         estimate = estimate_messages(messages, tools) + max_tokens
         with self.budget.reserve(estimate, floor=floor):
             resp = await self.llm.complete(messages, role=role, tools=tools,

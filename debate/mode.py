@@ -21,14 +21,22 @@ from typing import Any
 
 import asyncpg
 
+from core import words
 from core.errors import DataUnavailable, InputError, UnknownSymbol
 from core.events import Done, Event, Failed, File, Status, TextDelta
+from core.llm.pace import expected_seconds
 from core.ports import LLMProvider
 from core.tools import ToolRegistry
 from core.types import ChatMessage, OutgoingFile, Usage
 from core.words import t
 from debate import offline as offline_panel
-from debate.budget import Budget
+from debate.budget import (
+    MAX_RUN_S,
+    TURN_MAX_TOKENS,
+    TURN_PROMPT_TOKENS,
+    Budget,
+    pace_plan,
+)
 from debate.bull_bear import BullBearPanel
 from debate.engine import (
     DebateFailed,
@@ -71,6 +79,9 @@ from debate.store import DebateReportStore, StoredReport
 from tools.symbol_lookup import ResolvedSymbol, resolve_symbol
 
 log = logging.getLogger(__name__)
+
+# model turns a round takes, one after another on a local server (the closing: judge, summary)
+TURNS_PER_ROUND: dict[str, int] = {"experts": 5, "bull_bear": 2}
 
 DEFAULT_BUDGET_TOKENS = 200_000
 _FRESH = re.compile(r"(?:^|\s)(?:--fresh|fresh|重新|最新报告)(?=\s|$)", re.IGNORECASE)
@@ -333,6 +344,7 @@ class DebateMode:
         if offline:
             artifact = self._offline(evidence, panel, request.question, lang, limits, sink)
         else:
+            limits = self._paced(limits, panel, lang, sink)
             artifact = await self._llm_debate(evidence, panel, request.question, lang, limits,
                                               sink, on_usage)
         apply_input_limits(artifact, evidence, lang)
@@ -345,6 +357,26 @@ class DebateMode:
             except (asyncpg.PostgresError, OSError) as exc:  # the answer still goes out
                 log.warning("debate report not stored: %s", exc)
         return DebateOutcome(artifact=artifact, markdown=markdown, pdf=pdf)
+
+    def _paced(self, limits: Limits, panel: Panel, lang: str, sink: Emit) -> Limits:
+        """Fewer rounds and longer turn limits for a slow model (its measured pace), or
+        DebateFailed up front, with the estimate, when even one round would take too long."""
+        turn_s = expected_seconds(self._llm, "expert", TURN_PROMPT_TOKENS, TURN_MAX_TOKENS)
+        plan = pace_plan(turn_s, turns_per_round=TURNS_PER_ROUND[panel], closing_turns=2,
+                         max_rounds=limits.max_rounds, turn_timeout_s=limits.turn_timeout_s)
+        if plan.turn_s is None or plan.total_s is None:
+            return limits
+        said = {"turn_s": f"{plan.turn_s:.0f}", "total_min": f"{plan.total_s / 60:.0f}"}
+        if plan.rounds is None:
+            what = words.t("errors.debate_run", lang)
+            raise DebateFailed(words.t("errors.too_slow", lang, what=what,
+                                       limit_min=f"{MAX_RUN_S / 60:.0f}", **said))
+        sink(Status(text=words.t("errors.paced", lang, rounds=plan.rounds, **said)))
+        # one call a turn (no tool rounds: the evidence pack is gathered by code), answers no
+        # longer than the estimate assumed
+        return replace(limits, min_rounds=min(limits.min_rounds, plan.rounds),
+                       max_rounds=plan.rounds, turn_timeout_s=plan.turn_timeout_s,
+                       tool_rounds=0, max_call_tokens=TURN_MAX_TOKENS)
 
     def _reused(self, found: StoredReport, sink: Emit) -> DebateOutcome:
         sink(Status(text=f"Reusing the report of {found.created_at:%Y-%m-%d}"))

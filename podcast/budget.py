@@ -74,5 +74,50 @@ def plan(total: int | None, *, debates: int, workers: int, debate_default: int |
     return Plan(LEVELS[2], 0, total, [note])
 
 
-__all__ = ["FULL_DEBATE_TOKENS", "LEVELS", "ONE_ROUND_TOKENS", "REFINER_TOKENS",
-           "WORKER_TOKENS", "Level", "Plan", "plan"]
+# --- time: what a slow model can finish (issue 35) -------------------------------------------
+
+SCRIPT_PROMPT_TOKENS = 3_000  # a worker's prompt: the debate's summary, the script so far
+SCRIPT_MAX_TOKENS = 600
+ONE_ROUND_TURNS = 7  # a one-round experts debate: four experts, the moderator, judge, summary
+TURN_MARGIN = 2.0
+MAX_PODCAST_S = 45 * 60.0
+
+
+@dataclass(frozen=True)
+class PodcastPace:
+    """The script calls' limit and the whole podcast's estimate at the shortest plan; `fits`
+    False: too slow to finish, said up front."""
+
+    fits: bool
+    turn_timeout_s: float
+    worker_s: float | None
+    total_s: float | None
+
+
+def pace(worker_s: float | None, debate_turn_s: float | None, *, debates: int, workers: int,
+         turn_timeout_s: float, max_s: float = MAX_PODCAST_S) -> PodcastPace:
+    """Whether `debates` one-round debates and `workers` script calls plus the refiner, one
+    after another (a local server answers one request at a time), finish within `max_s`;
+    None rates (unknown pace, a remote model): the configured limit, assumed to fit."""
+    if worker_s is None or debate_turn_s is None:
+        return PodcastPace(True, turn_timeout_s, None, None)
+    total = debates * ONE_ROUND_TURNS * debate_turn_s + (workers + 1) * worker_s
+    return PodcastPace(total <= max_s, max(turn_timeout_s, worker_s * TURN_MARGIN), worker_s,
+                       total)
+
+
+__all__ = [
+    "FULL_DEBATE_TOKENS",
+    "LEVELS",
+    "MAX_PODCAST_S",
+    "ONE_ROUND_TOKENS",
+    "REFINER_TOKENS",
+    "SCRIPT_MAX_TOKENS",
+    "SCRIPT_PROMPT_TOKENS",
+    "WORKER_TOKENS",
+    "Level",
+    "Plan",
+    "PodcastPace",
+    "pace",
+    "plan",
+]

@@ -28,12 +28,14 @@ from typing import Any
 
 import asyncpg
 
+from core import words
 from core.errors import DataUnavailable, InputError, LLMError, UnknownSymbol
 from core.events import Event, Status
+from core.llm.pace import expected_seconds
 from core.ports import LLMProvider
 from core.tools import ToolRegistry
 from core.words import norm
-from debate.budget import Budget, BudgetExhausted
+from debate.budget import TURN_MAX_TOKENS, TURN_PROMPT_TOKENS, Budget, BudgetExhausted
 from debate.engine import DebateFailed, Emit
 from debate.evidence import HISTORY_BARS, BarsLoader, default_bars
 from debate.experts import BudgetTooSmall
@@ -413,6 +415,23 @@ class _Run:
 
     # --- the whole ------------------------------------------------------------------------------
 
+    def _pace(self, *, debates: int, workers: int) -> None:
+        """A slow model (its measured pace): longer script-call limits, or PodcastError up
+        front, with the estimate, when even one-round debates would not finish in time."""
+        if self.llm is None:
+            return
+        plan = budgeting.pace(
+            expected_seconds(self.llm, "script_writer", budgeting.SCRIPT_PROMPT_TOKENS,
+                             budgeting.SCRIPT_MAX_TOKENS),
+            expected_seconds(self.llm, "expert", TURN_PROMPT_TOKENS, TURN_MAX_TOKENS),
+            debates=debates, workers=workers, turn_timeout_s=self.timeout_s)
+        self.timeout_s = plan.turn_timeout_s
+        if plan.fits or plan.worker_s is None or plan.total_s is None:
+            return
+        said = {"turn_s": f"{plan.worker_s:.0f}", "total_min": f"{plan.total_s / 60:.0f}",
+                "limit_min": f"{budgeting.MAX_PODCAST_S / 60:.0f}"}
+        raise _TooSlow("errors.too_slow", what=words.t("errors.podcast_run", "en"), **said)
+
     async def produce(self, tickers: Sequence[str]) -> PodcastResult:
         entries = await self._entries(tickers)
         known = [e for e in entries if e.sym is not None]
@@ -421,6 +440,7 @@ class _Run:
         self.plan = budgeting.plan(self.total, debates=fresh, workers=len(known),
                                    debate_default=self.debate_budget, offline=self.offline)
         self.script_budget = Budget(self.plan.script)
+        self._pace(debates=fresh, workers=len(known))
         for d in self.plan.degradations:
             self.notes.append(Note(kind="degraded", text=d))
         if self.offline:
@@ -492,3 +512,12 @@ async def produce_podcast(
 
 __all__ = ["DEFAULT_TIMEOUT_S", "OFFLINE_LABEL", "clean_tickers", "no_verdict",
            "produce_podcast"]
+
+
+class _TooSlow(PodcastError):
+    """The configured model cannot finish a podcast in time: "podcast" said in the reader's
+    language too."""
+
+    def message(self, lang: str) -> str:
+        return words.t(self.key, lang, **{**self.values,
+                                          "what": words.t("errors.podcast_run", lang)})

@@ -21,7 +21,7 @@ from bot.cli.errors import CLIError
 FEATURE_MODULES = ("bot.cli.ict", "bot.cli.symbols", "bot.cli.transcribe", "bot.cli.debate",
                    "bot.cli.jobs", "bot.cli.podcast", "bot.cli.data",
                    "bot.cli.tools", "bot.cli.eval", "bot.cli.web", "bot.cli.settings",
-                   "bot.cli.status")
+                   "bot.cli.status", "bot.cli.model")
 
 
 def _run(name: str, **kwargs: object) -> int:

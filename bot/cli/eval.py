@@ -4,6 +4,8 @@ offline analyst), scored by code; prints a Markdown table and the JSON of the ru
     bullpen eval                       # the configured model, else the offline analyst
     bullpen eval --offline             # the offline analyst even when a model is configured
     bullpen eval --local-model         # SmolLM2-135M on loopback (`make test-llm` installs it)
+    bullpen eval --local-model 0.5b    # the pinned Qwen model `bullpen model install` put in
+                                       # the data directory, as BULLPEN_LLM=local serves it
     bullpen eval --kinds quote,chat --limit 10 --timeout 120 --json eval.json
 
 The data is always the offline snapshot, so every run sees the same figures; the expected
@@ -30,9 +32,11 @@ if TYPE_CHECKING:  # the questions, the scorer and the model client load when ev
 def register(sub: Any) -> None:
     p = sub.add_parser("eval", help="answer the evaluation questions and score them")
     p.add_argument("--offline", action="store_true", help="the offline analyst, not a model")
-    p.add_argument("--local-model", action="store_true", dest="local_model",
-                   help="start SmolLM2-135M behind llama.cpp on loopback (the `llm` extra) "
-                        "and evaluate it with an 8,192-token profile")
+    p.add_argument("--local-model", nargs="?", const="smollm2", default=None,
+                   choices=["smollm2", "0.5b", "1.5b"], dest="local_model",
+                   help="start a model behind llama.cpp on loopback (the `llm` extra) and "
+                        "evaluate it with an 8,192-token profile: SmolLM2-135M (default), or "
+                        "the 0.5b/1.5b Qwen model `bullpen model install` installed")
     p.add_argument("--max-tokens", type=int, default=None, dest="max_tokens",
                    help="max_tokens of a model call that names none (the profile's default)")
     p.add_argument("--kinds", default="", help="comma-separated: quote, range, compare, "
@@ -83,6 +87,20 @@ async def _run(args: argparse.Namespace) -> int:
     configure(DataConfig(mode="offline", packs_dir=settings.packs_dir))
     registry = tools.build_registry()
     logging.getLogger("core.llm").setLevel(logging.INFO)
+    if args.local_model in ("0.5b", "1.5b"):
+        from bot.local_llm import MODELS, LocalServer, gguf_path, installed, local_profile
+
+        pin = MODELS[args.local_model]
+        if not installed(pin, settings.data_dir):
+            raise SystemExit(f"bullpen eval: run `bullpen model install {pin.key}` first")
+        async with LocalServer(gguf_path(pin, settings.data_dir), model=pin.model,
+                               ctx=settings.llm_local_context_tokens,
+                               threads=settings.llm_local_threads) as server:
+            qwen = LLMRouter(default=local_profile(
+                pin.key, base_url=server.base_url, ctx=server.ctx,
+                timeout_s=settings.llm_timeout_s,
+                max_output_tokens=args.max_tokens or settings.llm_max_tokens))
+            return await _evaluate(args, questions, registry, qwen, settings)
     if args.local_model:
         from bot.eval.local_model import LocalModel
 
@@ -119,7 +137,8 @@ async def _evaluate(args: argparse.Namespace, questions: list[Question], registr
             model = f"{profile.model} ({profile.base_url})"
 
             def make(reg: Any, tool_log: Any) -> Any:
-                return NormalMode(llm=llm, registry=reg, plan=settings.llm_plan)
+                return NormalMode(llm=llm, registry=reg, plan=settings.llm_plan,
+                                  small=profile.small)
 
         rows = await run_questions(questions, make, registry, timeout_s=args.timeout,
                                    progress=_progress)

@@ -6,7 +6,10 @@ template offers no tools, so the server gets a Hermes/Qwen-style template: tools
 in the system turn and llama.cpp parses `<tool_call>` blocks into API tool calls, as it does
 for the small local models people serve.
 
-    python -m bot.eval.local_model [--port 0] [--ctx 8192] [--threads 2]
+    python -m bot.eval.local_model [--gguf FILE] [--port 0] [--ctx 8192] [--threads 2]
+
+With `--gguf` (a model `bullpen model install` put in place, bot.local_llm) the server uses
+that file and its own chat template (`--jinja`): Qwen2.5's carries the tool format.
 
 prints `listening http://127.0.0.1:PORT/v1` once the model is loaded and serves until it is
 terminated (SIGTERM or SIGINT). `LocalModel` runs that as a child process for tests and the
@@ -90,18 +93,19 @@ def available() -> bool:
     return importlib.util.find_spec("xllamacpp") is not None
 
 
-def serve(port: int, ctx: int, threads: int) -> None:
+def serve(port: int, ctx: int, threads: int, gguf: Path | None = None) -> None:
     """Load the model, print the address, serve until SIGTERM/SIGINT (this process)."""
     import xllamacpp
 
     params = xllamacpp.CommonParams()
-    params.model.path = str(gguf_path())
+    params.model.path = str(gguf or gguf_path())
     params.n_ctx = ctx
     params.n_parallel = 1
     params.hostnames = ["127.0.0.1"]
     params.port = port
     params.use_jinja = True
-    params.chat_template = HERMES_TEMPLATE
+    if gguf is None:  # SmolLM2's own template knows no tools
+        params.chat_template = HERMES_TEMPLATE
     params.endpoint_props = True  # /props says the window: Bullpen discovers it
     params.cpuparams.n_threads = threads
     params.cpuparams_batch.n_threads = threads
@@ -171,9 +175,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--ctx", type=int, default=CONTEXT)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--gguf", type=Path, default=None,
+                        help="serve this GGUF with its own template (default: SmolLM2's)")
     args = parser.parse_args(argv)
     try:
-        serve(args.port, args.ctx, args.threads)
+        serve(args.port, args.ctx, args.threads, args.gguf)
     except LocalModelMissing as exc:
         print(f"bot.eval.local_model: {exc}", file=sys.stderr)
         return 2

@@ -9,6 +9,7 @@ rounds to it at the precision written (after the unit's scale, and /100 for perc
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Iterable
@@ -112,3 +113,68 @@ def wants_data(question: str) -> bool:
     if _DATA_WORDS.search(question):
         return True
     return any(m.group(0).lstrip("$") not in _NOT_CODES for m in _CODE.finditer(question))
+
+
+# --- units and dates (issue 35) --------------------------------------------------------------
+
+# a field whose number is a percent or a ratio (a move in currency is not one)
+_PCT_FIELD = re.compile(r"pct|percent|ratio|rate|yield|margin|growth|return|roe|roa|weight|"
+                        r"%|占比|比例|幅", re.IGNORECASE)
+_DATE_FIELD = re.compile(r"as_?of|date|day|end|period|updated|time", re.IGNORECASE)
+_AS_OF = re.compile(r"as_?of", re.IGNORECASE)
+_ISO_DAY = re.compile(r"(?:19|20)\d{2}-\d{2}-\d{2}")
+
+
+def _fields(value: object, key: str = "") -> list[tuple[str, object]]:
+    """Every (field name, scalar) in a decoded JSON value (list items take their list's key)."""
+    if isinstance(value, dict):
+        return [kv for k, v in value.items() for kv in _fields(v, str(k))]
+    if isinstance(value, list):
+        return [kv for v in value for kv in _fields(v, key)]
+    return [(key, value)]
+
+
+def _decoded(text: str) -> object:
+    try:
+        return json.loads(text)
+    except (ValueError, TypeError):
+        return None
+
+
+def unit_mismatches(answer: str, tool_texts: Iterable[str]) -> list[tuple[str, str]]:
+    """(figure, field) for each percentage in `answer` whose number the tool results hold only
+    as an amount (e.g. `change` = 3.56 USD written as "3.56%"), never as a percent."""
+    numbers = [(k, float(v)) for text in tool_texts for k, v in _fields(_decoded(text))
+               if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    out: list[tuple[str, str]] = []
+    for written, value, tol in figures(answer):
+        if not written.endswith(("%", "％")):
+            continue
+        near = [(k, x) for k, x in numbers if abs(abs(x) - abs(value)) <= tol * (1 + 1e-9)]
+        as_percent = any(_PCT_FIELD.search(k) for k, _ in near) or any(
+            _PCT_FIELD.search(k) and abs(abs(x) - abs(value) / 100) <= tol / 100 * (1 + 1e-9)
+            for k, x in numbers)
+        amounts = [k for k, _ in near if k and not _PCT_FIELD.search(k)]
+        if amounts and not as_percent:
+            out.append((written, amounts[0]))
+    return out
+
+
+def tool_dates(tool_texts: Iterable[str]) -> list[str]:
+    """The dates the tool results give their data, latest first: their `as_of` fields, else
+    the latest of their other date fields (a series of bars is as of its last bar)."""
+    as_of: set[str] = set()
+    other: set[str] = set()
+    for text in tool_texts:
+        for k, v in _fields(_decoded(text)):
+            if isinstance(v, str) and _DATE_FIELD.search(k) and (m := _ISO_DAY.match(v)):
+                (as_of if _AS_OF.search(k) else other).add(m.group(0))
+    found = as_of or set(sorted(other)[-1:])
+    return sorted(found, reverse=True)
+
+
+def states_a_date(answer: str) -> bool:
+    """Whether `answer` writes a calendar date (2025-02-14, 2025年2月14日, 2/14 ...)."""
+    return bool(_DATE.search(answer) or re.search(
+        r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.? \d{1,2}\b|"
+        r"\d{1,2}月\d{1,2}日|\b\d{1,2}/\d{1,2}\b", answer))

@@ -17,12 +17,16 @@ from typing import Any
 
 from core import context
 from core.agent import prompts
+from core.agent.checks import check_answer
 from core.agent.grounding import unsupported_figures, wants_data
 from core.agent.labels import join, label
-from core.agent.toolpick import rank_schemas
+from core.agent.language import question_lang
+from core.agent.toolpick import pick_schemas
 from core.agent.turn import Turn
+from core.errors import LLMError
 from core.events import Done, Event, File, Status, TextDelta, Thinking, ToolFinished, ToolStarted
 from core.llm.base import Final, TextChunk, ThinkingChunk
+from core.llm.fit import TOOLS_SHARE
 from core.llm.markup import MarkupGate, strip_markup
 from core.llm.textcalls import parse_text_calls
 from core.ports import LLMProvider
@@ -32,6 +36,9 @@ from core.types import ChatMessage, LLMResponse, OutgoingFile, ToolCall
 MAX_TURNS = 30
 PLAN_MAX_TOKENS = 256
 PLAN_MAX_CHARS = 800
+# the tool schemas a small model is offered, in estimated tokens (its whole first request for
+# a quote question stays under 1,500 prompt tokens)
+SMALL_TOOL_BUDGET = 700
 
 
 def _join_parts(first: str, second: str) -> str:
@@ -53,21 +60,28 @@ def _args_dict(call: ToolCall) -> dict[str, Any]:
 
 
 class NormalMode:
+    """`small`: a small local model (profile setting): no planning call, fewer and compact
+    tools, and the answer held back until its checks pass (a draft is never shown and then
+    retracted)."""
+
     name = "normal"
 
     def __init__(self, *, llm: LLMProvider, registry: ToolRegistry, max_turns: int = MAX_TURNS,
                  plan: bool = True, today: Callable[[], date] = date.today,
-                 extra_system: str = "") -> None:
+                 extra_system: str = "", small: bool = False,
+                 tool_budget_tokens: int | None = None) -> None:
         self._llm = llm
         self._registry = registry
         self._max_turns = max_turns
-        self._plan = plan
+        self._plan = plan and not small
+        self._small = small
+        self._tool_budget = tool_budget_tokens or (SMALL_TOOL_BUDGET if small else None)
         self._today = today
         self._extra = extra_system
 
-    def _messages(self, turn: Turn, system: str) -> list[ChatMessage]:
+    def _messages(self, turn: Turn, lang: str) -> list[ChatMessage]:
         msgs = [ChatMessage(role="system", content=prompts.system_prompt(
-            system, self._today(), self._extra))]
+            prompts.system_for(lang), self._today(), self._extra))]
         if turn.summary:
             msgs.append(ChatMessage(role="system",
                                     content="Summary of the earlier conversation:\n"
@@ -76,16 +90,35 @@ class NormalMode:
         msgs.append(ChatMessage(role="user", content=turn.text))
         return msgs
 
+    async def schemas_for(self, question: str, role: str = "agent") -> list[dict[str, Any]]:
+        """The tools offered for `question` (compact, in the stable order), chosen by
+        relevance within the share of the window tools may take, so that the fitting of the
+        request never has to drop a relevant tool from the end of the stable order."""
+        budget = self._tool_budget
+        window = getattr(self._llm, "context_tokens", None)
+        if callable(window):
+            try:
+                share = int(await window(role) * TOOLS_SHARE * 0.8)
+            except LLMError:
+                share = 0
+            if share:
+                budget = share if budget is None else min(budget, share)
+        return pick_schemas(question, self._registry, budget_tokens=budget, small=self._small)
+
     async def run(self, turn: Turn) -> AsyncIterator[Event]:
-        messages = self._messages(turn, prompts.SYSTEM)
+        # the answer is written in the question's language; notices are in the person's
+        # (`turn.lang`: their /lang, else the language of this message)
+        lang = question_lang(turn.text, turn.lang)
+        messages = self._messages(turn, lang)
         # a run degraded by the usage gate (core.usage_gate): fewer turns, one cheaper role
         max_turns = min(_positive(turn.options.get("max_turns")) or self._max_turns,
                         self._max_turns)
         cheap = turn.options.get("profile_role")
+        schemas = await self.schemas_for(turn.text, cheap or "agent")
         if self._plan:
             yield Status(text="Planning...")
             plan = await self._llm.complete(
-                [*messages, ChatMessage(role="system", content=prompts.PLANNING)],
+                [*messages, ChatMessage(role="system", content=prompts.planning(schemas))],
                 role=cheap or "planner", max_tokens=PLAN_MAX_TOKENS)
             await turn.recorder.usage(plan.usage)
             if plan.thinking:
@@ -109,25 +142,30 @@ class NormalMode:
                 messages.append(ChatMessage(role="system", content="Your plan:\n" + body))
 
         run_start = len(messages)
-        schemas = rank_schemas(turn.text, self._registry) if len(self._registry) else []
         names = set(self._registry.names())
         tools_used = 0
-        nudged = continued = False
+        sent_back: set[str] = set()  # each check sends an answer back at most once
+        continued = False
         prefix = ""  # an answer cut at the length limit, being continued
         for n in range(max_turns):
             final_turn = n == max_turns - 1
             offer = None if final_turn or continued or not schemas else schemas
             response: LLMResponse | None = None
             gate = MarkupGate()
+            held = False
             async for item in self._llm.stream(messages, role=cheap or "agent", tools=offer):
                 if isinstance(item, TextChunk):
-                    if shown := gate.feed(item.text):
+                    if self._small:
+                        if not held:
+                            held = True
+                            yield Status(text=label("checking", turn.lang))
+                    elif shown := gate.feed(item.text):
                         yield TextDelta(text=shown)
                 elif isinstance(item, ThinkingChunk):
                     yield Thinking(source="agent", text=item.text)
                 elif isinstance(item, Final):
                     response = item.response
-            if rest := gate.flush():
+            if not self._small and (rest := gate.flush()):
                 yield TextDelta(text=rest)
             assert response is not None
             await turn.recorder.usage(response.usage)
@@ -151,27 +189,27 @@ class NormalMode:
                 continue
             answer = _join_parts(prefix, content)
             tool_texts = [m.content for m in messages[run_start:] if m.role == "tool"]
-            bad = unsupported_figures(answer, tool_texts,
-                                      also=[turn.text, turn.summary,
-                                            *(m.content for m in turn.history)])
-            no_tool = tools_used == 0 and wants_data(turn.text)
-            if (bad or no_tool) and not nudged and offer and not final_turn:
-                nudged, prefix = True, ""
+            check = check_answer(answer, question=turn.text, lang=lang, tool_texts=tool_texts,
+                                 also=[turn.summary, *(m.content for m in turn.history)],
+                                 tools_used=tools_used)
+            again = check.send_back(sent_back, can_use_tools=bool(offer))
+            if again is not None and not final_turn:
+                sent_back.add(again.kind)
+                prefix = ""
                 messages += [ChatMessage(role="assistant", content=answer),
-                             ChatMessage(role="user", content=prompts.use_tools(bad))]
+                             ChatMessage(role="user", content=again.prompt)]
                 yield Status(text="Checking the figures with a tool...")
                 continue
             notes = [label("cut_off", turn.lang, tokens=response.usage.completion_tokens)
                      if response.finish_reason == "length" else "",
-                     label("unverified", turn.lang, figures=", ".join(bad[:6])) if bad
-                     else label("no_tool", turn.lang) if no_tool and schemas else ""]
-            if not answer:
-                answer = label("empty", turn.lang)
+                     *check.labels(turn.lang, offered=bool(schemas))]
+            answer = check.dated(answer) if answer else label("empty", turn.lang)
             await turn.recorder.message(ChatMessage(role="assistant", content=answer))
+            if self._small:  # held until now: shown once, checked
+                yield TextDelta(text=answer)
             yield Done(text=answer, label=join(*notes))
             return
-        yield Done(text="I reached the limit of tool calls for one question; "
-                        "here is what I found so far.")
+        yield Done(text=label("turn_limit", turn.lang))
 
     async def _run_tools(self, calls: list[ToolCall], messages: list[ChatMessage],
                          turn: Turn) -> AsyncIterator[Event]:

@@ -1,8 +1,16 @@
-"""Prompts. Static parts first so provider prompt caches hit; the date goes last."""
+"""Prompts. Static parts first so provider prompt caches hit; the date goes last.
+
+The system prompt is written in the question's language (`SYSTEM_BY_LANG`): a small model
+answers in the language it is instructed in far more often than in the one it is asked to use.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date
+from typing import Any
+
+from core.words import norm
 
 UNIT_RULE = (
     "Units: 1 billion = 10亿 (not 1亿); 1亿 = 100 million. Raw yuan figures divided by 1e8 "
@@ -16,9 +24,18 @@ date a tool reports for each figure. Be concise: short paragraphs, a small table
 {UNIT_RULE}
 Not investment advice: say so once when you give a view on buying or selling."""
 
+SYSTEM_ZH = """你是 Bullpen，一名研究 A 股和美股的金融分析师。请用简体中文回答。
+你说的每个数字都必须来自本次对话中的工具结果；不要自己计算或编造数字，需要数据就调用工具。
+每个数字都要写明工具给出的日期和来源。单位要准确：涨跌额是货币金额（元、美元），涨跌幅才是百分比（%）。
+1 billion = 10亿（不是 1亿）；1亿 = 1 亿元 = 100 million。回答要简洁：短段落，必要时用小表格。
+对买卖给出看法时，说明一次：不构成投资建议。"""
+
+SYSTEM_BY_LANG = {"en": SYSTEM, "zh": SYSTEM_ZH}
+
 PLANNING = """Before any tools run, decide how to answer the user's latest message.
 If it is small talk or needs no market data, reply exactly `ANSWER:` followed by your reply.
 Otherwise reply `PLAN:` followed by at most five short steps naming the tools you will call.
+Only these tools exist: {tools}
 Do not call tools now."""
 
 CONTINUE = """Your answer was cut off at the length limit. Continue exactly where it stopped,
@@ -38,6 +55,47 @@ language."""
 SUMMARIZE = """Summarise the conversation below for your own future reference: the user's
 goals, the symbols discussed, figures already found (with dates), and open questions.
 At most 250 words. Keep any earlier summary's facts that still matter."""
+
+
+LANGUAGE = {
+    "zh": "你的回答不是中文。请用简体中文重新回答同样的内容，数字和日期保持不变。",
+    "en": "Your answer is not in English. Write the same answer again in English, with the "
+          "same figures and dates.",
+}
+
+UNITS = """Your answer writes {figures} as a percentage, but in the tool results that number is
+a price move in currency ({fields}), not a percent. Write the answer again with the right
+units: the change in currency, and the percent change from the field that holds percent."""
+
+DATES = """Your answer gives figures without their date. Write it again and state the date the
+tool results give for each figure ({dates})."""
+
+
+def system_for(lang: str) -> str:
+    return SYSTEM_BY_LANG[norm(lang)]
+
+
+def tool_signature(schema: dict[str, Any]) -> str:
+    """`name(arg, optional?)`: how the planner sees an offered tool."""
+    fn = schema["function"]
+    params = fn.get("parameters", {})
+    required = set(params.get("required", []))
+    args = ", ".join(a if a in required else a + "?" for a in params.get("properties", {}))
+    return f"{fn['name']}({args})"
+
+
+def planning(schemas: Sequence[dict[str, Any]]) -> str:
+    """The planning instruction with the tools that will be offered, names and arguments."""
+    listed = "; ".join(tool_signature(s) for s in schemas) or "none"
+    return PLANNING.format(tools=listed)
+
+
+def units(figures: list[str], fields: list[str]) -> str:
+    return UNITS.format(figures=", ".join(figures[:4]), fields=", ".join(fields[:4]))
+
+
+def dates(found: list[str]) -> str:
+    return DATES.format(dates=", ".join(found[:3]))
 
 
 def use_tools(figures: list[str]) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from uuid import UUID
@@ -13,9 +14,11 @@ from core.agent import prompts
 from core.agent.turn import Turn
 from core.errors import BullpenError, LLMError, LLMTimeout
 from core.events import Done, Event, Failed, File
+from core.llm.base import AllProfilesFailed
 from core.ports import LLMProvider, Mode
 from core.store import Conversation, Store
 from core.types import ChatMessage, Usage
+from core.words import t
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +99,28 @@ def sanitize_history(messages: list[ChatMessage]) -> list[ChatMessage]:
         out.append(m)
         i += 1
     return out
+
+
+# a provider's reason (as core.llm words it) -> the catalogue's words for it
+_WHY = (("why_unreachable", re.compile(r"could not be reached")),
+        ("why_timeout", re.compile(r"did not answer in time")),
+        ("why_rate_limited", re.compile(r"rate limit|HTTP 429")),
+        ("why_too_long", re.compile(r"context|too long|exceeds", re.IGNORECASE)))
+
+
+def _why(reason: str, lang: str) -> str:
+    return t("errors." + next((k for k, p in _WHY if p.search(reason)), "why_server"), lang)
+
+
+def llm_failure(exc: LLMError, lang: str) -> str:
+    """A model's failure as the person is told it, in their language; the provider's own
+    words go to the log (they are English, and may name endpoints)."""
+    seconds = getattr(exc, "seconds", None)
+    if isinstance(exc, LLMTimeout) and isinstance(seconds, (int, float)):
+        return t("errors.llm_timeout", lang, seconds=f"{seconds:.0f}")
+    reasons = exc.reasons if isinstance(exc, AllProfilesFailed) else [str(exc)]
+    return t("errors.llm_failed", lang, detail=t(
+        "errors.all_profiles_failed", lang, count=len(reasons), why=_why(reasons[0], lang)))
 
 
 def error_of(exc: BaseException) -> str:
@@ -188,12 +213,11 @@ class AgentRunner:
             except LLMTimeout as exc:
                 log.warning("run failed: %s", exc)
                 await recorder.flush()
-                yield Failed(error=f"The model did not answer in time ({exc}). "
-                                   "Please try again, or use /mode fast.", kind="timeout")
+                yield Failed(error=llm_failure(exc, lang), kind="timeout")
             except LLMError as exc:
                 log.warning("run failed: %s", exc)
                 await recorder.flush()
-                yield Failed(error=f"The model could not answer: {exc}", kind="llm")
+                yield Failed(error=llm_failure(exc, lang), kind="llm")
             except BullpenError as exc:
                 log.warning("run failed: %s", exc)
                 await recorder.flush()

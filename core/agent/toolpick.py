@@ -1,8 +1,22 @@
-"""Tools in the order they matter for a question, so a small context window keeps the right
-ones: `core.llm.fit` drops tools from the end of the list when they do not all fit."""
+"""The tools offered for a question: chosen by relevance, listed in a STABLE order, compact.
+
+A local server (llama.cpp) reuses its cache of the prompt's longest unchanged prefix; the tool
+schemas sit near the top of that prompt (the chat template writes them into the system turn),
+so their order must not depend on the question. `pick_schemas` therefore chooses by relevance
+(what fits the budget, most relevant first) but returns the chosen tools in one fixed order:
+the `BASE` tools every market question may need first, in `BASE` order, then the others in
+registry order. Two questions that get the same tools send the same bytes; a question that
+needs more only appends to that prefix.
+
+`compact` cuts what a small model pays for in every request: titles, `null` alternatives,
+long descriptions (to their first sentence), and with `small` the optional parameters a
+question rarely needs (`KEEP_OPTIONAL` stay).
+"""
 
 from __future__ import annotations
 
+import copy
+import json
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -30,18 +44,115 @@ FAMILIES: dict[str, re.Pattern[str]] = {tag: re.compile(words, re.IGNORECASE) fo
 }.items()}
 # what a question about a security needs first when it names no family
 BASELINE = {"quote": 2, "market": 2, "ohlcv": 1, "indicators": 1}
+# offered first, in this order, whenever they are chosen (the stable head of every request)
+BASE = ("get_quote", "get_ohlcv", "get_indicators")
+# optional parameters kept for small models: the ones questions actually use
+KEEP_OPTIONAL = frozenset({"period", "interval", "indicators"})
+DESCRIPTION_CHARS = 160
+SMALL_TOOLS = 4  # at most this many tools for a small model (its window and its attention)
+
+
+def _score(wanted: set[str], tags: Sequence[str]) -> int:
+    return 10 * len(wanted.intersection(tags)) + max((BASELINE.get(t, 0) for t in tags),
+                                                     default=0)
 
 
 def rank_schemas(question: str, registry: ToolRegistry) -> list[dict[str, Any]]:
     """The registry's schemas, most relevant to `question` first (registry order on ties)."""
     specs = registry.specs()
     wanted = {tag for tag, pattern in FAMILIES.items() if pattern.search(question)}
-
-    def score(tags: Sequence[str]) -> int:
-        return 10 * len(wanted.intersection(tags)) + max((BASELINE.get(t, 0) for t in tags),
-                                                         default=0)
-
-    order = sorted(range(len(specs)), key=lambda i: -score(sorted(specs[i].tags)))
-    schemas = registry.schemas()
-    by_name = {s["function"]["name"]: s for s in schemas}
+    order = sorted(range(len(specs)), key=lambda i: -_score(wanted, sorted(specs[i].tags)))
+    by_name = {s["function"]["name"]: s for s in registry.schemas()}
     return [by_name[specs[i].name] for i in order if specs[i].name in by_name]
+
+
+def stable_order(schemas: Sequence[dict[str, Any]], registry_names: Sequence[str]
+                 ) -> list[dict[str, Any]]:
+    """`schemas` in the fixed order: `BASE` first, then registry order."""
+    rank = {name: i for i, name in enumerate((*BASE, *(n for n in registry_names
+                                                     if n not in BASE)))}
+    return sorted(schemas, key=lambda s: rank.get(s["function"]["name"], len(rank)))
+
+
+_SENTENCE_END = re.compile(r"(?<!e\.g)(?<!i\.e)(?<!etc)\.(?=\s+[A-Z(]|$)")
+
+
+def _first_sentence(text: str, limit: int = DESCRIPTION_CHARS) -> str:
+    """The first sentence (not cut at "e.g."), at most `limit` characters (cut at a word)."""
+    text = " ".join(text.split())
+    m = _SENTENCE_END.search(text)
+    out = text[:m.end()] if m else text
+    if len(out) <= limit:
+        return out
+    return out[:limit].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+
+
+def _compact_property(prop: dict[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in prop.items() if k not in ("title", "default")}
+    variants = out.pop("anyOf", None)
+    if isinstance(variants, list):  # `X | None` -> X: a missing argument already means None
+        real = [v for v in variants if v.get("type") != "null"]
+        if len(real) == 1:
+            out = {**real[0], **out}
+        else:
+            out["anyOf"] = real
+    if "description" in out:
+        out["description"] = _first_sentence(str(out["description"]), 90)
+    out.pop("format", None)
+    return out
+
+
+def compact(schema: dict[str, Any], *, small: bool = False) -> dict[str, Any]:
+    """A copy of one tool schema with fewer tokens (see the module's docstring)."""
+    fn = copy.deepcopy(schema["function"])
+    params = fn.get("parameters", {})
+    required = list(params.get("required", []))
+    props = params.get("properties", {})
+    kept = {name: _compact_property(p) for name, p in props.items()
+            if not small or name in required or name in KEEP_OPTIONAL}
+    new_params: dict[str, Any] = {"type": "object", "properties": kept}
+    if required:
+        new_params["required"] = required
+    return {"type": "function", "function": {
+        "name": fn["name"], "description": _first_sentence(fn.get("description", "")),
+        "parameters": new_params}}
+
+
+def schema_tokens(schemas: Sequence[dict[str, Any]]) -> int:
+    """A safe-side token estimate of the offered schemas (as `core.llm.fit` counts them)."""
+    from core.llm.fit import estimate_tools
+
+    return int(estimate_tools(schemas))
+
+
+def pick_schemas(question: str, registry: ToolRegistry, *, budget_tokens: int | None = None,
+                 small: bool = False) -> list[dict[str, Any]]:
+    """The tools to offer for `question`, compact, in the stable order.
+
+    Chosen most relevant first while they fit `budget_tokens`; for a small model at most
+    `SMALL_TOOLS`: the tools of the families the question names, then the `BASE` tools. Then
+    listed in `stable_order`.
+    """
+    if not len(registry):
+        return []
+    wanted = {tag for tag, pattern in FAMILIES.items() if pattern.search(question)}
+    tags = {s.name: sorted(s.tags) for s in registry.specs()}
+    ranked = rank_schemas(question, registry)
+    if small:
+        by_name = {s["function"]["name"]: s for s in ranked}
+        named = [s for s in ranked if wanted.intersection(tags[s["function"]["name"]])]
+        ranked = [*named, *(by_name[n] for n in BASE if n in by_name and by_name[n] not in named)]
+    chosen: list[dict[str, Any]] = []
+    for schema in ranked:
+        if small and len(chosen) >= SMALL_TOOLS:
+            break
+        candidate = compact(schema, small=small)
+        if budget_tokens is not None and schema_tokens([*chosen, candidate]) > budget_tokens:
+            continue
+        chosen.append(candidate)
+    return stable_order(chosen, registry.names())
+
+
+def fingerprint(schemas: Sequence[dict[str, Any]]) -> str:
+    """The bytes a request carries for `schemas` (what a prompt cache compares)."""
+    return json.dumps(list(schemas), ensure_ascii=False, separators=(",", ":"))

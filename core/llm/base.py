@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from core.errors import LLMError
 from core.types import LLMResponse
 
 
@@ -27,3 +28,12 @@ class Final:
 
 
 StreamItem = TextChunk | ThinkingChunk | Final
+
+
+class AllProfilesFailed(LLMError):
+    """Every profile of a role's chain failed: `reasons` has each one's (the log shows them;
+    the person is told in their language, `core.agent.runner.llm_failure`)."""
+
+    def __init__(self, reasons: list[str]) -> None:
+        super().__init__("every model profile failed (" + "; ".join(reasons) + ")")
+        self.reasons = reasons

@@ -26,6 +26,7 @@ import openai
 from core.errors import LLMBadResponse, LLMError, LLMRateLimited, LLMTimeout
 from core.llm.base import Final, StreamItem, TextChunk, ThinkingChunk
 from core.llm.fit import ContextOverflow, Fitted, estimate_request, fit_request
+from core.llm.pace import Pace
 from core.llm.profiles import DEFAULT_CONTEXT, ModelProfile
 from core.llm.redact import error_text, redact
 from core.llm.think import ThinkSplitter, split_thinking
@@ -44,6 +45,14 @@ _OVER_OPENAI = re.compile(r"maximum context length is (\d+) tokens.*?(?:requeste
 
 def _estimate_tokens(text: str) -> int:
     return max(1, len(text) // 4)
+
+
+class CallTimedOut(LLMTimeout):
+    """A call past its limit, with the limit it had (the runner says it)."""
+
+    def __init__(self, message: str, *, seconds: float) -> None:
+        super().__init__(message)
+        self.seconds = seconds
 
 
 class _ServerOverflow(LLMError):
@@ -69,6 +78,27 @@ class OpenAIProvider:
         self._context: int | None = profile.context_tokens
         self._ratio = 1.0  # server tokens per estimated token, when it counted more
         self.peak_request_tokens = 0  # largest prompt + max_tokens sent (server-counted prompt)
+        self.pace = Pace(prompt_tps=profile.prompt_tps, gen_tps=profile.gen_tps)
+
+    def call_timeout(self, messages: Sequence[ChatMessage],
+                     tools: Sequence[dict[str, Any]] | None, max_tokens: int | None) -> float:
+        """Seconds this call may take: `timeout_s`, or with `derive_timeouts` what the measured
+        pace says it needs (never less than `timeout_s`)."""
+        if not self.profile.derive_timeouts:
+            return self.profile.timeout_s
+        prompt = estimate_request(messages, tools, self._ratio)
+        if self._context:
+            prompt = min(prompt, self._context)
+        return self.pace.timeout(prompt, max_tokens or self.profile.max_output_tokens,
+                                 floor=self.profile.timeout_s)
+
+    def _observe(self, usage: Any, started: float, first_token: float | None) -> None:
+        if usage is None:
+            return
+        self.pace.observe(prompt_tokens=max(0, (usage.prompt_tokens or 0) - _cached(usage)),
+                          completion_tokens=usage.completion_tokens or 0,
+                          total_s=time.perf_counter() - started,
+                          first_token_s=None if first_token is None else first_token - started)
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -198,17 +228,19 @@ class OpenAIProvider:
             return self._status_error(exc)
         return LLMError(f"the model's endpoint failed ({type(exc).__name__})")
 
-    def _deadline(self) -> LLMTimeout:
-        return LLMTimeout(f"the model did not answer in time ({self.profile.timeout_s:g} s "
-                          "for the whole call)")
+    def _deadline(self, seconds: float) -> LLMTimeout:
+        return CallTimedOut(f"the model did not answer in time ({round(seconds, 1):g} s for "
+                            "the whole call)", seconds=seconds)
 
     async def _create(self, messages: Sequence[ChatMessage],
                       tools: Sequence[dict[str, Any]] | None, max_tokens: int | None,
-                      json_mode: bool, stream: bool) -> tuple[Fitted, Any]:
+                      json_mode: bool, stream: bool, timeout_s: float) -> tuple[Fitted, Any]:
         """Fit, send (with retries); on the server's "too long", fit again once and resend."""
         fitted = await self.fit(messages, tools, max_tokens)
         for again in (True, False):
             req = self._request(fitted, json_mode)
+            # the client's own limit follows the call's, as a backstop behind our deadline
+            req["timeout"] = timeout_s * 1.5 + 1.0
             if stream:
                 req["stream"] = True
                 req["stream_options"] = {"include_usage": True}
@@ -235,17 +267,19 @@ class OpenAIProvider:
         tools: Sequence[dict[str, Any]] | None = None, max_tokens: int | None = None,
         json_mode: bool = False,
     ) -> LLMResponse:
+        limit = self.call_timeout(messages, tools, max_tokens)
         try:
-            async with asyncio.timeout(self.profile.timeout_s):
-                return await self._complete(messages, role, tools, max_tokens, json_mode)
+            async with asyncio.timeout(limit):
+                return await self._complete(messages, role, tools, max_tokens, json_mode,
+                                            limit)
         except TimeoutError as exc:
-            raise self._deadline() from exc
+            raise self._deadline(limit) from exc
 
     async def _complete(self, messages: Sequence[ChatMessage], role: str,
                         tools: Sequence[dict[str, Any]] | None, max_tokens: int | None,
-                        json_mode: bool) -> LLMResponse:
+                        json_mode: bool, limit: float) -> LLMResponse:
         started = time.perf_counter()
-        fitted, resp = await self._create(messages, tools, max_tokens, json_mode, False)
+        fitted, resp = await self._create(messages, tools, max_tokens, json_mode, False, limit)
         if not getattr(resp, "choices", None):
             raise LLMBadResponse(f"{self.profile.name}: response has no choices")
         msg = resp.choices[0].message
@@ -260,6 +294,7 @@ class OpenAIProvider:
         ]
         u = resp.usage
         self._calibrate(fitted, u.prompt_tokens if u else None)
+        self._observe(u, started, None)
         prompt = u.prompt_tokens if u else sum(_estimate_tokens(m.content)
                                                for m in fitted.messages)
         completion = u.completion_tokens if u else _estimate_tokens(msg.content or "")
@@ -275,13 +310,16 @@ class OpenAIProvider:
         self, messages: Sequence[ChatMessage], *, role: str = "agent",
         tools: Sequence[dict[str, Any]] | None = None, max_tokens: int | None = None,
     ) -> AsyncIterator[StreamItem]:
-        deadline = asyncio.get_running_loop().time() + self.profile.timeout_s
+        limit = self.call_timeout(messages, tools, max_tokens)
+        deadline = asyncio.get_running_loop().time() + limit
         started = time.perf_counter()
+        first_token: float | None = None
         try:  # the deadline is armed around each wait only, never across a yield
             async with asyncio.timeout_at(deadline):
-                fitted, stream = await self._create(messages, tools, max_tokens, False, True)
+                fitted, stream = await self._create(messages, tools, max_tokens, False, True,
+                                                    limit)
         except TimeoutError as exc:
-            raise self._deadline() from exc
+            raise self._deadline(limit) from exc
         splitter = ThinkSplitter()
         text_parts: list[str] = []
         think_parts: list[str] = []
@@ -304,6 +342,9 @@ class OpenAIProvider:
                 choice = chunk.choices[0]
                 finish = choice.finish_reason or finish
                 delta = choice.delta
+                if first_token is None and (delta.content or delta.tool_calls
+                                            or getattr(delta, "reasoning_content", None)):
+                    first_token = time.perf_counter()
                 reasoning = getattr(delta, "reasoning_content", None)
                 if isinstance(reasoning, str) and reasoning:
                     think_parts.append(reasoning)
@@ -325,7 +366,7 @@ class OpenAIProvider:
                     if tc.function and tc.function.arguments:
                         slot["arguments"] += tc.function.arguments
         except (TimeoutError, httpx.TimeoutException) as exc:
-            raise self._deadline() from exc
+            raise self._deadline(limit) from exc
         except _RETRYABLE as exc:
             raise self._translate(exc) from exc
         except (json.JSONDecodeError, openai.APIError, httpx.HTTPError, ValueError) as exc:
@@ -339,9 +380,10 @@ class OpenAIProvider:
                         self.profile.name, broken)
             try:
                 async with asyncio.timeout_at(deadline):
-                    resp = await self._complete(messages, role, tools, max_tokens, False)
+                    resp = await self._complete(messages, role, tools, max_tokens, False,
+                                                limit)
             except TimeoutError as exc:
-                raise self._deadline() from exc
+                raise self._deadline(limit) from exc
             except LLMError as exc:
                 raise LLMBadResponse(f"{self.profile.name}: malformed stream ({broken}); "
                                      f"the retry without streaming failed too ({exc})") from exc
@@ -360,6 +402,7 @@ class OpenAIProvider:
             yield ThinkingChunk(thinking)
         text = "".join(text_parts)
         self._calibrate(fitted, usage.prompt_tokens if usage else None)
+        self._observe(usage, started, first_token)
         prompt = usage.prompt_tokens if usage else sum(
             _estimate_tokens(m.content) for m in fitted.messages)
         completion = usage.completion_tokens if usage else _estimate_tokens(text)

@@ -30,6 +30,14 @@ class ModelProfile(BaseModel):
     price_out_per_mtok: float = 0.0
     price_cached_in_per_mtok: float | None = None
     provider: str = "openai-compatible"
+    # a small local model (issue 35): compact tools, no planning call, answers checked
+    # before they are shown
+    small: bool = False
+    # time limits from the measured pace (core.llm.pace), `timeout_s` being the least; the
+    # rates to assume before the first call is measured (tokens a second), None: unknown
+    derive_timeouts: bool = False
+    prompt_tps: float | None = None
+    gen_tps: float | None = None
 
     def cost(self, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> float:
         """(prompt - cached) * input + cached * cached input + completion * output."""

@@ -7,12 +7,13 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from core.errors import ConfigError, LLMBadResponse, LLMError
-from core.llm.base import Final, StreamItem
+from core.llm.base import AllProfilesFailed, Final, StreamItem
 from core.llm.openai_provider import OpenAIProvider
 from core.llm.profiles import ModelProfile
 from core.types import ChatMessage, LLMResponse
 
 log = logging.getLogger(__name__)
+
 
 
 class LLMRouter:
@@ -42,6 +43,18 @@ class LLMRouter:
         """The context window of the role's first profile (configured or discovered)."""
         return await self._provider(self.chain(role)[0]).context_tokens()
 
+    def profile(self, role: str = "agent") -> ModelProfile:
+        """The profile that answers `role` first."""
+        return self.chain(role)[0]
+
+    def expected_seconds(self, role: str, prompt_tokens: int, max_tokens: int) -> float | None:
+        """What one call of `role` takes at its first profile's measured pace (None: the pace
+        is unknown, or the profile does not derive its limits from it)."""
+        profile = self.chain(role)[0]
+        if not profile.derive_timeouts:
+            return None
+        return self._provider(profile).pace.seconds(prompt_tokens, max_tokens)
+
     def peak_request_tokens(self) -> int:
         """The largest request sent so far: server-counted prompt plus `max_tokens`."""
         return max((p.peak_request_tokens for p in self._providers.values()), default=0)
@@ -63,7 +76,7 @@ class LLMRouter:
             except LLMError as exc:
                 log.warning("llm profile %s failed for %s: %s", profile.name, role, exc)
                 errors.append(f"{profile.name}: {exc}")
-        raise LLMError("every model profile failed (" + "; ".join(errors) + ")")
+        raise AllProfilesFailed(errors)
 
     async def stream(
         self, messages: Sequence[ChatMessage], *, role: str = "agent",
@@ -88,7 +101,7 @@ class LLMRouter:
                     raise
                 log.warning("llm profile %s failed for %s: %s", profile.name, role, exc)
                 errors.append(f"{profile.name}: {exc}")
-        raise LLMError("every model profile failed (" + "; ".join(errors) + ")")
+        raise AllProfilesFailed(errors)
 
 
 def require_profile(base_url: str | None, model: str | None) -> None:

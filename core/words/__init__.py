@@ -29,7 +29,7 @@ NAMESPACES: tuple[str, ...] = ("labels", "chat", "phrase", "src", "ta", "ict", "
                                "debate", "subs", "report", "plan",
                                "offline", "answer", "scripting", "admin",
                                "podcast", "report_pdf",
-                               "startup", "voice", "web")
+                               "startup", "voice", "web", "errors")
 
 
 def norm(lang: str | None) -> Lang:

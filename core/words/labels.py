@@ -22,4 +22,24 @@ WORDS: dict[str, dict[str, str]] = {
         "en": "The model returned no answer text.",
         "zh": "模型没有给出回答内容。",
     },
+    "as_of": {
+        "en": "Data as of {dates}.",
+        "zh": "数据日期：{dates}。",
+    },
+    "units": {
+        "en": "Check the units: {figures} is a price move in currency, not a percentage.",
+        "zh": "请注意单位：{figures} 是以货币计的价格变动，不是百分比。",
+    },
+    "wrong_language": {
+        "en": "The model answered in another language than the question's.",
+        "zh": "模型没有用提问的语言回答。",
+    },
+    "checking": {
+        "en": "Writing the answer; it is shown once its figures are checked...",
+        "zh": "正在撰写回答，数字核对后再显示……",
+    },
+    "turn_limit": {
+        "en": "I reached the limit of tool calls for one question; here is what I found so far.",
+        "zh": "本问题的工具调用次数已达上限，以上是目前找到的内容。",
+    },
 }

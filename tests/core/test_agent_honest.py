@@ -155,6 +155,7 @@ async def test_a_figure_next_to_grounded_ones_is_still_caught_in_chinese():
     async with FakeOpenAI(script) as srv:
         events = await run(srv, "normal", "EURUSD 收盘价？", lang="zh")
     assert done(events).label == "未经核实：25.3 不是来自本次回答的数据工具。"
+    assert done(events).text.endswith("数据日期：2024-05-31。")  # the date it left out
 
 
 async def test_a_data_question_answered_without_a_tool_is_labelled():
@@ -186,7 +187,8 @@ async def test_tool_response_markup_is_never_shown():
               Reply(text="EURUSD closed at 1.08345. " + leak, chunk=3)]
     async with FakeOpenAI(script) as srv:
         events = await run(srv, "normal", "EURUSD?")
-    assert done(events).text == "EURUSD closed at 1.08345."
+    # (with the date it left out, issue 35)
+    assert done(events).text == "EURUSD closed at 1.08345.\n\nData as of 2024-05-31."
     assert "<" not in shown(events) and "tool_response" not in shown(events)
 
 
@@ -209,7 +211,9 @@ async def test_hermes_tool_call_in_text_is_parsed_validated_and_run():
     assert "<tool_call>" not in shown(events)
     tool_msgs = [m for m in srv.requests[1]["messages"] if m["role"] == "tool"]
     assert json.loads(tool_msgs[0]["content"])["close"] == 1.08345
-    assert done(events).text == "EURUSD closed at 1.08345." and done(events).label == ""
+    # the date it left out is added (issue 35)
+    assert done(events).text == "EURUSD closed at 1.08345.\n\nData as of 2024-05-31."
+    assert done(events).label == ""
 
 
 async def test_bare_json_and_llama_calls_with_bad_arguments_are_validated():
@@ -223,7 +227,7 @@ async def test_bare_json_and_llama_calls_with_bad_arguments_are_validated():
     tools = [m for m in srv.requests[1]["messages"] if m["role"] == "tool"]
     assert "symbol" in tools[0]["content"]  # the validation error, as text to the model
     assert len([e for e in events if isinstance(e, ToolStarted)]) == 2
-    assert done(events).text == "EURUSD: 1.08345."
+    assert done(events).text == "EURUSD: 1.08345.\n\nData as of 2024-05-31."
 
 
 async def test_json_naming_an_unknown_tool_is_not_a_call():

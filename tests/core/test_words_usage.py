@@ -71,9 +71,7 @@ LOCALIZED: dict[str, str] = {
 # Files whose language branches other changes of issue 30 are moving into the catalogue (PDF
 # rendering, voice, model errors, start-up, the web page): the lead removes each from this list
 # once that change is merged.
-MOVED_ELSEWHERE = (
-    "core/llm/", "core/agent/",
-)
+MOVED_ELSEWHERE: tuple[str, ...] = ()
 # Language tags as data, not as a branch: the tag a value is stored or checked under.
 NOT_A_BRANCH: dict[str, str] = {
     "bot/eval/": "the eval's questions are tagged with their language, scored by it, and carry "

@@ -1,0 +1,329 @@
+"""The agent loop a small model can succeed in (issue 35), over the real `openai` client and the
+local scripted server: stable and compact tools, the planner's tool list, the question's
+language, dates and units checked before the answer is shown, limits from the measured pace."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from pydantic import BaseModel
+
+import tools
+from core.agent import NormalMode, Turn, prompts
+from core.agent.runner import llm_failure
+from core.agent.toolpick import BASE, fingerprint
+from core.errors import LLMError, LLMTimeout
+from core.events import Done, Event, Status, TextDelta
+from core.llm import LLMRouter, ModelProfile
+from core.llm.base import AllProfilesFailed
+from core.llm.openai_provider import OpenAIProvider
+from core.testing import MemoryRecorder
+from core.tools import ToolRegistry, tool
+from tests.fakes.openai_server import FakeOpenAI, prompt_size
+from tests.fakes.openai_server import Turn as Reply
+
+
+class Quote(BaseModel):
+    symbol: str
+    as_of: str
+    close: float
+    change: float
+    change_pct: float
+    currency: str
+
+
+def registry() -> ToolRegistry:
+    reg = ToolRegistry()
+
+    @tool(registry=reg, tags=("market", "quote"))
+    async def get_quote(symbol: str) -> Quote:
+        """Latest close of a symbol, with its change and date.
+
+        Args:
+            symbol: ticker
+        """
+        return Quote(symbol=symbol, as_of="2025-02-14", close=138.85, change=3.56,
+                     change_pct=2.63, currency="USD")
+
+    return reg
+
+
+def profile(srv: FakeOpenAI, **kw: object) -> ModelProfile:
+    return ModelProfile(name="local", base_url=srv.base_url, model="fake-model",
+                        max_retries=0, **kw)  # type: ignore[arg-type]
+
+
+async def run(srv: FakeOpenAI, question: str, *, reg: ToolRegistry | None = None,
+              small: bool = True, plan: bool = False, lang: str = "en",
+              history: list | None = None) -> list[Event]:  # type: ignore[type-arg]
+    router = LLMRouter(default=profile(srv, small=small))
+    mode = NormalMode(llm=router, registry=reg if reg is not None else registry(),
+                      plan=plan, small=small)
+    turn = Turn(text=question, history=history or [], recorder=MemoryRecorder(), lang=lang)
+    try:
+        return [e async for e in mode.run(turn)]
+    finally:
+        await router.aclose()
+
+
+def done(events: list[Event]) -> Done:
+    assert isinstance(events[-1], Done), events[-1]
+    return events[-1]
+
+
+def shown(events: list[Event]) -> str:
+    return "".join(e.text for e in events if isinstance(e, TextDelta))
+
+
+def tool_names(request: dict) -> list[str]:  # type: ignore[type-arg]
+    return [t["function"]["name"] for t in request.get("tools", [])]
+
+
+# --- item 2: stable, compact tools ------------------------------------------------------------
+
+
+async def test_two_quote_questions_send_the_same_prefix_byte_for_byte():
+    reg = tools.build_registry()
+    firsts = []
+    for question in ("What was NVDA's latest close?", "AAPL price today?"):
+        async with FakeOpenAI(default=Reply(text="No figures here.")) as srv:
+            await run(srv, question, reg=reg)
+        firsts.append(srv.requests[0])
+    a, b = firsts
+    assert tool_names(a) and fingerprint(a["tools"]) == fingerprint(b["tools"])
+    assert a["messages"][0] == b["messages"][0]  # the system prompt (date last, same day)
+    # the whole prefix before the question is the same bytes
+    assert json.dumps(a["messages"][:-1]) == json.dumps(b["messages"][:-1])
+    # the first request of a quote question fits the budget the issue sets
+    assert prompt_size(a) <= 1500, prompt_size(a)
+
+
+async def test_the_order_does_not_follow_the_question_and_shared_tools_are_identical():
+    reg = tools.build_registry()
+    offered = []
+    for question in ("NVDA RSI and price", "NVDA price and RSI", "600519 最高价 走势",
+                     "AAPL dividend and price"):
+        async with FakeOpenAI(default=Reply(text="ok")) as srv:
+            await run(srv, question, reg=reg, small=True)
+        offered.append(srv.requests[0]["tools"])
+    stable = [*BASE, *(n for n in reg.names() if n not in BASE)]
+    for schemas in offered:
+        names = [s["function"]["name"] for s in schemas]
+        assert names == sorted(names, key=stable.index)  # one fixed order, whatever was asked
+    # a tool offered for two questions is the same bytes in both
+    by_name = [{s["function"]["name"]: json.dumps(s) for s in x} for x in offered]
+    for one in by_name:
+        for other in by_name:
+            assert all(one[n] == other[n] for n in one.keys() & other.keys())
+    assert offered[0] == offered[1]  # the same question reworded: the same list
+
+
+def test_compact_schemas_drop_what_a_small_model_does_not_need():
+    from core.agent.toolpick import pick_schemas, schema_tokens
+
+    reg = tools.build_registry()
+    small = pick_schemas("NVDA close", reg, small=True, budget_tokens=700)
+    full = pick_schemas("NVDA close", reg)
+    assert 0 < len(small) <= 4 and schema_tokens(small) <= 700
+    text = fingerprint(small)
+    assert '"title"' not in text and '"null"' not in text
+    assert schema_tokens(full) > 3 * schema_tokens(small)
+    dcf = pick_schemas("茅台 DCF 估值", reg, small=True, budget_tokens=700)
+    assert "dcf_valuation" in [s["function"]["name"] for s in dcf]
+
+
+# --- item 2: the planner sees the tools, or is skipped for a small model -----------------------
+
+
+async def test_the_planner_is_shown_the_offered_tools_with_their_arguments():
+    script = [Reply(text="PLAN: call get_quote for NVDA"),
+              Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]),
+              Reply(text="NVDA closed at 138.85 USD on 2025-02-14.")]
+    async with FakeOpenAI(script) as srv:
+        events = await run(srv, "NVDA latest close?", small=False, plan=True)
+    planner = srv.requests[0]
+    assert "tools" not in planner  # the planner calls nothing
+    said = planner["messages"][-1]["content"]
+    assert "get_quote(symbol)" in said
+    assert set(re.findall(r"(\w+)\(", said.split("Only these tools exist:")[1])) == set(
+        tool_names(srv.requests[1]))
+    assert done(events).text.startswith("NVDA closed at 138.85")
+
+
+async def test_a_small_model_gets_no_planning_call():
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]),
+              Reply(text="NVDA closed at 138.85 USD on 2025-02-14.")]
+    async with FakeOpenAI(script) as srv:
+        events = await run(srv, "NVDA latest close?", small=True, plan=True)
+    assert len(srv.requests) == 2 and tool_names(srv.requests[0]) == ["get_quote"]
+    assert done(events).label == ""
+
+
+# --- item 2: the question's language ------------------------------------------------------------
+
+
+async def test_a_chinese_question_gets_a_chinese_prompt_and_an_english_answer_is_sent_back():
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]),
+              Reply(text="NVDA closed at 138.85 USD on 2025-02-14, up 2.63%."),
+              Reply(text="英伟达 2025-02-14 收盘价 138.85 美元，上涨 2.63%。")]
+    async with FakeOpenAI(script) as srv:
+        events = await run(srv, "英伟达最新收盘价是多少？", lang="en")
+    assert "请用简体中文回答" in srv.requests[0]["messages"][0]["content"]
+    sent_back = srv.requests[2]["messages"][-1]["content"]
+    assert sent_back == prompts.LANGUAGE["zh"]
+    final = done(events)
+    assert final.text.startswith("英伟达") and final.label == ""
+    assert "closed at" not in shown(events)  # the English draft was never shown
+
+
+async def test_an_answer_still_in_the_wrong_language_is_labelled_in_the_persons_language():
+    english = Reply(text="NVDA closed at 138.85 USD on 2025-02-14.")
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]), english, english]
+    async with FakeOpenAI(script) as srv:
+        events = await run(srv, "英伟达收盘价？", lang="zh")  # the person's language: zh
+    assert "模型没有用提问的语言回答" in done(events).label
+
+
+# --- item 2: dates and units ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("question", "lang", "answer", "note"), [
+    ("NVDA close?", "en", "NVDA closed at 138.85 USD.", "Data as of 2025-02-14."),
+    ("英伟达收盘价？", "en", "英伟达收盘价为 138.85 美元。", "数据日期：2025-02-14。"),
+])
+async def test_figures_without_their_date_get_the_date_the_tool_gave(question, lang, answer,
+                                                                      note):
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]), Reply(text=answer)]
+    async with FakeOpenAI(script) as srv:
+        events = await run(srv, question, lang=lang)
+    assert done(events).text == answer + "\n\n" + note  # part of the answer, in its language
+    assert done(events).label == "" and shown(events) == done(events).text
+
+
+async def test_an_answer_with_its_date_gets_no_date_note():
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]),
+              Reply(text="NVDA closed at 138.85 USD on 2025-02-14.")]
+    async with FakeOpenAI(script) as srv:
+        events = await run(srv, "NVDA close?")
+    assert done(events).text == "NVDA closed at 138.85 USD on 2025-02-14."
+
+
+async def test_a_move_in_currency_written_as_a_percentage_is_sent_back_then_fixed():
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]),
+              Reply(text="NVDA rose 3.56% to 138.85 USD on 2025-02-14."),
+              Reply(text="NVDA rose 3.56 USD (2.63%) to 138.85 USD on 2025-02-14.")]
+    async with FakeOpenAI(script) as srv:
+        events = await run(srv, "How did NVDA do?")
+    sent_back = srv.requests[2]["messages"][-1]["content"]
+    assert "3.56%" in sent_back and "change" in sent_back
+    assert done(events).label == "" and "(2.63%)" in done(events).text
+    assert "3.56%" not in shown(events)  # held until checked: the wrong draft never showed
+
+
+async def test_a_unit_error_that_stays_is_labelled():
+    wrong = Reply(text="英伟达 2025-02-14 上涨 3.56%，收于 138.85 美元。")
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]), wrong, wrong]
+    async with FakeOpenAI(script) as srv:
+        events = await run(srv, "英伟达今天表现如何？", lang="zh")
+    assert "3.56% 是以货币计的价格变动" in done(events).label
+
+
+async def test_a_small_models_invented_figure_is_never_shown():
+    script = [Reply(text="NVDA closed at 999.99 USD on 2025-02-14."),  # no tool: invented
+              Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]),
+              Reply(text="NVDA closed at 138.85 USD on 2025-02-14.")]
+    async with FakeOpenAI(script) as srv:
+        events = await run(srv, "NVDA close?")
+    assert "999.99" not in shown(events)
+    assert shown(events) == done(events).text == "NVDA closed at 138.85 USD on 2025-02-14."
+    assert any(isinstance(e, Status) for e in events)
+
+
+# --- item 2: a follow-up turn ---------------------------------------------------------------------
+
+
+async def test_a_follow_up_turn_keeps_the_history_within_the_window():
+    from core.types import ChatMessage
+
+    history = []
+    for i in range(30):  # a long conversation: it cannot all fit a 2,048-token window
+        history += [ChatMessage(role="user", content=f"question {i} " + "about NVDA " * 30),
+                    ChatMessage(role="assistant", content=f"answer {i} " + "NVDA rose. " * 30)]
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]),
+              Reply(text="NVDA closed at 138.85 USD on 2025-02-14.")]
+    async with FakeOpenAI(script, context_tokens=2048) as srv:
+        router = LLMRouter(default=profile(srv, small=True, max_output_tokens=256))
+        mode = NormalMode(llm=router, registry=registry(), small=True)
+        turn = Turn(text="And its close?", history=history, recorder=MemoryRecorder())
+        events = [e async for e in mode.run(turn)]
+        await router.aclose()
+    assert not srv.refused
+    first = srv.requests[0]["messages"]
+    assert first[-1]["content"] == "And its close?" and 2 < len(first) < len(history) + 2
+    assert "answer 29" in json.dumps(first)  # the newest history stays, the oldest goes
+    assert done(events).label == ""
+
+
+# --- item 2: limits from the measured pace --------------------------------------------------------
+
+
+async def test_a_derived_limit_waits_for_a_slow_model_that_a_fixed_one_fails():
+    slow = Reply(text="ok", latency_s=0.6, prompt_tokens=400, completion_tokens=40)
+    async with FakeOpenAI(default=slow) as srv:
+        fixed = OpenAIProvider(profile(srv, timeout_s=0.3))
+        with pytest.raises(LLMTimeout) as info:
+            await fixed.complete([])
+        assert getattr(info.value, "seconds", None) == 0.3
+        await fixed.aclose()
+        # the same floor, but rates that say a call needs more: the slow model answers
+        paced = OpenAIProvider(profile(srv, timeout_s=0.3, derive_timeouts=True,
+                                       prompt_tps=2000.0, gen_tps=400.0, max_output_tokens=64))
+        assert paced.call_timeout([], None, 64) > 0.6
+        resp = await paced.complete([])
+        assert resp.content == "ok" and paced.pace.observed == 1
+        await paced.aclose()
+
+
+def test_the_pace_follows_a_slower_machine_at_once_and_a_faster_one_slowly():
+    from core.llm.pace import MARGIN, OVERHEAD_S, Pace
+
+    pace = Pace(prompt_tps=100.0, gen_tps=20.0)
+    assert pace.timeout(1000, 200, floor=60) == max(60, (OVERHEAD_S + 10 + 10) * 4)
+    pace.observe(prompt_tokens=1000, completion_tokens=100, total_s=30.0, first_token_s=20.0)
+    assert pace.prompt_tps == 50.0 and pace.gen_tps == 10.0  # slower: taken at once
+    assert pace.timeout(1000, 200, floor=1) == pytest.approx((OVERHEAD_S + 20 + 20) * MARGIN)
+    pace.observe(prompt_tokens=1000, completion_tokens=100, total_s=10.0, first_token_s=5.0)
+    assert 50.0 < pace.prompt_tps < 200.0  # faster: blended in
+    assert Pace().timeout(1000, 200, floor=60) == 60  # nothing known: the configured limit
+
+
+async def test_the_router_says_what_a_call_of_a_role_would_take():
+    async with FakeOpenAI(default=Reply(text="ok")) as srv:
+        router = LLMRouter(default=profile(srv, derive_timeouts=True, prompt_tps=100.0,
+                                           gen_tps=10.0))
+        assert router.expected_seconds("expert", 1000, 100) == pytest.approx(5 + 10 + 10)
+        plain = LLMRouter(default=profile(srv))
+        assert plain.expected_seconds("expert", 1000, 100) is None
+        await router.aclose()
+        await plain.aclose()
+
+
+# --- issue 30 item 5: a model's failure in the person's language ------------------------------
+
+
+async def test_every_profile_failing_is_said_in_chinese_to_a_chinese_user():
+    async with FakeOpenAI(default=Reply(fault="500", error="backend exploded")) as srv:
+        router = LLMRouter(default=profile(srv))
+        with pytest.raises(AllProfilesFailed) as info:
+            await router.complete([])
+        await router.aclose()
+    zh = llm_failure(info.value, "zh")
+    en = llm_failure(info.value, "en")
+    assert zh.startswith("模型无法回答") and "backend" not in zh
+    assert not re.search(r"[A-Za-z]{3,}", zh), zh  # no English words in the Chinese
+    assert en.startswith("The model could not answer: every model profile failed")
+    assert "backend exploded" in str(info.value)  # the log keeps the server's words
+    assert llm_failure(LLMError("the model's endpoint could not be reached"), "zh") == (
+        "模型无法回答：所有模型配置都失败了（共尝试 1 个）：无法连接模型服务器。请稍后再试。")
