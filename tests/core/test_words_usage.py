@@ -40,6 +40,7 @@ DYNAMIC: dict[str, str] = {
     "offline.iv_": "bot/offline.py (a snapshot series' interval)",
     "offline.market_": "bot/offline.py (a market the coverage lists)",
     "startup.market_": "bot/cli/startup.py (a market the data line spans)",
+    "errors.": "core/agent/runner.py (_WHY: the kind of a model failure)",
     "voice.": "bot/voice/decode.py message_for (an AudioError subclass's `key`)",
     "offline.t_": "bot/offline.py (words_of: w[name] for the coverage table)",
     "offline.line_": "bot/offline_data.py (a statement line: _LINES)",
@@ -78,6 +79,9 @@ NOT_A_BRANCH: dict[str, str] = {
                  "the phrases expected in each: an oracle kept apart from the catalogue",
     "bot/benches/stt.py": "the speech benchmark groups its notes by the language spoken",
     "bot/benches/stt_zh.py": "the Mandarin speech benchmark counts notes by the language heard",
+    "core/agent/prompts.py": "what the model is told, in the language it must answer in: "
+                             "instructions to a model, not words to a person",
+    "core/agent/language.py": "which language a text is written in (a check, not words)",
     "core/testing.py": "the in-memory twin's coverage table, one per language, as data",
     "bot/voice/": "a note is decoded by the language spoken (which model, prompt and matching it "
                   "gets); what voice says to a person is the catalogue's voice.*",
