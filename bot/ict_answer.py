@@ -149,9 +149,15 @@ def render(result: ICTResult, lang: str = "en") -> str:
         bullets.append(t["levels"].format(items=", ".join(levels)))
     ss = a.get("sessions") or {}
     if ss.get("applicable"):
-        bullets.append(t["session"].format(
-            template=ss["template"], time=_when(ss.get("last_bar_time_ny"), True)[-5:],
-            zone=localize(ss.get("current_kill_zone") or "–", lang, "ict.d_"),
+        own_clock = ss.get("template") == "CN"  # an A-share: its exchange's own hours
+        last = ss.get("last_bar_time_ny")
+        if own_clock and last:
+            last = pd.Timestamp(last).tz_convert("Asia/Shanghai")
+        bullets.append(t["session_cn" if own_clock else "session"].format(
+            template=ss["template"], time=_when(last, True)[-5:],
+            zone=(catalogue(f"ict.d_{ss['current_kill_zone']}", lang)
+                  if own_clock and ss.get("current_kill_zone")
+                  else localize(ss.get("current_kill_zone") or "–", lang, "ict.d_")),
             fit=_w(t, ss["session_fit"])))
     out += [f"- {b}" for b in bullets]
     if result.stack is not None:

@@ -158,6 +158,14 @@ WORDS: dict[str, dict[str, str]] = {
         "en": "ny_pm",
         "zh": "纽约下午",
     },
+    "d_cn_am": {
+        "en": "morning session",
+        "zh": "上午盘",
+    },
+    "d_cn_pm": {
+        "en": "afternoon session",
+        "zh": "下午盘",
+    },
     "d_asia": {
         "en": "asia",
         "zh": "亚洲",
@@ -258,6 +266,10 @@ WORDS: dict[str, dict[str, str]] = {
     "a_levels": {
         "en": "**Key levels:** {items}",
         "zh": "**关键价位：**{items}",
+    },
+    "a_session_cn": {
+        "en": "**Session ({template}):** last bar {time} Shanghai, {zone} (session fit: {fit})",
+        "zh": "**时段（{template}）：**最后K线为北京时间 {time}，{zone}（时段匹配：{fit}）",
     },
     "a_session": {
         "en": "**Session ({template}):** last bar {time} New York, kill zone {zone} (session "
