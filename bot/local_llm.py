@@ -217,6 +217,20 @@ def server_env() -> dict[str, str]:
     return {**os.environ, "OMP_WAIT_POLICY": "PASSIVE", "PYTHONUNBUFFERED": "1"}
 
 
+async def stop_server(proc: asyncio.subprocess.Process | None) -> None:
+    """Stop a llama.cpp server process: SIGTERM, 15 s to exit, then SIGKILL."""
+    if proc is None or proc.returncode is not None:
+        return
+    proc.terminate()
+    try:
+        async with asyncio.timeout(15):
+            await proc.wait()
+    except TimeoutError:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        await proc.wait()
+
+
 class LocalServer:
     """`async with LocalServer(gguf, ...) as s:` llama.cpp serving `gguf` on loopback at
     `s.base_url`; restarted (same port) if it exits while in use."""
@@ -284,16 +298,7 @@ class LocalServer:
 
     async def _stop(self) -> None:
         proc, self._proc = self._proc, None
-        if proc is None or proc.returncode is not None:
-            return
-        proc.terminate()
-        try:
-            async with asyncio.timeout(15):
-                await proc.wait()
-        except TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            await proc.wait()
+        await stop_server(proc)
 
     async def __aexit__(self, exc_type: type[BaseException] | None,
                         exc: BaseException | None, tb: TracebackType | None) -> None:

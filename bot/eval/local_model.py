@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import importlib.util
 import os
 import signal
@@ -28,6 +27,8 @@ import sys
 import threading
 from pathlib import Path
 from types import TracebackType
+
+from bot.local_llm import stop_server
 
 MODEL_NAME = "SmolLM2-135M-Instruct"
 CONTEXT = 8192
@@ -157,16 +158,7 @@ class LocalModel:
     async def __aexit__(self, exc_type: type[BaseException] | None,
                         exc: BaseException | None, tb: TracebackType | None) -> None:
         proc, self._proc = self._proc, None
-        if proc is None or proc.returncode is not None:
-            return
-        proc.terminate()
-        try:
-            async with asyncio.timeout(15):
-                await proc.wait()
-        except TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            await proc.wait()
+        await stop_server(proc)
 
 
 def main(argv: list[str] | None = None) -> int:
