@@ -152,7 +152,8 @@ def quotes(ql: Any, lang: str) -> str:
         out += f"\n{e.symbol}: {e.error}"
     sources = {source_label(q.source, lang) for q in ql.quotes}
     if sources:
-        out += "\n" + t("src.lines", lang, labels="; ".join(sorted(sources)))
+        labels = t("grammar.clause_sep", lang).join(sorted(sources))
+        out += "\n" + t("src.lines", lang, labels=labels)
     return out.lstrip("\n")
 
 
@@ -226,7 +227,7 @@ def chart(r: Any, lang: str) -> str:
         names = ", ".join(_name(s, lang) for s in r.series)
         lines.append(t("chat.period_partial", lang, name=names, **_window(covered)))
     sources = {source_label(s.source, lang) for s in r.series}
-    tail = t("src.line", lang, label="; ".join(sorted(sources)))
+    tail = t("src.line", lang, label=t("grammar.clause_sep", lang).join(sorted(sources)))
     return "\n".join([head, *lines, tail])
 
 

@@ -98,7 +98,7 @@ def source_line(source: Source, lang: str) -> str:
 
 def sources_note(sources: list[Source], lang: str) -> str:
     """`Sources: a; b` / `来源：a；b`."""
-    sep = t("report_pdf.list_sep", lang)
+    sep = t("grammar.clause_sep", lang)
     return t("report_pdf.sources_line", lang,
              items=sep.join(dict.fromkeys(source_line(s, lang) for s in sources)))
 
@@ -209,7 +209,7 @@ def _verdict_rows(artifact: DebateArtifact) -> list[tuple[str, str]]:
     assert artifact.bull_bear is not None and artifact.bull_bear.verdict is not None
     v, lang = artifact.bull_bear.verdict, artifact.meta.lang
     na = t("report_pdf.na", lang)
-    sep = t("report_pdf.list_sep", lang)
+    sep = t("grammar.clause_sep", lang)
     return [(t("report_pdf.verdict_row", lang), v.verdict),
             (t("report_pdf.action", lang), action_word(v.action, lang)),
             (t("report_pdf.confidence", lang), t("report_pdf.out_of_ten", lang,
@@ -309,7 +309,7 @@ def summary_markdown(artifact: DebateArtifact) -> str:
     m = artifact.meta
     c = artifact.conclusion
     lang = m.lang
-    sep = t("report_pdf.list_sep", lang)
+    sep = t("grammar.clause_sep", lang)
     lines = [t("report_pdf.summary_head", lang, title=title_of(artifact), panel=_panel(artifact),
                rounds=m.rounds_run)]
     if artifact.experts and artifact.experts.rounds:

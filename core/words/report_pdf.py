@@ -7,7 +7,6 @@ WORDS: dict[str, dict[str, str]] = {
     "na": {"en": "n/a", "zh": "无"},
     "sources": {"en": "Sources", "zh": "来源"},
     "sources_line": {"en": "Sources: {items}", "zh": "来源：{items}"},
-    "list_sep": {"en": "; ", "zh": "；"},
     "lead": {"en": "{who}: ", "zh": "{who}："},
     "src_chart": {"en": "chart {ticker} {start} to {end}",
                   "zh": "{ticker} 价格走势 {start} 至 {end}"},
