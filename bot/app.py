@@ -286,7 +286,8 @@ def build_modes(settings: Settings, registry: ToolRegistry, llm: LLMRouter | Non
                 "podcast": podcast}
     modes: dict[str, Mode] = {
         "normal": NormalMode(llm=llm, registry=registry, plan=settings.llm_plan,
-                             small=llm.profile("agent").small),
+                             # a provider that is not the router (a test's script) is not small
+                             small=isinstance(llm, LLMRouter) and llm.profile("agent").small),
         "fast": FastMode(llm=llm),
         "debate": debate,
         "podcast": podcast,

@@ -145,6 +145,7 @@ class NormalMode:
         names = set(self._registry.names())
         tools_used = 0
         sent_back: set[str] = set()  # each check sends an answer back at most once
+        checked: tuple[str, Any] | None = None  # the answer last sent back, and its check
         continued = False
         prefix = ""  # an answer cut at the length limit, being continued
         for n in range(max_turns):
@@ -153,18 +154,32 @@ class NormalMode:
             response: LLMResponse | None = None
             gate = MarkupGate()
             held = False
-            async for item in self._llm.stream(messages, role=cheap or "agent", tools=offer):
-                if isinstance(item, TextChunk):
-                    if self._small:
-                        if not held:
-                            held = True
-                            yield Status(text=label("checking", turn.lang))
-                    elif shown := gate.feed(item.text):
-                        yield TextDelta(text=shown)
-                elif isinstance(item, ThinkingChunk):
-                    yield Thinking(source="agent", text=item.text)
-                elif isinstance(item, Final):
-                    response = item.response
+            try:
+                async for item in self._llm.stream(messages, role=cheap or "agent", tools=offer):
+                    if isinstance(item, TextChunk):
+                        if self._small:
+                            if not held:
+                                held = True
+                                yield Status(text=label("checking", turn.lang))
+                        elif shown := gate.feed(item.text):
+                            yield TextDelta(text=shown)
+                    elif isinstance(item, ThinkingChunk):
+                        yield Thinking(source="agent", text=item.text)
+                    elif isinstance(item, Final):
+                        response = item.response
+            except LLMError:
+                if checked is None:
+                    raise
+                # the model failed on a send-back: the answer it gave stands, labelled as
+                # its check found it, rather than a complete answer turning into an error
+                first, first_check = checked
+                answer = first_check.dated(first) if first else label("empty", turn.lang)
+                await turn.recorder.message(ChatMessage(role="assistant", content=answer))
+                if self._small:
+                    yield TextDelta(text=answer)
+                yield Done(text=answer, label=join(*first_check.labels(
+                    turn.lang, offered=bool(schemas))))
+                return
             if not self._small and (rest := gate.flush()):
                 yield TextDelta(text=rest)
             assert response is not None
@@ -195,6 +210,7 @@ class NormalMode:
             again = check.send_back(sent_back, can_use_tools=bool(offer))
             if again is not None and not final_turn:
                 sent_back.add(again.kind)
+                checked = (answer, check)
                 prefix = ""
                 messages += [ChatMessage(role="assistant", content=answer),
                              ChatMessage(role="user", content=again.prompt)]

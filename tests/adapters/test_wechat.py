@@ -155,7 +155,7 @@ async def test_a_long_answer_arrives_split_at_the_byte_limit_and_complete(
     assert len(answer) < 2 * 2048 < len(answer.encode("utf-8"))
     async with FakeOpenAI([Turn(text=answer, chunk=800)]) as llm:
         async with wechat_app(wx, llm=llm) as (app, _):
-            await wx.post(wx.text(USER, "a long answer please"))
+            await wx.post(wx.text(USER, "请给一个很长的回答"))
             await wx.wait_for(lambda: any(chinese[-1][-20:] in t for t in wx.texts(USER)))
             await app.gateway.idle()
     texts = wx.texts(USER)
@@ -180,12 +180,12 @@ async def test_a_chart_is_uploaded_as_media_and_sent(
 
 async def test_safe_mode_end_to_end(wechat_app: AppFactory) -> None:
     async with FakeWeChat(encoding_aes_key=AES_KEY) as wx, \
-            FakeOpenAI(default=Turn(text="Encrypted both ways.")) as llm, \
+            FakeOpenAI(default=Turn(text="两个方向都已加密。")) as llm, \
             wechat_app(wx, llm=llm) as (app, _):
         assert (await wx.verify_url("echo-42")).text == "echo-42"
         delivered = await wx.post(wx.text(USER, "安全模式下的问题"))
         assert b"<Encrypt>" in delivered.body and "安全".encode() not in delivered.body
-        await wx.wait_for(lambda: wx.texts(USER) == ["Encrypted both ways."])
+        await wx.wait_for(lambda: wx.texts(USER) == ["两个方向都已加密。"])
         forged = await wx.post(wx.text(USER, "forged"), forge=True)
         wx.aes_key = None  # a plain callback while safe mode is on
         plain = await wx.post(wx.text(USER, "plain"))

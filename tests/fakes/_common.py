@@ -141,7 +141,8 @@ class FakePlatform:
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(self._changed.wait(), 0.05)
         except TimeoutError:
-            last = ", ".join(c.method for c in self.calls[-8:]) or "none"
+            last = ", ".join(str(getattr(c, "method", None) or getattr(c, "api", c))
+                             for c in self.calls[-8:]) or "none"
             raise TimeoutError(f"not seen within {within_s:g} s; the fake's last calls: "
                                f"{last}") from None
 
