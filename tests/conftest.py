@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import os
 import shutil
 import tempfile
@@ -89,6 +90,23 @@ def data_config_restored() -> Iterator[None]:
     before = get_config()
     yield
     configure(before)
+
+
+@pytest.fixture(autouse=True)
+def _logging_as_it_was() -> Iterator[None]:
+    """A test that sets logging up (`bot.logs.setup`: the root's level, the SDK loggers held
+    at WARNING) leaves the levels as it found them: a later test in the same process that
+    captures DEBUG or reads INFO lines would otherwise see nothing (seen under xdist). The
+    handlers are left alone: pytest's own capture handlers come and go around each phase."""
+    root = logging.getLogger()
+    level = root.level
+    levels = {name: lg.level for name, lg in logging.Logger.manager.loggerDict.items()
+              if isinstance(lg, logging.Logger)}
+    yield
+    root.setLevel(level)
+    for name, lg in list(logging.Logger.manager.loggerDict.items()):
+        if isinstance(lg, logging.Logger):
+            lg.setLevel(levels.get(name, logging.NOTSET))
 
 
 @pytest.fixture(scope="session")

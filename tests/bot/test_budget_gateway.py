@@ -100,7 +100,11 @@ async def test_little_budget_left_runs_in_fast_mode_and_says_so(pg_db, tmp_path)
 async def test_each_level_is_told_once_per_run_in_the_users_language(pg_db, tmp_path):
     """60 % spent: fewer tool turns; 75 %: the cheaper profile (the fast role's) for every
     call; 90 %: fast mode. Each run says its level once, before the answer."""
-    llm = ScriptedLLM(default=text("answered"))
+    def answer(messages):  # in the question's language, as the agent asks of a model
+        asked = next(m.content for m in reversed(messages) if m.role == "user")
+        return text("已回答" if re.search(r"[\u4e00-\u9fff]", asked) else "answered")
+
+    llm = ScriptedLLM(default=answer)
     gw, store = make(pg_db, tmp_path, llm, default=Budget(daily_tokens=1000), cheap_role="fast")
     adapter = RecordingAdapter(name="telegram")
     await adapter.start(gw.handler_for(adapter))
@@ -117,7 +121,8 @@ async def test_each_level_is_told_once_per_run_in_the_users_language(pg_db, tmp_
         await adapter.deliver(msg(question, "1", uid, chat))
         await gw.idle()
         shown = adapter.visible_text(chat)
-        assert len(shown) == 2 and re.fullmatch(told, shown[0]) and shown[1] == "answered", shown
+        assert len(shown) == 2 and re.fullmatch(told, shown[0]), shown
+        assert shown[1] in ("answered", "已回答"), shown
         assert [r["role"] for r in llm.requests[before:]] == [role]
 
 

@@ -80,6 +80,8 @@ def test_every_sentence_about_inputs_exists_in_both_languages():
     assert debate
     for key, table in debate.items():
         assert set(table) == {"en", "zh"}, key
+        if key == "debate.write_in":  # told to the model, whose prompts are English
+            continue
         zh = table["zh"]
         words = re.sub(r"\{\w+\}", "", zh)  # the values filled in are not words
         cjk = sum("\u4e00" <= ch <= "\u9fff" for ch in words)
