@@ -273,9 +273,10 @@ async def test_socket_mode_delivers_a_mention_end_to_end(slack_app, slack):
             await slack.wait_for(lambda: slack.texts(CHANNEL) == ["Over the socket."])
             command = await slack.push(slack.command("mode fast"), kind="slash_commands")
             await slack.wait_for(lambda: shows(slack, DM, "Mode set to *fast*"))
+            # every envelope acknowledged: waited for, as an ack can trail the answer under load
+            await slack.wait_for(lambda: {first, again, command} <= slack.acks.keys())
             await app.gateway.idle()
             assert await inbound_count(app) == 2
-    assert {first, again, command} <= slack.acks.keys()  # every envelope acknowledged
     assert user_texts(llm) == ["anyone around?"]
     assert slack.bot_messages(CHANNEL)[0].thread_ts == mention["ts"]
     assert not slack.sockets  # closed on shutdown
