@@ -202,7 +202,29 @@ class JobRunner:
                     log.exception("subscription %s fire %s failed", sub.id, fire_at)
                     return _failed(sub, fire_at, exc)
 
-        prepared = await asyncio.gather(*(prepare(s, f) for s, f in fires))
+        prepared: list[_Ready | FireResult]
+        if self._llm is not None and (self._gate is not None or self._usage is not None):
+            # each subscriber's allowance and spending: prepared one by one
+            prepared = list(await asyncio.gather(*(prepare(s, f) for s, f in fires)))
+        else:
+            # what a fire says depends only on this key: prepared once per key, not per
+            # subscriber (10,000 fires of one schedule are a handful of reports)
+            by_key: dict[tuple[Any, ...], list[int]] = {}
+            for i, (sub, fire_at) in enumerate(fires):
+                symbols = tuple(sub.symbols or watchlists.get(sub.owner_id, []))
+                by_key.setdefault((sub.kind, symbols, sub.lang, bool(sub.options.get("pdf")),
+                                   fire_at.astimezone(UTC).date()), []).append(i)
+            firsts = [ids[0] for ids in by_key.values()]
+            made = await asyncio.gather(*(prepare(*fires[i]) for i in firsts))
+            each: dict[int, _Ready | FireResult] = {}
+            for ids, got in zip(by_key.values(), made, strict=True):
+                for i in ids:
+                    sub, fire_at = fires[i]
+                    each[i] = (_Ready(sub, fire_at, got.items, got.status, got.detail)
+                                   if isinstance(got, _Ready) else
+                                   FireResult(sub.id, fire_at, "failed", detail=got.detail,
+                                              db_detail=got.db_detail))
+            prepared = [each[i] for i in range(len(fires))]
         ready = [p for p in prepared if isinstance(p, _Ready)]
         stored: dict[int, FireResult] = {}
         if ready:
@@ -271,10 +293,14 @@ class JobRunner:
         start = since or at - timedelta(seconds=self.grace_s)
         missed: list[tuple[int, datetime]] = []
         to_fire: list[tuple[Subscription, datetime]] = []
+        fires_of: dict[tuple[str, str, str, str], list[datetime]] = {}  # one per schedule
         for sub in await self._subs.active():
             if only is not None and sub.id != only:
                 continue
-            for fire_at in schedule_of(sub).fires_between(start, at):
+            group = (sub.at_time, sub.recurrence, sub.tz, sub.calendar or "")
+            if group not in fires_of:
+                fires_of[group] = schedule_of_group(group).fires_between(start, at)
+            for fire_at in fires_of[group]:
                 if sub.created_at is not None and fire_at < sub.created_at - timedelta(
                         minutes=1):
                     continue  # before the subscription existed
