@@ -61,7 +61,7 @@ def matplotlib_peer(df: pd.DataFrame, full: pd.DataFrame, title: str) -> bytes:
     axv = fig.add_axes(VOLUME_RECT, sharex=ax)
     o, h, lo, c, v = (df[k].to_numpy(float) for k in ("open", "high", "low", "close", "volume"))
     x = np.arange(len(df))
-    colors = np.where(c >= o, "#26a69a", "#ef5350")
+    colors = ["#26a69a" if up else "#ef5350" for up in c >= o]
     ax.vlines(x, lo, h, colors=colors, linewidth=0.8)
     ax.bar(x, np.maximum(np.abs(c - o), 1e-6), bottom=np.minimum(o, c), width=0.7,
            color=colors)
