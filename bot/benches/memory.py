@@ -12,7 +12,10 @@ names serve's temporary directory (the embedded Postgres server and its backends
 divided among the processes that map them, so the PSS sum is what the tree costs the machine,
 while the RSS sum counts a shared page once per process). Points: idle (console up, nothing
 asked), warm (after one question from each of `chats` chats: the first answer loads the data
-stack), after `messages` more (closed loop). `first_use` lists the packages whose shared
+stack), after `messages` more (closed loop). Serve is started twice on one data directory and
+measured the second time, as it runs from its second start on: the first start builds the
+symbols directory from the packages and stores it in Postgres (`first_start` is its tree at
+"ready"); later starts load it from there. `first_use` lists the packages whose shared
 libraries serve maps after the warm-up and not while idle (`/proc/<pid>/maps`).
 
 Also, in fresh processes: what the bundled tiny.en Whisper model adds when the first voice
@@ -208,6 +211,11 @@ async def serve_memory(*, chats: int = 50, messages: int = 1000,
     with tempfile.TemporaryDirectory(prefix="bullpen-bench-mem-") as name:
         tmp = Path(name)
         async with common.fake_process(fake, "--token", TOKEN, "--lean", "1") as base, \
+                _serve(tmp, base) as first:
+            await _ready(first, tmp / "serve.log")
+            first_start = measure_tree(first.pid, name)
+        (tmp / "serve.log").rename(tmp / "serve-first.log")
+        async with common.fake_process(fake, "--token", TOKEN, "--lean", "1") as base, \
                 aiohttp.ClientSession(base) as control, _serve(tmp, base) as serve:
             # idle: serve said it is ready (its start-up line), then settled
             await _ready(serve, tmp / "serve.log")
@@ -231,7 +239,9 @@ async def serve_memory(*, chats: int = 50, messages: int = 1000,
             "messages": chats * per_chat,
             "answered": len(after_load.get("rows", [])),
             "load_seconds": round(seconds, 1),
+            "first_start": first_start,
             "idle": idle, "after_warmup": warm, "after_messages": after,
+            "mapped_at_idle": sorted(idle_pkgs),
             "first_use": sorted(warm_pkgs - idle_pkgs),
             "later_use": sorted(after_pkgs - warm_pkgs)}
 
