@@ -138,7 +138,7 @@ def mapped_packages(pid: int) -> set[str]:
 
 def _link_packs(data: Path) -> None:
     packs = Path(__file__).resolve().parents[2] / "data" / "packs"
-    if packs.exists():
+    if packs.exists() and not (data / "packs").exists():  # the second start finds them
         data.mkdir(parents=True, exist_ok=True)
         (data / "packs").symlink_to(packs)
 
