@@ -24,8 +24,10 @@ building its report and sending it, with a misfire grace that suits a morning re
 default of 1 s would drop most of 10,000 jobs fired at once). `peer` sends with
 `TelegramAdapter.send` and on a 429 waits the `retry_after` it was given and tries again (up to
 `PEER_MAX_RETRIES` times; any other error is logged and dropped); `peer_ptb_rate_limiter` is a
-python-telegram-bot `Application` with PTB's own `AIORateLimiter(max_retries=PEER_MAX_RETRIES)`
-(30 per second client-side, and a 429 retried after its `retry_after`).
+python-telegram-bot `Application` on aiohttp (`bot.benches.ptb_aiohttp`: with PTB's default
+httpx pool, 900 sends waiting made it crawl, its pool scan quadratic) with PTB's own
+`AIORateLimiter(max_retries=PEER_MAX_RETRIES)` (30 per second client-side, and a 429 retried
+after its `retry_after`).
 
 Every side runs in a child process of its own, so its peak RSS (`resource.getrusage`) is its
 own; Postgres and the fake are other processes again. Per side: delivered (chats that got their
@@ -93,9 +95,10 @@ PEER_PLAIN = ("one APScheduler date job per subscription at the same instant, ea
               "report and calling TelegramAdapter.send; a 429 waits its retry_after and is "
               f"retried (up to {PEER_MAX_RETRIES} times), any other error is logged and "
               "dropped; no outbox")
-PEER_PTB = ("the same jobs sending with a python-telegram-bot Application using PTB's "
-            f"AIORateLimiter(max_retries={PEER_MAX_RETRIES}) (30 per second client-side, a "
-            "429 retried after its retry_after); no outbox")
+PEER_PTB = ("the same jobs sending with a python-telegram-bot Application on aiohttp "
+            "(bot.benches.ptb_aiohttp: PTB's default httpx pool stalls with hundreds of sends "
+            f"waiting) using PTB's AIORateLimiter(max_retries={PEER_MAX_RETRIES}) (30 per "
+            "second client-side, a 429 retried after its retry_after); no outbox")
 BUILDER = ("synthetic: a small jobs.report.Report (short text, no chart) for any symbols, "
            "counted; the bench measures scheduling and delivery, not report building")
 
@@ -741,8 +744,11 @@ async def side_peer(*, kind: str, base: str, token: str, n: int, symbols: int,
         from telegram.error import TelegramError
         from telegram.ext import AIORateLimiter, ApplicationBuilder
 
+        from bot.benches.ptb_aiohttp import AiohttpRequest
+
         app = (ApplicationBuilder().token(token).base_url(f"{base}/bot")
                .base_file_url(f"{base}/file/bot")
+               .request(AiohttpRequest(connection_pool_size=256))
                .rate_limiter(AIORateLimiter(max_retries=PEER_MAX_RETRIES))
                .updater(None).job_queue(None).build())
         await app.initialize()
