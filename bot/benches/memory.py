@@ -46,7 +46,7 @@ QUESTIONS = ["Good morning, desk: anything to flag before the bell?", "NVDA pric
              "AAPL vs MSFT last year", "BTC-USD 1 month"]
 EXPECT = "offline analyst"  # in the label of every answer of the offline analyst
 _ENV_DROP = ("BULLPEN_", "DATABASE_URL", "TELEGRAM_", "DISCORD_", "SLACK_", "WECHAT_", "WECOM_")
-_SITE = re.compile(r"/site-packages/([^/]+)/")
+_SITE = re.compile(r"/site-packages/([^/\s]+)/")
 
 
 def _status_kb(pid: int, field: str) -> int:
