@@ -1,61 +1,259 @@
-"""`bullpen bench memory`: resident memory of an idle `bullpen serve` (console, offline), what
-the first voice note adds when it loads the Whisper model (target: idle < 250 MB), and what the
-symbols directory adds once loaded: from the ``stocknames`` table (``store.load_entries`` +
-``SymbolDirectory.from_entries``, in a throw-away embedded Postgres) and from the packages
-(``default_directory()``), each in a fresh process, right after loading and after a first use
-(an extract and a misspelt Chinese name, which load the converters queries need)."""
+"""`bullpen bench memory`: the memory a running `bullpen serve` holds, its whole process tree
+counted, idle, after warm-up and after 1,000 messages; what loads on first use; what the
+Whisper model and the symbols directory add.
+
+Serve runs as in production with nothing configured but Telegram: the Telegram adapter polling
+the Bot API fake (`tests/fakes/telegram_server.py`, in its own process), no `DATABASE_URL` (so
+serve starts its own embedded Postgres under its data directory), the offline analyst
+answering, the sandbox as the settings have it. Its process tree is serve, every process
+descended from it (the sandbox zygote and its children) and every process whose command line
+names serve's temporary directory (the embedded Postgres server and its backends, which
+`pg_ctl` leaves reparented). For each: RSS (`VmRSS`) and PSS (`smaps_rollup`; shared pages
+divided among the processes that map them, so the PSS sum is what the tree costs the machine,
+while the RSS sum counts a shared page once per process). Points: idle (console up, nothing
+asked), warm (after one question from each of `chats` chats: the first answer loads the data
+stack), after `messages` more (closed loop). Serve is started twice on one data directory and
+measured the second time, as it runs from its second start on: the first start builds the
+symbols directory from the packages and stores it in Postgres (`first_start` is its tree at
+"ready"); later starts load it from there. `first_use` lists the packages whose shared
+libraries serve maps after the warm-up and not while idle (`/proc/<pid>/maps`).
+
+Also, in fresh processes: what the bundled tiny.en Whisper model adds when the first voice
+note loads it, and what the symbols directory adds loaded from the `stocknames` table and from
+the packages. Target: serve's own RSS after warm-up under 250 MB without voice (issue 34).
+"""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-TARGET_IDLE_MB = 250.0
+from bot.benches.fairness import LoadWatch
+
+TARGET_WARM_MB = 250.0
+TOKEN = "777000444:MEMORY-token-Xyz_0123456789abcdef"
+QUESTIONS = ["Good morning, desk: anything to flag before the bell?", "NVDA price",
+             "AAPL vs MSFT last year", "BTC-USD 1 month"]
+EXPECT = "offline analyst"  # in the label of every answer of the offline analyst
+_ENV_DROP = ("BULLPEN_", "DATABASE_URL", "TELEGRAM_", "DISCORD_", "SLACK_", "WECHAT_", "WECOM_")
+_SITE = re.compile(r"/site-packages/([^/\s]+)/")
 
 
-def _rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+def _status_kb(pid: int, field: str) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
 
 
-def _idle_serve_rss(settle_s: float) -> float:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("BULLPEN_", "DATABASE_URL", "TELEGRAM_", "DISCORD_", "SLACK_",
-                                "WECHAT_", "WECOM_"))}
-    with tempfile.TemporaryDirectory(prefix="bullpen-bench-mem-") as tmp:
-        env["BULLPEN_DATA_DIR"] = str(Path(tmp) / "data")
-        proc = subprocess.Popen([sys.executable, "-m", "bot.cli", "serve"], cwd=tmp, env=env,
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, text=True)
+def _pss_kb(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def _processes() -> dict[int, tuple[int, str]]:
+    """pid -> (parent pid, command line) of every process this user can read."""
+    out: dict[int, tuple[int, str]] = {}
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
         try:
-            assert proc.stdout is not None
-            deadline = time.monotonic() + 120
-            while time.monotonic() < deadline:
-                if "console" in proc.stdout.readline():
-                    break
-            time.sleep(settle_s)
-            return _rss_mb(proc.pid)
-        finally:
+            stat = (d / "stat").read_text()
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+        except (OSError, ValueError, IndexError):
+            continue
+        out[int(d.name)] = (ppid, cmd)
+    return out
+
+
+def tree(root: int, marker: str) -> dict[str, list[int]]:
+    """Serve's tree: `root`'s descendants, and the processes (with theirs) whose command line
+    names `marker` (the embedded Postgres, reparented by pg_ctl)."""
+    procs = _processes()
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in procs.items():
+        children.setdefault(ppid, []).append(pid)
+
+    def below(pid: int) -> list[int]:
+        found, stack = [], [pid]
+        while stack:
+            p = stack.pop()
+            found.append(p)
+            stack.extend(children.get(p, []))
+        return found
+
+    serve = below(root)
+    pg_roots = [pid for pid, (_, cmd) in procs.items() if marker in cmd and pid not in serve]
+    postgres = sorted({p for r in pg_roots for p in below(r)} - set(serve))
+    return {"serve": [root], "serve_children": sorted(set(serve) - {root}),
+            "postgres": postgres}
+
+
+def measure_tree(root: int, marker: str) -> dict[str, Any]:
+    """RSS and PSS (MB) of serve itself, its children, the Postgres processes, and the sum."""
+    groups = tree(root, marker)
+    out: dict[str, Any] = {}
+    rss_total = pss_total = 0
+    for name, pids in groups.items():
+        rss = sum(_status_kb(p, "VmRSS") for p in pids)
+        pss = sum(_pss_kb(p) for p in pids)
+        rss_total += rss
+        pss_total += pss
+        out[name] = {"processes": len(pids), "rss_mb": round(rss / 1024, 1),
+                     "pss_mb": round(pss / 1024, 1)}
+    out["tree"] = {"processes": sum(len(p) for p in groups.values()),
+                   "rss_sum_mb": round(rss_total / 1024, 1),
+                   "pss_sum_mb": round(pss_total / 1024, 1)}
+    return out
+
+
+def mapped_packages(pid: int) -> set[str]:
+    """The site-packages packages whose files (shared libraries) the process maps."""
+    try:
+        text = Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return set()
+    return {m.group(1) for m in _SITE.finditer(text)
+            if not m.group(1).endswith((".libs", ".dist-info"))}
+
+
+def _link_packs(data: Path) -> None:
+    packs = Path(__file__).resolve().parents[2] / "data" / "packs"
+    if packs.exists() and not (data / "packs").exists():  # the second start finds them
+        data.mkdir(parents=True, exist_ok=True)
+        (data / "packs").symlink_to(packs)
+
+
+@asynccontextmanager
+async def _serve(tmp: Path, base: str) -> AsyncIterator[asyncio.subprocess.Process]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_ENV_DROP)}
+    env.update({"BULLPEN_DATA_DIR": str(tmp / "data"), "BULLPEN_LOG_LEVEL": "INFO",
+                "BULLPEN_RATE_MESSAGES_PER_MINUTE": "0", "TELEGRAM_BOT_TOKEN": TOKEN,
+                "TELEGRAM_API_BASE_URL": f"{base}/bot",
+                "TELEGRAM_FILE_BASE_URL": f"{base}/file/bot"})
+    _link_packs(tmp / "data")
+    with (tmp / "serve.log").open("wb") as out:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bot.cli", "serve", cwd=tmp, env=env,
+            stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=asyncio.subprocess.STDOUT)
+    try:
+        yield proc
+    finally:
+        if proc.returncode is None:
             proc.terminate()
-            proc.wait(timeout=30)
+            try:
+                await asyncio.wait_for(proc.wait(), 60)
+            except TimeoutError:
+                proc.kill()
+                await proc.wait()
+
+
+async def _ready(serve: asyncio.subprocess.Process, log: Path, within_s: float = 300) -> None:
+    """Until serve's log has its start-up line "ready: telegram" (either language)."""
+    from core.words import t
+
+    lines = [t("startup.ready", lang, platforms="telegram").split(";")[0].split("；")[0]
+             for lang in ("en", "zh")]
+    started = time.monotonic()
+    while time.monotonic() - started < within_s:
+        text = _log_text(log)
+        if any(line in text for line in lines):
+            return
+        if serve.returncode is not None:
+            break
+        await asyncio.sleep(0.5)
+    raise RuntimeError("memory bench: serve did not get ready:\n" + _log_text(log)[-3000:])
+
+
+def _log_text(log: Path) -> str:
+    """Serve's log so far (a small file, read whole)."""
+    try:
+        return log.read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+async def _load(control: Any, body: dict[str, Any]) -> dict[str, Any]:
+    async with control.post("/_fake/load", json=body, timeout=None) as resp:
+        result: dict[str, Any] = await resp.json()
+    return result
+
+
+async def serve_memory(*, chats: int = 50, messages: int = 1000,
+                       settle_s: float = 3.0) -> dict[str, Any]:
+    """Serve's tree idle, after warm-up and after `messages` (see the module docstring)."""
+    import aiohttp
+
+    from bot.benches import gateway_common as common
+
+    fake = common.FAKES / "telegram_server.py"
+    ids = list(range(4_000_000, 4_000_000 + chats))
+    per_chat = max(1, messages // chats)
+    with tempfile.TemporaryDirectory(prefix="bullpen-bench-mem-") as name:
+        tmp = Path(name)
+        async with common.fake_process(fake, "--token", TOKEN, "--lean", "1") as base, \
+                _serve(tmp, base) as first:
+            await _ready(first, tmp / "serve.log")
+            first_start = measure_tree(first.pid, name)
+        (tmp / "serve.log").rename(tmp / "serve-first.log")
+        async with common.fake_process(fake, "--token", TOKEN, "--lean", "1") as base, \
+                aiohttp.ClientSession(base) as control, _serve(tmp, base) as serve:
+            # idle: serve said it is ready (its start-up line), then settled
+            await _ready(serve, tmp / "serve.log")
+            await asyncio.sleep(settle_s)
+            idle = measure_tree(serve.pid, name)
+            idle_pkgs = mapped_packages(serve.pid)
+            body = {"to": TOKEN, "chats": ids, "text": QUESTIONS[0], "expect": EXPECT,
+                    "contains": True, "texts": QUESTIONS}
+            warm_load = await _load(control, {**body, "per_chat": 1, "within_s": 300})
+            await asyncio.sleep(settle_s)
+            warm = measure_tree(serve.pid, name)
+            warm_pkgs = mapped_packages(serve.pid)
+            t0 = time.monotonic()
+            after_load = await _load(control, {**body, "per_chat": per_chat, "within_s": 900})
+            seconds = time.monotonic() - t0
+            await asyncio.sleep(settle_s)
+            after = measure_tree(serve.pid, name)
+            after_pkgs = mapped_packages(serve.pid)
+    return {"chats": chats,
+            "warmup_answered": len(warm_load.get("rows", [])),
+            "messages": chats * per_chat,
+            "answered": len(after_load.get("rows", [])),
+            "load_seconds": round(seconds, 1),
+            "first_start": first_start,
+            "idle": idle, "after_warmup": warm, "after_messages": after,
+            "mapped_at_idle": sorted(idle_pkgs),
+            "first_use": sorted(warm_pkgs - idle_pkgs),
+            "later_use": sorted(after_pkgs - warm_pkgs)}
 
 
 def _model_load_mb() -> tuple[float, float]:
     """RSS added by loading the bundled tiny.en model in this process, and the load time."""
     from bot.voice.backends import load_faster_whisper
 
-    before = _rss_mb(os.getpid())
+    before = _status_kb(os.getpid(), "VmRSS") / 1024
     started = time.perf_counter()
     load_faster_whisper(None)
-    return _rss_mb(os.getpid()) - before, time.perf_counter() - started
+    return _status_kb(os.getpid(), "VmRSS") / 1024 - before, time.perf_counter() - started
 
 
 # Runs in a fresh interpreter: argv = mode ("save", "postgres" or "packages") and a DSN.
@@ -146,25 +344,39 @@ def _symbols_rss() -> dict[str, Any]:
     return {"postgres": postgres, "packages": packages}
 
 
-def run(*, repeat: int = 1, settle_s: float = 3.0) -> dict[str, Any]:
-    idle = [_idle_serve_rss(settle_s) for _ in range(max(1, repeat))]
-    idle_mb = sorted(idle)[len(idle) // 2]
-    try:
-        symbols: dict[str, Any] = _symbols_rss()
-    except Exception as exc:  # no embedded server here: report, don't fail the bench
-        symbols = {"error": f"{type(exc).__name__}: {exc}"}
-    model_mb, load_s = _model_load_mb()
-    pg = symbols.get("postgres", {})
-    return {
+def run(*, repeat: int = 1, chats: int = 50, messages: int = 1000,
+        settle_s: float = 3.0, extras: bool = True) -> dict[str, Any]:
+    """`repeat` runs of serve (median by the warm tree's PSS), plus (with `extras`) the
+    Whisper model and the symbols directory in fresh processes."""
+    watch = LoadWatch()
+    runs = [asyncio.run(serve_memory(chats=chats, messages=messages, settle_s=settle_s))
+            for _ in range(max(1, repeat))]
+    runs.sort(key=lambda r: r["after_warmup"]["tree"]["pss_sum_mb"])
+    mid = runs[len(runs) // 2]
+    warm_serve = mid["after_warmup"]["serve"]["rss_mb"]
+    out: dict[str, Any] = {
         "bench": "memory",
-        "idle_serve_rss_mb": round(idle_mb, 1),
-        "target_idle_mb": TARGET_IDLE_MB,
-        "within_target": idle_mb < TARGET_IDLE_MB,
-        "whisper_model_adds_mb": round(model_mb, 1),
-        "whisper_model_load_s": round(load_s, 2),
-        "runs": [round(x, 1) for x in idle],
-        # idle serve plus what the directory loaded from Postgres adds after its first use
-        "serve_with_symbols_rss_mb": (round(idle_mb + pg["adds_after_first_use_mb"], 1)
-                                      if "adds_after_first_use_mb" in pg else None),
-        "symbols_directory": symbols,
+        "direction": "megabytes: lower is better; no peer (no other bot runs this stack)",
+        "how": "RSS = VmRSS; PSS = smaps_rollup Pss (shared pages split among the processes "
+               "mapping them); tree = serve + its descendants (sandbox zygote) + the embedded "
+               "Postgres processes (found by serve's data directory in their command line)",
+        "rounds": len(runs),
+        "serve": mid,
+        "serve_rss_after_warmup_mb": warm_serve,
+        "tree_pss_after_warmup_mb": mid["after_warmup"]["tree"]["pss_sum_mb"],
+        "tree_pss_after_messages_mb": mid["after_messages"]["tree"]["pss_sum_mb"],
+        "target_warm_serve_rss_mb": TARGET_WARM_MB,
+        "within_target": warm_serve < TARGET_WARM_MB,
+        "per_round_tree_pss_after_warmup_mb": [r["after_warmup"]["tree"]["pss_sum_mb"]
+                                               for r in runs],
     }
+    if extras:
+        try:
+            out["symbols_directory"] = _symbols_rss()
+        except Exception as exc:  # no embedded server here: report, don't fail the bench
+            out["symbols_directory"] = {"error": f"{type(exc).__name__}: {exc}"}
+        model_mb, load_s = _model_load_mb()
+        out["whisper_model_adds_mb"] = round(model_mb, 1)
+        out["whisper_model_load_s"] = round(load_s, 2)
+    out.update(watch.fields())
+    return out

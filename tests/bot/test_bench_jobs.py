@@ -13,7 +13,7 @@ def test_bench_jobs_small_run(pg_server: str) -> None:
 
     for key in ("ours", "peer", "peer_ptb_rate_limiter", "load", "load_100k_s", "targets",
                 "met", "within_target", "wall_s", "load_avg", "report_builder", "limit",
-                "vs_peers"):
+                "vs_peers", "direction", "load_avg_1m"):
         assert key in result, key
     ours = result["ours"]
     for key in ("delivered", "duplicates", "lost", "rate_per_s", "rate_share", "lateness_s",
@@ -32,6 +32,9 @@ def test_bench_jobs_small_run(pg_server: str) -> None:
         side = result[peer]
         assert side["delivered"] + side["lost"] == 60
         assert side["duplicates"] == 0
+        # a competent peer: 429s retried after retry_after, a misfire grace that fits
+        assert side["lost"] == 0, side
+        assert side["misfire_grace_time_s"] == jobs.PEER_MISFIRE_GRACE_S
         assert side["reports_built"] == 60  # one job per subscription builds its own
         assert sum(side["outcomes"].values()) >= 60
     assert result["load"]["loaded"] == 1000

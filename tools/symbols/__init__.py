@@ -19,10 +19,18 @@ from collections.abc import Callable, Iterable, Sequence
 from importlib import metadata
 from pathlib import Path
 
-from tools.symbols.index import SymbolIndex, build_index, paused_gc
+from tools.symbols.index import (
+    EXTRACT_MAX_CHARS,
+    ExtractWork,
+    SymbolIndex,
+    build_index,
+    paused_gc,
+)
 from tools.symbols.model import Kind, Market, Match, SymbolEntry, instrument_kind
 
 __all__ = [
+    "EXTRACT_MAX_CHARS",
+    "ExtractWork",
     "Kind",
     "Match",
     "SymbolDirectory",
@@ -104,10 +112,12 @@ class SymbolDirectory:
             log.debug("resolve(%r) failed: %s", query[:80] if isinstance(query, str) else "", exc)
             return []
 
-    def extract(self, text: str) -> list[Match]:
-        """Every security named in a free sentence (either language), with spans."""
+    def extract(self, text: str, *, work: ExtractWork | None = None) -> list[Match]:
+        """Every security named in a free sentence (either language), with spans. Only the
+        first `EXTRACT_MAX_CHARS` characters are read, so a long or hostile message costs at
+        most what that many do; ``work`` counts what the call did."""
         try:
-            return self._index.extract(text)
+            return self._index.extract(text, work=work)
         except (ValueError, TypeError, OverflowError) as exc:
             log.debug("extract failed: %s", exc)
             return []

@@ -54,6 +54,13 @@ _FUZZY_POOL = 48
 _MAX_QUERY = 160
 _MAX_FUZZY = 48  # longer than any name: a sentence, not a name; exact lookups only
 _AMBIGUITY_GAP = 3.0
+# `extract` reads at most this many characters of a message (Telegram's longest message):
+# longer than any question, so a pasted 20,000-character text costs what 4,096 do. Of a longer
+# text it reads the head and the tail (a question comes before or after what was pasted); a
+# mention in between is not found. Spans stay offsets into the text given.
+EXTRACT_MAX_CHARS = 4096
+EXTRACT_TAIL_CHARS = 1024
+_CUT_BACK = 64  # how far a cut moves to fall between words, not inside one
 _FAMOUS_INDICES = frozenset({"csi300", "sp500", "nasdaq100", "dow30"})
 
 # kinds of exact keys
@@ -164,6 +171,43 @@ _FIN_ZH = (
     "利好",
     "利空",
 )
+
+
+class ExtractWork:
+    """What one `extract` call did, counted: the characters it read and its probes (each
+    exact-key lookup of a candidate span, each instrument form the scanner found). Every probe
+    costs a bounded amount (context checks read fixed windows), so the probes bound the work;
+    tests give one to `extract(work=...)` to hold the bound."""
+
+    __slots__ = ("chars", "probes", "truncated")
+
+    def __init__(self) -> None:
+        self.chars = 0
+        self.probes = 0
+        self.truncated = False
+
+
+def _between_words(text: str, cut: int, step: int) -> int:
+    """``cut`` moved by ``step`` (-1 or 1, at most `_CUT_BACK` characters) until it falls
+    between two characters that are not both part of a word; ``cut`` itself if none does."""
+    i = cut
+    for _ in range(_CUT_BACK):
+        if not (text[i - 1].isalnum() and text[i].isalnum()):
+            return i
+        i += step
+    return cut
+
+
+def extract_windows(text: str) -> list[tuple[int, str]]:
+    """The parts of ``text`` that `extract` reads, each with its offset: all of it up to
+    `EXTRACT_MAX_CHARS`; else the head (`EXTRACT_MAX_CHARS` - `EXTRACT_TAIL_CHARS`
+    characters) and the tail (`EXTRACT_TAIL_CHARS`), each cut between words where one is
+    near, so a name is never read half."""
+    if len(text) <= EXTRACT_MAX_CHARS:
+        return [(0, text)]
+    head = _between_words(text, EXTRACT_MAX_CHARS - EXTRACT_TAIL_CHARS, -1)
+    tail = _between_words(text, len(text) - EXTRACT_TAIL_CHARS, 1)
+    return [(0, text[:head]), (tail, text[tail:])]
 
 
 class _Hit(NamedTuple):
@@ -727,10 +771,28 @@ class SymbolIndex:
 
     # ---------------------------------------------------------------- extract
 
-    def extract(self, text: str) -> list[Match]:
-        """Every security mentioned in a free sentence, with spans into ``text``."""
+    def extract(self, text: str, *, work: ExtractWork | None = None) -> list[Match]:
+        """Every security mentioned in a free sentence, with spans into ``text``; at most
+        `EXTRACT_MAX_CHARS` characters are read (see `extract_windows`). ``work``, when given,
+        counts what the call did."""
         if not text:
             return []
+        work = work if work is not None else ExtractWork()
+        windows = extract_windows(text)
+        work.truncated = len(windows) > 1
+        out: list[Match] = []
+        for offset, window in windows:
+            work.chars += len(window)
+            seen = {m.symbol for m in out}  # the head named it already: once, the first time
+            for hit in self._extract_one(window, work):
+                if hit.symbol in seen:
+                    continue
+                if offset and hit.span is not None:
+                    hit.span = (hit.span[0] + offset, hit.span[1] + offset)
+                out.append(hit)
+        return out
+
+    def _extract_one(self, text: str, work: ExtractWork) -> list[Match]:
         norm, pos = _normalise_with_map(text)
         if not norm.strip():
             return []
@@ -762,7 +824,7 @@ class SymbolIndex:
                 idxs.sort(key=lambda i: (-self.pop[i], i))
             (found if sure else weak).append((s, e, idxs[0], score, why, idxs[1:]))
 
-        self._extract_instruments(norm, taken, claim)
+        self._extract_instruments(norm, shouting, taken, claim, work)
         for m in _X_CN_CODE.finditer(norm):
             code = m.group(2)
             exch = _CN_EXCH.get((m.group(1) or m.group(3) or "").lower())
@@ -788,8 +850,8 @@ class SymbolIndex:
             t = self._ticker(m.group(0).replace(" ", ""))
             if t is not None and m.group(0).replace(" ", "").lower() not in self.common:
                 claim(m.start(), m.end(), [t], 95.0, "spelled-out ticker")
-        self._extract_cjk(norm, taken, claim)
-        self._extract_latin(norm, shouting, taken, claim)
+        self._extract_cjk(norm, taken, claim, work)
+        self._extract_latin(norm, shouting, taken, claim, work)
         found += [w for w in weak if found or _zh_context(norm, w[0], w[1])]
 
         out: list[Match] = []
@@ -809,11 +871,14 @@ class SymbolIndex:
             out.append(hit)
         return out
 
-    def _extract_instruments(self, norm: str, taken: Any, claim: Any) -> None:
+    def _extract_instruments(
+        self, norm: str, shouting: bool, taken: Any, claim: Any, work: ExtractWork
+    ) -> None:
         """Indices, crypto and FX pairs written by name or symbol (either language)."""
         if self._instr_re is None:
             return
         for m in self._instr_re.finditer(norm):
+            work.probes += 1
             m = self._longest_instrument(norm, m)
             text, s, e = m.group(0), m.start(), m.end()
             cashtag = text.startswith("$")
@@ -831,7 +896,9 @@ class SymbolIndex:
             idx, policy = max(forms, key=lambda f: _STRICTNESS[f[1]])
             if policy == CASED and not _written_as(text, self.entries[idx], norm):
                 continue
-            if policy == UPPER and not cashtag and not self._short_symbol_ok(norm, text, s, e):
+            if policy == UPPER and not cashtag and not self._short_symbol_ok(
+                norm, text, s, e, shouting
+            ):
                 continue
             guard = _CJK_GUARD.get(to_simplified(text))
             if guard is not None:
@@ -864,9 +931,10 @@ class SymbolIndex:
                 best = other
         return best
 
-    def _short_symbol_ok(self, norm: str, text: str, s: int, e: int) -> bool:
+    def _short_symbol_ok(self, norm: str, text: str, s: int, e: int, shouting: bool) -> bool:
         """BTC, SPX in capitals (not "ETH Zurich", "I work at ETH"); btc, spx only next to a
-        finance word."""
+        finance word. ``shouting``: the whole text's, computed once (not per symbol: that
+        made a text of many symbols quadratic)."""
         left, right = _sentence_bounds(norm, s, e)
         window = norm[max(left, s - 40) : s] + " " + norm[e : min(right, e + 40)]
         finance = _symbol_context(window)
@@ -882,12 +950,12 @@ class SymbolIndex:
                 return True  # "ETH USDT", "BTC ICT", "BTC ETH SOL"
             if word[:1].isupper() and not word.isupper():
                 return False  # "ETH Zurich", "ETH Zürich": a name goes on
-            if word.isupper() and len(word) > 1 and _shouting(norm):
+            if word.isupper() and len(word) > 1 and shouting:
                 return False  # "ETH ZURICH IS GREAT": case tells nothing when shouting
         # "I work at ETH.", "a professor at ETH": the university, unless finance is near
         return finance or _ACADEMIC.search(norm[max(left, s - 40) : s]) is None
 
-    def _extract_cjk(self, norm: str, taken: Any, claim: Any) -> None:
+    def _extract_cjk(self, norm: str, taken: Any, claim: Any, work: ExtractWork) -> None:
         low = norm.lower()
         for run in _X_CJK_RUN.finditer(low):
             seg = run.group(0)
@@ -907,6 +975,7 @@ class SymbolIndex:
                     if n > len(simple) - i:
                         continue
                     piece = simple[i : i + n]
+                    work.probes += 1
                     candidates = self.exact.get(piece)
                     if candidates is None or not has_cjk(piece):
                         continue
@@ -932,7 +1001,9 @@ class SymbolIndex:
                     break
                 i += step
 
-    def _extract_latin(self, norm: str, shouting: bool, taken: Any, claim: Any) -> None:
+    def _extract_latin(
+        self, norm: str, shouting: bool, taken: Any, claim: Any, work: ExtractWork
+    ) -> None:
         words = []
         for m in _X_WORD.finditer(norm):
             w, s, e = m.group(0), m.start(), m.end()
@@ -951,6 +1022,7 @@ class SymbolIndex:
                 if n > 1 and re.search(r"[^\w\s&'’.\-]|[.]\s", gap):
                     continue
                 phrase = [x[0] for x in words[wi : wi + n]]
+                work.probes += 1
                 k = key(" ".join(phrase))
                 hits = [
                     h
