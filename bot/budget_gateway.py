@@ -93,10 +93,11 @@ def rate_limiter(settings: Settings, store: Store) -> SharedRateLimiter:
 
 
 # Every command counts against the person's message rate like a question (a command is work:
-# a database write, a report built, a sandbox started, a reply sent), except /stop: it starts
-# nothing and must always reach the run the person wants ended. /help is not free: a flood of
-# it is a flood of replies like any other.
-UNRATED_COMMANDS = frozenset({"stop"})
+# a database write, a report built, a sandbox started, a reply sent), unless its declaration
+# says `rated=False` (/stop: it starts nothing and must always reach the run the person wants
+# ended). /help is not free: a flood of it is a flood of replies like any other. Commands that
+# spend model calls outside a run (the report's narrative) are declared `gated=True`: refused
+# when the person's budget is spent (`command_allowed`).
 
 
 def question_kinds(msg: IncomingMessage, question: Question,
@@ -137,10 +138,6 @@ def duration(seconds: float, lang: str) -> str:
         return t("age.hours_minutes", lang, h=hours, m=minutes)
     return t("age.minutes", lang, m=minutes)
 
-
-# commands that spend model calls outside a run (the report's narrative): refused when the
-# person's budget is spent
-GATED_COMMANDS = frozenset({"report"})
 
 
 async def command_allowed(gateway: Gateway, adapter: Adapter, msg: IncomingMessage,

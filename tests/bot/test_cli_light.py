@@ -18,7 +18,7 @@ from bot.benches.cli import HEAVY
 
 ROOT = Path(__file__).resolve().parents[2]
 # what the small commands never import (they may open a database and read the settings)
-SMALL = ("bot.app", "bot.gateway", "bot.command_table", "pandas", "matplotlib",
+SMALL = ("bot.app", "bot.gateway", "bot.commands.context", "pandas", "matplotlib",
          "exchange_calendars", "ict", "debate", "openai", "telegram", "discord")
 
 
