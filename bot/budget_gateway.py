@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import math
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING
 from uuid import UUID
 
@@ -149,12 +149,12 @@ async def command_allowed(gateway: Gateway, adapter: Adapter, msg: IncomingMessa
     assert decision.resets_at is not None
     await gateway.say(adapter, msg, t("chat.budget_refused", lang,
                                       which=t("chat.budget_" + decision.reason, lang),
-                                      at=_when(decision.resets_at, lang)))
+                                      at=_when(decision.resets_at, lang, gateway.gate.now())))
     return False
 
 
-def _when(at: datetime, lang: str) -> str:
-    left = max(0.0, (at - datetime.now(UTC)).total_seconds())
+def _when(at: datetime, lang: str, now: datetime) -> str:
+    left = max(0.0, (at - now).total_seconds())
     return f"{at:%Y-%m-%d %H:%M} UTC ({duration(left, lang)})"
 
 
@@ -170,7 +170,7 @@ async def before_run(gateway: Gateway, job: _Job, conv: Conversation) -> Convers
             await gateway.say(job.adapter, msg, t(
                 "chat.budget_refused", job.lang,
                 which=t("chat.budget_" + decision.reason, job.lang),
-                at=_when(decision.resets_at, job.lang)))
+                at=_when(decision.resets_at, job.lang, gateway.gate.now())))
             return None
         job.token_allowance = decision.token_allowance
         if decision.action == "degrade":

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from bot.commands import command
 from bot.commands.context import CommandContext
 from core.store import Budget
@@ -18,7 +16,7 @@ def _limit(tokens: int | None, usd: float | None) -> str:
 
 @command("usage", summary="admin.cmd_usage")
 async def usage(ctx: CommandContext) -> None:
-    store, now = ctx.store, datetime.now(UTC)
+    store, now = ctx.store, ctx.now()
     conv = await store.conversations.active(ctx.msg.chat, ctx.user_id)
     c = await store.usage.for_conversation(conv.id)
     spend = await store.budgets.spend(ctx.user_id, now)
@@ -60,7 +58,7 @@ async def admin(ctx: CommandContext) -> None:
     words = ctx.args.split()
     sub = words[0].lower() if words else ""
     if sub == "usage":
-        now = datetime.now(UTC)
+        now = ctx.now()
         day = now.replace(hour=0, minute=0, second=0, microsecond=0)
         month = day.replace(day=1)
         lines = []

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from bot import commands
 from bot.commands import Command, Question
 from bot.outbox import say
+from core import clock
 from core.ports import Adapter, Outbox
 from core.store import Conversation, Store
 from core.types import Button, ChatRef, IncomingMessage, OutgoingFile, Reply
@@ -99,6 +101,11 @@ class CommandContext:
         return await budget_gateway.is_admin_person(self._gateway, self.msg, self.user_id)
 
     # --- what the gateway was configured with -----------------------------------------------
+
+    def now(self) -> datetime:
+        """The instant budgets and spend are read at (the gate's clock: a test pins it)."""
+        gate = self._gateway.gate
+        return gate.now() if gate is not None else clock.current().now()
 
     @property
     def gate(self) -> UsageGate | None:
