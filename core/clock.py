@@ -3,14 +3,14 @@ first of the month, /usage and /admin usage say when) asks a `Clock` instead of
 `datetime.now`, so a test pins the day it runs in and never sleeps out midnight.
 
 `SystemClock` is the real one. `FixedClock` is its twin: it says the instant it was given
-until it is moved (`advance`, `set`). Components take a clock as a keyword argument; those
+until it is moved (`set`). Components take a clock as a keyword argument; those
 built without one read `current()`, which is the system clock unless a test put a twin there
 with `use()` (as `core.testing`'s other twins are put in place for a test).
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Protocol, runtime_checkable
 
 
@@ -39,9 +39,6 @@ class FixedClock:
 
     def set(self, at: datetime) -> None:
         self._at = at
-
-    def advance(self, by: timedelta) -> None:
-        self._at += by
 
 
 SYSTEM = SystemClock()

@@ -208,12 +208,6 @@ class SubscriptionsRepo:
             "UPDATE subscriptions SET status = 'paused', paused_reason = $2, updated_at = now()"
             " WHERE id = $1 AND status = 'active'", subscription_id, reason)
 
-    async def paused_for_owner(self, owner_id: UUID) -> list[Subscription]:
-        rows = await self._pool.fetch(
-            "SELECT * FROM subscriptions WHERE owner_id = $1 AND status = 'paused'"
-            " AND paused_reason <> '' ORDER BY id", owner_id)
-        return [_subscription(r) for r in rows]
-
     async def acknowledge_pause(self, subscription_id: int) -> None:
         """The owner was told: keep it paused, stop telling."""
         await self._pool.execute(
@@ -243,11 +237,6 @@ class SubscriptionsRepo:
             " JOIN subscriptions s ON s.id = f.subscription_id"
             " WHERE f.status = 'fired' AND s.status = 'active' ORDER BY f.fire_at")
         return [(r["subscription_id"], r["fire_at"]) for r in rows]
-
-    async def last_fire(self, subscription_id: int) -> datetime | None:
-        got: datetime | None = await self._pool.fetchval(
-            "SELECT max(fire_at) FROM job_fires WHERE subscription_id = $1", subscription_id)
-        return got
 
 
 _INSERT = ("INSERT INTO subscriptions (owner_id, platform, chat_id, chat, kind, symbols,"
