@@ -566,6 +566,10 @@ class Gateway:
     def stop_chat(self, key: str) -> bool:
         return self._stop(key)
 
+    async def is_admin(self, msg: IncomingMessage, user_id: UUID) -> bool:
+        """The person is one of Bullpen's admins (BULLPEN_ADMINS, through any linked account)."""
+        return await budget_gateway.is_admin_person(self, msg, user_id)
+
     async def enqueue(self, adapter: Adapter, msg: IncomingMessage, user_id: UUID, lang: str,
                       question: Question, conversation: Conversation | None = None,
                       epoch: int = -1) -> None:

@@ -20,14 +20,13 @@ import pkgutil
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Any
 
 from core.words import t
 
-if TYPE_CHECKING:
-    from bot.commands.context import CommandContext
-
-Handler = Callable[["CommandContext"], Awaitable[None]]
+# a handler takes a `bot.commands.context.CommandContext` (typed where it is written; Any here
+# so that the declarations do not import the context, which imports them)
+Handler = Callable[[Any], Awaitable[None]]
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from uuid import UUID
 
 from bot import commands
@@ -20,8 +20,48 @@ from core.types import Button, ChatRef, IncomingMessage, OutgoingFile, Reply
 from core.words import t
 
 if TYPE_CHECKING:
-    from bot.gateway import Gateway
     from core.usage_gate import UsageGate
+
+
+class CommandHost(Protocol):
+    """What the context asks of the message path (`bot.gateway.Gateway` is one): the handlers
+    never see more than this."""
+
+    @property
+    def store(self) -> Store: ...
+    @property
+    def outbox(self) -> Outbox | None: ...
+    @property
+    def gate(self) -> UsageGate | None: ...
+    @property
+    def report_llm(self) -> Any: ...
+    @property
+    def unlinks_per_day(self) -> int: ...
+    @property
+    def subscriptions_per_person(self) -> int: ...
+    @property
+    def subscriptions_per_chat(self) -> int: ...
+    @property
+    def web_base_url(self) -> str | None: ...
+    @property
+    def chat_admin_answers(self) -> dict[tuple[str, str, str], tuple[float, bool | None]]: ...
+
+    async def say(self, adapter: Adapter, msg: IncomingMessage, text: str,
+                  buttons: list[list[Button]] | None = None) -> None: ...
+
+    async def send_file(self, adapter: Adapter, msg: IncomingMessage,
+                        file: OutgoingFile) -> None: ...
+
+    async def enqueue(self, adapter: Adapter, msg: IncomingMessage, user_id: UUID, lang: str,
+                      question: Question, conversation: Conversation | None = None,
+                      epoch: int = -1) -> None: ...
+
+    def stop_chat(self, key: str) -> bool: ...
+
+    async def person_turn(self, adapter: Adapter, msg: IncomingMessage, user_id: UUID,
+                          lang: str) -> Callable[[], Awaitable[None]]: ...
+
+    async def is_admin(self, msg: IncomingMessage, user_id: UUID) -> bool: ...
 
 
 @dataclass
@@ -33,11 +73,11 @@ class CommandContext:
     cmd: Command
     conversation: Conversation | None = None
     epoch: int = -1
-    _gateway: Gateway = field(default=None, repr=False)  # type: ignore[assignment]
+    _gateway: CommandHost = field(default=None, repr=False)  # type: ignore[assignment]
     _adapter: Adapter = field(default=None, repr=False)  # type: ignore[assignment]
 
     @classmethod
-    def of(cls, gateway: Gateway, adapter: Adapter, msg: IncomingMessage, *, user_id: UUID,
+    def of(cls, gateway: CommandHost, adapter: Adapter, msg: IncomingMessage, *, user_id: UUID,
            lang: str, cmd: Command, conversation: Conversation | None = None,
            epoch: int = -1) -> CommandContext:
         return cls(store=gateway.store, msg=msg, user_id=user_id, lang=lang, cmd=cmd,
@@ -96,9 +136,7 @@ class CommandContext:
 
     async def is_admin(self) -> bool:
         """The person is one of Bullpen's admins (BULLPEN_ADMINS, through any linked account)."""
-        from bot import budget_gateway
-
-        return await budget_gateway.is_admin_person(self._gateway, self.msg, self.user_id)
+        return await self._gateway.is_admin(self.msg, self.user_id)
 
     # --- what the gateway was configured with -----------------------------------------------
 

@@ -8,16 +8,13 @@ stored in the outbox (a link that did not arrive is simply asked for again).
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from bot.commands import command
 from bot.commands.context import CommandContext
 from bot.web_links import login_link
 from core.errors import PlatformError
 from core.types import ChatRef
-
-if TYPE_CHECKING:
-    from bot.gateway import Gateway
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +23,11 @@ log = logging.getLogger(__name__)
 PRIVATE_CHAT_IS_USER_ID = frozenset({"telegram"})
 
 
-def configure(gateway: Gateway, *, base_url: str | None) -> None:
+class _LinksHost(Protocol):
+    web_base_url: str | None
+
+
+def configure(gateway: _LinksHost, *, base_url: str | None) -> None:
     """Where the links of `gateway`'s /web and /share point (WEB_BASE_URL); None: the web
     platform is not configured, and the commands say so."""
     gateway.web_base_url = base_url.rstrip("/") if base_url else None
