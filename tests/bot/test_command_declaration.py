@@ -101,3 +101,12 @@ def test_a_name_declared_twice_is_refused() -> None:
 
     with pytest.raises(ValueError, match="/help is declared twice"):
         command("help", summary="chat.cmd_help")(other)
+
+
+def test_every_summary_fits_every_platforms_menu() -> None:
+    """Telegram takes 3-256 characters per description, Discord 1-100 (the names: 1-32 of
+    a-z, 0-9 and _ on both)."""
+    for lang in LANGS:
+        for name, summary in commands.menu(lang):
+            assert 3 <= len(summary) <= 100, (name, lang, summary)
+            assert name.isascii() and name.islower() and 1 <= len(name) <= 32
