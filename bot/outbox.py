@@ -38,7 +38,7 @@ from core.errors import (
     RateLimited,
     StoreError,
 )
-from core.ports import Adapter, Outbox, OutItem, Receipt
+from core.ports import Adapter, DeliveryRequest, Outbox, OutItem, Receipt
 from core.store.deliveries import CHANNEL, DeliveriesRepo, Delivery
 from core.types import (
     Button,
@@ -159,6 +159,14 @@ class PostgresOutbox:
         if created and not hold:
             self._wake.set()
         return delivery.receipt(created=created)
+
+    async def deliver_many(self, requests: Sequence[DeliveryRequest], *,
+                           deadline_s: float | None = None) -> list[Receipt]:
+        deadline = utcnow() + timedelta(seconds=deadline_s or self._default_deadline_s)
+        receipts = await self._repo.create_many(requests, deadline=deadline)
+        if any(r.created for r in receipts):
+            self._wake.set()
+        return receipts
 
     async def receipt(self, key: str) -> Receipt | None:
         got = await self._repo.by_key(key)

@@ -139,12 +139,11 @@ class Renderer:
                 self._arm()
             return
         try:
-            # the typing action and the placeholder go out together, not one after the other
-            _, placeholder = await asyncio.gather(
-                self._typing(),
-                self._adapter.send(self._chat, Reply(text=t("chat.working", self._lang),
-                                                     markup="plain",
-                                                     in_reply_to=self._in_reply_to)))
+            # no typing action beside it: a message from the bot ends the platform's typing
+            # indicator at once (Telegram, Discord), so it would cost a call and show nothing
+            placeholder = await self._adapter.send(
+                self._chat, Reply(text=t("chat.working", self._lang), markup="plain",
+                                  in_reply_to=self._in_reply_to))
             self._placeholder = placeholder
             self.result.message_ids.append(placeholder.message_id)
             self._next_edit = self._clock() + self._interval

@@ -186,6 +186,17 @@ class Receipt:
     created: bool = True
 
 
+@dataclass(frozen=True)
+class DeliveryRequest:
+    """One delivery of a batch (`Outbox.deliver_many`): what `deliver` takes, as data."""
+
+    chat: ChatRef
+    items: Sequence[OutItem]
+    key: str
+    source: str = ""
+    subscription_id: int | None = None
+
+
 class Outbox(Protocol):
     """Everything that must arrive without an inbound message to answer: scheduled reports,
     the podcast, an answer the renderer could not deliver live, replies WeChat refuses while the
@@ -202,6 +213,12 @@ class Outbox(Protocol):
     async def deliver(self, chat: ChatRef, items: Sequence[OutItem], *, key: str,
                       deadline_s: float | None = None, source: str = "",
                       subscription_id: int | None = None, hold: bool = False) -> Receipt: ...
+
+    async def deliver_many(self, requests: Sequence[DeliveryRequest], *,
+                           deadline_s: float | None = None) -> list[Receipt]:
+        """`deliver` for many chats at once, stored in one transaction (a scheduled fire's
+        fan-out: thousands of subscribers, a few statements); receipts in the given order."""
+        ...
 
     async def receipt(self, key: str) -> Receipt | None: ...
 

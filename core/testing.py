@@ -17,6 +17,7 @@ from typing import Any, Literal
 from core.errors import ConsoleOff, LLMError, MessageNotModified, QueryRefused, RateLimited
 from core.llm.base import Final, StreamItem, TextChunk
 from core.ports import (
+    DeliveryRequest,
     KeptReplies,
     KeptReply,
     MemoryKeptReplies,
@@ -211,6 +212,11 @@ class MemoryOutbox:
         if created:
             self.deliveries[key] = (chat, list(items), source)
         return Receipt(key=key, status="delivered", created=created)
+
+    async def deliver_many(self, requests: Sequence[DeliveryRequest], *,
+                           deadline_s: float | None = None) -> list[Receipt]:
+        return [await self.deliver(r.chat, r.items, key=r.key, source=r.source,
+                                   subscription_id=r.subscription_id) for r in requests]
 
     async def receipt(self, key: str) -> Receipt | None:
         return Receipt(key=key, status="delivered") if key in self.deliveries else None

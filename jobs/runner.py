@@ -9,13 +9,13 @@ import hashlib
 import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, time, timedelta
 from typing import Any, TypeVar
 
 from core.llm.speech import SpeechClient
-from core.ports import LLMProvider, Outbox, OutItem
-from core.store.subscriptions import Subscription, SubscriptionsRepo
+from core.ports import DeliveryRequest, LLMProvider, Outbox, OutItem
+from core.store.subscriptions import FireOutcome, Subscription, SubscriptionsRepo
 from core.store.usage import UsageRepo
 from core.types import Reply
 from core.usage_gate import UsageGate
@@ -30,13 +30,19 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 DEFAULT_GRACE_S = 3600.0  # a fire missed by less than this (downtime) still runs, once
-FIRE_CONCURRENCY = 16  # fires in flight at once (each builds or shares a report, then stores)
+FIRE_CONCURRENCY = 16  # fires being built at once (each builds or shares a report)
+FIRE_BATCH = 500  # fires whose deliveries and outcomes are stored together, a statement each
 
 
 def schedule_of(sub: Subscription) -> Schedule:
-    hh, mm = (int(x) for x in sub.at_time.split(":"))
-    return Schedule(at=time(hh, mm), recurrence=sub.recurrence, tz=sub.tz,
-                    calendar=sub.calendar)
+    return schedule_of_group((sub.at_time, sub.recurrence, sub.tz, sub.calendar or ""))
+
+
+def schedule_of_group(key: tuple[str, str, str, str]) -> Schedule:
+    """The schedule of (time, recurrence, time zone, calendar or "")."""
+    at_time, recurrence, tz, calendar = key
+    hh, mm = (int(x) for x in at_time.split(":"))
+    return Schedule(at=time(hh, mm), recurrence=recurrence, tz=tz, calendar=calendar or None)
 
 
 def delivery_key(sub: Subscription, fire_at: datetime) -> str:
@@ -63,6 +69,23 @@ class FireResult:
     status: str  # done, failed, missed, skipped (fired before), over_budget (notice sent)
     delivery_key: str | None = None
     detail: str = ""
+    db_detail: str = field(default="", repr=False, compare=False)  # job_fires.detail if not detail
+
+
+@dataclass(frozen=True)
+class _Ready:
+    """A fire built and not yet stored."""
+
+    sub: Subscription
+    fire_at: datetime
+    items: list[OutItem]
+    status: str  # done, over_budget
+    detail: str
+
+
+def _failed(sub: Subscription, fire_at: datetime, exc: Exception) -> FireResult:
+    return FireResult(sub.id, fire_at, "failed", detail=str(exc),
+                      db_detail=f"{type(exc).__name__}: {exc}"[:500])
 
 
 class JobRunner:
@@ -133,106 +156,158 @@ class JobRunner:
     async def fire(self, sub: Subscription, fire_at: datetime) -> FireResult:
         """Record the fire once; then build and hand over. A fire recorded before (another
         process, a repeated `jobs due`) does nothing."""
-        if not await self._subs.record_fire(sub.id, fire_at):
-            return FireResult(sub.id, fire_at, "skipped")
-        return await self.complete(sub, fire_at)
+        return (await self.fire_all([(sub, fire_at)]))[0]
 
     async def complete(self, sub: Subscription, fire_at: datetime) -> FireResult:
-        key = delivery_key(sub, fire_at)
-        detail = ""
-        try:
-            symbols = sub.symbols or await self._subs.watchlist(sub.owner_id)
-            day = fire_at.astimezone(UTC).date().isoformat()
-            pdf = bool(sub.options.get("pdf"))
-            llm, allowance = self._llm, None
-            if symbols and self._llm is not None and self._gate is not None:
-                decision = await self._gate.check(sub.owner_id)
-                if decision.action == "refuse":  # no model run: said, and when it resets
-                    return await self._over_budget(sub, fire_at, symbols, decision.reason,
-                                                   skipped_text(sub.kind, symbols, decision,
-                                                                sub.lang))
-                allowance = decision.token_allowance
-            if self._llm is not None and self._usage is not None:
-                llm = MeteredLLM(self._llm, self._usage, sub.owner_id)
-            if not symbols:
-                items: list[OutItem] = [Reply(text=t("subs.empty_watchlist_report", sub.lang))]
-            elif sub.kind == "podcast":
-                try:
-                    episode = await self.podcast(symbols, lang=sub.lang, day=day, llm=llm,
-                                                 budget=allowance)
-                    items = await podcast_items(episode, lang=sub.lang, pdf=pdf,
-                                                speech=self._speech, voices=self._voices)
-                except PodcastError as exc:
-                    items = [Reply(text=exc.message(sub.lang))]
-            else:
-                # one summarizer call of at most 400 tokens: the allowance cannot cut it
-                report = await self.report(symbols, lang=sub.lang, pdf=pdf, day=day, llm=llm)
-                items = report_items(report)
-            receipt = await self._outbox.deliver(sub.chat, items, key=key,
-                                                 source=f"job:{sub.id}", subscription_id=sub.id)
-            if not receipt.created:  # an identical subscription of the chat fired it already
-                detail = "sent once for the chat's identical subscriptions"
-            now = await self._subs.get(sub.id)
-            if now is None or now.status == "removed":  # unsubscribed while it was built
-                await self._subs.cancel_deliveries(sub.id)
-        except Exception as exc:
-            log.exception("subscription %s fire %s failed", sub.id, fire_at)
-            await self._subs.finish_fire(sub.id, fire_at, status="failed",
-                                         detail=f"{type(exc).__name__}: {exc}"[:500])
-            return FireResult(sub.id, fire_at, "failed", detail=str(exc))
-        await self._subs.finish_fire(sub.id, fire_at, status="done", delivery_key=key,
-                                     detail=detail)
-        return FireResult(sub.id, fire_at, "done", delivery_key=key, detail=detail)
-
-    async def _over_budget(self, sub: Subscription, fire_at: datetime, symbols: Sequence[str],
-                           reason: str, notice: str) -> FireResult:
-        """The subscriber's budget is spent: the notice goes out like any push (once per
-        fire, under the fire's delivery key) and the fire is recorded as done with why."""
-        key = delivery_key(sub, fire_at)
-        detail = f"over budget ({reason}): skipped"
-        try:
-            await self._outbox.deliver(sub.chat, [Reply(text=notice)], key=key,
-                                       source=f"job:{sub.id}", subscription_id=sub.id)
-        except Exception as exc:
-            log.exception("subscription %s fire %s: the over-budget notice failed", sub.id,
-                          fire_at)
-            await self._subs.finish_fire(sub.id, fire_at, status="failed",
-                                         detail=f"{detail}; {type(exc).__name__}: {exc}"[:500])
-            return FireResult(sub.id, fire_at, "failed", detail=str(exc))
-        log.info("subscription %s fire %s: %s (%s)", sub.id, fire_at, detail, ",".join(symbols))
-        await self._subs.finish_fire(sub.id, fire_at, status="done", delivery_key=key,
-                                     detail=detail)
-        return FireResult(sub.id, fire_at, "over_budget", delivery_key=key, detail=detail)
+        """Build and hand over a fire recorded already (`resume`)."""
+        return (await self._complete_batch([(sub, fire_at)]))[0]
 
     async def fire_all(self, fires: Sequence[tuple[Subscription, datetime]]) -> list[FireResult]:
-        """Many fires at once, at most FIRE_CONCURRENCY in flight; results in the given order."""
+        """Many fires at once, set-based: recorded in one statement, built with at most
+        FIRE_CONCURRENCY in flight (one report per symbols, language and day, shared), their
+        deliveries and outcomes stored FIRE_BATCH at a time in a statement each. Results in the
+        given order; a fire listed twice, or recorded before, is `skipped`."""
+        if not fires:
+            return []
+        fresh = await self._subs.record_fires([(s.id, f) for s, f in fires])
+        results: list[FireResult | None] = [None] * len(fires)
+        todo: list[int] = []
+        for i, (sub, fire_at) in enumerate(fires):
+            if (sub.id, fire_at) in fresh:
+                fresh.discard((sub.id, fire_at))
+                todo.append(i)
+            else:
+                results[i] = FireResult(sub.id, fire_at, "skipped")
+        for start in range(0, len(todo), FIRE_BATCH):
+            chunk = todo[start:start + FIRE_BATCH]
+            for i, got in zip(chunk, await self._complete_batch([fires[i] for i in chunk]),
+                              strict=True):
+                results[i] = got
+        return [r for r in results if r is not None]
+
+    async def _complete_batch(self, fires: Sequence[tuple[Subscription, datetime]]
+                              ) -> list[FireResult]:
+        owners = list({s.owner_id for s, _ in fires if not s.symbols})
+        watchlists = await self._subs.watchlists(owners) if owners else {}
         sem = asyncio.Semaphore(FIRE_CONCURRENCY)
 
-        async def one(sub: Subscription, fire_at: datetime) -> FireResult:
+        async def prepare(sub: Subscription, fire_at: datetime) -> _Ready | FireResult:
             async with sem:
-                return await self.fire(sub, fire_at)
+                try:
+                    return await self._prepare(sub, fire_at,
+                                               sub.symbols or watchlists.get(sub.owner_id, []))
+                except Exception as exc:
+                    log.exception("subscription %s fire %s failed", sub.id, fire_at)
+                    return _failed(sub, fire_at, exc)
 
-        return list(await asyncio.gather(*(one(s, f) for s, f in fires)))
+        prepared: list[_Ready | FireResult]
+        if self._llm is not None and (self._gate is not None or self._usage is not None):
+            # each subscriber's allowance and spending: prepared one by one
+            prepared = list(await asyncio.gather(*(prepare(s, f) for s, f in fires)))
+        else:
+            # what a fire says depends only on this key: prepared once per key, not per
+            # subscriber (10,000 fires of one schedule are a handful of reports)
+            by_key: dict[tuple[Any, ...], list[int]] = {}
+            for i, (sub, fire_at) in enumerate(fires):
+                symbols = tuple(sub.symbols or watchlists.get(sub.owner_id, []))
+                by_key.setdefault((sub.kind, symbols, sub.lang, bool(sub.options.get("pdf")),
+                                   fire_at.astimezone(UTC).date()), []).append(i)
+            firsts = [ids[0] for ids in by_key.values()]
+            made = await asyncio.gather(*(prepare(*fires[i]) for i in firsts))
+            each: dict[int, _Ready | FireResult] = {}
+            for ids, got in zip(by_key.values(), made, strict=True):
+                for i in ids:
+                    sub, fire_at = fires[i]
+                    each[i] = (_Ready(sub, fire_at, got.items, got.status, got.detail)
+                                   if isinstance(got, _Ready) else
+                                   FireResult(sub.id, fire_at, "failed", detail=got.detail,
+                                              db_detail=got.db_detail))
+            prepared = [each[i] for i in range(len(fires))]
+        ready = [p for p in prepared if isinstance(p, _Ready)]
+        stored: dict[int, FireResult] = {}
+        if ready:
+            try:
+                receipts = await self._outbox.deliver_many([
+                    DeliveryRequest(r.sub.chat, r.items, key=delivery_key(r.sub, r.fire_at),
+                                    source=f"job:{r.sub.id}", subscription_id=r.sub.id)
+                    for r in ready])
+            except Exception as exc:
+                log.exception("%d fires: storing their deliveries failed", len(ready))
+                stored = {id(r): _failed(r.sub, r.fire_at, exc) for r in ready}
+            else:
+                for rid in await self._subs.removed_among([r.sub.id for r in ready]):
+                    await self._subs.cancel_deliveries(rid)  # unsubscribed while it was built
+                for r, receipt in zip(ready, receipts, strict=True):
+                    detail = r.detail
+                    if r.status == "done" and not receipt.created:
+                        detail = "sent once for the chat's identical subscriptions"
+                    stored[id(r)] = FireResult(r.sub.id, r.fire_at, r.status,
+                                               delivery_key=receipt.key, detail=detail)
+        results = [stored[id(p)] if isinstance(p, _Ready) else p for p in prepared]
+        await self._subs.finish_fires([
+            FireOutcome(r.subscription_id, r.fire_at,
+                        "failed" if r.status == "failed" else "done",
+                        delivery_key=r.delivery_key, detail=r.db_detail or r.detail)
+            for r in results])
+        return results
+
+    async def _prepare(self, sub: Subscription, fire_at: datetime,
+                       symbols: Sequence[str]) -> _Ready:
+        """What one fire says: the shared report or podcast, or the over-budget notice."""
+        day = fire_at.astimezone(UTC).date().isoformat()
+        pdf = bool(sub.options.get("pdf"))
+        llm, allowance = self._llm, None
+        if symbols and self._llm is not None and self._gate is not None:
+            decision = await self._gate.check(sub.owner_id)
+            if decision.action == "refuse":  # no model run: said, and when it resets
+                detail = f"over budget ({decision.reason}): skipped"
+                log.info("subscription %s fire %s: %s (%s)", sub.id, fire_at, detail,
+                         ",".join(symbols))
+                notice = skipped_text(sub.kind, symbols, decision, sub.lang)
+                return _Ready(sub, fire_at, [Reply(text=notice)], "over_budget", detail)
+            allowance = decision.token_allowance
+        if self._llm is not None and self._usage is not None:
+            llm = MeteredLLM(self._llm, self._usage, sub.owner_id)
+        if not symbols:
+            items: list[OutItem] = [Reply(text=t("subs.empty_watchlist_report", sub.lang))]
+        elif sub.kind == "podcast":
+            try:
+                episode = await self.podcast(symbols, lang=sub.lang, day=day, llm=llm,
+                                             budget=allowance)
+                items = await podcast_items(episode, lang=sub.lang, pdf=pdf,
+                                            speech=self._speech, voices=self._voices)
+            except PodcastError as exc:
+                items = [Reply(text=exc.message(sub.lang))]
+        else:
+            # one summarizer call of at most 400 tokens: the allowance cannot cut it
+            report = await self.report(symbols, lang=sub.lang, pdf=pdf, day=day, llm=llm)
+            items = report_items(report)
+        return _Ready(sub, fire_at, items, "done", "")
 
     async def due(self, at: datetime, *, since: datetime | None = None,
                   only: int | None = None) -> list[FireResult]:
         """Fire every active subscription's fires in (since, at]; `since` defaults to the grace
         period before `at`. Fires older than the grace period are recorded as missed."""
         start = since or at - timedelta(seconds=self.grace_s)
-        results: list[FireResult] = []
+        missed: list[tuple[int, datetime]] = []
         to_fire: list[tuple[Subscription, datetime]] = []
+        fires_of: dict[tuple[str, str, str, str], list[datetime]] = {}  # one per schedule
         for sub in await self._subs.active():
             if only is not None and sub.id != only:
                 continue
-            for fire_at in schedule_of(sub).fires_between(start, at):
+            group = (sub.at_time, sub.recurrence, sub.tz, sub.calendar or "")
+            if group not in fires_of:
+                fires_of[group] = schedule_of_group(group).fires_between(start, at)
+            for fire_at in fires_of[group]:
                 if sub.created_at is not None and fire_at < sub.created_at - timedelta(
                         minutes=1):
                     continue  # before the subscription existed
                 if (at - fire_at).total_seconds() > self.grace_s:
-                    if await self._subs.record_fire(sub.id, fire_at, status="missed"):
-                        results.append(FireResult(sub.id, fire_at, "missed"))
-                    continue
-                to_fire.append((sub, fire_at))
+                    missed.append((sub.id, fire_at))
+                else:
+                    to_fire.append((sub, fire_at))
+        recorded = await self._subs.record_fires(missed, status="missed")
+        results = [FireResult(s, f, "missed") for s, f in missed if (s, f) in recorded]
         return results + await self.fire_all(to_fire)
 
     async def fire_now(self, sub: Subscription, *, at: datetime | None = None) -> FireResult:
@@ -242,21 +317,22 @@ class JobRunner:
 
     async def resume(self) -> list[FireResult]:
         """Fires recorded but never handed to the outbox (a crash in between): finish them."""
-        out = []
+        out: list[FireResult] = []
+        late: list[FireOutcome] = []
+        now_due: list[tuple[Subscription, datetime]] = []
         now = datetime.now(UTC)
         for sub_id, fire_at in await self._subs.unfinished_fires():
             sub = await self._subs.get(sub_id)
             if sub is None:
                 continue
             if (now - fire_at).total_seconds() > self.grace_s:  # too late to be news
-                await self._subs.finish_fire(sub.id, fire_at, status="missed",
-                                             detail="not delivered before a restart")
+                late.append(FireOutcome(sub.id, fire_at, "missed",
+                                        detail="not delivered before a restart"))
                 out.append(FireResult(sub.id, fire_at, "missed"))
-                continue
-            out.append(await self.complete(sub, fire_at))
-        return out
-
-
+            else:
+                now_due.append((sub, fire_at))
+        await self._subs.finish_fires(late)
+        return out + (await self._complete_batch(now_due) if now_due else [])
 
 
 def report_items(report: Report) -> list[OutItem]:

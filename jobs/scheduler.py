@@ -21,7 +21,7 @@ import asyncpg
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from core.store.subscriptions import Subscription, SubscriptionsRepo
-from jobs.runner import JobRunner, schedule_of
+from jobs.runner import JobRunner, schedule_of, schedule_of_group
 
 log = logging.getLogger(__name__)
 
@@ -44,10 +44,11 @@ class Scheduler:
         self._aps: AsyncIOScheduler | None = None
         self._task: asyncio.Task[None] | None = None
         self._reload = asyncio.Event()
-        self._groups: dict[tuple[str, str, str, str], list[int]] = {}
+        self._groups: set[tuple[str, str, str, str]] = set()
         self._fires: set[asyncio.Task[Any]] = set()
         self._next_sync = 0.0
         self.is_leader = False
+        self.syncs = 0  # how many times the jobs were matched to the schedules
 
     async def start(self) -> None:
         if self._task is None:
@@ -125,7 +126,7 @@ class Scheduler:
         log.info("scheduler: this process leads")
         self._aps = AsyncIOScheduler(timezone=UTC)
         self._aps.start()
-        self._groups = {}
+        self._groups = set()
         await self._sync()
         # fires missed while no process led (within the grace period), and fires recorded but
         # never handed to the outbox
@@ -136,23 +137,19 @@ class Scheduler:
         self._next_sync = asyncio.get_running_loop().time() + RELOAD_S
 
     async def _sync(self) -> None:
-        """Make the APScheduler jobs match the active subscriptions."""
+        """Make the APScheduler jobs match the active subscriptions' distinct schedules (one
+        small query however many subscriptions there are; a fire reads its group's)."""
         assert self._aps is not None
-        groups: dict[tuple[str, str, str, str], list[int]] = {}
-        by_id: dict[int, Subscription] = {}
-        for sub in await self._subs.active():
-            groups.setdefault(group_of(sub), []).append(sub.id)
-            by_id[sub.id] = sub
-        for key in set(self._groups) - set(groups):
+        groups = set(await self._subs.groups())
+        for key in self._groups - groups:
             with contextlib.suppress(Exception):
                 self._aps.remove_job(_job_id(key))
-        for key, ids in groups.items():
-            if key not in self._groups:
-                first = by_id[ids[0]]
-                self._aps.add_job(self._fire_group, schedule_of(first).trigger(), args=[key],
-                                  id=_job_id(key), misfire_grace_time=int(
-                                      self._runner.grace_s), coalesce=True)
+        for key in groups - self._groups:
+            self._aps.add_job(self._fire_group, schedule_of_group(key).trigger(), args=[key],
+                              id=_job_id(key), misfire_grace_time=int(self._runner.grace_s),
+                              coalesce=True)
         self._groups = groups
+        self.syncs += 1
 
     async def _fire_group(self, key: tuple[str, str, str, str]) -> None:
         """Fire every active subscription of one schedule: read in one query, fired by the

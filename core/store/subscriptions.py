@@ -3,6 +3,7 @@ their fires (once per subscription and fire time) and each person's time zone.""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -44,6 +45,21 @@ class Subscribed:
     refused: str = ""
     existing: Subscription | None = None
     count: int = 0
+
+
+@dataclass(frozen=True)
+class FireOutcome:
+    """How one recorded fire ended (`job_fires.status`: done, failed, missed)."""
+
+    subscription_id: int
+    fire_at: datetime
+    status: str
+    delivery_key: str | None = None
+    detail: str = ""
+
+
+WATCHLISTS_SQL = ("SELECT user_id, symbol FROM watchlist WHERE user_id = ANY($1::uuid[])"
+                  " ORDER BY user_id, position, added_at")
 
 
 def _subscription(row: asyncpg.Record) -> Subscription:
@@ -229,6 +245,56 @@ class SubscriptionsRepo:
             "UPDATE job_fires SET status = $3, delivery_key = $4, detail = $5"
             " WHERE subscription_id = $1 AND fire_at = $2",
             subscription_id, fire_at, status, delivery_key, detail)
+
+    async def record_fires(self, fires: Sequence[tuple[int, datetime]], *,
+                           status: str = "fired") -> set[tuple[int, datetime]]:
+        """`record_fire` for many in one statement: the (subscription, fire time) pairs this
+        caller recorded first."""
+        if not fires:
+            return set()
+        rows = await self._pool.fetch(
+            "INSERT INTO job_fires (subscription_id, fire_at, status)"
+            " SELECT s, f, $3 FROM unnest($1::bigint[], $2::timestamptz[]) AS t(s, f)"
+            " ON CONFLICT DO NOTHING RETURNING subscription_id, fire_at",
+            [s for s, _ in fires], [f for _, f in fires], status)
+        return {(r["subscription_id"], r["fire_at"]) for r in rows}
+
+    async def finish_fires(self, done: Sequence[FireOutcome]) -> None:
+        """`finish_fire` for many in one statement."""
+        if not done:
+            return
+        await self._pool.execute(
+            "UPDATE job_fires j SET status = t.st, delivery_key = t.k, detail = t.d"
+            " FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::text[], $5::text[])"
+            " AS t(s, f, st, k, d) WHERE j.subscription_id = t.s AND j.fire_at = t.f",
+            [o.subscription_id for o in done], [o.fire_at for o in done],
+            [o.status for o in done], [o.delivery_key for o in done],
+            [o.detail for o in done])
+
+    async def removed_among(self, ids: Sequence[int]) -> set[int]:
+        """Which of these subscriptions were removed (an unsubscribe that raced a fire)."""
+        rows = await self._pool.fetch(
+            "SELECT id FROM subscriptions WHERE id = ANY($1::bigint[]) AND status = 'removed'",
+            list(ids))
+        return {r["id"] for r in rows}
+
+    async def watchlists(self, owners: Sequence[UUID]) -> dict[UUID, list[str]]:
+        """`watchlist` of many people in one query."""
+        out: dict[UUID, list[str]] = {o: [] for o in owners}
+        if not owners:
+            return out
+        rows = await self._pool.fetch(WATCHLISTS_SQL, list(owners))
+        for r in rows:
+            out[r["user_id"]].append(r["symbol"])
+        return out
+
+    async def groups(self) -> list[tuple[str, str, str, str]]:
+        """The distinct schedules of the active subscriptions (the scheduler's jobs), read
+        without reading the subscriptions themselves."""
+        rows = await self._pool.fetch(
+            "SELECT DISTINCT at_time, recurrence, tz, coalesce(calendar, '') AS calendar"
+            " FROM subscriptions WHERE status = 'active'")
+        return [(r["at_time"], r["recurrence"], r["tz"], r["calendar"]) for r in rows]
 
     async def unfinished_fires(self) -> list[tuple[int, datetime]]:
         """Fires recorded but not done (a crash between the fire and the delivery's storing)."""
