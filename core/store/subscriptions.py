@@ -239,13 +239,6 @@ class SubscriptionsRepo:
             " ON CONFLICT DO NOTHING RETURNING 1", subscription_id, fire_at, status)
         return got is not None
 
-    async def finish_fire(self, subscription_id: int, fire_at: datetime, *, status: str,
-                          delivery_key: str | None = None, detail: str = "") -> None:
-        await self._pool.execute(
-            "UPDATE job_fires SET status = $3, delivery_key = $4, detail = $5"
-            " WHERE subscription_id = $1 AND fire_at = $2",
-            subscription_id, fire_at, status, delivery_key, detail)
-
     async def record_fires(self, fires: Sequence[tuple[int, datetime]], *,
                            status: str = "fired") -> set[tuple[int, datetime]]:
         """`record_fire` for many in one statement: the (subscription, fire time) pairs this
@@ -260,7 +253,7 @@ class SubscriptionsRepo:
         return {(r["subscription_id"], r["fire_at"]) for r in rows}
 
     async def finish_fires(self, done: Sequence[FireOutcome]) -> None:
-        """`finish_fire` for many in one statement."""
+        """How the fires ended (status, delivery key, detail), in one statement."""
         if not done:
             return
         await self._pool.execute(
