@@ -59,6 +59,7 @@ def telegram_adapter(fake: FakeTelegram, **kwargs: Any) -> TelegramAdapter:
     """The adapter pointed at the fake; edits as often as events come unless told otherwise."""
     kwargs.setdefault("min_edit_interval_s", 0.0)
     kwargs.setdefault("commands", menu("en"))
+    kwargs.setdefault("localized_commands", {"zh": menu("zh")})
     return TelegramAdapter(token=fake.token, base_url=fake.base_url,
                            base_file_url=fake.base_file_url, **kwargs)
 
@@ -67,6 +68,7 @@ def discord_adapter(fake: FakeDiscord, **kwargs: Any) -> DiscordAdapter:
     """The adapter pointed at the fake; edits as often as events come unless told otherwise."""
     kwargs.setdefault("min_edit_interval_s", 0.0)
     kwargs.setdefault("commands", menu("en"))
+    kwargs.setdefault("localized_commands", {"zh": menu("zh")})
     kwargs.setdefault("public_key", fake.public_key)
     return DiscordAdapter(token=fake.token, api_base_url=fake.api_base_url,
                           gateway_url=fake.gateway_url, **kwargs)

@@ -1,5 +1,5 @@
 """A command is declared once: an example command declared here (as a new module of
-`bot/commands/` would) is in /help in both languages, in Telegram's native menu (the real
+`bot/commands/` would) is in /help in both languages, in Telegram's native menus (the real
 adapter, built by `bot.platforms.build_adapters`, against the fake Bot API) and answered; every
 product command's words are the catalogue's; the flags the message path reads come from the
 declarations."""
@@ -53,6 +53,7 @@ async def test_a_declared_command_is_in_the_help_the_menu_and_answered(
         try:
             await app.start_adapters(build_adapters(settings, ["telegram"]), jobs=False)
             assert {"command": "echo", "description": "Say it back"} in tg.commands
+            assert {"command": "echo", "description": "原样复述"} in tg.localized_commands["zh"]
             assert [c["command"] for c in tg.commands] == list(commands.declared())
 
             tg.push(tg.message(CHAT, "/help"))
