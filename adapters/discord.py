@@ -36,7 +36,7 @@ import logging
 import re
 import time
 from collections import Counter, OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Coroutine, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,6 +81,8 @@ ACK_GRACE_S = 2.0  # a deferred response no reply took by then gets the command'
 SIGNATURE_WINDOW_S = 300.0
 MEMBER_PERMISSIONS_S = 60.0  # a slash command's resolved permissions answer for this long
 _KNOWN_CHANNELS = 4096
+# a language of the command menu -> the Discord locales it is shown in
+_LOCALES: dict[str, tuple[str, ...]] = {"zh": ("zh-CN", "zh-TW")}
 COMMAND_OPTION = {"type": 3, "name": "text", "required": False,
                   "description": "What to ask, or the command's arguments"}
 # the chat is gone or closed to us: cannot message the user, missing access or permissions,
@@ -196,6 +198,7 @@ class DiscordAdapter:
                  interactions_port: int | None = None, interactions_path: str = "/interactions",
                  interactions_insecure: bool = False,
                  commands: Sequence[tuple[str, str]] | None = None,
+                 localized_commands: Mapping[str, Sequence[tuple[str, str]]] | None = None,
                  min_edit_interval_s: float = 1.0, gateway: bool = True,
                  message_content_intent: bool = False, max_ratelimit_wait_s: float = 30.0,
                  start_timeout_s: float = 30.0) -> None:
@@ -219,6 +222,12 @@ class DiscordAdapter:
         self._interactions_port = interactions_port
         self._interactions_path = interactions_path
         self._commands = list(commands or [])
+        # name -> {Discord locale: description}: the menu in other languages ("zh": zh-CN, zh-TW)
+        self._localizations: dict[str, dict[str, str]] = {}
+        for lang, localized in (localized_commands or {}).items():
+            for name, description in localized:
+                for locale in _LOCALES.get(lang, (lang,)):
+                    self._localizations.setdefault(name, {})[locale] = description[:100]
         self._use_gateway = gateway
         self._start_timeout_s = start_timeout_s
         self.capabilities = Capabilities(
@@ -331,7 +340,10 @@ class DiscordAdapter:
         if not self._commands or app_id is None:
             return
         payload = [{"name": name, "description": (description or name)[:100], "type": 1,
-                    "options": [COMMAND_OPTION]} for name, description in self._commands]
+                    "options": [COMMAND_OPTION],
+                    **({"description_localizations": self._localizations[name]}
+                       if name in self._localizations else {})}
+                   for name, description in self._commands]
         try:
             await self._client.http.bulk_upsert_global_commands(app_id, payload)
         except (discord.DiscordException, aiohttp.ClientError, OSError, TimeoutError) as exc:

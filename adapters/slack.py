@@ -191,7 +191,6 @@ class SlackAdapter:
         self._file_urls: _Bounded[str, str] = _Bounded(_KNOWN_FILES)
         self._closing = False
         self.bot_user_id = ""
-        self.bot_id = ""
         self.events_port: int | None = None  # the bound port once the events server runs
 
     # --- lifecycle -------------------------------------------------------------------------
@@ -213,7 +212,6 @@ class SlackAdapter:
         self._client.session = self._session
         me = await self._checked("auth.test", "SLACK_BOT_TOKEN", self._client.auth_test())
         self.bot_user_id = str(me.get("user_id") or "")
-        self.bot_id = str(me.get("bot_id") or "")
         if self._app_token:
             await self._start_socket(self._app_token)
         else:

@@ -25,7 +25,7 @@ import os
 import re
 import secrets
 import warnings
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
@@ -249,6 +249,7 @@ class TelegramAdapter:
                  webhook_secret: str | None = None, webhook_insecure: bool = False,
                  webhook_listen: str = "127.0.0.1", webhook_port: int = 8443,
                  commands: Sequence[tuple[str, str]] | None = None,
+                 localized_commands: Mapping[str, Sequence[tuple[str, str]]] | None = None,
                  proxy_url: str | None = None, min_edit_interval_s: float = 1.0,
                  poll_timeout_s: float = 10.0, max_concurrent_updates: int = 256) -> None:
         if not token:
@@ -261,6 +262,10 @@ class TelegramAdapter:
         self._webhook_listen = webhook_listen
         self._webhook_port = webhook_port
         self._commands = list(commands or [])
+        # the menu in other languages, by IETF language code ("zh"): Telegram shows it to
+        # people whose app is set to that language
+        self._localized_commands = {lang: list(c)
+                                    for lang, c in (localized_commands or {}).items()}
         self._poll_timeout_s = poll_timeout_s
         self.capabilities = Capabilities(
             max_message_length=4096, can_edit=True, min_edit_interval_s=min_edit_interval_s,
@@ -346,6 +351,10 @@ class TelegramAdapter:
         try:
             await self._app.bot.set_my_commands(
                 [BotCommand(name, description) for name, description in self._commands])
+            for lang, localized in self._localized_commands.items():
+                await self._app.bot.set_my_commands(
+                    [BotCommand(name, description) for name, description in localized],
+                    language_code=lang)
         except tg.TelegramError as exc:  # the menu is a convenience: never fatal
             log.warning("telegram command menu not registered: %s", self._error("", exc))
 

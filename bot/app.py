@@ -6,7 +6,8 @@ import logging
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from bot import budget_gateway, symbols_store, web_commands
+from bot import budget_gateway, symbols_store
+from bot.commands import web as web_commands
 from bot.gateway import Gateway
 from bot.ict_answer import ict_answer
 from bot.migrations import MIGRATIONS

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import math
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING
 from uuid import UUID
 
@@ -93,10 +93,11 @@ def rate_limiter(settings: Settings, store: Store) -> SharedRateLimiter:
 
 
 # Every command counts against the person's message rate like a question (a command is work:
-# a database write, a report built, a sandbox started, a reply sent), except /stop: it starts
-# nothing and must always reach the run the person wants ended. /help is not free: a flood of
-# it is a flood of replies like any other.
-UNRATED_COMMANDS = frozenset({"stop"})
+# a database write, a report built, a sandbox started, a reply sent), unless its declaration
+# says `rated=False` (/stop: it starts nothing and must always reach the run the person wants
+# ended). /help is not free: a flood of it is a flood of replies like any other. Commands that
+# spend model calls outside a run (the report's narrative) are declared `gated=True`: refused
+# when the person's budget is spent (`command_allowed`).
 
 
 def question_kinds(msg: IncomingMessage, question: Question,
@@ -138,10 +139,6 @@ def duration(seconds: float, lang: str) -> str:
     return t("age.minutes", lang, m=minutes)
 
 
-# commands that spend model calls outside a run (the report's narrative): refused when the
-# person's budget is spent
-GATED_COMMANDS = frozenset({"report"})
-
 
 async def command_allowed(gateway: Gateway, adapter: Adapter, msg: IncomingMessage,
                           user_id: UUID, lang: str) -> bool:
@@ -152,12 +149,12 @@ async def command_allowed(gateway: Gateway, adapter: Adapter, msg: IncomingMessa
     assert decision.resets_at is not None
     await gateway.say(adapter, msg, t("chat.budget_refused", lang,
                                       which=t("chat.budget_" + decision.reason, lang),
-                                      at=_when(decision.resets_at, lang)))
+                                      at=_when(decision.resets_at, lang, gateway.gate.now())))
     return False
 
 
-def _when(at: datetime, lang: str) -> str:
-    left = max(0.0, (at - datetime.now(UTC)).total_seconds())
+def _when(at: datetime, lang: str, now: datetime) -> str:
+    left = max(0.0, (at - now).total_seconds())
     return f"{at:%Y-%m-%d %H:%M} UTC ({duration(left, lang)})"
 
 
@@ -173,7 +170,7 @@ async def before_run(gateway: Gateway, job: _Job, conv: Conversation) -> Convers
             await gateway.say(job.adapter, msg, t(
                 "chat.budget_refused", job.lang,
                 which=t("chat.budget_" + decision.reason, job.lang),
-                at=_when(decision.resets_at, job.lang)))
+                at=_when(decision.resets_at, job.lang, gateway.gate.now())))
             return None
         job.token_allowance = decision.token_allowance
         if decision.action == "degrade":

@@ -14,23 +14,17 @@ from __future__ import annotations
 
 import logging
 import time
-import weakref
 from typing import TYPE_CHECKING
 
-from bot import budget_gateway
 from core.errors import PlatformError
 from core.ports import ChatAdmins
 
 if TYPE_CHECKING:
-    from bot.command_table import CommandContext
-    from bot.gateway import Gateway
+    from bot.commands.context import CommandContext
 
 log = logging.getLogger(__name__)
 
 CACHE_S = 60.0
-_Key = tuple[str, str, str]  # platform, chat id, the person's platform id
-_answers: weakref.WeakKeyDictionary[Gateway, dict[_Key, tuple[float, bool | None]]] = (
-    weakref.WeakKeyDictionary())
 _told_cannot_tell: set[str] = set()
 
 
@@ -40,7 +34,7 @@ async def is_group_admin(ctx: CommandContext) -> bool | None:
     adapter, msg = ctx.adapter, ctx.msg
     if not isinstance(adapter, ChatAdmins):
         return None
-    answers = _answers.setdefault(ctx.gateway, {})
+    answers = ctx.chat_admin_answers  # (platform, chat id, person) -> (until, answer)
     key = (msg.chat.platform, msg.chat.chat_id, msg.sender.platform_uid)
     now = time.monotonic()
     kept = answers.get(key)
@@ -57,8 +51,7 @@ async def is_group_admin(ctx: CommandContext) -> bool | None:
 async def may_change_chat(ctx: CommandContext) -> bool:
     """Whether the sender may change this chat's mode or subscriptions; when not, they are
     told why (in their language) and False is returned."""
-    if not ctx.msg.chat.is_group or await budget_gateway.is_admin_person(
-            ctx.gateway, ctx.msg, ctx.user_id):
+    if not ctx.msg.chat.is_group or await ctx.is_admin():
         return True
     try:
         admin = await is_group_admin(ctx)

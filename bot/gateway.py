@@ -53,9 +53,6 @@ Preprocessor = Callable[[Adapter, IncomingMessage, UUID, str], Awaitable[str | N
 # A command's reply is held until the placeholder of a question sent before it is out, but not
 # for longer than this after that question arrived (it may be queued behind a long run).
 PLACEHOLDER_WAIT_S = 1.0
-# Commands that act on the chat's run or conversation: never held, so that questions waiting in
-# the queue see their effect, as they always have.
-UNHELD_COMMANDS = frozenset({"stop", "mode", "new"})
 # the settings' defaults (bot.settings), for a gateway built without them (tests, tools)
 UNLINKS_PER_DAY = 3
 SUBSCRIPTIONS_PER_PERSON = 20
@@ -180,11 +177,19 @@ class Gateway:
         self.subscriptions_per_person = SUBSCRIPTIONS_PER_PERSON
         self.subscriptions_per_chat = SUBSCRIPTIONS_PER_CHAT
         self.admins: frozenset[str] = frozenset()  # "platform:uid"
+        # where /web and /share links point (bot.commands.web.configure; None: no web page)
+        self.web_base_url: str | None = None
+        # the platforms' recent answers on who administers a group (bot.chat_admins)
+        self.chat_admin_answers: dict[tuple[str, str, str], tuple[float, bool | None]] = {}
         self.one_run_per_person = False
         self.person_locks: PersonLocks | None = None  # across processes (None: this one only)
         self.conversation_token_budget: int | None = None
         self._person_locks: weakref.WeakValueDictionary[UUID, asyncio.Lock] = (
             weakref.WeakValueDictionary())
+
+    @property
+    def store(self) -> Store:
+        return self._store
 
     def handler_for(self, adapter: Adapter) -> MessageHandler:
         _freeze_startup_heap()
@@ -418,7 +423,8 @@ class Gateway:
                           conversation, epoch, placeholder=placeholder, resumed=resumed,
                           inbound_id=inbound_id)
             return
-        if cmd.name not in UNHELD_COMMANDS:
+        declared = commands.spec(cmd.name) if cmd.known else None
+        if declared is None or declared.in_order:
             await self._after_placeholder(msg.chat.key)
         if resumed:
             self._resuming[key] = placeholder
@@ -441,22 +447,22 @@ class Gateway:
     async def _command(self, adapter: Adapter, msg: IncomingMessage, user_id: UUID, lang: str,
                        cmd: Command, conversation: Conversation | None = None,
                        epoch: int = -1) -> None:
-        from bot.command_table import CommandContext, dispatch
+        from bot.commands.context import CommandContext, dispatch
 
-        if cmd.name in ("mode", "new"):
+        declared = commands.spec(cmd.name) if cmd.known else None
+        if declared is not None and declared.new_epoch:
             self._conv_epoch += 1  # conversations read before are stale from now on
-        if (self.gate is not None and cmd.name in budget_gateway.GATED_COMMANDS
+        if (self.gate is not None and declared is not None and declared.gated
                 and not await budget_gateway.command_allowed(self, adapter, msg, user_id, lang)):
             return
-        if (self.rates is not None and cmd.name not in budget_gateway.UNRATED_COMMANDS
+        if (self.rates is not None and (declared is None or declared.rated)
                 and (msg.chat.key, msg.message_id) not in self._resuming):
             refusal = await budget_gateway.rate_refusal(self.rates, user_id, lang, ["message"])
             if refusal is not None:  # nothing a command does happens past the person's rate
                 await self._say(adapter, msg, refusal)
                 return
-        await dispatch(CommandContext(gateway=self, store=self._store, adapter=adapter, msg=msg,
-                                      user_id=user_id, lang=lang, cmd=cmd,
-                                      conversation=conversation, epoch=epoch))
+        await dispatch(CommandContext.of(self, adapter, msg, user_id=user_id, lang=lang, cmd=cmd,
+                                         conversation=conversation, epoch=epoch))
 
     async def _tell_paused(self, adapter: Adapter, msg: IncomingMessage, lang: str,
                            ids: tuple[int, ...]) -> None:
@@ -538,7 +544,7 @@ class Gateway:
         log.error("message %s/%s dropped: the database stayed unreachable", msg.platform,
                   msg.message_id)
 
-    # what command handlers use (bot.command_table)
+    # what command handlers use (bot.commands.context)
 
     async def say(self, adapter: Adapter, msg: IncomingMessage, text: str,
                   buttons: list[list[Button]] | None = None) -> None:
@@ -559,6 +565,10 @@ class Gateway:
 
     def stop_chat(self, key: str) -> bool:
         return self._stop(key)
+
+    async def is_admin(self, msg: IncomingMessage, user_id: UUID) -> bool:
+        """The person is one of Bullpen's admins (BULLPEN_ADMINS, through any linked account)."""
+        return await budget_gateway.is_admin_person(self, msg, user_id)
 
     async def enqueue(self, adapter: Adapter, msg: IncomingMessage, user_id: UUID, lang: str,
                       question: Question, conversation: Conversation | None = None,

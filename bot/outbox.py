@@ -21,7 +21,6 @@ import asyncio
 import contextlib
 import hashlib
 import logging
-import secrets
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -403,10 +402,6 @@ class PostgresOutbox:
         else:
             log.info("outbox: %s again in %.1f s: %s", d.key, seconds, error)
             await self._repo.retry_at(d.id, at, error=error)
-
-
-def new_key(prefix: str) -> str:
-    return f"{prefix}:{secrets.token_hex(8)}"
 
 
 async def say(adapter: Adapter, msg: IncomingMessage, text: str, *, outbox: Outbox | None,

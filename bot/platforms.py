@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import SecretStr
 
-from bot.commands import COMMANDS
+from bot.commands import menu
 from bot.settings import Settings
 from core.errors import ConfigError
 from core.ports import Adapter, KeptReplies, WebDirectory
@@ -43,7 +43,7 @@ def build_adapters(settings: Settings, platforms: list[str], *,
                 webhook_insecure=settings.telegram_webhook_insecure,
                 webhook_listen=settings.telegram_webhook_listen,
                 webhook_port=settings.telegram_webhook_port,
-                commands=list(COMMANDS),
+                commands=menu("en"), localized_commands={"zh": menu("zh")},
             ))
         elif name == "discord":
             from adapters.discord import DiscordAdapter
@@ -61,7 +61,7 @@ def build_adapters(settings: Settings, platforms: list[str], *,
                 interactions_insecure=settings.discord_interactions_insecure,
                 gateway=settings.discord_gateway,
                 message_content_intent=settings.discord_message_content_intent,
-                commands=list(COMMANDS),
+                commands=menu("en"), localized_commands={"zh": menu("zh")},
             ))
         elif name == "slack":
             from adapters.slack import SlackAdapter
@@ -79,7 +79,7 @@ def build_adapters(settings: Settings, platforms: list[str], *,
                 events_port=settings.slack_events_port,
                 events_path=settings.slack_events_path,
                 commands_name=settings.slack_command,
-                commands=list(COMMANDS),
+                commands=menu("en"),
             ))
         elif name == "wechat":
             from adapters.wechat import WeChatAdapter

@@ -2,28 +2,58 @@
 
     BullpenError
     ├── ConfigError            settings missing or contradictory (exit code 2 at the CLI)
+    │   └── SynthesisNeedsModel     [tools.evolve.synthesizer] tool synthesis with no model
     ├── StoreError             Postgres unreachable, migration failed
+    │   ├── StoreUnavailable   the database cannot be reached now: nothing stored, not acked
     │   └── ConsoleOff         the admin console cannot log in as its own weak role (says why)
     ├── InputError             the user's input is unusable (empty, too long, bad file)
     │   ├── InvalidArguments   a tool's arguments failed validation
     │   ├── TooLarge           a file over a size limit, refused before it was read whole
-    │   └── QueryRefused       the admin console's SQL failed (Postgres's own message)
+    │   ├── QueryRefused       the admin console's SQL failed (Postgres's own message)
+    │   ├── ScheduleError           [jobs.schedule] a /subscribe or /tz argument
+    │   ├── BudgetTooSmall          [debate.experts] not even the leanest debate fits
+    │   ├── DebateFailed            [debate.engine] every expert or the judge failed
+    │   ├── PodcastError            [podcast.models] no podcast from this input
+    │   └── AudioError              [bot.voice.decode] a voice note that cannot be used
+    │       ├── AudioEmpty
+    │       ├── AudioTooLong
+    │       ├── AudioTooLarge
+    │       ├── AudioUndecodable
+    │       ├── AudioSilent
+    │       ├── SpeechUnclear
+    │       ├── SpeechNotEnglish
+    │       ├── LanguageUnsupported
+    │       ├── NoteTooSlow
+    │       ├── TranscriptionUnavailable
+    │       ├── FetchFailed
+    │       └── NoVoiceNote
     ├── ToolError              a tool ran and failed
     │   ├── UnknownTool        no tool by that name
     │   ├── DataUnavailable    a provider could not supply data (names the provider)
-    │   └── UnknownSymbol      a name or code that the directory does not know (with suggestions)
+    │   ├── UnknownSymbol      a name or code that the directory does not know (with suggestions)
+    │   └── ScriptFailed            [tools.sandbox.host] sandboxed code refused or failed
     ├── LLMError               a provider failed
     │   ├── LLMTimeout
+    │   │   └── CallTimedOut        [core.llm.openai_provider] a call past its limit
     │   ├── LLMRateLimited     carries retry_after
-    │   └── LLMBadResponse     malformed or empty response
+    │   ├── LLMBadResponse     malformed or empty response
+    │   ├── ContextOverflow         [core.llm.fit] a request that cannot fit the window
+    │   └── AllProfilesFailed       [core.llm.base] every profile of a role's chain failed
     ├── PlatformError          an adapter's platform refused an operation
     │   ├── RateLimited        carries retry_after (seconds)
     │   ├── MessageNotModified edit with identical content: harmless
     │   ├── FormattingRejected the platform rejected the markup (retry as plain text)
     │   ├── Forbidden          the user blocked the bot or the chat is gone
-    │   └── Held               refused for now (WeChat's closed window): when the chat next writes
+    │   ├── Held               refused for now (WeChat's closed window): when the chat next writes
+    │   ├── WindowClosed            [adapters.wechat.clients] keep the reply
+    │   └── Unreachable             [adapters.wechat.clients] not reached: a kept reply stays
     ├── SignatureError         a webhook's signature or secret did not verify
-    └── RunCancelled           /stop ended a run
+    ├── RunCancelled           /stop ended a run
+    └── BudgetExhausted             [debate.budget] a call past the debate's token budget
+
+A class drawn with `[module]` lives in that module, and so do the untagged ones drawn under it;
+the others live here. Private subclasses (`_Name`) stay inside their module and are not drawn.
+`tests/core/test_errors_tree.py` checks the drawing against the code.
 
 `ict` is pure (no imports of ours), so its `ICTInputError` stops at the tools boundary,
 where it becomes `InvalidArguments` or `DataUnavailable`.

@@ -48,10 +48,6 @@ class Adapter(Protocol):
     async def aclose(self) -> None: ...
 
 
-class LLMStreamEvent(Protocol):
-    kind: str
-
-
 class LLMProvider(Protocol):
     """An OpenAI-compatible model behind roles (agent, planner, fast, judge, ...)."""
 

@@ -20,6 +20,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Literal
 from uuid import UUID
 
+from core import clock
+from core.clock import Clock
 from core.store.budgets import Budget, BudgetsRepo, Limits, Spend
 
 Action = Literal["run", "degrade", "refuse"]
@@ -120,11 +122,13 @@ class UsageGate:
     def __init__(self, budgets: BudgetsRepo, *, default: Budget | None = None,
                  access: Literal["open", "allowlist"] = "open", usd_per_token: float = 0.0,
                  levels: tuple[Level, ...] = LEVELS, cheap_role: str | None = None,
-                 cache_s: float = CACHE_S) -> None:
+                 cache_s: float = CACHE_S, clock: Clock | None = None) -> None:
         """`usd_per_token`: the dearest configured price per token (dollar budgets as a token
         allowance); `cheap_role`: the role whose profile is cheaper than the agent's (the
-        cheaper-profile level; None: that level only keeps the fewer turns)."""
+        cheaper-profile level; None: that level only keeps the fewer turns); `clock`: what
+        says which day and month it is (None: `core.clock.current()`, read at each call)."""
         self._repo = budgets
+        self._clock = clock
         self.default = default or Budget()
         self.access = access
         self.usd_per_token = usd_per_token
@@ -132,6 +136,10 @@ class UsageGate:
         self.cheap_role = cheap_role
         self._cache_s = cache_s
         self._limits: dict[UUID, tuple[float, Limits]] = {}
+
+    def now(self) -> datetime:
+        """The instant the budgets' day and month are read at."""
+        return (self._clock or clock.current()).now()
 
     async def limits(self, user_id: UUID) -> Limits:
         hit = self._limits.get(user_id)
@@ -159,13 +167,13 @@ class UsageGate:
         budget = await self.budget_of(user_id)
         if budget.unlimited:
             return RUN
-        now = now or datetime.now(UTC)
+        now = now or self.now()
         spend = await self._repo.spend(user_id, now)
         return decide(budget, spend, now, usd_per_token=self.usd_per_token,
                       levels=self.levels)
 
     async def spend(self, user_id: UUID, now: datetime | None = None) -> Spend:
-        return await self._repo.spend(user_id, now or datetime.now(UTC))
+        return await self._repo.spend(user_id, now or self.now())
 
     async def set_budget(self, user_id: UUID, budget: Budget | None) -> None:
         await self._repo.set_budget(user_id, budget)

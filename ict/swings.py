@@ -22,14 +22,6 @@ class SwingArrays:
     low_idx: IntArray
     low_price: FloatArray
 
-    @property
-    def high_conf(self) -> IntArray:
-        return self.high_idx + self.window
-
-    @property
-    def low_conf(self) -> IntArray:
-        return self.low_idx + self.window
-
 
 def pivot_indices(values: FloatArray, window: int, kind: str) -> IntArray:
     """Bars i with a full window either side where values[i] is the extreme.

@@ -49,10 +49,6 @@ def normalize_interval(interval: str) -> str:
     return _ALIASES[key]
 
 
-def is_intraday(interval: str) -> bool:
-    return INTERVAL_MINUTES[normalize_interval(interval)] < 1440
-
-
 def bar_end(label: pd.Timestamp, interval: str) -> pd.Timestamp:
     """When the bar labelled `label` closes.
 

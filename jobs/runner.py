@@ -112,7 +112,6 @@ class JobRunner:
         # spent is counted for the subscriber whose fire built it)
         self._reports: dict[tuple[Any, ...], asyncio.Future[Any]] = {}
         self.reports_built = 0
-        self.podcasts_built = 0
 
     async def _shared(self, key: tuple[Any, ...], make: Callable[[], Awaitable[T]]) -> T:
         fut = self._reports.get(key)
@@ -146,7 +145,6 @@ class JobRunner:
         async def make() -> PodcastResult:
             made = await produce_podcast(list(tickers), lang=lang, llm=llm or self._llm,
                                          pool=self._pool, budget=budget)
-            self.podcasts_built += 1
             return made
 
         return await self._shared(("podcast", tuple(tickers), lang, budget, day), make)

@@ -20,17 +20,13 @@ from typing import Any
 import asyncpg
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
-from core.store.subscriptions import Subscription, SubscriptionsRepo
+from core.store.subscriptions import SubscriptionsRepo
 from jobs.runner import JobRunner, schedule_of, schedule_of_group
 
 log = logging.getLogger(__name__)
 
 LOCK_KEY = 0x6275_6C6C_7065_6E01  # 'bullpen' + 1: the scheduler's advisory lock
 RELOAD_S = 60.0
-
-
-def group_of(sub: Subscription) -> tuple[str, str, str, str]:
-    return (sub.at_time, sub.recurrence, sub.tz, sub.calendar or "")
 
 
 class Scheduler:

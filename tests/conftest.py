@@ -12,15 +12,16 @@ import logging
 import os
 import shutil
 import tempfile
-import time
 from collections.abc import AsyncIterator, Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 import asyncpg
 import pytest
 
 from bot.cli import _runtime_dir
+from core import clock
+from core.clock import FixedClock
 from core.store import Database, migrate
 from tests import stuck
 
@@ -29,13 +30,6 @@ _runtime_dir()
 ROOT = Path(__file__).resolve().parent.parent
 MIGRATIONS = ROOT / "migrations"
 _counter = itertools.count()
-
-
-# Budgets, usage and reports count per UTC day (and month), so a test that spends before
-# 00:00 UTC and checks after sees its spend reset: with libfaketime putting each test's start
-# just before midnight, the daily-budget tests fail. Tests run well inside one minute, so a
-# test about to start this close to midnight waits the day out first (at most once a run).
-DAY_EDGE_S = 90.0
 
 
 _OWN_TEMPROOT = "BULLPEN_TEST_TEMPROOT"
@@ -72,12 +66,15 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 
 @pytest.fixture(autouse=True)
-def clear_of_the_utc_day_edge() -> None:
-    now = datetime.now(UTC)
-    midnight = (now + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
-    left = (midnight - now).total_seconds()
-    if left < DAY_EDGE_S:
-        time.sleep(left + 0.5)
+def budget_day_pinned() -> Iterator[FixedClock]:
+    """Budgets and spend count per UTC day and month: a test that spends before 00:00 UTC and
+    checks after would see its spend reset. The budgets' clock (`core.clock`) is pinned to the
+    instant the test starts, so a test that runs across midnight still reads one day (usage
+    rows written later count: the day's spend has no upper bound); no test waits the day out."""
+    pinned = FixedClock(datetime.now(UTC))
+    clock.use(pinned)
+    yield pinned
+    clock.use(None)
 
 
 @pytest.fixture(autouse=True)

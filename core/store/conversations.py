@@ -217,11 +217,6 @@ class ConversationsRepo:
             "UPDATE conversations SET title=$2 WHERE id=$1 AND title=''", conversation_id,
             title[:120])
 
-    async def add_tokens(self, conversation_id: UUID, tokens: int) -> None:
-        await self._pool.execute(
-            "UPDATE conversations SET token_used = token_used + $2, updated_at=now()"
-            " WHERE id=$1", conversation_id, tokens)
-
     async def set_summary(self, conversation_id: UUID, summary: str, up_to: int) -> None:
         await self._pool.execute(
             "UPDATE conversations SET summary=$2, summary_up_to=$3 WHERE id=$1",
@@ -261,16 +256,6 @@ class ConversationsRepo:
             " WHERE conversation_id = $1 AND role = 'assistant' AND tool_calls IS NULL"
             " AND ($3::bigint IS NULL OR inbound_id = $3) ORDER BY id DESC LIMIT 1)",
             conversation_id, label, inbound_id)
-
-    async def add_reply_refs(self, message_id: int, refs: list[str]) -> None:
-        await self._pool.execute(
-            "UPDATE messages SET reply_message_ids = reply_message_ids || $2 WHERE id=$1",
-            message_id, refs)
-
-    async def count_messages(self, conversation_id: UUID, *, after_id: int = 0) -> int:
-        return int(await self._pool.fetchval(
-            "SELECT count(*) FROM messages WHERE conversation_id=$1 AND id > $2",
-            conversation_id, after_id))
 
     async def messages(
         self, conversation_id: UUID, *, after_id: int = 0, limit: int | None = None,

@@ -279,10 +279,6 @@ class Database:
         self._supervisor: asyncio.Task[None] | None = None
         self.restarts = 0  # times the embedded server was found down and started again
 
-    @property
-    def embedded(self) -> bool:
-        return self._server is not None
-
     @classmethod
     async def open(
         cls, *, dsn: str | None, data_dir: Path, min_size: int = 1, max_size: int = 10,

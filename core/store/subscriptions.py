@@ -224,12 +224,6 @@ class SubscriptionsRepo:
             "UPDATE subscriptions SET status = 'paused', paused_reason = $2, updated_at = now()"
             " WHERE id = $1 AND status = 'active'", subscription_id, reason)
 
-    async def paused_for_owner(self, owner_id: UUID) -> list[Subscription]:
-        rows = await self._pool.fetch(
-            "SELECT * FROM subscriptions WHERE owner_id = $1 AND status = 'paused'"
-            " AND paused_reason <> '' ORDER BY id", owner_id)
-        return [_subscription(r) for r in rows]
-
     async def acknowledge_pause(self, subscription_id: int) -> None:
         """The owner was told: keep it paused, stop telling."""
         await self._pool.execute(
@@ -245,13 +239,6 @@ class SubscriptionsRepo:
             " ON CONFLICT DO NOTHING RETURNING 1", subscription_id, fire_at, status)
         return got is not None
 
-    async def finish_fire(self, subscription_id: int, fire_at: datetime, *, status: str,
-                          delivery_key: str | None = None, detail: str = "") -> None:
-        await self._pool.execute(
-            "UPDATE job_fires SET status = $3, delivery_key = $4, detail = $5"
-            " WHERE subscription_id = $1 AND fire_at = $2",
-            subscription_id, fire_at, status, delivery_key, detail)
-
     async def record_fires(self, fires: Sequence[tuple[int, datetime]], *,
                            status: str = "fired") -> set[tuple[int, datetime]]:
         """`record_fire` for many in one statement: the (subscription, fire time) pairs this
@@ -266,7 +253,7 @@ class SubscriptionsRepo:
         return {(r["subscription_id"], r["fire_at"]) for r in rows}
 
     async def finish_fires(self, done: Sequence[FireOutcome]) -> None:
-        """`finish_fire` for many in one statement."""
+        """How the fires ended (status, delivery key, detail), in one statement."""
         if not done:
             return
         await self._pool.execute(
@@ -309,11 +296,6 @@ class SubscriptionsRepo:
             " JOIN subscriptions s ON s.id = f.subscription_id"
             " WHERE f.status = 'fired' AND s.status = 'active' ORDER BY f.fire_at")
         return [(r["subscription_id"], r["fire_at"]) for r in rows]
-
-    async def last_fire(self, subscription_id: int) -> datetime | None:
-        got: datetime | None = await self._pool.fetchval(
-            "SELECT max(fire_at) FROM job_fires WHERE subscription_id = $1", subscription_id)
-        return got
 
 
 _INSERT = ("INSERT INTO subscriptions (owner_id, platform, chat_id, chat, kind, symbols,"

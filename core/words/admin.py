@@ -19,10 +19,6 @@ WORDS: dict[str, dict[str, str]] = {
         "en": "Only the bot's admins may use /admin.",
         "zh": "只有管理员可以使用 /admin。",
     },
-    "usage_is": {
-        "en": "Usage: {usage}",
-        "zh": "用法：{usage}",
-    },
     "not_platform_id": {
         "en": "{arg} is not PLATFORM:ID (e.g. telegram:12345).",
         "zh": "{arg} 不是 PLATFORM:ID 格式（例如 telegram:12345）。",
@@ -42,5 +38,23 @@ WORDS: dict[str, dict[str, str]] = {
     "budget_set": {
         "en": "{who}: daily {daily}, monthly {monthly} (from now on).",
         "zh": "{who}：每日 {daily}，每月 {monthly}（立即生效）。",
+    },
+    "cmd_usage": {
+        "en": "Your spend, budget and reset times",
+        "zh": "你的用量、预算与重置时间",
+    },
+    "cmd_admin": {
+        "en": "Admins: top spenders, allow, block, budget",
+        "zh": "管理员：用量排行、允许、禁止、预算",
+    },
+    "use_admin": {
+        "en": "/admin usage | allow PLATFORM:ID | block PLATFORM:ID | budget PLATFORM:ID DAILY "
+              "MONTHLY",
+        "zh": "/admin usage | allow 平台:ID | block 平台:ID | budget 平台:ID 每日 每月",
+    },
+    "limits_are": {
+        "en": "DAILY and MONTHLY: a number of tokens, $ and an amount in US dollars, or - for the "
+              "default.",
+        "zh": "每日、每月：token 数量；$ 加美元金额；或 - 表示默认。",
     },
 }

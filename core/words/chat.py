@@ -429,34 +429,176 @@ WORDS: dict[str, dict[str, str]] = {
         "zh": "我没有在这句话里找到股票、指数、加密货币或外汇。试试“浦发银行 最新收盘价”、"
               "“沪深300最近一个月”或“比特币价格”；发“你好”查看离线数据范围，/help 查看命令。",
     },
-    "help": {
+    # each command's summary and usage, read by its declaration (bot.commands)
+    "help_head": {
         "en": "*Bullpen* - financial research for A-shares and US stocks.\nAsk in plain words: "
-              "\"NVDA latest close\", \"茅台最近走势\", \"compare AAPL and MSFT\".\n\n/mode "
-              "[normal|debate|fast] - how I answer (now or from here on)\n/fast QUESTION - one "
-              "quick answer\n/debate QUESTION - analysts argue, a judge concludes\n/ict SYMBOL "
-              "[TF] - ICT / smart-money analysis, e.g. /ict NVDA 4h\n/chart SYMBOL [RANGE] - "
-              "price chart, e.g. /chart AAPL 6mo, /chart 000300 2019-06-01 2020-06-16\n/plan "
-              "SYMBOL [TF] - a trade plan from the ICT analysis\n/new - start a new "
-              "conversation\n/stop - stop the current answer\n/link [CODE] - link this chat "
-              "account with another platform\n/unlink - undo a link\n/usage - tokens and cost\n"
-              "/lang en|zh - language of my messages\n/watchlist [add|remove SYMBOLS] - your "
-              "watchlist, on every linked platform\n/subscribe [SYMBOLS] [at HH:MM] "
-              "[daily|weekdays|tradingdays|mon..sun] [pdf] - a report pushed here\n"
-              "/subscriptions - this chat's subscriptions; /unsubscribe ID|all\n/tz ZONE - your "
-              "time zone; /report [SYMBOLS] - the report now\n/podcast [SYMBOLS] [pdf] - the "
-              "daily podcast script now; /subscribe ... podcast - every weekday\n/web - a "
-              "sign-in link to the web page; /web logout - sign out everywhere\n/share - publish "
-              "this conversation as a read-only link; /unshare - revoke it\n/help - this text",
-        "zh": "*Bullpen* - A股与美股研究助手。直接提问即可，例如\"茅台最近走势\"、\"NVDA "
-              "最新收盘价\"。\n\n/mode [normal|debate|fast] 回答模式\n/fast 问题 - 快速回答\n"
-              "/debate 问题 - 多方辩论并由裁判总结\n/ict 代码 [周期] - ICT 分析\n/chart 代码 "
-              "[区间] - 价格图，如 /chart 000300 近一年、2020年5月、2019-06-01 2020-06-16\n/plan "
-              "代码 [周期] - 交易计划\n/new 新对话  /stop 停止  /link 账号绑定  /unlink "
-              "解除绑定\n/usage 用量  /lang en|zh 语言  /help 帮助\n/watchlist [add|remove 股票] "
-              "自选  /report [股票] 立即生成报告\n/subscribe [股票] [at 08:00] "
-              "[交易日|每天|工作日] [pdf] 定时推送报告\n/subscriptions 本聊天的订阅  "
-              "/unsubscribe 编号|all 取消  /tz 时区\n/podcast [股票] [pdf] 每日播客脚本  "
-              "/subscribe ... podcast 工作日定时推送\n/web 网页版登录链接  /web logout 退出  "
-              "/share 分享本对话  /unshare 撤销分享",
+              "\"NVDA latest close\", \"茅台最近走势\", \"compare AAPL and MSFT\".",
+        "zh": "*Bullpen* - A股与美股研究助手。直接提问即可，例如\"茅台最近走势\"、"
+              "\"NVDA 最新收盘价\"。",
+    },
+    "cmd_start": {
+        "en": "Start and show this help",
+        "zh": "开始并显示帮助",
+    },
+    "cmd_help": {
+        "en": "What I can do",
+        "zh": "我能做什么",
+    },
+    "cmd_mode": {
+        "en": "How I answer, now or from here on",
+        "zh": "回答模式（当前或此后）",
+    },
+    "use_mode": {
+        "en": "/mode [normal|debate|fast]",
+        "zh": "/mode [normal|debate|fast]",
+    },
+    "cmd_new": {
+        "en": "Start a new conversation",
+        "zh": "开始新对话",
+    },
+    "cmd_stop": {
+        "en": "Stop the current answer",
+        "zh": "停止当前回答",
+    },
+    "cmd_lang": {
+        "en": "Language of my messages",
+        "zh": "消息语言",
+    },
+    "use_lang": {
+        "en": "/lang en|zh",
+        "zh": "/lang en|zh",
+    },
+    "cmd_fast": {
+        "en": "One quick answer",
+        "zh": "快速回答",
+    },
+    "use_fast": {
+        "en": "/fast QUESTION",
+        "zh": "/fast 问题",
+    },
+    "cmd_debate": {
+        "en": "Analysts argue, a judge concludes",
+        "zh": "多方辩论并由裁判总结",
+    },
+    "use_debate": {
+        "en": "/debate QUESTION",
+        "zh": "/debate 问题",
+    },
+    "cmd_ict": {
+        "en": "ICT / smart-money analysis, e.g. /ict NVDA 4h",
+        "zh": "ICT 分析，如 /ict NVDA 4h",
+    },
+    "use_ict": {
+        "en": "/ict SYMBOL [TF]",
+        "zh": "/ict 代码 [周期]",
+    },
+    "cmd_chart": {
+        "en": "Price chart, e.g. /chart AAPL 6mo",
+        "zh": "价格图，如 /chart 000300 近一年",
+    },
+    "use_chart": {
+        "en": "/chart SYMBOL [RANGE]",
+        "zh": "/chart 代码 [区间]",
+    },
+    "cmd_plan": {
+        "en": "A trade plan from the ICT analysis",
+        "zh": "基于 ICT 分析的交易计划",
+    },
+    "use_plan": {
+        "en": "/plan SYMBOL [TF]",
+        "zh": "/plan 代码 [周期]",
+    },
+    "cmd_link": {
+        "en": "Link this chat account with another platform",
+        "zh": "跨平台绑定账号",
+    },
+    "use_link": {
+        "en": "/link [CODE]",
+        "zh": "/link [绑定码]",
+    },
+    "cmd_unlink": {
+        "en": "Undo a link",
+        "zh": "解除绑定",
+    },
+    "cmd_watchlist": {
+        "en": "Your watchlist, on every linked platform",
+        "zh": "自选股（所有绑定平台共用）",
+    },
+    "use_watchlist": {
+        "en": "/watchlist [add|remove SYMBOLS]",
+        "zh": "/watchlist [add|remove 股票]",
+    },
+    "cmd_tz": {
+        "en": "Your time zone, e.g. /tz Asia/Shanghai",
+        "zh": "你的时区，如 /tz Asia/Shanghai",
+    },
+    "use_tz": {
+        "en": "/tz ZONE",
+        "zh": "/tz 时区",
+    },
+    "cmd_subscribe": {
+        "en": "A report (or, with podcast, the podcast) pushed here on a schedule",
+        "zh": "定时推送报告到这里（加 podcast：播客）",
+    },
+    "use_subscribe": {
+        "en": "/subscribe [SYMBOLS] [at HH:MM] [daily|weekdays|tradingdays|mon..sun] [pdf] "
+              "[podcast]",
+        "zh": "/subscribe [股票] [at 08:00] [交易日|每天|工作日] [pdf] [podcast]",
+    },
+    "cmd_subscriptions": {
+        "en": "This chat's subscriptions",
+        "zh": "本聊天的订阅",
+    },
+    "cmd_unsubscribe": {
+        "en": "Stop a subscription",
+        "zh": "取消订阅",
+    },
+    "use_unsubscribe": {
+        "en": "/unsubscribe ID|all",
+        "zh": "/unsubscribe 编号|all",
+    },
+    "cmd_report": {
+        "en": "The report now",
+        "zh": "立即生成报告",
+    },
+    "use_report": {
+        "en": "/report [SYMBOLS]",
+        "zh": "/report [股票]",
+    },
+    "cmd_podcast": {
+        "en": "The daily podcast script now",
+        "zh": "立即生成每日播客脚本",
+    },
+    "use_podcast": {
+        "en": "/podcast [SYMBOLS] [pdf]",
+        "zh": "/podcast [股票] [pdf]",
+    },
+    "cmd_ta": {
+        "en": "Run a TA script over a symbol's bars in the sandbox",
+        "zh": "在沙箱中对行情运行技术分析脚本",
+    },
+    "use_ta": {
+        "en": "/ta SYMBOL [TF] [BARS], then a python code block",
+        "zh": "/ta 代码 [周期] [K线数]，下一行起写 python 代码块",
+    },
+    "cmd_tools": {
+        "en": "Tools the model wrote for itself",
+        "zh": "模型为自己编写的工具",
+    },
+    "cmd_web": {
+        "en": "A sign-in link to the web page; /web logout signs out everywhere",
+        "zh": "网页版登录链接；/web logout 退出所有登录",
+    },
+    "use_web": {
+        "en": "/web [logout]",
+        "zh": "/web [logout]",
+    },
+    "cmd_share": {
+        "en": "Publish this conversation as a read-only link",
+        "zh": "把本对话发布为只读链接",
+    },
+    "cmd_unshare": {
+        "en": "Revoke this chat's share links",
+        "zh": "撤销本聊天的分享链接",
     },
 }

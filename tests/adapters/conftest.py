@@ -17,7 +17,7 @@ from adapters.slack import SlackAdapter
 from adapters.telegram import TelegramAdapter
 from adapters.wechat import WeChatAdapter
 from bot.app import App
-from bot.commands import COMMANDS
+from bot.commands import menu
 from bot.settings import load_settings
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeOpenAI
@@ -58,7 +58,8 @@ async def tg() -> AsyncIterator[FakeTelegram]:
 def telegram_adapter(fake: FakeTelegram, **kwargs: Any) -> TelegramAdapter:
     """The adapter pointed at the fake; edits as often as events come unless told otherwise."""
     kwargs.setdefault("min_edit_interval_s", 0.0)
-    kwargs.setdefault("commands", COMMANDS)
+    kwargs.setdefault("commands", menu("en"))
+    kwargs.setdefault("localized_commands", {"zh": menu("zh")})
     return TelegramAdapter(token=fake.token, base_url=fake.base_url,
                            base_file_url=fake.base_file_url, **kwargs)
 
@@ -66,7 +67,8 @@ def telegram_adapter(fake: FakeTelegram, **kwargs: Any) -> TelegramAdapter:
 def discord_adapter(fake: FakeDiscord, **kwargs: Any) -> DiscordAdapter:
     """The adapter pointed at the fake; edits as often as events come unless told otherwise."""
     kwargs.setdefault("min_edit_interval_s", 0.0)
-    kwargs.setdefault("commands", COMMANDS)
+    kwargs.setdefault("commands", menu("en"))
+    kwargs.setdefault("localized_commands", {"zh": menu("zh")})
     kwargs.setdefault("public_key", fake.public_key)
     return DiscordAdapter(token=fake.token, api_base_url=fake.api_base_url,
                           gateway_url=fake.gateway_url, **kwargs)
@@ -75,7 +77,7 @@ def discord_adapter(fake: FakeDiscord, **kwargs: Any) -> DiscordAdapter:
 def slack_adapter(fake: FakeSlack, **kwargs: Any) -> SlackAdapter:
     """The adapter on the fake: HTTP events on a free port, edits as often as events come."""
     kwargs.setdefault("min_edit_interval_s", 0.0)
-    kwargs.setdefault("commands", COMMANDS)
+    kwargs.setdefault("commands", menu("en"))
     kwargs.setdefault("events_port", 0)
     if "app_token" not in kwargs:
         kwargs.setdefault("signing_secret", fake.signing_secret)

@@ -20,7 +20,7 @@ from discord.http import Route
 
 from adapters.discord import DiscordAdapter
 from bot.app import App
-from bot.commands import COMMANDS
+from bot.commands import COMMANDS, menu
 from bot.settings import load_settings
 from core.errors import ConfigError, Forbidden, InputError, PlatformError, RateLimited
 from core.types import ChatRef, IncomingMessage, OutgoingFile, Reply
@@ -109,6 +109,9 @@ async def test_a_question_gets_one_placeholder_growing_edits_and_the_answer(
     assert message.content == stored == answer
     assert user_texts(llm) == ["How did NVDA do today?"] * 2  # the tool call, the answer
     assert [c["name"] for c in dc.bot.commands] == [name for name, _ in COMMANDS]
+    zh = dict(menu("zh"))  # the menu in Chinese for Chinese clients
+    assert all(c["description_localizations"] == {"zh-CN": zh[c["name"]], "zh-TW": zh[c["name"]]}
+               for c in dc.bot.commands)
     assert not dc.calls_of("typing", DM)  # the placeholder shows the work; a post ends typing
 
 

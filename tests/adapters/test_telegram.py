@@ -16,7 +16,7 @@ from rich.console import Console
 
 from adapters.console import ConsoleAdapter
 from adapters.telegram import TelegramAdapter
-from bot.commands import COMMANDS
+from bot.commands import COMMANDS, menu
 from core.errors import (
     ConfigError,
     Forbidden,
@@ -70,6 +70,7 @@ async def test_a_question_gets_one_placeholder_growing_edits_and_the_core_answer
     assert message.text == stored == answer
     assert user_texts(llm) == ["How did NVDA do today?"] * 2  # the tool call, the answer
     assert [c["command"] for c in tg.commands] == [name for name, _ in COMMANDS]
+    assert [(c["command"], c["description"]) for c in tg.localized_commands["zh"]] == menu("zh")
 
 
 async def test_mode_debate_persists_across_a_restart_and_buttons_switch_it(telegram_app, tg):

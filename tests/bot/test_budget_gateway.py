@@ -6,19 +6,21 @@ from __future__ import annotations
 
 import asyncio
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from bot import budget_gateway
 from bot.gateway import Gateway
 from core.agent import AgentRunner, FastMode, NormalMode
+from core.clock import FixedClock
 from core.rate_limit import Rate, RateLimiter
 from core.store import Budget, Store
 from core.store.person_locks import PersonLocks
 from core.testing import RecordingAdapter, ScriptedLLM, text
 from core.tools import ToolRegistry
 from core.types import Attachment, ChatRef, IncomingMessage, Sender, Usage, utcnow
-from core.usage_gate import UsageGate
+from core.usage_gate import UsageGate, next_day
 
 PLATFORMS = ("telegram", "discord", "slack", "wechat", "console")
 
@@ -81,6 +83,28 @@ async def test_at_the_daily_budget_every_platform_and_mode_is_refused_with_the_r
         assert all(re.search(r"daily token budget\. It resets at \d{4}-\d\d-\d\d 00:00 UTC", s)
                    for s in shown), shown
     assert llm.requests == []
+
+
+async def test_the_budget_resets_when_the_clock_turns_the_day_without_waiting_for_it(
+        pg_db, tmp_path):
+    """Refused until the next 00:00 UTC by the gate's clock; the twin is moved to that instant
+    (nothing sleeps) and the same question is answered."""
+    llm = ScriptedLLM(default=text("answered"))
+    day = FixedClock(datetime.now(UTC))
+    gw, store = make(pg_db, tmp_path, llm, default=Budget(daily_tokens=1000), clock=day)
+    adapter = RecordingAdapter(name="telegram")
+    await adapter.start(gw.handler_for(adapter))
+    chat = ChatRef(platform="telegram", chat_id="c1")
+    await spent(store, "telegram", "u1", 1000)
+    await adapter.deliver(msg("NVDA latest close?", "1", "u1", chat))
+    await gw.idle()
+    reset = next_day(day.now())
+    assert f"It resets at {reset:%Y-%m-%d} 00:00 UTC" in adapter.visible_text(chat)[-1]
+    assert llm.requests == []
+    day.set(reset)
+    await adapter.deliver(msg("NVDA latest close?", "2", "u1", chat))
+    await gw.idle()
+    assert adapter.visible_text(chat)[-1] == "answered" and len(llm.requests) == 1
 
 
 async def test_little_budget_left_runs_in_fast_mode_and_says_so(pg_db, tmp_path):

@@ -18,7 +18,7 @@ from bot.benches.cli import HEAVY
 
 ROOT = Path(__file__).resolve().parents[2]
 # what the small commands never import (they may open a database and read the settings)
-SMALL = ("bot.app", "bot.gateway", "bot.command_table", "pandas", "matplotlib",
+SMALL = ("bot.app", "bot.gateway", "bot.commands.context", "pandas", "matplotlib",
          "exchange_calendars", "ict", "debate", "openai", "telegram", "discord")
 
 
@@ -103,3 +103,22 @@ def test_bench_cli_reports_help_against_python_c_pass() -> None:
         assert out[key]["median_s"] > 0 and out[key]["spread_s"] >= 0
     assert out["ratio_vs_peer_wall"] > 0 and "lower is better" in out["direction"]
     assert out["heavy_modules_loaded_by_parser"] == []
+
+
+def test_bench_without_a_checkout_says_so_in_one_line(tmp_path: Path) -> None:
+    """An installed bullpen has no tests/fakes: `bullpen bench gateway` says what it needs
+    (one line, exit code 2 like every usage error), not a traceback. Simulated by pointing
+    the checkout's fakes and the bench's fake at a directory that does not exist."""
+    missing = tmp_path / "tests" / "fakes"
+    code = ("import sys; from pathlib import Path\n"
+            "import bot.cli.runtime as rt, bot.benches.gateway as g\n"
+            f"rt.CHECKOUT_FAKES = Path({str(missing)!r})\n"
+            f"g.FAKE = Path({str(missing / 'telegram_server.py')!r})\n"
+            "from bot.cli import main; sys.exit(main(['bench', 'gateway', '--chats', '1']))")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BULLPEN_")}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.strip().splitlines() == [
+        "bullpen: `bullpen bench gateway` needs a checkout of the repository: it runs against "
+        "the loopback fakes in tests/fakes/, which an installed bullpen does not ship"]

@@ -8,7 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from bot.commands import as_question, parse
+from bot.commands import parse
+from bot.commands.questions import as_question
 from bot.ict_answer import ict_answer
 from bot.offline import OfflineAnalyst
 from bot.symbols_bridge import find_symbols

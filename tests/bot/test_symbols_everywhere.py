@@ -14,6 +14,7 @@ import pytest
 
 from analyst.understanding import understand
 from bot import commands
+from bot.commands.questions import as_question
 from bot.ict_answer import ict_answer
 from bot.offline import OfflineAnalyst
 from bot.plan_mode import PlanMode
@@ -71,7 +72,7 @@ def _debate(find: object = find_symbols) -> DebateMode:
 def test_debate_nvidea_resolves_nvda(finder: str) -> None:
     """`/debate Nvidea` from the chat (the bridge) and from `bullpen debate` (the debate's own
     default finder): the misspelt name is NVIDIA."""
-    q = commands.as_question(commands.parse("/debate Nvidea"))
+    q = as_question(commands.parse("/debate Nvidea"))
     assert q is not None and q.mode == "debate"
     mode = _debate(find_symbols if finder == "bridge" else None)
     symbol, question = mode.resolve(parse_request(q.text))
@@ -98,7 +99,7 @@ async def test_debate_nvidea_runs_on_nvda() -> None:
 
 
 def _plan_question(lang: str = "en") -> tuple[str, dict[str, str]]:
-    q = commands.as_question(commands.parse("/plan 上证指数 1d"))
+    q = as_question(commands.parse("/plan 上证指数 1d"))
     assert q is not None and q.mode == "plan"
     return q.text, q.options
 

@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
+from bot.commands.ta import parse_ta
 from bot.gateway import Gateway
 from bot.outbox import AdapterRegistry, PostgresOutbox
-from bot.ta_commands import parse_ta
 from core.agent import AgentRunner
+from core.errors import Held, PlatformError
 from core.rate_limit import Rate, RateLimiter
 from core.store import Database, Store
 from core.testing import RecordingAdapter
@@ -36,8 +37,9 @@ class Chat:
         self.adapter = RecordingAdapter()
         registry = AdapterRegistry()
         registry.add(self.adapter)
+        self.outbox = PostgresOutbox(self.store.deliveries, registry)
         self.gateway = Gateway(store=self.store, runner=AgentRunner(store=self.store, modes={}),
-                               outbox=PostgresOutbox(self.store.deliveries, registry))
+                               outbox=self.outbox)
 
     async def say(self, text: str) -> str:
         before = len(self.adapter.ops)
@@ -76,6 +78,29 @@ async def test_ta_sends_its_chart(chat: Chat) -> None:
     assert "500" in said
     files = [o for o in chat.adapter.ops if o.kind == "file"]
     assert len(files) == 1
+
+
+@pytest.mark.parametrize("refusal", [PlatformError("connection reset"), Held("window closed")])
+async def test_a_refused_chart_goes_to_the_outbox_like_any_file(
+        chat: Chat, refusal: PlatformError) -> None:
+    """The platform refuses the chart: the outbox keeps it and sends it when it may (a blip:
+    at once on the next pass; a closed window: when the chat writes again)."""
+    # a closed window refuses the outbox's first attempt too
+    chat.adapter.faults["file"] = [refusal] * (2 if isinstance(refusal, Held) else 1)
+    said = await chat.say(f"/ta AAPL\n```python\n{CHART}\n```")
+    assert "500" in said
+    assert [o for o in chat.adapter.ops if o.kind == "file"] == []
+    [row] = await chat.store.db.pool.fetch(
+        "SELECT key, status FROM deliveries WHERE source = 'say' AND key LIKE '%close.png'")
+    await chat.outbox.drain()
+    if isinstance(refusal, Held):
+        assert (await chat.outbox.receipt(row["key"])).status == "held"  # type: ignore[union-attr]
+        assert [o for o in chat.adapter.ops if o.kind == "file"] == []
+        await chat.say("/tools")  # the chat writes: what was held for it goes first
+        await chat.outbox.drain()
+    [sent] = [o for o in chat.adapter.ops if o.kind == "file"]
+    assert sent.file is not None and sent.file.filename == "AAPL_close.png"
+    assert (await chat.outbox.receipt(row["key"])).status == "delivered"  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize(("text", "told"), [

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from bot import web_commands
+from bot.commands import web as web_commands
 from bot.gateway import Gateway
 from bot.web_directory import StoreWebDirectory
 from core.agent import AgentRunner, NormalMode

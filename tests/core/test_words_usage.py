@@ -26,7 +26,7 @@ OWNERS = ("core/words/", "core/localize.py", "core/numbers.py")
 DYNAMIC: dict[str, str] = {
     "chat.budget_": "bot/budget_gateway.py (the budget a refusal names: decision.reason)",
     "chat.rate_": "bot/budget_gateway.py (the rate a refusal names: its kind)",
-    "chat.subscribe_": "bot/subscription_commands.py (why a subscription was refused)",
+    "chat.subscribe_": "bot/commands/subscriptions.py (why a subscription was refused)",
     "chat.metric_": "bot/offline.py, bot/offline_data.py (a multiple the data cannot give)",
     "chat.currency_": "bot/offline_data.py (the currency of a P/E's price and EPS)",
     "labels.": "core/agent/labels.py (a notice a mode attaches to its answer)",

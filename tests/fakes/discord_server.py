@@ -634,7 +634,9 @@ class FakeDiscord(FakePlatform):
         commands = p.get("__body__", [])
         for c in commands:
             if not re.fullmatch(r"[-_a-z0-9]{1,32}", c.get("name", "")) or not (
-                    1 <= len(c.get("description", "")) <= 100):
+                    1 <= len(c.get("description", "")) <= 100) or not all(
+                    1 <= len(d) <= 100 for d in (c.get("description_localizations") or {})
+                    .values()):
                 raise ApiError(400, 50035, "Invalid Form Body")
         bot.commands = [{**c, "id": str(snowflake(self._ids)),
                          "application_id": str(bot.app_id), "version": "1"} for c in commands]

@@ -163,7 +163,8 @@ class FakeTelegram(FakePlatform):
         self.blocked: set[int] = set()
         self.files: dict[str, tuple[str, bytes]] = {}
         self.lost: set[str] = set()  # file paths whose download 404s
-        self.commands: list[dict[str, str]] = []
+        self.commands: list[dict[str, str]] = []  # the default menu
+        self.localized_commands: dict[str, list[dict[str, str]]] = {}  # by language_code
         self.answered: list[dict[str, Any]] = []
         self.webhook: dict[str, Any] = {}
         self.admins: dict[int, dict[int, str]] = {}  # chat -> user -> creator|administrator
@@ -420,7 +421,10 @@ class FakeTelegram(FakePlatform):
             if not re.fullmatch(r"[a-z0-9_]{1,32}", c.get("command", "")) or not (
                     1 <= len(c.get("description", "")) <= 256):
                 raise ApiError(400, "Bad Request: BOT_COMMAND_INVALID")
-        self.commands = commands
+        if p.get("language_code"):
+            self.localized_commands[str(p["language_code"])] = commands
+        else:
+            self.commands = commands
         return True
 
     async def _m_sendChatAction(self, p: dict[str, Any], f: dict[str, Any]) -> bool:

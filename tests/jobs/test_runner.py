@@ -190,7 +190,7 @@ async def test_resume_completes_a_fire_recorded_but_never_handed_over(env: Env) 
 
 
 async def test_resume_after_a_crash_between_handing_over_and_recording_it(env: Env) -> None:
-    """The delivery was stored but `finish_fire` never ran: resuming hands it over again under
+    """The delivery was stored but `finish_fires` never ran: resuming hands it over again under
     the same key, which the outbox already holds, so nothing is sent twice."""
     sub = await env.add()
     assert statuses(await env.runner.due(AT)) == ["done"]

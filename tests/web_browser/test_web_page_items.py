@@ -57,7 +57,7 @@ TABLE_ANSWER = (
 
 async def page_for(chromium: Any, app: Any, width: int, scheme: str) -> tuple[Any, Any]:
     """A fresh browser context at `width` in `scheme`, signed in with a new one-time link."""
-    from bot.web_commands import login_link
+    from bot.web_links import login_link
 
     context = await chromium.new_context(
         viewport={"width": width, "height": 844 if width < 500 else 800}, color_scheme=scheme)

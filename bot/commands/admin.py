@@ -2,16 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
-from bot import budget_gateway
-from bot.command_table import CommandContext, command
+from bot.commands import command
+from bot.commands.context import CommandContext
 from core.store import Budget
 from core.usage_gate import next_day, next_month
-
-ADMIN_USAGE = ("/admin usage | /admin allow PLATFORM:ID | /admin block PLATFORM:ID | "
-               "/admin budget PLATFORM:ID DAILY MONTHLY  (a number of tokens, $ and an amount "
-               "in US dollars, or - for the default)")
 
 
 def _limit(tokens: int | None, usd: float | None) -> str:
@@ -20,13 +14,13 @@ def _limit(tokens: int | None, usd: float | None) -> str:
     return " / ".join(parts) or "∞"
 
 
-@command("usage")
+@command("usage", summary="admin.cmd_usage")
 async def usage(ctx: CommandContext) -> None:
-    store, now = ctx.store, datetime.now(UTC)
+    store, now = ctx.store, ctx.now()
     conv = await store.conversations.active(ctx.msg.chat, ctx.user_id)
     c = await store.usage.for_conversation(conv.id)
     spend = await store.budgets.spend(ctx.user_id, now)
-    gate = ctx.gateway.gate
+    gate = ctx.gate
     budget = await gate.budget_of(ctx.user_id) if gate is not None else Budget()
     day, month = next_day(now), next_month(now)
     cached = ctx.tr("admin.cached", n=f"{c.cached_tokens:,}") if c.cached_tokens else ""
@@ -55,16 +49,16 @@ def parse_limit(text: str) -> tuple[int | None, float | None]:
     return tokens, None
 
 
-@command("admin")
+@command("admin", summary="admin.cmd_admin", usage="admin.use_admin")
 async def admin(ctx: CommandContext) -> None:
-    if not await budget_gateway.is_admin_person(ctx.gateway, ctx.msg, ctx.user_id):
+    if not await ctx.is_admin():
         await ctx.say(ctx.tr("admin.admins_only"))
         return
-    gate = ctx.gateway.gate
+    gate = ctx.gate
     words = ctx.args.split()
     sub = words[0].lower() if words else ""
     if sub == "usage":
-        now = datetime.now(UTC)
+        now = ctx.now()
         day = now.replace(hour=0, minute=0, second=0, microsecond=0)
         month = day.replace(day=1)
         lines = []
@@ -76,7 +70,7 @@ async def admin(ctx: CommandContext) -> None:
         await ctx.say("\n".join(lines))
         return
     if sub not in ("allow", "block", "budget") or len(words) < 2 or gate is None:
-        await ctx.say(ctx.tr("admin.usage_is", usage=ADMIN_USAGE))
+        await ctx.say(ctx.usage() + "\n" + ctx.tr("admin.limits_are"))
         return
     platform, sep, uid = words[1].partition(":")
     if not sep or not platform or not uid:
@@ -89,7 +83,7 @@ async def admin(ctx: CommandContext) -> None:
                              who=words[1]))
         return
     if len(words) != 4:
-        await ctx.say(ctx.tr("admin.usage_is", usage=ADMIN_USAGE))
+        await ctx.say(ctx.usage() + "\n" + ctx.tr("admin.limits_are"))
         return
     try:
         daily, monthly = parse_limit(words[2]), parse_limit(words[3])

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from bot.chat_admins import may_change_chat
-from bot.command_table import CommandContext, command
+from bot.commands import Question, command
+from bot.commands.context import CommandContext
 from core.store.subscriptions import Subscription
 from core.types import Reply
 from core.words import t
@@ -81,7 +82,7 @@ async def _user_tz(ctx: CommandContext) -> str:
     return (await ctx.store.subscriptions.timezone(ctx.user_id)) or default_timezone(ctx.lang)
 
 
-@command("watchlist")
+@command("watchlist", summary="chat.cmd_watchlist", usage="chat.use_watchlist")
 async def watchlist(ctx: CommandContext) -> None:
     subs = ctx.store.subscriptions
     words = _tokens(ctx.args)
@@ -109,7 +110,7 @@ async def watchlist(ctx: CommandContext) -> None:
                   else ctx.tr("subs.watchlist_empty"))
 
 
-@command("tz")
+@command("tz", summary="chat.cmd_tz", usage="chat.use_tz")
 async def tz(ctx: CommandContext) -> None:
     if not ctx.args:
         await ctx.say(ctx.tr("subs.tz_is", zone=await _user_tz(ctx)))
@@ -136,7 +137,7 @@ def _said(args: str, probe: str) -> bool:
     return False
 
 
-@command("subscribe")
+@command("subscribe", summary="chat.cmd_subscribe", usage="chat.use_subscribe")
 async def subscribe(ctx: CommandContext) -> None:
     if not await may_change_chat(ctx):  # in groups: the group's admins only
         return
@@ -170,8 +171,8 @@ async def subscribe(ctx: CommandContext) -> None:
         owner_id=ctx.user_id, chat=ctx.msg.chat, symbols=res.codes,
         at_time=spec.at.strftime("%H:%M"), recurrence=spec.recurrence, tz=zone,
         calendar=calendar, lang=ctx.lang, options={"pdf": spec.pdf}, kind=kind,
-        per_owner=ctx.gateway.subscriptions_per_person,
-        per_chat=ctx.gateway.subscriptions_per_chat)
+        per_owner=ctx.subscriptions_per_person,
+        per_chat=ctx.subscriptions_per_chat)
     if got.sub is None:  # the same one again, or one more than a cap allows: nothing stored
         if got.existing is not None:
             await ctx.say(ctx.tr("chat.subscribe_duplicate", id=got.existing.id,
@@ -202,7 +203,7 @@ def _what(sub: Subscription, lang: str) -> str:
     return what + (t("subs.podcast_tag", lang) if sub.kind == "podcast" else "")
 
 
-@command("subscriptions")
+@command("subscriptions", summary="chat.cmd_subscriptions")
 async def subscriptions(ctx: CommandContext) -> None:
     subs = await ctx.store.subscriptions.for_chat(ctx.msg.chat)
     if not subs:
@@ -227,7 +228,7 @@ async def subscriptions(ctx: CommandContext) -> None:
     await ctx.say("\n".join(lines))
 
 
-@command("unsubscribe")
+@command("unsubscribe", summary="chat.cmd_unsubscribe", usage="chat.use_unsubscribe")
 async def unsubscribe(ctx: CommandContext) -> None:
     arg = ctx.args.strip().lstrip("#").lower()
     if not arg:
@@ -249,7 +250,7 @@ async def unsubscribe(ctx: CommandContext) -> None:
         await ctx.say(ctx.tr("subs.unsubscribed", ids=ids))
 
 
-@command("report")
+@command("report", summary="chat.cmd_report", usage="chat.use_report", gated=True)
 async def report(ctx: CommandContext) -> None:
     """The scheduled report, now, as an answer in this chat."""
     from jobs.report import build_report
@@ -264,23 +265,22 @@ async def report(ctx: CommandContext) -> None:
     if not codes:
         await ctx.say(ctx.tr("subs.report_usage"))
         return
-    built = await build_report(codes, lang=ctx.lang, llm=ctx.gateway.report_llm)
+    built = await build_report(codes, lang=ctx.lang, llm=ctx.report_llm)
     items = report_items(built)
     for item in items:
         if isinstance(item, Reply):
             await ctx.say("\n".join([item.text, *res.problems]))
         else:
-            await ctx.gateway.send_file(ctx.adapter, ctx.msg, item)
+            await ctx.send_file(item)
 
 
 MAX_ASKED = 30  # tickers read from one /podcast; the episode itself takes 10 (it says so)
 
 
-@command("podcast")
+@command("podcast", summary="chat.cmd_podcast", usage="chat.use_podcast")
 async def podcast(ctx: CommandContext) -> None:
     """The daily podcast now: for the tickers given, or the watchlist; queued and run like a
     question (progress shown, /stop works)."""
-    from bot.commands import Question
 
     words = _tokens(ctx.args)
     pdf = any(w.lower() == "pdf" for w in words)
@@ -296,7 +296,6 @@ async def podcast(ctx: CommandContext) -> None:
         return
     if res.problems or notes:  # said first; the episode is made from the rest
         await ctx.say("\n".join([*notes, *res.problems]))
-    await ctx.gateway.enqueue(ctx.adapter, ctx.msg, ctx.user_id, ctx.lang, Question(
+    await ctx.enqueue(Question(
         text=f"/podcast {' '.join(codes)}", mode="podcast",
-        options={"intent": "podcast", "tickers": ",".join(codes), "pdf": "1" if pdf else ""}),
-        ctx.conversation, ctx.epoch)
+        options={"intent": "podcast", "tickers": ",".join(codes), "pdf": "1" if pdf else ""}))

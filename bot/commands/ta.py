@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 import re
 
-from bot.command_table import CommandContext, command
+from bot.commands import command
+from bot.commands.context import CommandContext
 from core.errors import BullpenError
 from tools.evolve.shape import extract_code
 
@@ -39,7 +40,7 @@ def parse_ta(args: str) -> tuple[str, str, int, str] | None:
     return (symbol, interval, bars, code) if code.strip() else None
 
 
-@command("ta")
+@command("ta", summary="chat.cmd_ta", usage="chat.use_ta")
 async def ta(ctx: CommandContext) -> None:
     from tools.ta_script import execute_script
 
@@ -50,7 +51,7 @@ async def ta(ctx: CommandContext) -> None:
     symbol, interval, bars, code = parsed
     # one sandbox at a time per person, counted with the person's questions (one person in
     # six group chats does not get six sandboxes)
-    release = await ctx.gateway.person_turn(ctx.adapter, ctx.msg, ctx.user_id, ctx.lang)
+    release = await ctx.person_turn()
     try:
         out, files = await execute_script(symbol, code, interval=interval,
                                           bars=max(20, min(bars, 5000)))
@@ -72,10 +73,10 @@ async def ta(ctx: CommandContext) -> None:
         lines.append(f"_{out.note}_")
     await ctx.say("\n".join(lines))
     for file in files:  # through the gateway: a refused chart goes to the outbox
-        await ctx.gateway.send_file(ctx.adapter, ctx.msg, file)
+        await ctx.send_file(file)
 
 
-@command("tools")
+@command("tools", summary="chat.cmd_tools")
 async def tools_(ctx: CommandContext) -> None:
     artifacts = await ctx.store.tool_artifacts.listing()
     verified = {}
