@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import SecretStr
 
-from bot.commands import menu
+from bot.commands import menu, other_menus
 from bot.settings import Settings
 from core.errors import ConfigError
 from core.ports import Adapter, KeptReplies, WebDirectory
@@ -43,7 +43,7 @@ def build_adapters(settings: Settings, platforms: list[str], *,
                 webhook_insecure=settings.telegram_webhook_insecure,
                 webhook_listen=settings.telegram_webhook_listen,
                 webhook_port=settings.telegram_webhook_port,
-                commands=menu("en"), localized_commands={"zh": menu("zh")},
+                commands=menu("en"), localized_commands=other_menus(),
             ))
         elif name == "discord":
             from adapters.discord import DiscordAdapter
@@ -61,7 +61,7 @@ def build_adapters(settings: Settings, platforms: list[str], *,
                 interactions_insecure=settings.discord_interactions_insecure,
                 gateway=settings.discord_gateway,
                 message_content_intent=settings.discord_message_content_intent,
-                commands=menu("en"), localized_commands={"zh": menu("zh")},
+                commands=menu("en"), localized_commands=other_menus(),
             ))
         elif name == "slack":
             from adapters.slack import SlackAdapter

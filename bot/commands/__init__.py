@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.words import t
+from core.words import LANGS, t
 
 # a handler takes a `bot.commands.context.CommandContext` (typed where it is written; Any here
 # so that the declarations do not import the context, which imports them)
@@ -105,6 +105,12 @@ def usage_line(name: str, lang: str) -> str:
 def menu(lang: str) -> list[tuple[str, str]]:
     """(name, summary) of every command, for a platform's native menu."""
     return [(s.name, t(s.summary, lang)) for s in declared().values()]
+
+
+def other_menus() -> dict[str, list[tuple[str, str]]]:
+    """The menu in every catalogue language but the first (English, the platforms' default
+    menu): their localized menus."""
+    return {lang: menu(lang) for lang in LANGS[1:]}
 
 
 def help_text(lang: str) -> str:

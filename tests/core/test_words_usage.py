@@ -83,6 +83,8 @@ NOT_A_BRANCH: dict[str, str] = {
                              "instructions to a model, not words to a person",
     "core/agent/language.py": "which language a text is written in (a check, not words)",
     "core/testing.py": "the in-memory twin's coverage table, one per language, as data",
+    "adapters/discord.py": "Discord's own locale codes for each catalogue language (the menu's "
+                           "localizations): a mapping of tags, not words",
     "bot/voice/": "a note is decoded by the language spoken (which model, prompt and matching it "
                   "gets); what voice says to a person is the catalogue's voice.*",
 }
