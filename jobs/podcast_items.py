@@ -45,7 +45,7 @@ def summary_text(result: PodcastResult, lang: str) -> str:
                                                      "degraded", "input")]
     if changed:
         lines.append(t("podcast.notes", lang, notes="; ".join(n.text for n in changed[:5])))
-    lines.append(t("podcast.not_advice", lang))
+    lines.append(t("report.disclaimer", lang))  # the same words under every report
     return "\n".join(lines)
 
 

@@ -337,30 +337,6 @@ WORDS: dict[str, dict[str, str]] = {
         "en": "Confluence",
         "zh": "共振依据",
     },
-    "a_bullish": {
-        "en": "bullish",
-        "zh": "看涨",
-    },
-    "a_bearish": {
-        "en": "bearish",
-        "zh": "看跌",
-    },
-    "a_neutral": {
-        "en": "neutral",
-        "zh": "中性",
-    },
-    "a_premium": {
-        "en": "premium",
-        "zh": "溢价区",
-    },
-    "a_discount": {
-        "en": "discount",
-        "zh": "折价区",
-    },
-    "a_equilibrium": {
-        "en": "equilibrium",
-        "zh": "均衡区",
-    },
     "a_wait_s": {
         "en": "wait",
         "zh": "等待",
@@ -368,14 +344,6 @@ WORDS: dict[str, dict[str, str]] = {
     "a_ready": {
         "en": "ready",
         "zh": "就绪",
-    },
-    "a_up": {
-        "en": "up",
-        "zh": "向上",
-    },
-    "a_down": {
-        "en": "down",
-        "zh": "向下",
     },
     "a_main": {
         "en": "main",
@@ -396,18 +364,6 @@ WORDS: dict[str, dict[str, str]] = {
     "a_broken": {
         "en": "broken",
         "zh": "已失效",
-    },
-    "a_preferred": {
-        "en": "preferred",
-        "zh": "首选",
-    },
-    "a_acceptable": {
-        "en": "acceptable",
-        "zh": "可接受",
-    },
-    "a_off": {
-        "en": "off",
-        "zh": "不在时段内",
     },
     "check_htf_draw": {
         "en": "Daily/4H draw agrees with the idea",

@@ -63,10 +63,6 @@ WORDS: dict[str, dict[str, str]] = {
         "en": "Notes: {notes}",
         "zh": "备注：{notes}",
     },
-    "not_advice": {
-        "en": "_Not investment advice._",
-        "zh": "_不构成投资建议。_",
-    },
     "no_audio": {
         "en": "(No audio this time: {error})",
         "zh": "（音频未生成：{error}）",

@@ -4,8 +4,6 @@ Chinese script's own words and no Chinese in the English one, no heading alone a
 
 from __future__ import annotations
 
-import pytest
-
 from bot.eval.score import english_words
 from podcast import PodcastResult, produce_podcast, render_markdown
 from podcast.render import render_pdf, ticker_names
@@ -29,12 +27,10 @@ async def test_a_chinese_podcast_pdf_is_chinese_and_prints_no_markup() -> None:
     own = [w for w in english_words(text) if w not in english_words(said(result))]
     assert own == [], own
     assert pages_ending_in_a_heading(pdf) == []
-    md = render_markdown(result.script, "zh", ticker_names(result))
+    md = render_markdown(result.script, "zh", ticker_names(result, "zh"))
     assert "<sub>" not in md and "**主持人**：" in md and "## 浦发银行（600000）" in md
 
 
-@pytest.mark.xfail(strict=True, reason="the offline writer's sentences (podcast/writer.py, the "
-                   "debates it quotes) still carry English fragments under zh")
 async def test_the_offline_writer_says_nothing_in_english_under_zh() -> None:
     result = await produce_podcast(["浦发银行", "NVDA"], lang="zh")
     assert english_words(pdf_text(render_pdf(result, "zh"))) == []
