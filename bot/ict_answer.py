@@ -102,6 +102,10 @@ def _stack_lines(stack: ICTStack, t: Mapping[str, str], lang: str) -> list[str]:
         key = "ict.check_" + item["key"]
         label = catalogue(key, lang) if has(key) else item["label"]
         detail = localize(str(item["detail"]), lang, "ict.d_")
+        if item["key"] == "session_fit":  # the zone by its name, as the session line says it
+            zone = stack.detail.get("kill_zone")
+            detail = t["fit"].format(zone=_w(t, zone) if zone else t["no_kill_zone"],
+                                     fit=_w(t, stack.session_fit))
         lines.append(f"  - {'✅' if item['passed'] else '❌'} {label} – {detail}")
     missing = [tf.interval for tf in stack.timeframes if not tf.available]
     if missing:

@@ -385,18 +385,14 @@ class BullBearPanel:
         arguments = openings + rebuttals
         failed = [a for a in arguments if a.failed]
         if len(failed) == len(arguments):
-            raise DebateFailed(
-                f"The debate failed: none of the {len(arguments)} analyst turns got an answer "
-                f"from the model ({reasons([a.error for a in failed])}). There is no verdict "
-                "and no report is kept.")
+            raise DebateFailed(t("debate.failed_analysts", self.lang, n=len(arguments),
+                                 why=reasons([a.error for a in failed])))
         verdict, order = await self._judge(hyp, pack, arguments,
                                            costs["summary"] if llm_summary else 0)
         if verdict is None:
-            raise DebateFailed(
-                "The debate failed: the judge could not answer ("
-                + next((n.split(": ", 1)[1] for n in reversed(self.notes)
-                        if n.startswith("the judge failed")), "no reason given")
-                + "). There is no verdict and no report is kept.")
+            why = next((n.split(": ", 1)[1] for n in reversed(self.notes)
+                        if n.startswith("the judge failed")), t("debate.no_reason", self.lang))
+            raise DebateFailed(t("debate.failed_judge", self.lang, why=why))
         if llm_summary:
             summary = await self._summary(hyp, pack, openings + rebuttals, verdict)
         else:

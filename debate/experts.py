@@ -370,10 +370,8 @@ class ExpertsPanel:
             basis = rounds[:rounds.index(basis[-1]) + 1]
         else:
             errors = [t.error for r in rounds for t in r.turns().values()]
-            raise DebateFailed(
-                f"The debate failed: none of the {len(errors)} expert turns got an answer from "
-                f"the model ({reasons(errors)}). There is no verdict and no report is "
-                "kept.")
+            raise DebateFailed(words.t("debate.failed_experts", self.lang, n=len(errors),
+                                       why=reasons(errors)))
         if moderated != basis[-1].round:  # the budget or failures cut the debate short
             agreed = consensus(basis[-1], self.limits.consensus_confidence, len(self.experts))
             reply = await self._moderate(basis, agreed, True, planned, level)

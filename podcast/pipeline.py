@@ -34,7 +34,7 @@ from core.events import Event, Status
 from core.llm.pace import expected_seconds
 from core.ports import LLMProvider
 from core.tools import ToolRegistry
-from core.words import norm
+from core.words import norm, t
 from debate.budget import TURN_MAX_TOKENS, TURN_PROMPT_TOKENS, Budget, BudgetExhausted
 from debate.engine import DebateFailed, Emit
 from debate.evidence import HISTORY_BARS, BarsLoader, default_bars
@@ -66,8 +66,6 @@ from tools.symbol_lookup import ResolvedSymbol, resolve_symbol
 
 DEFAULT_TIMEOUT_S = 120.0
 INDEX_BARS = 10
-OFFLINE_LABEL = ("offline: debates scored from data by fixed rules, script written by a "
-                 "deterministic writer; no language model")
 _SPLIT = re.compile(r"[\s,，、;；]+")
 
 
@@ -444,7 +442,7 @@ class _Run:
         for d in self.plan.degradations:
             self.notes.append(Note(kind="degraded", text=d))
         if self.offline:
-            self.notes.append(Note(kind="offline", text=OFFLINE_LABEL))
+            self.notes.append(Note(kind="offline", text=t("podcast.offline", self.lang)))
         mode = self._mode()
         async with asyncio.TaskGroup() as tg:
             base = tg.create_task(self._base(entries), name="podcast-base")
@@ -483,7 +481,7 @@ class _Run:
             script=script, notes=self.notes, budget=report,
             llm_calls=sum(s.debate_calls for s in statuses) + self.script_calls,
             tickers=statuses, offline=self.offline,
-            label=OFFLINE_LABEL if self.offline else "", markets=base.moves,
+            label=t("podcast.offline", self.lang) if self.offline else "", markets=base.moves,
             debates={p.artifact.meta.ticker: p.artifact for p in pieces
                      if p.artifact is not None})
 
@@ -510,7 +508,7 @@ async def produce_podcast(
     return await run.produce(tickers)
 
 
-__all__ = ["DEFAULT_TIMEOUT_S", "OFFLINE_LABEL", "clean_tickers", "no_verdict",
+__all__ = ["DEFAULT_TIMEOUT_S", "clean_tickers", "no_verdict",
            "produce_podcast"]
 
 

@@ -335,4 +335,24 @@ WORDS: dict[str, dict[str, str]] = {
         "en": "Bear #{n}",
         "zh": "空方 #{n}",
     },
+    # a debate that produced nothing: said instead of a verdict (the model's own error inside)
+    "failed_experts": {
+        "en": "The debate failed: none of the {n} expert turns got an answer from the model "
+              "({why}). There is no verdict and no report is kept.",
+        "zh": "辩论失败：{n} 次专家发言都没有得到模型的回答（{why}）。没有结论，也不保留报告。",
+    },
+    "failed_analysts": {
+        "en": "The debate failed: none of the {n} analyst turns got an answer from the model "
+              "({why}). There is no verdict and no report is kept.",
+        "zh": "辩论失败：{n} 次分析师发言都没有得到模型的回答（{why}）。没有结论，也不保留报告。",
+    },
+    "failed_judge": {
+        "en": "The debate failed: the judge could not answer ({why}). There is no verdict and no "
+              "report is kept.",
+        "zh": "辩论失败：裁判未能作答（{why}）。没有结论，也不保留报告。",
+    },
+    "no_reason": {
+        "en": "no reason given",
+        "zh": "未说明原因",
+    },
 }

@@ -140,7 +140,7 @@ WORDS: dict[str, dict[str, str]] = {
     },
     "d_no_kill_zone": {
         "en": "no kill zone",
-        "zh": "不在杀伤时段",
+        "zh": "不在关键交易时段",
     },
     "d_no_5m": {
         "en": "no 5m analysis",
@@ -274,8 +274,12 @@ WORDS: dict[str, dict[str, str]] = {
     "a_session": {
         "en": "**Session ({template}):** last bar {time} New York, kill zone {zone} (session "
               "fit: {fit})",
-        "zh": "**时段（{template}）：**最后K线为纽约时间 {time}，杀伤时段 {zone}（时段匹配：{fit}"
+        "zh": "**时段（{template}）：**最后K线为纽约时间 {time}，关键交易时段 {zone}（时段匹配：{fit}"
               "）",
+    },
+    "a_fit": {
+        "en": "{zone} ({fit})",
+        "zh": "{zone}（{fit}）",
     },
     "a_stack": {
         "en": "**Bias stack:** {bias}, grade {grade} ({score}/100), {status}",
@@ -391,6 +395,6 @@ WORDS: dict[str, dict[str, str]] = {
     },
     "check_session_fit": {
         "en": "Inside a preferred kill zone",
-        "zh": "处于首选杀伤时段",
+        "zh": "处于首选交易时段",
     },
 }
