@@ -274,8 +274,8 @@ WORDS: dict[str, dict[str, str]] = {
     "a_session": {
         "en": "**Session ({template}):** last bar {time} New York, kill zone {zone} (session "
               "fit: {fit})",
-        "zh": "**时段（{template}）：**最后K线为纽约时间 {time}，关键交易时段 {zone}（时段匹配：{fit}"
-              "）",
+        "zh": "**时段（{template}）：**最后K线为纽约时间 {time}，关键交易时段 {zone}"
+              "（时段匹配：{fit}）",
     },
     "a_fit": {
         "en": "{zone} ({fit})",
