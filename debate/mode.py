@@ -77,6 +77,7 @@ from debate.report import (
 )
 from debate.store import DebateReportStore, StoredReport
 from tools.symbol_lookup import ResolvedSymbol, resolve_symbol
+from tools.symbols.sources import reader_name
 
 log = logging.getLogger(__name__)
 
@@ -331,7 +332,8 @@ class DebateMode:
                 found = None
             if found is not None:
                 return self._reused(found, sink, lang)
-        sink(Status(text=words.t("debate.gathering", lang, name=symbol.name or symbol.code)))
+        sink(Status(text=words.t("debate.gathering", lang,
+                                 name=reader_name(symbol.code, symbol.name, lang) or symbol.code)))
         evidence = await gather_evidence(symbol, bars_loader=self._bars,
                                          registry=self._registry, lang=lang)
         require_data(evidence, lang)

@@ -186,7 +186,7 @@ class _Run:
                 f"{len(items)} tickers given; the podcast takes the first {MAX_TICKERS} "
                 f"(left out: {', '.join(items[MAX_TICKERS:])})")))
             items = items[:MAX_TICKERS]
-        self.say(f"Resolving {len(items)} ticker(s)...")
+        self.say(t("podcast.status_resolving", self.lang, n=len(items)))
         # a cold symbols directory takes seconds to build: keep it off the event loop
         resolved = await asyncio.to_thread(_resolve, items)
         entries: list[_Entry] = []
@@ -279,14 +279,14 @@ class _Run:
         code = e.sym.code
         st = TickerStatus(ticker=e.given, code=code, name=e.sym.name, state="debated")
         if (found := reused.get(code)) is not None:
-            self.say(f"[{code}] reusing today's debate report")
+            self.say(t("podcast.status_reusing", self.lang, code=code))
             st.state = "reused"
             st.detail = f"debate report of {found.created_at:%Y-%m-%d %H:%M %Z}".strip()
             return found.artifact, st
         if not self.plan.level.new_debates:
             st.state = "over_budget"
             return None, st
-        self.say(f"[{code}] debating...")
+        self.say(t("podcast.status_debating", self.lang, code=code))
         try:
             outcome = await mode.produce(DebateRequest(symbol=code, fresh=True),
                                          lang=self.lang, emit=self._prefixed(code))
@@ -355,7 +355,7 @@ class _Run:
         if self.llm is None:
             piece.drafts, piece.status.writer = fallback, "offline"
             return
-        self.say(f"[{code}] writing its section...")
+        self.say(t("podcast.status_writing", self.lang, code=code))
         inp = worker.build_input(art, day=self.day_iso, lang=self.lang, index=e.index,
                                  codes=self.codes, script_so_far=base.turns,
                                  intraday=intraday, intraday_note=why)
@@ -395,7 +395,7 @@ class _Run:
     async def _refine(self, script: PodcastScript) -> PodcastScript:
         if self.llm is None:
             return script
-        self.say("Refining the transitions...")
+        self.say(t("podcast.status_refining", self.lang))
         try:
             self.script_calls += 1
             script, notes = await refiner.run(self.llm, script, lang=self.lang,
