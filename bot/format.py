@@ -6,7 +6,6 @@ words. Unknown result types fall back to a compact field listing.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from pydantic import BaseModel
@@ -14,9 +13,8 @@ from pydantic import BaseModel
 from core import numbers
 from core.errors import BullpenError, UnknownSymbol
 from core.localize import localize, source_label, word
-from core.words import is_zh, t
-from tools.symbols.normalize import has_cjk
-from tools.symbols.sources import chinese_name
+from core.words import t
+from tools.symbols.sources import reader_name
 
 
 def _num(v: float | None, digits: int = 2) -> str:
@@ -55,25 +53,9 @@ def _cur(currency: str) -> str:
     return numbers.currency_sign(currency)
 
 
-_LATIN_TAIL = re.compile(r"\s+[A-Za-z][\w&.()/ -]*$")
-
-
-def _zh_name(symbol: str, name: str) -> str:
-    """The name a Chinese reader knows: an A-share's own, the curated Chinese name of a US
-    stock, index or coin (英伟达, 标普500, 比特币), else none (the code says it)."""
-    if has_cjk(name):
-        return _LATIN_TAIL.sub("", name)  # 沪深300 CSI 300 index -> 沪深300
-    return chinese_name(symbol) or ""
-
-
-def _reader_name(symbol: str, name: str, lang: str) -> str:
-    """The name the reader knows: the Chinese one for a Chinese reader, else the data's."""
-    return _zh_name(symbol, name) if is_zh(lang) else name  # not words: which name, not how
-
-
 def display_name(symbol: str, name: str, lang: str) -> str:
     """"Name (CODE)" in the reader's language, or the code alone."""
-    name = _reader_name(symbol, name or "", lang)
+    name = reader_name(symbol, name or "", lang)
     return f"{name} ({symbol})" if name else symbol
 
 
@@ -144,7 +126,7 @@ def quotes(ql: Any, lang: str) -> str:
     head = t("answer.quotes_head", lang)
     rows = [head, "|---|---|---:|---:|---|"] if ql.quotes else []  # no empty table
     for q in ql.quotes:
-        short = _reader_name(q.symbol, q.name or "", lang)
+        short = reader_name(q.symbol, q.name or "", lang)
         rows.append(f"| {q.symbol} | {short} | {_cur(q.currency)}{_px(q.close, q)} | "
                     f"{_pct(q.change_pct)} | {q.as_of.isoformat()} |")
     out = "\n".join(rows)

@@ -19,6 +19,12 @@ from tools.ict_tool import ICTResult, ICTStack, PlanOut, ict_analyze, ict_interv
 from tools.ticks import tick_text
 
 
+def _words(lang: str) -> Mapping[str, str]:
+    """The answer's lines (`ict.a_*`) and the analyzer's words (`ict.d_*`: bullish, premium,
+    up ...), by name: one catalogue entry for each word, whichever line says it."""
+    return {**words_of("ict.d_", lang), **words_of("ict.a_", lang)}
+
+
 def _w(t: Mapping[str, str], word: str) -> str:
     """An analyzer word (up, main, valid ...) in the answer's language when it has one."""
     return t.get(word, word)
@@ -40,7 +46,7 @@ def plan_markdown(plan: PlanOut, lang: str = "en", *, currency: str = "",
                   tick: float | None = None) -> str:
     """A validated plan as Markdown bullets (numbers as computed and validated in code);
     prices with the decimals of the instrument's `tick` (on which the tools put them)."""
-    t = words_of("ict.a_", lang)
+    t = _words(lang)
     unit = f" {currency}" if currency else ""
 
     def p(value: float) -> str:
@@ -96,6 +102,10 @@ def _stack_lines(stack: ICTStack, t: Mapping[str, str], lang: str) -> list[str]:
         key = "ict.check_" + item["key"]
         label = catalogue(key, lang) if has(key) else item["label"]
         detail = localize(str(item["detail"]), lang, "ict.d_")
+        if item["key"] == "session_fit":  # the zone by its name, as the session line says it
+            zone = stack.detail.get("kill_zone")
+            detail = t["fit"].format(zone=_w(t, zone) if zone else t["no_kill_zone"],
+                                     fit=_w(t, stack.session_fit))
         lines.append(f"  - {'✅' if item['passed'] else '❌'} {label} – {detail}")
     missing = [tf.interval for tf in stack.timeframes if not tf.available]
     if missing:
@@ -106,7 +116,7 @@ def _stack_lines(stack: ICTStack, t: Mapping[str, str], lang: str) -> list[str]:
 
 def render(result: ICTResult, lang: str = "en") -> str:
     """The Markdown reading of an `ict_analyze` result."""
-    t = words_of("ict.a_", lang)
+    t = _words(lang)
     a = result.analysis
     meta, s = a["meta"], a["structure"]
     intraday = result.interval not in ("daily", "weekly", "monthly")

@@ -63,4 +63,5 @@ class PodcastMode:
             if isinstance(item, OutgoingFile):
                 yield File(file=item)
         summary = next((i.text for i in items if isinstance(i, Reply)), "")
-        yield Done(text=summary, label=result.label if result.offline else "")
+        # the summary carries the offline notice itself (a label would say it twice)
+        yield Done(text=summary)

@@ -20,6 +20,7 @@ from core.errors import LLMError
 from core.events import Status, TextDelta
 from core.tools import ToolRegistry
 from core.types import ChatMessage
+from core.words import t
 from debate import prompts
 from debate.budget import LEVELS, TOOL_RESULT_EST, BudgetExhausted, Level, estimate_tokens
 from debate.engine import DebateFailed, Engine, PanelResult, reasons
@@ -57,16 +58,17 @@ def tool_catalogue(tools: ToolRegistry | None) -> str:
     return "\n".join(lines)
 
 
-def fallback_hypothesis(evidence: Evidence, question: str) -> Hypothesis:
+def fallback_hypothesis(evidence: Evidence, question: str, lang: str = "en") -> Hypothesis:
     """A plain hypothesis when the planner gave none: the stock beats holding cash."""
     title = evidence.title
+    asked = t("debate.hypothesis_asked", lang, question=question) if question else ""
     return Hypothesis(
-        hypothesis=(f"{title} is worth buying now for the next 6-12 months"
-                    + (f" (question: {question})" if question else "")),
+        hypothesis=t("debate.hypothesis", lang, title=title) + asked,
         entities=[Entity(code=evidence.symbol.code, name=evidence.symbol.name)],
         pro_framing="show that the data supports buying now",
         con_framing="show that the data argues against buying now",
-        verdict_options=["supported", "rejected", "inconclusive"])
+        verdict_options=[t("debate.verdict_supported", lang), t("debate.verdict_rejected", lang),
+                         t("debate.verdict_inconclusive", lang)])
 
 
 def anonymise(arguments: list[Argument], rng: random.Random,
@@ -173,7 +175,7 @@ class BullBearPanel:
     # --- phases ----------------------------------------------------------------------------
 
     async def _hypothesis(self) -> Hypothesis:
-        self.e.emit(Status(text="Phase 0 - forming a testable hypothesis..."))
+        self.e.emit(Status(text=t("debate.phase_hypothesis", self.lang)))
         msgs = [
             ChatMessage(role="system", content=prompts.HYPOTHESIS + "\n\n" + self._catalogue
                         + prompts.seat_line("hypothesis")),
@@ -188,7 +190,7 @@ class BullBearPanel:
         if res.value is None:
             self.notes.append(f"hypothesis formation failed ({res.error}); a default "
                               "hypothesis was used")
-            return fallback_hypothesis(self.ev, self.question)
+            return fallback_hypothesis(self.ev, self.question, self.lang)
         return res.value
 
     async def _collect(self, plan: list[PlannedCall]) -> tuple[list[DataItem], list[str], str]:
@@ -206,7 +208,7 @@ class BullBearPanel:
             else:
                 calls.append(call)
         if calls:
-            self.e.emit(Status(text=f"Phase 1 - collecting data: {len(calls)} tool calls"))
+            self.e.emit(Status(text=t("debate.phase_collect", self.lang, n=len(calls))))
         assert tools is not None or not calls
         outcomes = await asyncio.gather(*(tools.call(c.tool, c.args) for c in calls)) if (
             tools is not None) else []
@@ -256,12 +258,14 @@ class BullBearPanel:
             model=ArgumentReply, tool_rounds=min(level.tool_rounds, self.limits.tool_rounds)
             if phase == "opening" else 0, max_tokens=level.max_tokens, catalog=self.catalog,
             floor=floor, label=analyst.replace("_", " #").capitalize())
-        name = analyst.replace("_", " #").capitalize()
+        side_of, _, n = analyst.partition("_")
+        name = t("debate.analyst_" + side_of, self.lang, n=n)
+        step = t("debate.phase_" + phase, self.lang)
         if res.value is None:
             self.notes.append(f"{phase} {analyst}: turn failed: {res.error}")
             arg = Argument(analyst=analyst, side=side, phase=phase, profile=role, text="",
                            failed=True, error=res.error)
-            line = f"{phase.capitalize()} - {name}: failed ({res.error})"
+            line = t("debate.argue_failed", self.lang, phase=step, name=name, error=res.error)
         else:
             kept, dropped = self.catalog.recheck(res.value.sources,
                                                  pack_ids | set(res.tool_ids))
@@ -271,8 +275,9 @@ class BullBearPanel:
             arg = Argument(analyst=analyst, side=side, phase=phase, profile=role,
                            text=res.value.text, key_points=res.value.key_points, sources=kept,
                            dropped_sources=dropped)
-            line = (f"{phase.capitalize()} - {name}: {len(kept)} source(s)"
-                    + (f", {len(dropped)} invented dropped" if dropped else ""))
+            line = t("debate.argued", self.lang, phase=step, name=name, n=len(kept),
+                     extra=t("debate.argued_dropped", self.lang, n=len(dropped)) if dropped
+                     else "")
         self.e.emit(Status(text=line))
         self.e.emit(TextDelta(text=line + "\n"))
         return arg
@@ -281,8 +286,7 @@ class BullBearPanel:
                      ) -> tuple[VerdictReply | None, list[str]]:
         usable = [a for a in arguments if not a.failed]
         order, shown = anonymise(usable, self.rng, self._ids)
-        self.e.emit(Status(text=f"Phase 4 - the judge weighs {len(usable)} anonymous "
-                                "arguments..."))
+        self.e.emit(Status(text=t("debate.phase_judge", self.lang, n=len(usable))))
         msgs = [
             ChatMessage(role="system", content=prompts.JUDGE + prompts.seat_line("judge")),
             ChatMessage(role="system", content=pack),
@@ -304,7 +308,9 @@ class BullBearPanel:
                               "options; kept as written")
         elif option != verdict.verdict:
             verdict = verdict.model_copy(update={"verdict": option})
-        line = f"Verdict: {verdict.verdict} ({verdict.action}, {verdict.confidence}/10)"
+        line = t("debate.verdict_line", self.lang, verdict=verdict.verdict,
+                 action=t("debate.action_" + verdict.action, self.lang),
+                 confidence=verdict.confidence)
         self.e.emit(Status(text=line))
         self.e.emit(TextDelta(text=line + "\n"))
         return verdict, order
@@ -329,7 +335,7 @@ class BullBearPanel:
 
     async def _summary(self, hyp: Hypothesis, pack: str, args: list[Argument],
                        verdict: VerdictReply | None) -> str:
-        self.e.emit(Status(text="Phase 5 - writing the executive summary..."))
+        self.e.emit(Status(text=t("debate.phase_summary", self.lang)))
         sides = "\n\n".join(f"{a.side.upper()} ({a.phase}): {a.text}" for a in args
                             if not a.failed)
         msgs = [
@@ -355,14 +361,14 @@ class BullBearPanel:
         items, data_ids, collected = await self._collect(hyp.data_plan)
         level, rebut, llm_summary = self.plan(collected)
         for note in self.degradations:
-            self.e.emit(Status(text=f"Budget: {note}"))
+            self.e.emit(Status(text=t("debate.budget_note", self.lang, note=note)))
         pack = self._pack(collected, level)
         costs = self._costs(level, estimate_tokens(pack))
         pack_ids = set(self.ev.context_ids) | set(data_ids)
-        line = f"Hypothesis: {hyp.hypothesis}"
+        line = t("debate.hypothesis_line", self.lang, hypothesis=hyp.hypothesis)
         self.e.emit(TextDelta(text=line + "\n"))
         floor = costs["judge"] + (costs["summary"] if llm_summary else 0)
-        self.e.emit(Status(text="Phase 2 - opening arguments (2 bulls, 2 bears)..."))
+        self.e.emit(Status(text=t("debate.phase_openings", self.lang)))
         openings = list(await asyncio.gather(*(
             self._argue(a, side, slot, "opening", hyp, pack, pack_ids, level,
                         ["Give your opening argument."], floor + (
@@ -370,7 +376,7 @@ class BullBearPanel:
             for a, side, slot in ANALYSTS)))
         rebuttals: list[Argument] = []
         if rebut:
-            self.e.emit(Status(text="Phase 3 - rebuttals..."))
+            self.e.emit(Status(text=t("debate.phase_rebuttals", self.lang)))
             rebuttals = list(await asyncio.gather(*(
                 self._argue(a, side, slot, "rebuttal", hyp, pack,
                             pack_ids | self._cited(openings), level,
@@ -379,18 +385,14 @@ class BullBearPanel:
         arguments = openings + rebuttals
         failed = [a for a in arguments if a.failed]
         if len(failed) == len(arguments):
-            raise DebateFailed(
-                f"The debate failed: none of the {len(arguments)} analyst turns got an answer "
-                f"from the model ({reasons([a.error for a in failed])}). There is no verdict "
-                "and no report is kept.")
+            raise DebateFailed(t("debate.failed_analysts", self.lang, n=len(arguments),
+                                 why=reasons([a.error for a in failed])))
         verdict, order = await self._judge(hyp, pack, arguments,
                                            costs["summary"] if llm_summary else 0)
         if verdict is None:
-            raise DebateFailed(
-                "The debate failed: the judge could not answer ("
-                + next((n.split(": ", 1)[1] for n in reversed(self.notes)
-                        if n.startswith("the judge failed")), "no reason given")
-                + "). There is no verdict and no report is kept.")
+            why = next((n.split(": ", 1)[1] for n in reversed(self.notes)
+                        if n.startswith("the judge failed")), t("debate.no_reason", self.lang))
+            raise DebateFailed(t("debate.failed_judge", self.lang, why=why))
         if llm_summary:
             summary = await self._summary(hyp, pack, openings + rebuttals, verdict)
         else:

@@ -24,6 +24,7 @@ import pandas as pd
 from pydantic import BaseModel
 
 from core.errors import BullpenError, DataUnavailable, UnknownSymbol
+from core.localize import localize, word
 from core.tools import ToolRegistry
 from core.words import t
 from debate.grounding import SourceCatalog, canonical_args
@@ -168,6 +169,19 @@ async def _bars_or_missing(loader: BarsLoader, symbol: str, what: str, missing: 
     return df
 
 
+def _data_label(attrs: dict[str, object], as_of: str | None, lang: str) -> str:
+    """Where the prices came from and their date, in the reader's language (the same words as
+    a tool result's source line: `src.*`)."""
+    provider = word("src.provider_", str(attrs.get("provider", "unknown")), lang)
+    when = t("src.as_of", lang, day=as_of) if as_of else ""
+    dataset = str(attrs.get("dataset") or "")
+    label = (t("src.label", lang, provider=provider, dataset=localize(dataset, lang), when=when)
+             if dataset else provider + when)
+    if note := attrs.get("note"):
+        label += t("grammar.clause_sep", lang) + localize(str(note), lang)
+    return label
+
+
 async def gather_evidence(symbol: ResolvedSymbol, *, bars_loader: BarsLoader = default_bars,
                           registry: ToolRegistry | None = None, lang: str = "en") -> Evidence:
     """Load bars and financials in parallel (the benchmark after the bars, up to their last
@@ -196,12 +210,7 @@ async def gather_evidence(symbol: ResolvedSymbol, *, bars_loader: BarsLoader = d
         if bench_code:
             notes.append(_beta_note(price, bars, bench, bench_code, lang))
         attrs = bars.attrs
-        label = f"{attrs.get('provider', 'unknown')}"
-        if attrs.get("dataset"):
-            label += f" ({attrs['dataset']})"
-        label += f", as of {price.as_of}"
-        if attrs.get("note"):
-            label += f"; {attrs['note']}"
+        label = _data_label(attrs, price.as_of, lang)
         offline = bool(attrs.get("offline", False))
         year = bars.iloc[-252:]
         ids.append(catalog.add(ChartSource(ticker=symbol.code, start_date=str(

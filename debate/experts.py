@@ -10,6 +10,7 @@ import asyncio
 from collections.abc import Sequence
 from datetime import date
 
+from core import words
 from core.errors import InputError
 from core.events import Status, TextDelta
 from core.types import ChatMessage
@@ -78,14 +79,17 @@ def plurality(rnd: DebateRound) -> Action:
     return top[0][0]
 
 
-def progress_line(rnd: int, name: str, turn: ExpertTurn) -> str:
-    """`Round 1 - Risk: SELL 0.62`, as the chat shows the debate unfolding."""
-    head = f"Round {rnd} - {name.capitalize()}"
+def progress_line(rnd: int, name: str, turn: ExpertTurn, lang: str = "en") -> str:
+    """`Round 1 - Risk: SELL 0.62` (`第 1 轮 - 风险：卖出 0.62`), as the chat shows the debate
+    unfolding."""
+    expert = words.t("debate.expert_" + name, lang)
     if turn.failed:
-        return f"{head}: failed ({turn.error})"
-    extra = (f" ({len(turn.dropped_sources)} invented source(s) dropped)"
+        return words.t("debate.round_failed", lang, round=rnd, name=expert, error=turn.error)
+    extra = (words.t("debate.round_dropped", lang, n=len(turn.dropped_sources))
              if turn.dropped_sources else "")
-    return f"{head}: {turn.action} {turn.confidence:.2f}{extra}"
+    return words.t("debate.round_line", lang, round=rnd, name=expert,
+             action=words.t("debate.action_" + turn.action, lang),
+             confidence=f"{turn.confidence:.2f}", extra=extra)
 
 
 class ExpertsPanel:
@@ -250,7 +254,7 @@ class ExpertsPanel:
                                   "debate never provided")
             if res.repaired:
                 self.notes.append(f"round {rnd} {name}: answered after a repair request")
-        line = progress_line(rnd, name, turn)
+        line = progress_line(rnd, name, turn, self.lang)
         self.e.emit(Status(text=line))
         self.e.emit(TextDelta(text=line + "\n"))
         return turn
@@ -274,7 +278,7 @@ class ExpertsPanel:
                             + prompts.seat_line("moderator")),
                 ChatMessage(role="system", content=self._brief),
                 ChatMessage(role="user", content="\n".join(ask))]
-        self.e.emit(Status(text=f"Round {last.round} - Moderator deciding..."))
+        self.e.emit(Status(text=words.t("debate.moderating", self.lang, round=last.round)))
         res = await self.e.turn(seat="moderator", role=self.e.profiles.moderator,
                                 messages=msgs, model=ModeratorReply, tool_rounds=0,
                                 max_tokens=self.limits.closing_tokens, label="Moderator")
@@ -318,10 +322,11 @@ class ExpertsPanel:
         """All rounds, the moderator's decisions and the conclusion."""
         level, planned = self.plan()
         floor = self._moderator_cost(planned, level)
-        self.e.emit(Status(text=f"Debate on {self.ev.title}: {len(self.experts)} experts, "
-                                f"{self.limits.min_rounds}-{planned} rounds"))
+        self.e.emit(Status(text=words.t("debate.panel_start", self.lang, title=self.ev.title,
+                                  n=len(self.experts), low=self.limits.min_rounds,
+                                  high=planned)))
         for note in self.degradations:
-            self.e.emit(Status(text=f"Budget: {note}"))
+            self.e.emit(Status(text=words.t("debate.budget_note", self.lang, note=note)))
         rounds = self._done
         reply: ModeratorReply | None = None
         moderated = 0
@@ -333,16 +338,17 @@ class ExpertsPanel:
                 if next_level is None:
                     stop = f"budget: no tokens left for round {rnd}"
                     self.degradations.append(stop)
-                    self.e.emit(Status(text=f"Budget: stopping before round {rnd}"))
+                    self.e.emit(Status(text=words.t("debate.budget_stop", self.lang, round=rnd)))
                     break
                 level = next_level
-            self.e.emit(Status(text=f"Round {rnd}: {len(self.experts)} experts arguing..."))
+            self.e.emit(Status(text=words.t("debate.round_start", self.lang, round=rnd,
+                                      n=len(self.experts))))
             turns = await asyncio.gather(*(self._expert(n, rnd, planned, rounds, level, floor)
                                            for n in self.experts))
             rounds.append(DebateRound(round=rnd, **dict(zip(self.experts, turns, strict=True))))
             if not answered(rounds[-1]):
                 stop = f"every expert failed in round {rnd}"
-                self.e.emit(Status(text=f"Round {rnd}: every expert failed; stopping"))
+                self.e.emit(Status(text=words.t("debate.round_all_failed", self.lang, round=rnd)))
                 break
             if rnd < self.limits.min_rounds and rnd < planned:
                 continue
@@ -364,10 +370,8 @@ class ExpertsPanel:
             basis = rounds[:rounds.index(basis[-1]) + 1]
         else:
             errors = [t.error for r in rounds for t in r.turns().values()]
-            raise DebateFailed(
-                f"The debate failed: none of the {len(errors)} expert turns got an answer from "
-                f"the model ({reasons(errors)}). There is no verdict and no report is "
-                "kept.")
+            raise DebateFailed(words.t("debate.failed_experts", self.lang, n=len(errors),
+                                       why=reasons(errors)))
         if moderated != basis[-1].round:  # the budget or failures cut the debate short
             agreed = consensus(basis[-1], self.limits.consensus_confidence, len(self.experts))
             reply = await self._moderate(basis, agreed, True, planned, level)

@@ -77,6 +77,7 @@ from debate.report import (
 )
 from debate.store import DebateReportStore, StoredReport
 from tools.symbol_lookup import ResolvedSymbol, resolve_symbol
+from tools.symbols.sources import reader_name
 
 log = logging.getLogger(__name__)
 
@@ -248,10 +249,10 @@ class DebateMode:
                     else:
                         yield item
         except UnknownSymbol as exc:
-            hint = (" Did you mean: " + ", ".join(exc.suggestions) + "?") if exc.suggestions else ""
-            yield Failed(error=f"I don't know the security {exc.query!r}.{hint} "
-                               "Try a code or ticker, e.g. /debate 600519 or /debate NVDA.",
-                         kind="input")
+            hint = words.t("debate.did_you_mean", turn.lang, names=words.t(
+                "grammar.list_sep", turn.lang).join(exc.suggestions)) if exc.suggestions else ""
+            yield Failed(error=words.t("debate.unknown_symbol", turn.lang, query=exc.query,
+                                       hint=hint), kind="input")
             return
         except DebateFailed as exc:
             yield Failed(error=str(exc), kind="llm")
@@ -269,28 +270,25 @@ class DebateMode:
                 kind="document", filename=pdf_filename(art), data=outcome.pdf,
                 mime_type="application/pdf", caption=pdf_caption(art)))
         text = summary_markdown(art)
-        label = art.meta.label
+        labels = [art.meta.label] if art.meta.label else []
         if art.conclusion.missing:
-            label = (label + "; " if label else "") + (
-                f"partial debate: {len(art.conclusion.missing)} part(s) failed, confidence "
-                "lowered accordingly")
+            labels.append(words.t("debate.partial", turn.lang, n=len(art.conclusion.missing)))
         if outcome.reused_from is not None:
-            label = (label + "; " if label else "") + (
-                f"reused report from {outcome.reused_from:%Y-%m-%d %H:%M} UTC; "
-                "ask with 'fresh' for a new debate")
+            labels.append(words.t("debate.reused", turn.lang,
+                                  when=f"{outcome.reused_from:%Y-%m-%d %H:%M}"))
+        label = words.t("grammar.clause_sep", turn.lang).join(labels)
         await turn.recorder.message(ChatMessage(role="assistant", content=text))
         yield Done(text=text, label=label)
 
     # --- the work -------------------------------------------------------------------------
 
-    def resolve(self, request: DebateRequest) -> tuple[ResolvedSymbol, str]:
+    def resolve(self, request: DebateRequest, lang: str = "en") -> tuple[ResolvedSymbol, str]:
         """The security a request names and the question left around it; UnknownSymbol
         (with suggestions) when none. A leading plain word ("Is NVDA a buy?") is not taken
         for a ticker: the sentence is searched for a security first."""
         head = request.symbol
         if not head:
-            raise InputError("Name a security to debate, e.g. /debate 600519 or /debate NVDA "
-                             "is it a buy?")
+            raise InputError(words.t("debate.name_one", lang))
         coded = (head.isupper() or head[:1].isdigit() or not head.isascii()
                  or head.startswith(("$", "^")) or any(c in head for c in ".-"))
         first: UnknownSymbol | None = None
@@ -319,7 +317,7 @@ class DebateMode:
         DebateFailed (nothing rendered or stored) when the models could not answer."""
         sink: Emit = emit or (lambda _e: None)
         # a cold symbols directory takes seconds to build: keep it off the event loop
-        symbol, question = await asyncio.to_thread(self.resolve, request)
+        symbol, question = await asyncio.to_thread(self.resolve, request, lang)
         symbol = await asyncio.to_thread(qualified, symbol)  # 000001.SH is not 000001
         request = replace(request, question=question)
         panel = request.panel or self.panel
@@ -333,8 +331,9 @@ class DebateMode:
                 log.warning("debate report lookup failed, debating afresh: %s", exc)
                 found = None
             if found is not None:
-                return self._reused(found, sink)
-        sink(Status(text=f"Gathering data for {symbol.name or symbol.code}..."))
+                return self._reused(found, sink, lang)
+        sink(Status(text=words.t("debate.gathering", lang,
+                                 name=reader_name(symbol.code, symbol.name, lang) or symbol.code)))
         evidence = await gather_evidence(symbol, bars_loader=self._bars,
                                          registry=self._registry, lang=lang)
         require_data(evidence, lang)
@@ -378,14 +377,16 @@ class DebateMode:
                        max_rounds=plan.rounds, turn_timeout_s=plan.turn_timeout_s,
                        tool_rounds=0, max_call_tokens=TURN_MAX_TOKENS)
 
-    def _reused(self, found: StoredReport, sink: Emit) -> DebateOutcome:
-        sink(Status(text=f"Reusing the report of {found.created_at:%Y-%m-%d}"))
-        sink(TextDelta(text=f"(report from {found.created_at:%Y-%m-%d %H:%M} UTC)\n"))
+    def _reused(self, found: StoredReport, sink: Emit, lang: str) -> DebateOutcome:
+        sink(Status(text=words.t("debate.reusing", lang, date=f"{found.created_at:%Y-%m-%d}")))
+        sink(TextDelta(text=words.t("debate.report_from", lang,
+                                    when=f"{found.created_at:%Y-%m-%d %H:%M}") + "\n"))
         return DebateOutcome(artifact=found.artifact, markdown=found.markdown, pdf=found.pdf,
                              reused_from=found.created_at)
 
     def _pdf(self, artifact: DebateArtifact, evidence: Evidence) -> bytes:
-        chart = render_chart(evidence.bars, evidence.title, evidence.symbol.market)
+        chart = render_chart(evidence.bars, evidence.title, evidence.symbol.market,
+                             artifact.meta.lang)
         return render_pdf(artifact, chart)
 
     def _meta(self, evidence: Evidence, panel: Panel, question: str, lang: str) -> DebateMeta:
@@ -399,8 +400,8 @@ class DebateMode:
     def _offline(self, evidence: Evidence, panel: Panel, question: str, lang: str,
                  limits: Limits, sink: Emit) -> DebateArtifact:
         meta = self._meta(evidence, panel, question, lang)
-        meta.label, meta.offline = offline_panel.OFFLINE_LABEL, True
-        sink(Status(text="No language model configured: offline experts score the data"))
+        meta.label, meta.offline = offline_panel.offline_label(lang), True
+        sink(Status(text=words.t("debate.offline_start", lang)))
         today = self._today()
         if panel == "experts":
             out = offline_panel.run_experts(evidence, lang=lang, today=today,
@@ -408,16 +409,18 @@ class DebateMode:
                                             threshold=limits.consensus_confidence)
             for rnd in out.rounds:
                 for name, t in rnd.turns().items():
-                    line = progress_line(rnd.round, name, t)
+                    line = progress_line(rnd.round, name, t, lang)
                     sink(Status(text=line))
                     sink(TextDelta(text=line + "\n"))
             meta.rounds_planned = meta.rounds_run = len(out.rounds)
-            meta.stop_reason = "offline experts run the minimum rounds"
+            meta.stop_reason = words.t("debate.offline_stop", lang)
             return DebateArtifact(meta=meta, metrics=evidence.metrics(), experts=out)
         bb = offline_panel.run_bull_bear(evidence, question=question, lang=lang, today=today)
-        sink(TextDelta(text=f"Verdict: {bb.conclusion.action} {bb.conclusion.confidence:.2f}\n"))
+        sink(TextDelta(text=words.t("debate.offline_verdict_line", lang,
+                                    action=words.t("debate.action_" + bb.conclusion.action, lang),
+                                    confidence=f"{bb.conclusion.confidence:.2f}") + "\n"))
         meta.rounds_planned = meta.rounds_run = 2
-        meta.stop_reason = "offline bull/bear: openings, rebuttals, scored verdict"
+        meta.stop_reason = words.t("debate.offline_bb_stop", lang)
         return DebateArtifact(meta=meta, metrics=evidence.metrics(), bull_bear=bb)
 
     async def _llm_debate(self, evidence: Evidence, panel: Panel, question: str, lang: str,

@@ -25,8 +25,8 @@ from debate.models import (
 
 CHART_BARS = 120
 
-_ACTIONS = {"BUY": "report_pdf.action_buy", "SELL": "report_pdf.action_sell",
-            "HOLD": "report_pdf.action_hold"}
+_ACTIONS = {"BUY": "debate.action_BUY", "SELL": "debate.action_SELL",
+            "HOLD": "debate.action_HOLD"}
 _EXPERTS = {"fundamental": "report_pdf.expert_fundamental", "risk": "report_pdf.expert_risk",
             "growth": "report_pdf.expert_growth", "sentiment": "report_pdf.expert_sentiment"}
 _PANELS = {"experts": "report_pdf.panel_experts", "bull_bear": "report_pdf.panel_bull_bear"}
@@ -356,15 +356,16 @@ def pdf_caption(artifact: DebateArtifact) -> str:
 # --- PDF -------------------------------------------------------------------------------------
 
 
-def render_chart(bars: pd.DataFrame | None, title: str, market: str) -> bytes | None:
+def render_chart(bars: pd.DataFrame | None, title: str, market: str, lang: str = "en"
+                 ) -> bytes | None:
     """The candlestick chart PNG for the report (None without bars), in the colours of the
-    instrument's `market`."""
+    instrument's `market` and the words of the report's `lang`."""
     if bars is None or len(bars) < 2:
         return None
     from tools.charts import render_candles
 
     return render_candles(bars, title=title, bars=CHART_BARS, market=market, size=(10.0, 5.5),
-                          dpi=110)
+                          dpi=110, lang=lang)
 
 
 def render_pdf(artifact: DebateArtifact, chart_png: bytes | None = None) -> bytes:

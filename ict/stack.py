@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 import pandas as pd
@@ -295,8 +295,10 @@ def bias_stack(
         "one_minute_mss", "1m MSS inside the 5m zone", mss is not None,
         "no 1m analysis" if m1 is None else ("confirmed" if mss else "not yet")))
 
-    # 5. session fit
-    moment = as_of
+    # 5. session fit. `as_of` is a bar's end, exclusive: the zone is the one the last traded
+    # instant falls in, as the session line reads it from the last bar (a 14:45 15m bar ends
+    # at 15:00, when the afternoon session has closed; it traded inside it)
+    moment = as_of - timedelta(microseconds=1) if as_of is not None else None
     if moment is None:
         for iv in reversed(STACK_ORDER):
             if iv in found:

@@ -15,7 +15,7 @@ from core.types import OutgoingFile, Reply
 from core.words import t
 from podcast import PodcastResult, render_markdown, role_of, script_json
 from podcast.audio import episode_audio
-from podcast.render import render_pdf
+from podcast.render import chapter_title, render_pdf, ticker_names
 
 log = logging.getLogger(__name__)
 
@@ -28,24 +28,25 @@ def summary_text(result: PodcastResult, lang: str) -> str:
     if result.label:
         lines.append(f"_{result.label}_")
     by_code = {t.code or t.ticker: t for t in result.tickers}
+    names = ticker_names(result, lang)
     for ch in script.chapter:
-        name = ch.name
+        name = chapter_title(ch.name, lang, names)  # 开场, 浦发银行（600000）: not chapter ids
         extra = ""
-        if name.startswith("ticker:"):
-            code = name.split(":", 1)[1]
+        if ch.name.startswith("ticker:"):
+            code = ch.name.split(":", 1)[1]
             status = by_code.get(code)
             if status is not None and status.action:
                 extra = f" — {word('debate.action_', status.action, lang)}"
             elif status is not None:
                 extra = " — " + t("podcast.no_verdict", lang) + (
-                    f" ({status.detail})" if status.detail else "")
+                    t("podcast.detail", lang, detail=status.detail) if status.detail else "")
         turns = t("podcast.turns", lang, n=ch.end_id - ch.start_id + 1)
         lines.append(f"• {name}{extra} ({turns})")
     changed = [n for n in result.notes if n.kind in ("repair", "drop", "rejected_edit",
                                                      "degraded", "input")]
     if changed:
         lines.append(t("podcast.notes", lang, notes="; ".join(n.text for n in changed[:5])))
-    lines.append(t("podcast.not_advice", lang))
+    lines.append(t("report.disclaimer", lang))  # the same words under every report
     return "\n".join(lines)
 
 

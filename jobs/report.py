@@ -334,11 +334,11 @@ async def _chart(closes: dict[str, pd.Series], rows: Sequence[ReportRow],
         notes.append(w["chart_end"].format(date=shared_end))
     offline = any(r.source.offline for r in rows if r.symbol in order)
     providers = ", ".join(sorted({r.source.provider for r in rows if r.symbol in order}))
-    title = " vs ".join(order) + w["rebased"]
+    title = t("labels.chart_versus", lg).join(order) + w["rebased"]
     subtitle = (f"1d · {frame.index[0].date()} – {shared_end} · {providers}"
                 + (w["offline_short"] if offline else ""))
     png = await asyncio.to_thread(render_comparison, {c: frame[c] for c in order}, title=title,
-                                  subtitle=subtitle)
+                                  subtitle=subtitle, lang=lg)
     return OutgoingFile(kind="image", filename=f"report_{_slug(order)}_{shared_end}.png",
                         data=png, mime_type="image/png", caption=f"{title} · {subtitle}"), notes
 

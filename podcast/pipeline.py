@@ -34,7 +34,7 @@ from core.events import Event, Status
 from core.llm.pace import expected_seconds
 from core.ports import LLMProvider
 from core.tools import ToolRegistry
-from core.words import norm
+from core.words import norm, t
 from debate.budget import TURN_MAX_TOKENS, TURN_PROMPT_TOKENS, Budget, BudgetExhausted
 from debate.engine import DebateFailed, Emit
 from debate.evidence import HISTORY_BARS, BarsLoader, default_bars
@@ -66,8 +66,6 @@ from tools.symbol_lookup import ResolvedSymbol, resolve_symbol
 
 DEFAULT_TIMEOUT_S = 120.0
 INDEX_BARS = 10
-OFFLINE_LABEL = ("offline: debates scored from data by fixed rules, script written by a "
-                 "deterministic writer; no language model")
 _SPLIT = re.compile(r"[\s,，、;；]+")
 
 
@@ -188,7 +186,7 @@ class _Run:
                 f"{len(items)} tickers given; the podcast takes the first {MAX_TICKERS} "
                 f"(left out: {', '.join(items[MAX_TICKERS:])})")))
             items = items[:MAX_TICKERS]
-        self.say(f"Resolving {len(items)} ticker(s)...")
+        self.say(t("podcast.status_resolving", self.lang, n=len(items)))
         # a cold symbols directory takes seconds to build: keep it off the event loop
         resolved = await asyncio.to_thread(_resolve, items)
         entries: list[_Entry] = []
@@ -281,14 +279,14 @@ class _Run:
         code = e.sym.code
         st = TickerStatus(ticker=e.given, code=code, name=e.sym.name, state="debated")
         if (found := reused.get(code)) is not None:
-            self.say(f"[{code}] reusing today's debate report")
+            self.say(t("podcast.status_reusing", self.lang, code=code))
             st.state = "reused"
             st.detail = f"debate report of {found.created_at:%Y-%m-%d %H:%M %Z}".strip()
             return found.artifact, st
         if not self.plan.level.new_debates:
             st.state = "over_budget"
             return None, st
-        self.say(f"[{code}] debating...")
+        self.say(t("podcast.status_debating", self.lang, code=code))
         try:
             outcome = await mode.produce(DebateRequest(symbol=code, fresh=True),
                                          lang=self.lang, emit=self._prefixed(code))
@@ -357,7 +355,7 @@ class _Run:
         if self.llm is None:
             piece.drafts, piece.status.writer = fallback, "offline"
             return
-        self.say(f"[{code}] writing its section...")
+        self.say(t("podcast.status_writing", self.lang, code=code))
         inp = worker.build_input(art, day=self.day_iso, lang=self.lang, index=e.index,
                                  codes=self.codes, script_so_far=base.turns,
                                  intraday=intraday, intraday_note=why)
@@ -397,7 +395,7 @@ class _Run:
     async def _refine(self, script: PodcastScript) -> PodcastScript:
         if self.llm is None:
             return script
-        self.say("Refining the transitions...")
+        self.say(t("podcast.status_refining", self.lang))
         try:
             self.script_calls += 1
             script, notes = await refiner.run(self.llm, script, lang=self.lang,
@@ -444,7 +442,7 @@ class _Run:
         for d in self.plan.degradations:
             self.notes.append(Note(kind="degraded", text=d))
         if self.offline:
-            self.notes.append(Note(kind="offline", text=OFFLINE_LABEL))
+            self.notes.append(Note(kind="offline", text=t("podcast.offline", self.lang)))
         mode = self._mode()
         async with asyncio.TaskGroup() as tg:
             base = tg.create_task(self._base(entries), name="podcast-base")
@@ -483,7 +481,7 @@ class _Run:
             script=script, notes=self.notes, budget=report,
             llm_calls=sum(s.debate_calls for s in statuses) + self.script_calls,
             tickers=statuses, offline=self.offline,
-            label=OFFLINE_LABEL if self.offline else "", markets=base.moves,
+            label=t("podcast.offline", self.lang) if self.offline else "", markets=base.moves,
             debates={p.artifact.meta.ticker: p.artifact for p in pieces
                      if p.artifact is not None})
 
@@ -510,7 +508,7 @@ async def produce_podcast(
     return await run.produce(tickers)
 
 
-__all__ = ["DEFAULT_TIMEOUT_S", "OFFLINE_LABEL", "clean_tickers", "no_verdict",
+__all__ = ["DEFAULT_TIMEOUT_S", "clean_tickers", "no_verdict",
            "produce_podcast"]
 
 

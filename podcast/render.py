@@ -11,6 +11,7 @@ from core.cjk_markdown import cjk_bold
 from core.words import t
 from debate.report import sources_note
 from podcast.models import PodcastResult, PodcastScript, ScriptTurn
+from tools.symbols.sources import reader_name
 
 _CHAPTERS = {"opening": "report_pdf.chapter_opening", "theme": "report_pdf.chapter_theme",
              "closing": "report_pdf.chapter_closing"}
@@ -32,13 +33,14 @@ def chapter_title(name: str, lang: str, names: Mapping[str, str] | None = None) 
     return t(key, lang) if key else name
 
 
-def ticker_names(result: PodcastResult) -> dict[str, str]:
-    """Each debated code's name, for chapter titles."""
+def ticker_names(result: PodcastResult, lang: str = "en") -> dict[str, str]:
+    """Each debated code's name as the reader knows it, for chapter titles."""
     out = {s.code or s.ticker: s.name for s in result.tickers if s.name}
     for code, art in result.debates.items():
         if art.meta.name:
             out.setdefault(code, art.meta.name)
-    return out
+    return {code: known for code, name in out.items() if (known := reader_name(code, name,
+                                                                               lang))}
 
 
 def _lead(turn: ScriptTurn, lang: str) -> str:
@@ -71,7 +73,7 @@ def render_pdf(result: PodcastResult, lang: str) -> bytes:
     from tools.pdf import Document
 
     script = result.script
-    names = ticker_names(result)
+    names = ticker_names(result, lang)
     title = t("report_pdf.podcast_title", lang, date=_date(script.date))
     doc = Document(title)
     doc.heading(title, 16)

@@ -15,10 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from core.localize import listing, word
-from core.words import LANGS, t
+from core.words import LANGS, has, t
 from debate.grounding import canonical_key
 from debate.models import Action, DebateArtifact, ExpertName, ExpertTurn, Source
 from podcast.models import IndexMove, IntradaySummary, Role, TickerProfile, TickerStatus
+from tools.symbols.sources import reader_name
 
 # the debate metrics a ticker's section quotes, each titled by "podcast.metric_<key>"
 KEY_METRICS: tuple[str, ...] = ("close", "ret_1m", "ret_12m", "vol_ann", "max_drawdown_1y")
@@ -86,7 +87,8 @@ _ACTIONS = ("debate.action_BUY", "debate.action_HOLD", "debate.action_SELL")
 def opening(day: str, profiles: Sequence[TickerProfile], moves: Sequence[IndexMove], *,
             offline: bool, lang: str) -> list[Draft]:
     """Greeting with the date and the tickers, then the index moves (each with its date)."""
-    names = [f"{p.name} ({p.code})" if p.name else p.code for p in profiles] or ["—"]
+    named = [(reader_name(p.code, p.name, lang), p.code) for p in profiles]
+    names = [f"{name} ({code})" if name else code for name, code in named] or ["—"]
     hello = t("podcast.hello", lang, day=day, names=listing(names, lang))
     if offline:
         hello = t("grammar.sentence_sep", lang).join((hello, t("podcast.offline", lang)))
@@ -224,6 +226,8 @@ REASONS: dict[str, str] = {
 
 
 def _who(name: str, code: str, lang: str) -> str:
+    """"Name (CODE)" with the name the listener knows, or the code alone."""
+    name = reader_name(code, name, lang)
     return t("podcast.who", lang, name=name, code=code) if name else code
 
 
@@ -256,7 +260,9 @@ def _positions(turns: dict[ExpertName, ExpertTurn], lang: str) -> str:
         if turn.failed:
             out.append(t("podcast.no_answer", lang, expert=_expert(name, lang)))
         else:
-            out.append(f"{_expert(name, lang)} {turn.action} {turn.confidence:.2f}")
+            out.append(t("factors.view", lang, name=_expert(name, lang),
+                         action=t("debate.action_" + turn.action, lang),
+                         confidence=f"{turn.confidence:.2f}"))
     return t("grammar.comma", lang).join(out)
 
 
@@ -282,7 +288,9 @@ def intraday_turn(code: str, summary: IntradaySummary | None, *, lang: str) -> D
     if summary is None:
         return Draft("host", t("podcast.no_intraday", lang, code=code))
     s = summary
-    return Draft("host", t("podcast.intraday", lang, day=s.day, interval=s.interval,
+    interval = t("ta.interval_" + s.interval, lang) if has("ta.interval_" + s.interval) \
+        else s.interval
+    return Draft("host", t("podcast.intraday", lang, day=s.day, interval=interval,
                            first=s.first_time, last=s.last_time, open=s.open, high=s.high,
                            low=s.low, close=s.last, change=s.change_pct), [s.source])
 

@@ -25,14 +25,18 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 from pydantic import BaseModel, Field
 
-from core.context import emit_file, emit_status
+from core import numbers
+from core.context import current, emit_file, emit_status
 from core.errors import DataUnavailable, InvalidArguments
+from core.localize import source_label, word
 from core.types import OutgoingFile
+from core.words import t
 from tools.bars import interval_minutes, normalize_interval
 from tools.data.prices import get_bars
 from tools.market import Coverage, coverage_note, source_from, window
 from tools.models import DataSource, rnd, tool
 from tools.symbol_lookup import ResolvedSymbol, resolve_symbol
+from tools.symbols.sources import reader_name
 
 matplotlib.use("Agg", force=False)
 
@@ -98,11 +102,32 @@ def render_candles(
     intraday: bool = False,
     size: tuple[float, float] = (10.0, 6.0),
     dpi: int = 100,
+    lang: str = "en",
 ) -> bytes:
-    """Candlesticks, moving averages and a volume panel as PNG bytes.
+    """Candlesticks, moving averages and a volume panel as PNG bytes (`candles_figure`)."""
+    return _png(candles_figure(df, title=title, subtitle=subtitle, bars=bars, mas=mas,
+                               market=market, intraday=intraday, size=size, dpi=dpi, lang=lang),
+                dpi)
+
+
+def candles_figure(
+    df: pd.DataFrame,
+    *,
+    title: str,
+    subtitle: str = "",
+    bars: int | None = None,
+    mas: Sequence[int] = (5, 20, 60),
+    market: str = "",
+    intraday: bool = False,
+    size: tuple[float, float] = (10.0, 6.0),
+    dpi: int = 100,
+    lang: str = "en",
+) -> Figure:
+    """Candlesticks, moving averages and a volume panel.
 
     `df` holds OHLCV bars oldest first; moving averages use all of it, the chart shows the last
-    `bars`. Rises and falls take the colours of the instrument's `market` (`up_down_colors`).
+    `bars`. Rises and falls take the colours of the instrument's `market` (`up_down_colors`);
+    the axis words and the volume's units (万/亿 or K/M/B) are the reader's `lang`.
     """
     if df.empty:
         raise InvalidArguments("no bars to chart")
@@ -154,19 +179,17 @@ def render_candles(
     axv.add_collection(PolyCollection(list(vol), facecolors=list(colors), linewidths=0,
                                       alpha=0.8))
     axv.set_ylim(0, float(np.nanmax(v)) * 1.08 if np.nanmax(v) > 0 else 1.0)
-    axv.set_ylabel("Vol", fontsize=8)
+    axv.set_ylabel(t("labels.chart_volume", lang), fontsize=8)
     axv.grid(True, alpha=0.25)
-    axv.yaxis.set_major_formatter(FuncFormatter(lambda val, _p: _compact(val)))
+    axv.yaxis.set_major_formatter(FuncFormatter(lambda val, _p: _compact(val, lang)))
     _date_axis(axv, pd.DatetimeIndex(view.index), intraday)
     axv.tick_params(axis="x", labelsize=8)
-    return _png(fig, dpi)
+    return fig
 
 
-def _compact(value: float) -> str:
-    for div, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "K")):
-        if abs(value) >= div:
-            return f"{value / div:.1f}{suffix}"
-    return f"{value:.0f}"
+def _compact(value: float, lang: str) -> str:
+    """A volume axis tick: 1.9亿 / 188M, three digits at most."""
+    return numbers.compact(float(value), lang, digits=3) if value else "0"
 
 
 def rebase(closes: Mapping[str, pd.Series]) -> pd.DataFrame:
@@ -185,6 +208,7 @@ def render_comparison(
     intraday: bool = False,
     size: tuple[float, float] = (10.0, 5.5),
     dpi: int = 100,
+    lang: str = "en",
 ) -> bytes:
     """Several closing-price series rebased to 100 at their first common date, as PNG bytes."""
     cjk_font_family()
@@ -200,7 +224,7 @@ def render_comparison(
     ax.set_xlim(-1, len(frame))
     ax.grid(True, alpha=0.25)
     ax.legend(loc="upper left", fontsize=9, frameon=False)
-    ax.set_ylabel("rebased = 100")
+    ax.set_ylabel(t("labels.chart_rebased", lang))
     ax.set_title(title + (f"\n{subtitle}" if subtitle else ""), fontsize=11, loc="left")
     _date_axis(ax, pd.DatetimeIndex(frame.index), intraday)
     return _png(fig, dpi)
@@ -276,6 +300,8 @@ async def generate_chart(
     intraday = interval_minutes(interval) < 1440
     resolved = [resolve_symbol(s) for s in dict.fromkeys(symbols)]
     emit_status(f"Loading bars for {', '.join(s.code for s in resolved)}")
+    lang = current().lang  # the chart is for the person who asked: their words on it
+    bar_size = word("ta.interval_", interval, lang)
     frames = [await get_bars(sym, interval) for sym in resolved]
     range_note = ""
     if len(resolved) == 1:
@@ -287,11 +313,12 @@ async def generate_chart(
                                   provider=str(df.attrs.get("provider", "")))
         source = source_from(df)
         upto = df[df.index <= view.index[-1]]
-        title = f"{sym.name} ({sym.code})" if sym.name else sym.code
-        subtitle = f"{interval} · {source.label()}"
+        name = reader_name(sym.code, sym.name, lang)
+        title = f"{name} ({sym.code})" if name else sym.code
+        subtitle = f"{bar_size} · {source_label(source, lang)}"
         png = await asyncio.to_thread(
             render_candles, upto, title=title, subtitle=subtitle, bars=len(view),
-            market=sym.market, intraday=intraday,
+            market=sym.market, intraday=intraday, lang=lang,
         )
         info = [_series_info(sym, view, intraday, source)]
         kind: Literal["candlestick", "comparison"] = "candlestick"
@@ -310,11 +337,11 @@ async def generate_chart(
                                   provider=str(frames[0].attrs.get("provider", "")))
         sel = {s.code: common[s.code] for s in resolved}
         sources = [source_from(f) for f in frames]
-        title = " vs ".join(s.code for s in resolved)
-        subtitle = f"{interval} · rebased to 100 · " + ", ".join(
-            sorted({src.provider for src in sources}))
+        title = t("labels.chart_versus", lang).join(s.code for s in resolved)
+        subtitle = f"{bar_size} · {t('labels.chart_rebased_to', lang)} · " + ", ".join(
+            sorted({word("src.provider_", src.provider, lang) for src in sources}))
         png = await asyncio.to_thread(render_comparison, sel, title=title, subtitle=subtitle,
-                                      intraday=intraday)
+                                      intraday=intraday, lang=lang)
         info = [
             _series_info(s, pd.DataFrame({"close": sel[s.code]}), intraday, src)
             for s, src in zip(resolved, sources, strict=True)

@@ -22,6 +22,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
+from core.localize import word
 from core.words import t
 from ict import ICTAnalysis, zones_of
 from tools.charts import cjk_font_family, up_down_colors
@@ -79,7 +80,7 @@ def _clock(minute: int) -> str:
     return f"{minute // 60:02d}:{minute % 60:02d}"
 
 
-def _kill_zones(ax: Axes, view: pd.DataFrame, analysis: ICTAnalysis) -> None:
+def _kill_zones(ax: Axes, view: pd.DataFrame, analysis: ICTAnalysis, lang: str = "en") -> None:
     """Shade the zones of the analysis' template in its time zone. New York's kill zones are
     labelled by name (london, ny_am...), an exchange's sessions by their hours."""
     sessions = analysis.sessions
@@ -98,7 +99,8 @@ def _kill_zones(ax: Axes, view: pd.DataFrame, analysis: ICTAnalysis) -> None:
         if code[s] == 0:
             continue
         name, start, end = zones[code[s] - 1]
-        label = (f"{_clock(start)}-{_clock(end)}" if sessions.template == "CN" else name)
+        label = (f"{_clock(start)}-{_clock(end)}" if sessions.template == "CN"
+                 else word("ict.d_", name, lang))
         ax.axvspan(s - 0.5, e - 0.5, color=ZONE_COLORS[name], alpha=0.08,
                    linewidth=0, label=None if name in seen else label)
         seen.add(name)
@@ -174,7 +176,7 @@ def render_ict_chart(
         for level in (dr.high, dr.low):
             ax.axhline(level, color="#999999", linewidth=0.6, linestyle=":")
     if analysis.sessions.applicable:
-        _kill_zones(ax, view, analysis)
+        _kill_zones(ax, view, analysis, lang)
 
     lo = float(view["low"].min())
     hi = float(view["high"].max())
@@ -193,7 +195,7 @@ def render_ict_chart(
     ax.xaxis.set_major_formatter(FuncFormatter(fmt))
     ax.tick_params(labelsize=8)
     bias = analysis.structure.bias
-    ax.set_title(f"{title}  ·  {analysis.meta.interval}  ·  "
+    ax.set_title(f"{title}  ·  {word('ict.iv_', analysis.meta.interval, lang)}  ·  "
                  f"{t('report_pdf.ict_bias', lang, bias=_say(bias, lang))}", fontsize=11,
                  loc="left")
     if ax.get_legend_handles_labels()[0]:

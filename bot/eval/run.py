@@ -105,7 +105,7 @@ async def ask(q: Question, make_mode: ModeFactory, registry: ToolRegistry,
     recorder = _Recorder()
     turn = Turn(text=q.text, history=[], recorder=recorder, lang=q.lang)
     started = time.perf_counter()
-    answer = ""
+    answer = failure = ""
     try:
         async with asyncio.timeout(timeout_s):
             async for event in mode.run(turn):
@@ -114,6 +114,7 @@ async def ask(q: Question, make_mode: ModeFactory, registry: ToolRegistry,
                 elif isinstance(event, Done):
                     answer, row.label = event.text, event.label
                 elif isinstance(event, Failed):
+                    failure = event.error
                     row.error = event.error[:300]
     except TimeoutError:
         row.error = f"no answer within {timeout_s:g} s"
@@ -124,8 +125,8 @@ async def ask(q: Question, make_mode: ModeFactory, registry: ToolRegistry,
     row.completion_tokens = sum(u.completion_tokens for u in recorder.usages)
     row.answer = answer[:600]
     row.markup_leak = markup_leaked(answer)
-    if q.lang == "zh":  # the whole answer, not the stored 600 characters
-        row.english = english_words(answer)
+    if q.lang == "zh":  # all the person reads: the whole answer, its label, a failure
+        row.english = english_words("\n".join((answer, row.label, failure)))
     tool_texts = tool_log.texts + [m.content for m in recorder.messages if m.role == "tool"]
     row.unsupported = unsupported_figures(answer, tool_texts, also=[q.text])
     row.labelled = bool(row.error) or any(w in row.label for w in UNVERIFIED_WORDS)

@@ -26,7 +26,7 @@ LANGS: tuple[Lang, ...] = ("en", "zh")
 
 # One module per namespace, in core/words/<name>.py.
 NAMESPACES: tuple[str, ...] = ("labels", "chat", "phrase", "src", "ta", "ict", "age", "grammar",
-                               "debate", "subs", "report", "plan",
+                               "debate", "factors", "subs", "report", "plan",
                                "offline", "answer", "scripting", "admin",
                                "podcast", "report_pdf",
                                "startup", "voice", "web", "errors")

@@ -138,4 +138,221 @@ WORDS: dict[str, dict[str, str]] = {
         "en": "Sentiment",
         "zh": "情绪",
     },
+    # the offline bull/bear record (debate/offline.py)
+    "rebut": {
+        "en": "The other side's strongest point here, {theirs}, weighs {their_weight}; ours, "
+              "{ours}, weighs {our_weight}.",
+        "zh": "对方在这里最有力的论据是{theirs}，权重 {their_weight}；我方的{ours}，"
+              "权重 {our_weight}。",
+    },
+    "nothing_to_rebut": {
+        "en": "Nothing to rebut here.",
+        "zh": "这里没有需要反驳的论据。",
+    },
+    "nothing_to_answer": {
+        "en": "No data point to answer with.",
+        "zh": "没有可以用来回应的数据点。",
+    },
+    "average_score": {
+        "en": "average factor score {score} across {n} factors",
+        "zh": "{n} 个因子的平均评分为 {score}",
+    },
+    "horizon": {
+        "en": "6-12 months",
+        "zh": "6至12个月",
+    },
+    "bb_summary": {
+        "en": "**{hypothesis}**\n\n**Verdict:** {verdict} ({action}, {confidence}/10), scored "
+              "from data by fixed rules.",
+        "zh": "**{hypothesis}**\n\n**结论：**{verdict}（{action}，信心 {confidence}/10），"
+              "由数据按固定规则评分。",
+    },
+    # the default hypothesis when none was formed (the offline panel, or a planner that failed)
+    "hypothesis": {
+        "en": "{title} is worth buying now for the next 6-12 months",
+        "zh": "{title} 值得现在买入并持有6至12个月",
+    },
+    "hypothesis_asked": {
+        "en": " (question: {question})",
+        "zh": "（问题：{question}）",
+    },
+    "verdict_supported": {
+        "en": "supported",
+        "zh": "成立",
+    },
+    "verdict_rejected": {
+        "en": "rejected",
+        "zh": "不成立",
+    },
+    "verdict_inconclusive": {
+        "en": "inconclusive",
+        "zh": "无定论",
+    },
+    # what the chat shows while a debate runs (Status lines and the streamed round lines)
+    "gathering": {
+        "en": "Gathering data for {name}...",
+        "zh": "正在收集 {name} 的数据……",
+    },
+    "reusing": {
+        "en": "Reusing the report of {date}",
+        "zh": "沿用 {date} 的报告",
+    },
+    "report_from": {
+        "en": "(report from {when} UTC)",
+        "zh": "（世界标准时间 {when} 的报告）",
+    },
+    "offline_start": {
+        "en": "No language model configured: offline experts score the data",
+        "zh": "未配置语言模型：由离线专家根据数据评分",
+    },
+    "offline_stop": {
+        "en": "offline experts run the minimum rounds",
+        "zh": "离线专家只进行最少轮数",
+    },
+    "offline_bb_stop": {
+        "en": "offline bull/bear: openings, rebuttals, scored verdict",
+        "zh": "离线多空辩论：开场、反驳、评分结论",
+    },
+    "panel_start": {
+        "en": "Debate on {title}: {n} experts, {low}-{high} rounds",
+        "zh": "{title} 辩论：{n} 位专家，{low}至{high} 轮",
+    },
+    "round_start": {
+        "en": "Round {round}: {n} experts arguing...",
+        "zh": "第 {round} 轮：{n} 位专家辩论中……",
+    },
+    "round_line": {
+        "en": "Round {round} - {name}: {action} {confidence}{extra}",
+        "zh": "第 {round} 轮 - {name}：{action} {confidence}{extra}",
+    },
+    "round_failed": {
+        "en": "Round {round} - {name}: failed ({error})",
+        "zh": "第 {round} 轮 - {name}：失败（{error}）",
+    },
+    "round_dropped": {
+        "en": " ({n} invented source(s) dropped)",
+        "zh": "（剔除 {n} 个编造的来源）",
+    },
+    "round_all_failed": {
+        "en": "Round {round}: every expert failed; stopping",
+        "zh": "第 {round} 轮：所有专家均失败，停止",
+    },
+    "moderating": {
+        "en": "Round {round} - Moderator deciding...",
+        "zh": "第 {round} 轮 - 主持人正在裁定……",
+    },
+    "budget_note": {
+        "en": "Budget: {note}",
+        "zh": "预算：{note}",
+    },
+    "budget_stop": {
+        "en": "Budget: stopping before round {round}",
+        "zh": "预算用尽：第 {round} 轮之前停止",
+    },
+    "phase_hypothesis": {
+        "en": "Phase 0 - forming a testable hypothesis...",
+        "zh": "阶段 0 - 形成可检验的假设……",
+    },
+    "phase_collect": {
+        "en": "Phase 1 - collecting data: {n} tool calls",
+        "zh": "阶段 1 - 收集数据：{n} 次工具调用",
+    },
+    "phase_openings": {
+        "en": "Phase 2 - opening arguments (2 bulls, 2 bears)...",
+        "zh": "阶段 2 - 开场陈述（两位多方，两位空方）……",
+    },
+    "phase_rebuttals": {
+        "en": "Phase 3 - rebuttals...",
+        "zh": "阶段 3 - 反驳……",
+    },
+    "phase_judge": {
+        "en": "Phase 4 - the judge weighs {n} anonymous arguments...",
+        "zh": "阶段 4 - 裁判权衡 {n} 条匿名论据……",
+    },
+    "phase_summary": {
+        "en": "Phase 5 - writing the executive summary...",
+        "zh": "阶段 5 - 撰写执行摘要……",
+    },
+    "phase_opening": {
+        "en": "Opening",
+        "zh": "开场",
+    },
+    "phase_rebuttal": {
+        "en": "Rebuttal",
+        "zh": "反驳",
+    },
+    "argued": {
+        "en": "{phase} - {name}: {n} source(s){extra}",
+        "zh": "{phase} - {name}：{n} 个来源{extra}",
+    },
+    "argued_dropped": {
+        "en": ", {n} invented dropped",
+        "zh": "，剔除 {n} 个编造的来源",
+    },
+    "argue_failed": {
+        "en": "{phase} - {name}: failed ({error})",
+        "zh": "{phase} - {name}：失败（{error}）",
+    },
+    "hypothesis_line": {
+        "en": "Hypothesis: {hypothesis}",
+        "zh": "假设：{hypothesis}",
+    },
+    "verdict_line": {
+        "en": "Verdict: {verdict} ({action}, {confidence}/10)",
+        "zh": "结论：{verdict}（{action}，信心 {confidence}/10）",
+    },
+    "offline_verdict_line": {
+        "en": "Verdict: {action} {confidence}",
+        "zh": "结论：{action}（信心 {confidence}）",
+    },
+    # the label under the answer, and why a debate did not start
+    "partial": {
+        "en": "partial debate: {n} part(s) failed, confidence lowered accordingly",
+        "zh": "辩论不完整：{n} 个部分失败，信心已相应降低",
+    },
+    "reused": {
+        "en": "reused report from {when} UTC; ask with 'fresh' for a new debate",
+        "zh": "沿用 {when}（UTC）的报告；如需重新辩论，请在问题后加一个空格和“重新”",
+    },
+    "unknown_symbol": {
+        "en": "I don't know the security {query!r}.{hint} Try a code or ticker, e.g. /debate "
+              "600519 or /debate NVDA.",
+        "zh": "我不认识证券“{query}”。{hint}请改用股票代码或名称，例如 /debate 600519。",
+    },
+    "did_you_mean": {
+        "en": " Did you mean: {names}?",
+        "zh": "您是不是要找：{names}？",
+    },
+    "name_one": {
+        "en": "Name a security to debate, e.g. /debate 600519 or /debate NVDA is it a buy?",
+        "zh": "请指定要辩论的证券，例如 /debate 600519 值得买吗？",
+    },
+    "analyst_bull": {
+        "en": "Bull #{n}",
+        "zh": "多方 #{n}",
+    },
+    "analyst_bear": {
+        "en": "Bear #{n}",
+        "zh": "空方 #{n}",
+    },
+    # a debate that produced nothing: said instead of a verdict (the model's own error inside)
+    "failed_experts": {
+        "en": "The debate failed: none of the {n} expert turns got an answer from the model "
+              "({why}). There is no verdict and no report is kept.",
+        "zh": "辩论失败：{n} 次专家发言都没有得到模型的回答（{why}）。没有结论，也不保留报告。",
+    },
+    "failed_analysts": {
+        "en": "The debate failed: none of the {n} analyst turns got an answer from the model "
+              "({why}). There is no verdict and no report is kept.",
+        "zh": "辩论失败：{n} 次分析师发言都没有得到模型的回答（{why}）。没有结论，也不保留报告。",
+    },
+    "failed_judge": {
+        "en": "The debate failed: the judge could not answer ({why}). There is no verdict and no "
+              "report is kept.",
+        "zh": "辩论失败：裁判未能作答（{why}）。没有结论，也不保留报告。",
+    },
+    "no_reason": {
+        "en": "no reason given",
+        "zh": "未说明原因",
+    },
 }

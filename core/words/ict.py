@@ -140,7 +140,7 @@ WORDS: dict[str, dict[str, str]] = {
     },
     "d_no_kill_zone": {
         "en": "no kill zone",
-        "zh": "不在杀伤时段",
+        "zh": "不在关键交易时段",
     },
     "d_no_5m": {
         "en": "no 5m analysis",
@@ -274,8 +274,12 @@ WORDS: dict[str, dict[str, str]] = {
     "a_session": {
         "en": "**Session ({template}):** last bar {time} New York, kill zone {zone} (session "
               "fit: {fit})",
-        "zh": "**时段（{template}）：**最后K线为纽约时间 {time}，杀伤时段 {zone}（时段匹配：{fit}"
-              "）",
+        "zh": "**时段（{template}）：**最后K线为纽约时间 {time}，关键交易时段 {zone}"
+              "（时段匹配：{fit}）",
+    },
+    "a_fit": {
+        "en": "{zone} ({fit})",
+        "zh": "{zone}（{fit}）",
     },
     "a_stack": {
         "en": "**Bias stack:** {bias}, grade {grade} ({score}/100), {status}",
@@ -337,30 +341,6 @@ WORDS: dict[str, dict[str, str]] = {
         "en": "Confluence",
         "zh": "共振依据",
     },
-    "a_bullish": {
-        "en": "bullish",
-        "zh": "看涨",
-    },
-    "a_bearish": {
-        "en": "bearish",
-        "zh": "看跌",
-    },
-    "a_neutral": {
-        "en": "neutral",
-        "zh": "中性",
-    },
-    "a_premium": {
-        "en": "premium",
-        "zh": "溢价区",
-    },
-    "a_discount": {
-        "en": "discount",
-        "zh": "折价区",
-    },
-    "a_equilibrium": {
-        "en": "equilibrium",
-        "zh": "均衡区",
-    },
     "a_wait_s": {
         "en": "wait",
         "zh": "等待",
@@ -368,14 +348,6 @@ WORDS: dict[str, dict[str, str]] = {
     "a_ready": {
         "en": "ready",
         "zh": "就绪",
-    },
-    "a_up": {
-        "en": "up",
-        "zh": "向上",
-    },
-    "a_down": {
-        "en": "down",
-        "zh": "向下",
     },
     "a_main": {
         "en": "main",
@@ -396,18 +368,6 @@ WORDS: dict[str, dict[str, str]] = {
     "a_broken": {
         "en": "broken",
         "zh": "已失效",
-    },
-    "a_preferred": {
-        "en": "preferred",
-        "zh": "首选",
-    },
-    "a_acceptable": {
-        "en": "acceptable",
-        "zh": "可接受",
-    },
-    "a_off": {
-        "en": "off",
-        "zh": "不在时段内",
     },
     "check_htf_draw": {
         "en": "Daily/4H draw agrees with the idea",
@@ -435,6 +395,6 @@ WORDS: dict[str, dict[str, str]] = {
     },
     "check_session_fit": {
         "en": "Inside a preferred kill zone",
-        "zh": "处于首选杀伤时段",
+        "zh": "处于首选交易时段",
     },
 }

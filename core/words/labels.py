@@ -1,4 +1,5 @@
-"""Notices a mode attaches to an answer (`Done.label`); the renderer shows them in italics."""
+"""Notices a mode attaches to an answer (`Done.label`); the renderer shows them in italics.
+And the labels on a chart (tools/charts.py): its axes, legend and subtitle."""
 
 WORDS: dict[str, dict[str, str]] = {
     "unverified": {
@@ -41,5 +42,22 @@ WORDS: dict[str, dict[str, str]] = {
     "turn_limit": {
         "en": "I reached the limit of tool calls for one question; here is what I found so far.",
         "zh": "本问题的工具调用次数已达上限，以上是目前找到的内容。",
+    },
+    # on a chart
+    "chart_volume": {
+        "en": "Vol",
+        "zh": "成交量",
+    },
+    "chart_rebased": {
+        "en": "rebased = 100",
+        "zh": "首日 = 100",
+    },
+    "chart_rebased_to": {
+        "en": "rebased to 100",
+        "zh": "以首日为100",
+    },
+    "chart_versus": {
+        "en": " vs ",
+        "zh": " 对比 ",
     },
 }

@@ -63,10 +63,6 @@ WORDS: dict[str, dict[str, str]] = {
         "en": "Notes: {notes}",
         "zh": "备注：{notes}",
     },
-    "not_advice": {
-        "en": "_Not investment advice._",
-        "zh": "_不构成投资建议。_",
-    },
     "no_audio": {
         "en": "(No audio this time: {error})",
         "zh": "（音频未生成：{error}）",
@@ -492,5 +488,26 @@ WORDS: dict[str, dict[str, str]] = {
     "metric_max_drawdown_1y": {
         "en": "Max drawdown 1Y",
         "zh": "近1年最大回撤",
+    },
+    # what the chat shows while an episode is made
+    "status_resolving": {
+        "en": "Resolving {n} ticker(s)...",
+        "zh": "正在识别 {n} 个代码……",
+    },
+    "status_reusing": {
+        "en": "[{code}] reusing today's debate report",
+        "zh": "[{code}] 沿用今天的辩论报告",
+    },
+    "status_debating": {
+        "en": "[{code}] debating...",
+        "zh": "[{code}] 辩论中……",
+    },
+    "status_writing": {
+        "en": "[{code}] writing its section...",
+        "zh": "[{code}] 正在撰写本段……",
+    },
+    "status_refining": {
+        "en": "Refining the transitions...",
+        "zh": "正在润色过渡语……",
     },
 }

@@ -14,9 +14,6 @@ WORDS: dict[str, dict[str, str]] = {
     "src_event": {"en": "event {title} {date}", "zh": "事件：{title} {date}"},
     "src_filing": {"en": "{form} of {ticker}, filed {date}",
                    "zh": "{ticker} 的 {form} 文件，{date} 提交"},
-    "action_buy": {"en": "BUY", "zh": "买入"},
-    "action_sell": {"en": "SELL", "zh": "卖出"},
-    "action_hold": {"en": "HOLD", "zh": "持有"},
     # --- the debate report -------------------------------------------------------------------
     "debate_title": {"en": "Debate report: {title}", "zh": "辩论报告：{title}"},
     "debate_file": {"en": "debate-report-{code}-{date}.pdf", "zh": "辩论报告-{code}-{date}.pdf"},

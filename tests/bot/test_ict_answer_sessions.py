@@ -14,6 +14,7 @@ from bot.symbols_bridge import find_symbols
 from core.agent.turn import Turn
 from core.events import Done
 from core.testing import MemoryRecorder
+from core.words import t as catalogue
 from tests.tools.test_offline_packs import _need
 from tools import build_registry
 from tools.data import DataConfig, configure
@@ -47,3 +48,10 @@ async def test_an_a_share_session_line_is_on_shanghai_time(question: str, lang: 
     in_session = 9 * 60 + 30 <= minutes < 11 * 60 + 30 or 13 * 60 <= minutes < 15 * 60
     assert in_session == any(s in line for s in sessions), line
     assert "cn_am" not in line and "cn_pm" not in line
+    # the bias stack's session check names the same session (it read 'off' at 15:00, the end
+    # of the 14:45 bar, while this line said 下午盘)
+    fit = catalogue("ict.check_session_fit", lang)
+    check = next(x for x in done.text.splitlines() if fit in x)
+    named = [s for s in sessions if s in line]
+    assert [s for s in sessions if s in check] == named, (line, check)
+    assert ("✅" in check) == bool(named), check

@@ -83,6 +83,20 @@ def test_percentages_two_decimals_and_indicator_values_without_false_precision()
     assert n.value(0.004567, "en") == "0.0046"
 
 
+async def test_a_real_change_and_date_in_both_languages():
+    """600000's last day in the hqchart pack: +0.20 on 8.32 is +2.40%, two decimals in either
+    language, and its date ISO in both (the one convention every answer keeps)."""
+    from tools.market import get_quote
+
+    spdb = await get_quote(symbol="600000")
+    assert (spdb.prev_close, spdb.change_pct) == (8.32, 2.4)
+    assert n.pct(spdb.change_pct, "zh") == n.pct(spdb.change_pct, "en") == "+2.40%"
+    assert n.pct(-spdb.change_pct, "zh") == "-2.40%"
+    assert n.day(spdb.as_of) == "2024-09-19"
+    (_, value, _), = figures(n.pct(spdb.change_pct, "zh"))
+    assert value == pytest.approx(2.4)
+
+
 def test_dates_are_iso_in_both_languages():
     assert n.day(date(2024, 9, 19)) == "2024-09-19"
     assert n.day(datetime(2024, 9, 19, 15, 0)) == "2024-09-19"

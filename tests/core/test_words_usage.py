@@ -47,6 +47,8 @@ DYNAMIC: dict[str, str] = {
     "offline.dcf_": "bot/offline_data.py (a DCF input)",
     "debate.action_": "jobs/podcast_items.py (a debate's verdict: BUY, HOLD, SELL)",
     "debate.expert_": "debate/offline.py (an expert of the panel)",
+    "debate.phase_": "debate/bull_bear.py (a bull/bear argument's phase: opening, rebuttal)",
+    "debate.analyst_": "debate/bull_bear.py (a bull/bear analyst's side: bull_1, bear_2)",
     "podcast.action_": "podcast/writer.py (a verdict as the podcast says it)",
     "podcast.market_": "podcast/writer.py (the market the day's tickers trade in)",
     "podcast.idx_": "podcast/writer.py (an index the day's tickers belong to)",

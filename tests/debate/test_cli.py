@@ -8,6 +8,7 @@ import json
 import pytest
 
 from bot.cli import debate as cli
+from debate.offline import offline_label
 
 
 @pytest.fixture
@@ -31,7 +32,7 @@ def test_cli_prints_the_offline_artifact_as_json(offline_env, capsys):
     assert args.func(args) == 0
     captured = capsys.readouterr()
     art = json.loads(captured.out)
-    assert art["meta"]["offline"] and art["meta"]["label"].startswith("offline experts")
+    assert art["meta"]["offline"] and art["meta"]["label"] == offline_label("en")
     assert art["experts"]["ticker"] == "NVDA" and len(art["experts"]["rounds"]) == 2
     assert art["experts"]["conclusion"]["action"] in ("BUY", "HOLD", "SELL")
     assert "Round 1 - Risk:" in captured.err and "[pdf: " in captured.err

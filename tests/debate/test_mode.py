@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 
+from bot.eval.score import english_words
 from core.agent.turn import Turn as AgentTurn
 from core.testing import MemoryRecorder, ScriptedLLM
 from debate.mode import DebateMode, parse_request
-from debate.offline import OFFLINE_LABEL
+from debate.offline import offline_label
 from debate.store import DebateReportStore, question_key
 from tests.debate.helpers import fake_bars, make_mode, produce, run_mode, texts
 
@@ -59,9 +60,10 @@ async def test_offline_experts_through_the_mode(registry):
     kinds = [e.type for e in events]
     assert kinds[-2:] == ["file", "done"]
     statuses = texts(events)
-    assert "No language model configured: offline experts score the data" in statuses
-    assert sum(t.startswith("Round 1 - ") for t in statuses) == 4
-    assert sum(t.startswith("Round 2 - ") for t in statuses) == 4
+    assert "未配置语言模型：由离线专家根据数据评分" in statuses
+    assert sum(t.startswith("第 1 轮 - ") for t in statuses) == 4
+    assert sum(t.startswith("第 2 轮 - ") for t in statuses) == 4
+    assert not [w for t in statuses for w in english_words(t)]  # the round lines say 买入, not BUY
     body = "".join(texts(events, "text_delta"))
     assert body.count("\n") == 8
     pdf = events[-2].file
@@ -69,7 +71,7 @@ async def test_offline_experts_through_the_mode(registry):
     assert pdf.filename == f"辩论报告-600519-{events[-2].file.filename[-12:-4]}.pdf"
     assert pdf.caption.startswith("辩论报告：贵州茅台 (600519)，结论为")
     done = events[-1]
-    assert done.label == OFFLINE_LABEL and "贵州茅台 (600519)" in done.text
+    assert done.label == offline_label("zh") and "贵州茅台 (600519)" in done.text
     assert rec.messages[-1].content == done.text and rec.usages == []
 
 
@@ -79,7 +81,7 @@ async def test_offline_scores_are_deterministic_and_labelled(registry):
     b, _, _ = await produce(mode, "600519", panel="bull_bear")
     again, _, _ = await produce(mode, "600519")
     art = a.artifact
-    assert art.meta.offline and art.meta.label == OFFLINE_LABEL
+    assert art.meta.offline and art.meta.label == offline_label("en")
     assert art.experts.model_dump() == again.artifact.experts.model_dump()
     assert len(art.experts.rounds) == 2
     r1 = art.experts.rounds[0]
@@ -100,7 +102,7 @@ async def test_offline_scores_are_deterministic_and_labelled(registry):
     bb = b.artifact.bull_bear
     assert bb is not None and len(bb.openings) == 4 and len(bb.rebuttals) == 4
     assert bb.verdict is not None and bb.verdict.verdict in bb.hypothesis.verdict_options
-    assert b.artifact.meta.label == OFFLINE_LABEL
+    assert b.artifact.meta.label == offline_label("en")
 
 
 async def test_reports_are_reused_for_five_days_unless_fresh(registry, pg_pool):

@@ -161,3 +161,25 @@ async def test_every_chinese_offline_answer_is_in_chinese(registry):
     assert s["chinese_answers"] == len(chosen) and s["chinese_with_english"] == 0
     assert f"Chinese answers with English words: 0/{len(chosen)}" in markdown(
         "offline analyst", rows, {})
+
+
+async def test_every_chinese_question_answered_by_a_scripted_model_reads_chinese(registry):
+    """Issue 30, the model's side: a scripted model answers every Chinese question of the set
+    in Chinese with a figure no tool returned; what the agent adds around it (the unverified
+    label, any failure) is Chinese too, so the whole reply passes the language check."""
+    chosen = [q for q in QUESTIONS if q.lang == "zh"]
+    answer = Turn(text="根据模型的记忆，最新收盘价约为 123.45 元，仅供参考。")
+    async with FakeOpenAI([], default=answer, context_tokens=8192) as srv:
+        llm = LLMRouter(default=ModelProfile(name="fake", base_url=srv.base_url,
+                                             model="fake-model", max_retries=0))
+
+        def make(reg, tool_log):
+            return NormalMode(llm=llm, registry=reg, plan=False)
+
+        rows = await run_questions(chosen, make, registry, timeout_s=60)
+        await llm.aclose()
+    assert len(rows) == len(chosen) and all(r.answer and not r.error for r in rows)
+    assert all("未经核实" in r.label for r in rows), {r.id: r.label for r in rows}
+    english = {r.id: r.english for r in rows if r.english}
+    assert not english, english
+    assert to_json("scripted model", rows, {})["summary"]["chinese_with_english"] == 0

@@ -23,7 +23,8 @@ async def test_summary_script_files_and_pdf(episode: PodcastResult) -> None:
     items = await podcast_items(episode, lang="en", pdf=True)
     summary, *files = items
     assert isinstance(summary, Reply) and "Daily podcast" in summary.text
-    assert "ticker:NVDA" in summary.text and "Not investment advice" in summary.text
+    assert "NVIDIA Corp (NVDA)" in summary.text and "Not investment advice" in summary.text
+    assert "ticker:" not in summary.text and "• Opening" in summary.text  # titles, not ids
     assert all(isinstance(f, OutgoingFile) for f in files)
     by_name = {f.filename: f for f in files if isinstance(f, OutgoingFile)}
     assert json.loads(by_name["script.json"].data)["user_tickers"] == ["NVDA", "AAPL"]

@@ -70,7 +70,7 @@ async def test_intraday_bars_are_summarised_when_the_data_has_them():
     result = await produce_podcast(["BTC-USD", "NVDA"], lang="zh")
     btc = result.script.section("ticker:BTC-USD")
     last = btc[-1]
-    assert last.text.startswith("日内（") and "15m" in last.text and last.speaker == "主持人"
+    assert last.text.startswith("日内（") and "15分钟" in last.text and last.speaker == "主持人"
     assert last.sources and last.sources[0].ticker == "BTC-USD"
     assert "没有 NVDA 的日内K线" in result.script.section("ticker:NVDA")[-1].text
     assert all(t.speaker in ("主持人", "分析师") for t in result.script.scripts)

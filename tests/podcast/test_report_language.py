@@ -4,9 +4,9 @@ Chinese script's own words and no Chinese in the English one, no heading alone a
 
 from __future__ import annotations
 
-import pytest
-
 from bot.eval.score import english_words
+from core.types import Reply
+from jobs.podcast_items import podcast_items
 from podcast import PodcastResult, produce_podcast, render_markdown
 from podcast.render import render_pdf, ticker_names
 from tests.reports_pdf import CJK, TAG, pages_ending_in_a_heading, pdf_text, rasterise
@@ -29,15 +29,20 @@ async def test_a_chinese_podcast_pdf_is_chinese_and_prints_no_markup() -> None:
     own = [w for w in english_words(text) if w not in english_words(said(result))]
     assert own == [], own
     assert pages_ending_in_a_heading(pdf) == []
-    md = render_markdown(result.script, "zh", ticker_names(result))
+    md = render_markdown(result.script, "zh", ticker_names(result, "zh"))
     assert "<sub>" not in md and "**主持人**：" in md and "## 浦发银行（600000）" in md
 
 
-@pytest.mark.xfail(strict=True, reason="the offline writer's sentences (podcast/writer.py, the "
-                   "debates it quotes) still carry English fragments under zh")
 async def test_the_offline_writer_says_nothing_in_english_under_zh() -> None:
-    result = await produce_podcast(["浦发银行", "NVDA"], lang="zh")
-    assert english_words(pdf_text(render_pdf(result, "zh"))) == []
+    """The PDF text, the chat summary and every line shown while the episode was made."""
+    shown: list[str] = []
+    result = await produce_podcast(["浦发银行", "NVDA"], lang="zh",
+                                   emit=lambda e: shown.append(getattr(e, "text", "")))
+    assert shown
+    summary = next(i.text for i in await podcast_items(result, lang="zh")
+                   if isinstance(i, Reply))
+    for text in (pdf_text(render_pdf(result, "zh")), summary, *shown):
+        assert english_words(text) == [], text
 
 
 async def test_an_english_podcast_pdf_has_no_chinese() -> None:

@@ -165,7 +165,7 @@ async def test_the_same_in_chinese():
     assert {t.speaker for t in script.scripts} == {"主持人", "分析师"}
     assert script.scripts[0].text.startswith("欢迎收听 Bullpen 每日简报")
     tsla = script.section("ticker:TSLA")
-    assert len(tsla) == 1 and tsla[0].text.startswith("今天没有Tesla Inc（TSLA）的辩论")
+    assert len(tsla) == 1 and tsla[0].text.startswith("今天没有特斯拉（TSLA）的辩论")
     assert "所有专家的发言都失败了" in tsla[0].text
     worker_call = llm.calls("ticker_worker")[0]
     assert "Simplified Chinese" in worker_call["system"]

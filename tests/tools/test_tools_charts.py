@@ -9,12 +9,13 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from core import context
+from core import context, numbers
 from core.errors import DataUnavailable
 from tools import snapshot
 from tools.charts import (
     DOWN_RED,
     UP_GREEN,
+    candles_figure,
     cjk_font_family,
     cjk_font_path,
     generate_chart,
@@ -48,6 +49,23 @@ def test_cjk_title_renders_without_missing_glyphs() -> None:
         warnings.simplefilter("error")  # matplotlib warns "Glyph ... missing" on tofu
         png = render_candles(df, title="沪深300 贵州茅台", bars=60, market="cn")
     assert len(png) > 10_000
+
+
+@pytest.mark.parametrize(("lang", "volume", "units"), [("zh", "成交量", ("万", "亿")),
+                                                     ("en", "Vol", ("K", "M", "B"))])
+def test_a_chart_for_a_chinese_reader_says_its_axes_in_chinese(lang: str, volume: str,
+                                                                units: tuple[str, ...]) -> None:
+    """The volume panel's label and its ticks in the reader's units (the pack's real volumes
+    of 600000: tens of millions of shares a day, 千万 / tens of M)."""
+    df = snapshot.load("SH600000")  # the hqchart pack's daily bars
+    fig = candles_figure(df, title="浦发银行 (600000)", bars=60, market="cn", lang=lang)
+    axv = fig.axes[1]
+    assert axv.get_ylabel() == volume
+    fig.canvas.draw()
+    ticks = [x.get_text() for x in axv.get_yticklabels() if x.get_text() not in ("", "0")]
+    assert ticks and all(x.endswith(units) for x in ticks), ticks
+    big = float(df["volume"].iloc[-60:].max())
+    assert fig.axes[1].yaxis.get_major_formatter()(big, 0) == numbers.compact(big, lang, digits=3)
 
 
 def test_comparison_is_rebased() -> None:

@@ -26,6 +26,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from core.words import is_zh
 from tools.symbols.index import paused_gc
 from tools.symbols.model import SymbolEntry
 from tools.symbols.normalize import (
@@ -83,6 +84,20 @@ def chinese_name(code: str) -> str | None:
     """The name a Chinese reader knows an instrument by (英伟达 for NVDA, 标普500 for ^GSPC,
     比特币 for BTC-USD), or None when the curated file has none."""
     return _chinese_names().get(code)
+
+
+_LATIN_TAIL = re.compile(r"\s+[A-Za-z][\w&.()/ -]*$")
+
+
+def reader_name(code: str, name: str, lang: str) -> str:
+    """The name a reader knows an instrument by: for a Chinese reader an A-share's own name
+    (without a Latin tail), the curated Chinese name of a US stock, index or coin (英伟达,
+    标普500, 比特币), else none (the code says it); for anyone else the data's name."""
+    if not is_zh(lang):  # not words: which name, not how it is said
+        return name
+    if has_cjk(name):
+        return _LATIN_TAIL.sub("", name)  # 沪深300 CSI 300 index -> 沪深300
+    return chinese_name(code) or ""
 
 
 def expand_aliases(aliases: Iterable[str], name: str = "") -> list[str]:
