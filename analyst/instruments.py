@@ -164,7 +164,20 @@ def _from_match(m: Any, directory: Any, written: str, at: int) -> Instrument:
 def _sentence_names(text: str, taken: list[bool], directory: Any) -> list[Instrument]:
     """Pass 3: well-known names in lower case or possessive, misspelt names, Chinese aliases
     before a question word; only in characters no earlier pass claimed."""
-    from tools.symbols.index import common_word
+    from tools.symbols.index import common_word, extract_windows
+
+    # bounded work: the parts of a long text `extract` reads, and at most MAX_NAME_LOOKUPS
+    # directory searches (each word once), whatever was pasted
+    windows = [(o, o + len(w)) for o, w in extract_windows(text)]
+    seen: dict[str, tuple[Any | None, float]] = {}
+
+    def best(word: str) -> tuple[Any | None, float]:
+        if word not in seen:
+            seen[word] = _best(directory, word) if len(seen) < MAX_NAME_LOOKUPS else (None, 0.0)
+        return seen[word]
+
+    def read(at: int) -> bool:
+        return any(a <= at < b for a, b in windows)
 
     out: list[Instrument] = []
     for m in _LATIN.finditer(text):
@@ -172,11 +185,11 @@ def _sentence_names(text: str, taken: list[bool], directory: Any) -> list[Instru
         word = re.sub(r"['’]s$", "", m.group(0))
         low = word.lower()
         if (any(taken[s:e]) or len(word) < 3 or low in _NOT_NAMES or low in _CHAT_WORDS
-                or word.isupper()):
+                or word.isupper() or not read(s)):
             continue  # all capitals: a ticker, which pass 2 judged already
         if word.islower() and common_word(word, very=True):
             continue  # neither rule below can take it: skip the directory's search
-        top, second = _best(directory, word)
+        top, second = best(word)
         if top is None or top.kind not in ("stock", "index", "crypto"):
             continue
         if top.why.startswith(_CODE_WHY):
@@ -194,13 +207,15 @@ def _sentence_names(text: str, taken: list[bool], directory: Any) -> list[Instru
             for i in range(s, e):
                 taken[i] = True
     for run in _CJK_RUN.finditer(text):
+        if not read(run.start()):
+            continue
         i = run.start()
         while i < run.end():
             step = 1
             for n in range(min(6, run.end() - i), 1, -1):
                 if any(taken[i:i + n]) or not _ZH_CUE.match(text[i + n:]):
                     continue
-                hit, _ = _best(directory, text[i:i + n])
+                hit, _ = best(text[i:i + n])
                 if hit is None or hit.score < 99.0 or hit.why.startswith(("fuzzy", "sounds")):
                     continue
                 out.append(_from_match(hit, directory, text[i:i + n], i))
@@ -214,6 +229,7 @@ def _sentence_names(text: str, taken: list[bool], directory: Any) -> list[Instru
 
 # a message of one Latin word or symbol: "btc", "nvda?", "$spx", "BTC-USD", "S&P"
 _ONE_WORD = re.compile(r"^\s*\$?[A-Za-z0-9^][A-Za-z0-9.^/&-]{0,23}[\s?!.]*$")
+MAX_NAME_LOOKUPS = 64  # directory searches for names in one message (a question names a few)
 _SURE = 97.0  # an exact code, ticker, name or alias; not fuzzy, nor a common word's ticker
 _WELL_KNOWN = 99.0  # an exact name plus the popularity bonus of an index member or curated name
 _CODE_WHY = ("ticker", "symbol", "code", "index code", "HK code", "spelled-out ticker")

@@ -129,3 +129,40 @@ def test_index_words_work_without_a_directory() -> None:
 def test_age(as_of: date, today: date, count: int, unit: str, stale: bool) -> None:
     a = age(as_of, today)
     assert (a.count, a.unit, a.stale) == (count, unit, stale)
+
+
+class _Counting:
+    """The directory, counting its searches."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.searches = inner, 0
+
+    def resolve(self, *a: Any, **k: Any) -> Any:
+        self.searches += 1
+        return self.inner.resolve(*a, **k)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+@pytest.mark.parametrize("shape", ["near_names", "cjk_cues", "distinct_words"])
+def test_a_long_hostile_message_costs_a_bounded_number_of_searches(directory: Any,
+                                                                   shape: str) -> None:
+    """20,000 characters of near-names, Chinese names before question words, or distinct
+    capitalised words: the reader searches the directory at most MAX_NAME_LOOKUPS times (it
+    grew with the text: 1.0-1.3 s at 10,000 characters), and the question at the end is still
+    read."""
+    from analyst.instruments import MAX_NAME_LOOKUPS
+
+    unit = {"near_names": "Nvidea Microsfot Amazn Teslla Appel ",
+            "cjk_cues": "茅台怎么样 平安走势 宁德股价 ",
+            "distinct_words": ""}[shape]
+    if shape == "distinct_words":
+        body = " ".join(f"Zorbl{chr(97 + i % 26)}{chr(97 + i // 26 % 26)}x" for i in range(2200))
+    else:
+        body = unit * (20_000 // len(unit))
+    text = body[:20_000] + " What about NVIDIA?"
+    counting = _Counting(directory)
+    found = find_instruments(text, counting)
+    assert counting.searches <= MAX_NAME_LOOKUPS + 2, counting.searches
+    assert "NVDA" in [i.code for i in found]
