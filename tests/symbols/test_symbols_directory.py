@@ -131,3 +131,21 @@ def test_trusted_rows_equal_validated_entries(directory: SymbolDirectory) -> Non
         assert fast == e and fast.model_dump() == e.model_dump() and fast.symbol == e.symbol
     partial = SymbolEntry.trusted({"code": "X", "market": "us", "name": "X Corp"})
     assert partial.aliases == () and partial.primary
+
+
+@pytest.mark.parametrize(("query", "code"), [
+    ("Amazom", "AMZN"), ("koinbase", "COIN"), ("Microsfot", "MSFT"), ("Nvidea", "NVDA"),
+    ("Teslla", "TSLA"), ("gogle", "GOOGL"),
+])
+def test_a_name_one_letter_off_is_that_name_not_a_sound_alike(
+        directory: SymbolDirectory, query: str, code: str) -> None:
+    """The held-out set of issue 34 found "Amazom" read as Masimo and "koinbase" as Nebius:
+    a sound-alike that drops a leading sound, lifted by its popularity, outranked the name
+    misspelt by one letter. A close spelling now keeps the sound-alike pass out."""
+    assert directory.resolve(query, limit=1)[0].code == code
+
+
+def test_speech_sound_alikes_still_resolve(directory: SymbolDirectory) -> None:
+    """What the sound-alike pass is for: a recogniser's split or misheard name."""
+    assert directory.resolve("then video", limit=1)[0].code == "NVDA"
+    assert directory.resolve("net flicks", limit=1)[0].code == "NFLX"

@@ -65,6 +65,7 @@ _FAMOUS_INDICES = frozenset({"csi300", "sp500", "nasdaq100", "dow30"})
 
 # kinds of exact keys
 CORE, WORDS = "core", "words"
+_SPELT_CLOSE = 80.0  # a fuzzy similarity from which a query is that name misspelt, not a sound
 SOUND = "sounds like"  # a stored phonetic key; its label is the name it was made from
 CODE, NAME, BASE, TW, ALIAS, SHORT, FULL_EN, PINYIN, INITIALS = (
     "code",
@@ -595,8 +596,10 @@ class SymbolIndex:
                 self._homophones(k, found)
                 self._fuzzy_cjk(k, found)
             elif len(k) >= 3:
-                self._fuzzy_latin(k, found)
-                if best < 90:
+                # a name one letter off ("amazom", "koinbase") is that name: the sound-alike
+                # pass, which may drop a leading sound, must not outrank it with a popular
+                # issuer that merely sounds like part of it (Masimo, Nebius)
+                if self._fuzzy_latin(k, found) < _SPELT_CLOSE and best < 90:
                     self._phonetic(simple, found)
         return self._rank(found, market, limit)
 
@@ -654,8 +657,10 @@ class SymbolIndex:
                 hits.append(_Hit(i, 98.0, "spelled-out ticker", CODE))
         return hits
 
-    def _fuzzy_latin(self, k: str, found: dict[int, _Hit]) -> None:
+    def _fuzzy_latin(self, k: str, found: dict[int, _Hit]) -> float:
+        """Fuzzy hits of a Latin key; the best similarity seen (0-100)."""
         index = self._latin
+        closest = 0.0
         for j in index.candidates(k):
             cand = index.keys[j]
             sim = fuzz.ratio(k, cand)
@@ -666,8 +671,11 @@ class SymbolIndex:
             for h in self._hits(cand):
                 if h.kind == INITIALS and len(k) != len(cand):
                     continue
+                if h.kind != INITIALS:
+                    closest = max(closest, sim)
                 score = min(94.0, sim * 0.95) * h.score / 100.0
                 self._keep(found, _Hit(h.idx, score, f"fuzzy {cand!r} ({h.why})", "fuzzy"))
+        return closest
 
     def _homophones(self, k: str, found: dict[int, _Hit]) -> None:
         """Pinyin-IME typos pick a character with the same sound: 中国神化 -> 中国神华.
