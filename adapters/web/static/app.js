@@ -10,7 +10,7 @@ const SYMBOL_ARGS = ["symbol", "code", "ticker", "query", "name"];
 
 const $ = (id) => document.getElementById(id);
 const state = { me: null, lang: "en", csrf: "", chat: null, viewing: null, es: null,
-  pending: false, query: "", coverage: {} };
+  pending: false, query: "", coverage: {}, renaming: false };
 const progress = new Map(); // ref -> progress element
 // ref -> the answer's text as streamed so far: shown as it comes (token by token), until the
 // final rendering arrives; the renderer's throttled progress edits are not needed meanwhile
@@ -393,6 +393,8 @@ function startRename(li, c) {
   const row = li.querySelector(".conv");
   row.replaceChildren(input);
   input.focus();
+  // the list is not redrawn under the person's typing (an answer finishing refreshes it)
+  state.renaming = true;
   let done = false;
   const finishRename = async (save) => {
     if (done) return;
@@ -403,6 +405,7 @@ function startRename(li, c) {
         await api(`/api/conversations/${encodeURIComponent(c.id)}/rename`, { title });
       } catch (e) { notice(e.message); }
     }
+    state.renaming = false;
     loadConversations().catch((e) => notice(e.message));
   };
   input.addEventListener("keydown", (e) => {
@@ -422,10 +425,11 @@ async function removeConversation(c) {
 }
 
 async function loadConversations() {
+  if (state.renaming) return; // drawn when the rename ends
   const q = state.query;
   const path = q ? `/api/conversations?q=${encodeURIComponent(q)}` : "/api/conversations";
   const { conversations } = await api(path);
-  if (q !== state.query) return; // a later search is on its way
+  if (q !== state.query || state.renaming) return; // a later search is on its way, or a rename
   const ul = $("convs");
   ul.replaceChildren();
   if (!conversations.length && q) ul.append(el("li", "note", t("no_results")));
