@@ -118,6 +118,13 @@ class Renderer:
         return self._placeholder.message_id if self._placeholder is not None else None
 
     async def start(self) -> None:
+        await self._start()
+        if self._placeholder is not None:
+            # a page watching the chat shows the run from its placeholder on (its Stop button
+            # too), not only from the first step the run reports
+            await self._observe(Status(text=t("chat.working", self._lang)))
+
+    async def _start(self) -> None:
         if not self._caps.can_edit:
             await self._typing()
             return
@@ -325,6 +332,8 @@ class Renderer:
         return "refused"
 
     async def deliver_final(self, md: str, *, plain: bool = False) -> None:
+        if not self._ended:  # the final text without a Done (a resumed run's stored answer)
+            await self._observe(Done(text=md))
         await self.aclose()
         if self._gone:
             return
