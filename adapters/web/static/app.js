@@ -1,6 +1,8 @@
 // The Bullpen chat page. No build step, no dependencies. Text is only ever set with
 // textContent; the one exception is `html` fields, which the server renders with raw HTML
 // escaped (markdown-it-py, html=False). The words come from the catalogue (/static/words.js).
+// Its marks (✓ ⚠ ⋯ ▤ ✕) are in the plain fonts every system has, not emoji a machine may
+// lack (they were drawn as boxes).
 "use strict";
 
 const WORDS = window.BULLPEN_WORDS || { en: {}, zh: {} };
@@ -126,7 +128,7 @@ function fileBlock(file) {
     });
     box.append(img);
   } else {
-    const a = el("a", "download", `📄 ${file.filename}`);
+    const a = el("a", "download", `▤ ${file.filename}`);
     a.href = file.url;
     a.setAttribute("download", "");
     box.append(a);
@@ -166,7 +168,7 @@ function upsert(item) {
     (running.has(item.id) || streams.has(item.id));
   if (old && progressEdit) return;
   const node = drawItem(progressEdit ? { ...item, text: "", html: "" } : item);
-  if (progressEdit) node.querySelector(".md").append(el("p", "plain", `⏳ ${t("working")}`));
+  if (progressEdit) node.querySelector(".md").append(el("p", "plain", `⋯ ${t("working")}`));
   if (old) old.replaceWith(node); else log.append(node);
   const lines = progress.get(item.id);
   if (lines && node.nextSibling !== lines) node.after(lines);
@@ -254,17 +256,17 @@ function progressLine(ev) {
   } else if (ev.type === "tool_started") {
     const label = toolLabel(ev.name, ev.arguments);
     calls.set(ev.call_id, label);
-    const line = el("div", "tool", `🔧 ${label}`);
+    const line = el("div", "tool", `⋯ ${label}`);
     line.dataset.call = ev.call_id;
     box.append(line);
   } else if (ev.type === "tool_finished") {
     const line = box.querySelector(`[data-call="${CSS.escape(ev.call_id)}"]`) ||
       box.appendChild(el("div", "tool"));
     const label = calls.get(ev.call_id) || toolLabel(ev.name, {});
-    line.textContent = `${ev.ok ? "✅" : "⚠️"} ${label} · ${t(ev.ok ? "step_done" : "step_failed")}` +
+    line.textContent = `${ev.ok ? "✓" : "⚠"} ${label} · ${t(ev.ok ? "step_done" : "step_failed")}` +
       ` (${(ev.elapsed_s || 0).toFixed(1)} s)`;
   } else if (ev.type === "file") {
-    box.append(el("div", "tool", `📎 ${t("file_ready", { name: ev.file.filename })}`));
+    box.append(el("div", "tool", `↓ ${t("file_ready", { name: ev.file.filename })}`));
   }
   scrollDown();
 }
@@ -446,7 +448,7 @@ async function loadConversations() {
     rename.title = t("rename");
     rename.setAttribute("aria-label", t("rename"));
     rename.addEventListener("click", () => startRename(li, c));
-    const del = el("button", "act delete", "🗑");
+    const del = el("button", "act delete", "✕");
     del.type = "button";
     del.title = t("delete");
     del.setAttribute("aria-label", t("delete"));
@@ -477,7 +479,7 @@ async function loadFiles() {
       a.target = "_blank";
       a.rel = "noopener";
     } else {
-      a.append(el("span", "doc", "📄"));
+      a.append(el("span", "doc", "▤"));
       a.setAttribute("download", "");
     }
     const text = el("span");
