@@ -48,11 +48,14 @@ async def test_the_readme_screenshot_is_a_real_chinese_answer_with_a_chart(
         await answer.locator(".actions button.copy").wait_for(timeout=120_000)  # final
         chart = page.locator("#log .msg.file img.chart").last
         await chart.wait_for(timeout=120_000)
-        await page.wait_for_function(
-            "() => [...document.querySelectorAll('#log img.chart')]"
-            ".every((i) => i.complete && i.naturalWidth > 0)")
         await page.locator("#stop").wait_for(state="hidden")
-        await page.locator("#log .msg.user", has_text=QUESTION).scroll_into_view_if_needed()
+        await page.set_viewport_size({"width": 1100, "height": 920})  # the whole answer
+        await page.locator("#files img.thumb").wait_for()
+        await page.wait_for_function(
+            "() => [...document.querySelectorAll('#log img.chart, #files img.thumb')]"
+            ".every((i) => i.complete && i.naturalWidth > 0)")
+        await page.evaluate("() => { const log = document.getElementById('log');"
+                            " log.scrollTop = log.scrollHeight; }")
         png = small_png(await page.screenshot())
         assert len(png) < MAX_BYTES, len(png)
         SHOT.write_bytes(png)
