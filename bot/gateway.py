@@ -722,10 +722,14 @@ class Gateway:
             status, error = await self._run(job, conv, text, renderer,
                                             stored_as=turn.user_message_id if turn else None)
         except asyncio.CancelledError as exc:
-            if not (exc.args and exc.args[0] == CANCEL_SHUTDOWN):
-                status = "answered"  # stopped by the user, and said
-            else:
-                status = "running"  # shutting down: the next process answers it
+            shutdown = bool(exc.args) and exc.args[0] == CANCEL_SHUTDOWN
+            status = "running" if shutdown else "answered"  # the next process answers it;
+            # or stopped by the user (/stop, /new), and said: in the placeholder when the
+            # stop came after it went out and before the run began (the run says it itself)
+            if renderer is not None and renderer.placeholder_id is not None \
+                    and not renderer.ended:
+                await asyncio.shield(renderer.cut_short(
+                    t("chat.interrupted" if shutdown else "chat.stopped", job.lang)))
             raise
         except StoreUnavailable:
             raise  # the database is away: not this message's fault, nor a reason to give up
@@ -885,7 +889,7 @@ class Gateway:
             said = t("chat.sorry", lang)
         try:
             if renderer is not None and renderer.placeholder_id is not None:
-                await renderer.cut_short(said)
+                await renderer.cut_short(said, kind="internal")
             else:
                 await self._say(adapter, msg, said)
         except Exception as again:  # the apology is best effort; the state is recorded

@@ -103,6 +103,8 @@ class Renderer:
         self._timer: asyncio.TimerHandle | None = None
         self._flush: asyncio.Task[None] | None = None
         self._flushing = False
+        # the observer has seen the run end (Done or Failed): until then a page shows it running
+        self._ended = False
         self.result = RenderResult()
 
     # --- lifecycle -------------------------------------------------------------------------
@@ -116,6 +118,13 @@ class Renderer:
         return self._placeholder.message_id if self._placeholder is not None else None
 
     async def start(self) -> None:
+        await self._start()
+        if self._placeholder is not None:
+            # a page watching the chat shows the run from its placeholder on (its Stop button
+            # too), not only from the first step the run reports
+            await self._observe(Status(text=t("chat.working", self._lang)))
+
+    async def _start(self) -> None:
         if not self._caps.can_edit:
             await self._typing()
             return
@@ -190,13 +199,23 @@ class Renderer:
 
     # --- events ----------------------------------------------------------------------------
 
-    async def on_event(self, event: Event) -> None:
+    @property
+    def ended(self) -> bool:
+        """The run's end is said: its answer arrived, or `cut_short` said why there is none."""
+        return self._ended
+
+    async def _observe(self, event: Event) -> None:
+        if isinstance(event, (Done, Failed)):
+            self._ended = True
         if self._observer is not None:
             try:
                 await self._observer.observe(self._chat, self._placeholder, event)
             except Exception:  # what the page shows never breaks the answer
                 log.exception("%s did not take event %s", self._adapter.name,
                               type(event).__name__)
+
+    async def on_event(self, event: Event) -> None:
+        await self._observe(event)
         if self._gone:
             return
         if isinstance(event, TextDelta):
@@ -223,9 +242,13 @@ class Renderer:
         if self._dirty and self._interval == 0:
             await self._progress_edit()
 
-    async def cut_short(self, said: str) -> None:
+    async def cut_short(self, said: str, *, kind: str = "cancelled") -> None:
         """The run ended without an answer (stopped, failed, interrupted): `said` says so,
-        under what the user already read of it, which stays."""
+        under what the user already read of it, which stays. A run cut short from outside
+        (cancelled, or an exception) sent no Failed event: the observer gets one of `kind`,
+        or a page would show it running for good (its Stop button with it)."""
+        if not self._ended:
+            await self._observe(Failed(error=said, kind=kind))
         if self._text.strip():
             await self.deliver_final(f"{self._text.rstrip()}\n\n{said}")
         else:
@@ -308,6 +331,8 @@ class Renderer:
         return "refused"
 
     async def deliver_final(self, md: str, *, plain: bool = False) -> None:
+        if not self._ended:  # the final text without a Done (a resumed run's stored answer)
+            await self._observe(Done(text=md))
         await self.aclose()
         if self._gone:
             return

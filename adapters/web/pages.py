@@ -68,7 +68,7 @@ def _entry(entry: WebEntry, file_url: Callable[[str], str]) -> str:
             body = (f'<a href="{url}"><img class=chart src="{url}" alt="{name}" '
                     f'loading=lazy></a>')
         else:
-            body = f'<a class=download href="{url}" download>📄 {name}</a>'
+            body = f'<a class=download href="{url}" download>▤ {name}</a>'
         return f'<div class="msg file">{body}</div>'
     if entry.role == "user":
         return (f'<div class="msg user"><div class=meta>{when}</div>'

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from bot.gateway import Gateway
 from bot.renderer import Renderer
@@ -22,6 +24,20 @@ CHAT = ChatRef(platform="test", chat_id="c1")
 def msg(body: str, mid: str, uid: str = "u1", chat: ChatRef = CHAT) -> IncomingMessage:
     return IncomingMessage(platform=chat.platform, chat=chat, sender=Sender(platform_uid=uid),
                            message_id=mid, text=body)
+
+
+async def until(check: Callable[[], Any], within_s: float = 60.0) -> None:
+    """Poll `check` (a bool, or an awaitable of one) until it holds."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + within_s
+    while True:
+        got = check()
+        if not isinstance(got, bool):
+            got = await got
+        if got:
+            return
+        assert loop.time() < end, "not within the time allowed"
+        await asyncio.sleep(0.02)
 
 
 def gateway(pg_db, tmp_path: Path, llm: ScriptedLLM) -> tuple[Gateway, Store]:
@@ -50,7 +66,7 @@ async def test_stop_cancels_the_run_and_says_so(pg_db, tmp_path):
     chat = RecordingAdapter()
     await chat.start(gw.handler_for(chat))
     await chat.deliver(msg("slow question", "1"))
-    await asyncio.sleep(0.1)
+    await until(lambda: bool(llm.requests))  # the run asked the model: stopped mid-answer
     await chat.deliver(msg("/stop", "2"))
     await gw.idle()
     assert chat.visible_text(CHAT) == ["⏹ Stopped."]
@@ -59,6 +75,61 @@ async def test_stop_cancels_the_run_and_says_so(pg_db, tmp_path):
     assert last.content == "[stopped by the user]"
     await chat.deliver(msg("/stop", "3"))
     assert chat.visible_text(CHAT)[-1] == "Nothing is running."
+
+
+class Watching(RecordingAdapter):
+    """A page's adapter: records the run's events (an EventObserver); once the first
+    placeholder is out, `hold()` runs if given (a test locks the question's row with it)."""
+
+    def __init__(self, hold=None) -> None:  # type: ignore[no-untyped-def]
+        super().__init__()
+        self.hold = hold
+        self.placeholder: str | None = None
+        self.events: list[tuple[str | None, object]] = []
+
+    async def send(self, chat: ChatRef, reply: Reply) -> MessageRef:
+        ref = await super().send(chat, reply)
+        if self.placeholder is None:
+            self.placeholder = ref.message_id
+            if self.hold is not None:
+                await self.hold()
+        return ref
+
+    async def observe(self, chat: ChatRef, ref: MessageRef | None, event: object) -> None:
+        self.events.append((ref.message_id if ref is not None else None, event))
+
+
+async def test_a_stop_between_the_placeholder_and_the_run_is_said_in_the_placeholder(
+        pg_db, tmp_path):
+    """/stop (or /new) while the run records its placeholder, before it asks the model: the
+    placeholder says it stopped (not "working" for good), and a page watching the run is told
+    it ended (or it shows the run, and its Stop button, for good)."""
+    llm = ScriptedLLM([text("never asked")])
+    gw, _ = gateway(pg_db, tmp_path, llm)
+    locker = await pg_db.pool.acquire()
+    tx = locker.transaction()
+
+    async def hold() -> None:  # the question's row, locked: recording the placeholder waits
+        await tx.start()
+        await locker.execute("SELECT 1 FROM inbound_events WHERE message_id = '1' FOR UPDATE")
+
+    chat = Watching(hold)
+    await chat.start(gw.handler_for(chat))
+    try:
+        await chat.deliver(msg("slow question", "1"))
+        await until(lambda: pg_db.pool.fetchval(  # the run waits on the lock
+            "SELECT count(*) > 0 FROM pg_locks WHERE NOT granted"))
+        await chat.deliver(msg("/stop", "2"))
+    finally:
+        await tx.rollback()
+        await pg_db.pool.release(locker)
+    await gw.idle()
+    assert chat.visible_text(CHAT) == ["⏹ Stopped."]
+    assert llm.requests == []
+    seen = [(type(e).__name__, getattr(e, "kind", "")) for ref, e in chat.events
+            if ref == chat.placeholder]
+    assert seen == [("Status", ""), ("Failed", "cancelled")]  # running from the placeholder
+    await gw.aclose()
 
 
 class HalfAnswered:
@@ -86,7 +157,7 @@ async def test_stop_or_a_failure_mid_answer_keeps_what_was_already_read(pg_db, t
                             (True, "⚠️ The model could not answer: connection reset")):
         gw = Gateway(store=store, runner=AgentRunner(
             store=store, modes={"normal": HalfAnswered(then_fail)}))
-        chat = RecordingAdapter()
+        chat = Watching()  # a page watching it: told once that the run ended
         await chat.start(gw.handler_for(chat))
         mid = "f" if then_fail else "s"
         await chat.deliver(msg("NVDA today?", mid + "1"))
@@ -99,6 +170,8 @@ async def test_stop_or_a_failure_mid_answer_keeps_what_was_already_read(pg_db, t
         await gw.idle()
         assert chat.visible_text(CHAT)[-1] == (  # as Markdown is shown on a plain platform
             f"NVDA closed higher; the first half\n\n{mark}")
+        ended = [getattr(e, "kind", "") for _, e in chat.events if isinstance(e, (Done, Failed))]
+        assert ended == ["llm" if then_fail else "cancelled"]
         await gw.aclose()
 
 

@@ -37,14 +37,33 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@pytest.fixture(scope="session")
+def fonts_conf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fontconfig file: the system's fonts and the CJK font the charts use (the
+    `cvttf-notosanscjk-regular` package), so that Chinese on the page is drawn, not boxes, on a
+    machine with no CJK font installed (a Chinese reader's browser has one)."""
+    from tools.charts import cjk_font_path
+
+    here = tmp_path_factory.mktemp("fonts")
+    conf = here / "fonts.conf"
+    conf.write_text(
+        '<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig>\n'
+        '  <include ignore_missing="yes">/etc/fonts/fonts.conf</include>\n'
+        f"  <dir>{Path(cjk_font_path()).parent}</dir>\n"
+        f"  <cachedir>{here / 'cache'}</cachedir>\n</fontconfig>\n")
+    return conf
+
+
 @pytest.fixture
-async def chromium() -> AsyncIterator[Any]:
+async def chromium(fonts_conf: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Any]:
     try:
         from playwright.async_api import async_playwright
     except ImportError:
         pytest.fail("BULLPEN_TEST_WEB=1 but Playwright is not installed: run `make test-web`")
     from bot.benches.web import launch_chromium
 
+    # the browser inherits the environment of Playwright's driver, started below
+    monkeypatch.setenv("FONTCONFIG_FILE", str(fonts_conf))
     async with async_playwright() as p:
         browser = await launch_chromium(p)
         try:

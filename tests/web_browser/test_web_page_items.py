@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 import re
 from typing import Any
 
@@ -43,16 +44,32 @@ WRAPPED = """() => [...document.querySelectorAll(".msg.assistant td.num")].filte
   const tops = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
   return tops.size !== 1;
 }).map((td) => td.textContent)"""
-WIDE = "1,234,567.89"
 NEW_STARTED = re.compile("new conversation|新的对话")
-TABLE_ANSWER = (
-    "NVDA, last five sessions:\n\n"
-    "| Date | Open | High | Low | Close | Volume | Change |\n"
-    "|---|---|---|---|---|---|---|\n"
-    + "".join(f"| 2025-02-1{d} | {WIDE} | {WIDE} | {WIDE} | {WIDE} | 123,456,789 | -3.25% |\n"
-              for d in range(5))
-    + "Source: offline snapshot, 2025-02-14\n\n"
-    "```python\nprint('hello')\n```\n")
+
+
+async def table_answer(app: Any) -> tuple[str, str]:
+    """The scripted model's answer: NVDA's last five sessions as a table, every figure taken
+    from what the real `get_ohlcv` returns (the agent sends an answer with figures no tool
+    returned back to the model, which would take the next combination's turns), then the
+    source line and a code block; and the widest figure in it (a volume, mid-row)."""
+    outcome = await app.registry.call("get_ohlcv", {"symbol": "NVDA", "period": "1mo"})
+    assert outcome.ok, outcome.content
+    data = json.loads(outcome.content)
+    col = {name: i for i, name in enumerate(data["columns"])}
+    rows = data["rows"][-5:]
+
+    def price(row: list[Any], name: str) -> str:
+        return f"{row[col[name]]:,.2f}"
+
+    lines = [f"| {r[col['date']]} | {price(r, 'open')} | {price(r, 'high')} | {price(r, 'low')}"
+             f" | {price(r, 'close')} | {int(r[col['volume']]):,} | {price(r, 'ma5')} |"
+             for r in rows]
+    wide = f"{int(rows[0][col['volume']]):,}"
+    return ("NVDA, last five sessions:\n\n"
+            "| Date | Open | High | Low | Close | Volume | MA5 |\n"
+            "|---|---|---|---|---|---|---|\n" + "\n".join(lines) + "\n"
+            f"Source: offline snapshot, {rows[-1][col['date']]}\n\n"
+            "```python\nprint('hello')\n```\n"), wide
 
 
 async def page_for(chromium: Any, app: Any, width: int, scheme: str) -> tuple[Any, Any]:
@@ -200,12 +217,12 @@ async def test_new_chat_rename_delete_and_search_persist_across_reloads(
 
 async def test_progress_in_words_stop_while_running_tables_that_fit_and_copy(
         chromium: Any, serving: Any, shot: Any) -> None:
-    script: list[Turn] = []
-    for _ in COMBOS:
-        script += [Turn(tool_calls=[("get_ohlcv", {"symbol": "NVDA", "period": "1mo"})]),
-                   Turn(text=TABLE_ANSWER, chunk=6, chunk_delay_s=0.04)]
-    async with FakeOpenAI(script, default=Turn(text="Answered.")) as llm, \
+    async with FakeOpenAI(default=Turn(text="Answered.")) as llm, \
             serving(free_port(), llm=llm) as (app, _):
+        answer_text, wide = await table_answer(app)
+        for _ in COMBOS:
+            llm.script += [Turn(tool_calls=[("get_ohlcv", {"symbol": "NVDA", "period": "1mo"})]),
+                           Turn(text=answer_text, chunk=6, chunk_delay_s=0.04)]
         for width, scheme in COMBOS:
             name = tag(width, scheme)
             zh = scheme == "dark"  # the dark runs read the page in Chinese
@@ -245,7 +262,7 @@ async def test_progress_in_words_stop_while_running_tables_that_fit_and_copy(
             await answer.locator("button.copy[data-label=copy_table]").click()
             copied = await page.evaluate("window.__copied")
             assert copied[-1].splitlines()[0].split("\t")[:2] == ["Date", "Open"]
-            assert f"\t{WIDE}\t" in copied[-1]
+            assert f"\t{wide}\t" in copied[-1]
             await answer.locator("button.copy[data-label=copy_code]").click()
             assert (await page.evaluate("window.__copied"))[-1].strip() == "print('hello')"
             copied_word = "已复制" if zh else "Copied"

@@ -1,6 +1,8 @@
 // The Bullpen chat page. No build step, no dependencies. Text is only ever set with
 // textContent; the one exception is `html` fields, which the server renders with raw HTML
 // escaped (markdown-it-py, html=False). The words come from the catalogue (/static/words.js).
+// Its marks (✓ ⚠ ⋯ ▤ ✕) are in the plain fonts every system has, not emoji a machine may
+// lack (they were drawn as boxes).
 "use strict";
 
 const WORDS = window.BULLPEN_WORDS || { en: {}, zh: {} };
@@ -10,7 +12,7 @@ const SYMBOL_ARGS = ["symbol", "code", "ticker", "query", "name"];
 
 const $ = (id) => document.getElementById(id);
 const state = { me: null, lang: "en", csrf: "", chat: null, viewing: null, es: null,
-  pending: false, query: "", coverage: {} };
+  pending: false, query: "", coverage: {}, renaming: false };
 const progress = new Map(); // ref -> progress element
 // ref -> the answer's text as streamed so far: shown as it comes (token by token), until the
 // final rendering arrives; the renderer's throttled progress edits are not needed meanwhile
@@ -126,7 +128,7 @@ function fileBlock(file) {
     });
     box.append(img);
   } else {
-    const a = el("a", "download", `📄 ${file.filename}`);
+    const a = el("a", "download", `▤ ${file.filename}`);
     a.href = file.url;
     a.setAttribute("download", "");
     box.append(a);
@@ -166,7 +168,7 @@ function upsert(item) {
     (running.has(item.id) || streams.has(item.id));
   if (old && progressEdit) return;
   const node = drawItem(progressEdit ? { ...item, text: "", html: "" } : item);
-  if (progressEdit) node.querySelector(".md").append(el("p", "plain", `⏳ ${t("working")}`));
+  if (progressEdit) node.querySelector(".md").append(el("p", "plain", `⋯ ${t("working")}`));
   if (old) old.replaceWith(node); else log.append(node);
   const lines = progress.get(item.id);
   if (lines && node.nextSibling !== lines) node.after(lines);
@@ -254,17 +256,17 @@ function progressLine(ev) {
   } else if (ev.type === "tool_started") {
     const label = toolLabel(ev.name, ev.arguments);
     calls.set(ev.call_id, label);
-    const line = el("div", "tool", `🔧 ${label}`);
+    const line = el("div", "tool", `⋯ ${label}`);
     line.dataset.call = ev.call_id;
     box.append(line);
   } else if (ev.type === "tool_finished") {
     const line = box.querySelector(`[data-call="${CSS.escape(ev.call_id)}"]`) ||
       box.appendChild(el("div", "tool"));
     const label = calls.get(ev.call_id) || toolLabel(ev.name, {});
-    line.textContent = `${ev.ok ? "✅" : "⚠️"} ${label} · ${t(ev.ok ? "step_done" : "step_failed")}` +
+    line.textContent = `${ev.ok ? "✓" : "⚠"} ${label} · ${t(ev.ok ? "step_done" : "step_failed")}` +
       ` (${(ev.elapsed_s || 0).toFixed(1)} s)`;
   } else if (ev.type === "file") {
-    box.append(el("div", "tool", `📎 ${t("file_ready", { name: ev.file.filename })}`));
+    box.append(el("div", "tool", `↓ ${t("file_ready", { name: ev.file.filename })}`));
   }
   scrollDown();
 }
@@ -393,6 +395,8 @@ function startRename(li, c) {
   const row = li.querySelector(".conv");
   row.replaceChildren(input);
   input.focus();
+  // the list is not redrawn under the person's typing (an answer finishing refreshes it)
+  state.renaming = true;
   let done = false;
   const finishRename = async (save) => {
     if (done) return;
@@ -403,6 +407,7 @@ function startRename(li, c) {
         await api(`/api/conversations/${encodeURIComponent(c.id)}/rename`, { title });
       } catch (e) { notice(e.message); }
     }
+    state.renaming = false;
     loadConversations().catch((e) => notice(e.message));
   };
   input.addEventListener("keydown", (e) => {
@@ -422,10 +427,11 @@ async function removeConversation(c) {
 }
 
 async function loadConversations() {
+  if (state.renaming) return; // drawn when the rename ends
   const q = state.query;
   const path = q ? `/api/conversations?q=${encodeURIComponent(q)}` : "/api/conversations";
   const { conversations } = await api(path);
-  if (q !== state.query) return; // a later search is on its way
+  if (q !== state.query || state.renaming) return; // a later search is on its way, or a rename
   const ul = $("convs");
   ul.replaceChildren();
   if (!conversations.length && q) ul.append(el("li", "note", t("no_results")));
@@ -442,7 +448,7 @@ async function loadConversations() {
     rename.title = t("rename");
     rename.setAttribute("aria-label", t("rename"));
     rename.addEventListener("click", () => startRename(li, c));
-    const del = el("button", "act delete", "🗑");
+    const del = el("button", "act delete", "✕");
     del.type = "button";
     del.title = t("delete");
     del.setAttribute("aria-label", t("delete"));
@@ -473,7 +479,7 @@ async function loadFiles() {
       a.target = "_blank";
       a.rel = "noopener";
     } else {
-      a.append(el("span", "doc", "📄"));
+      a.append(el("span", "doc", "▤"));
       a.setAttribute("download", "");
     }
     const text = el("span");
