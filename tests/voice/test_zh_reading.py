@@ -89,7 +89,7 @@ def test_the_sound_index_keeps_to_names_people_ask_about(directory: SymbolDirect
     ("护身300今天怎么样", ["000300.SH"]),  # hu-shen and the digits as written
     ("因为达的财报什么时候出", ["NVDA"]),  # a US name in Chinese, yin/ying merged
     ("您的时代和龙机率能最近怎么样", ["300750.SZ", "601012.SH"]),
-    ("创业胆子今天跌了吗", ["399006.SZ"]),  # four syllables, one initial off
+    ("此今况也今天涨了多少", ["601899.SH"]),  # 紫金矿业: four syllables, one initial off
 ])
 def test_a_name_that_sounds_the_same_is_acted_on(directory: SymbolDirectory, heard: str,
                                                  symbols: list[str]) -> None:
@@ -115,3 +115,10 @@ def test_indexes_and_us_names_in_chinese_are_in_the_sound_index(
                          ("英伟达", "NVDA"), ("苹果公司", "AAPL"), ("特斯拉", "TSLA"),
                          ("台积电", "TSM")]:
         assert (name, symbol) in names, name
+
+
+def test_a_near_sound_alike_sharing_characters_is_only_asked_about(
+        directory: SymbolDirectory) -> None:
+    # 创业胆子 shares 创业 with 创业板指 and 胆/板 differ in their initials: not enough to act
+    r = choose_reading(_hyps(("创业胆子今天跌了吗", -0.4)), directory, build_hints(directory))
+    assert r.correction.symbols == [] and "399006.SZ" in [m.symbol for m in r.suggestions]
