@@ -31,7 +31,8 @@ async def test_a_mandarin_voice_note_on_wechat_is_answered_about_the_right_stock
         pg_dsn: str, tmp_path: Path) -> None:
     model = _pack()
     answer = Turn(text="五粮液近一个月走势平稳。")
-    async with WeChatHarness(dsn=pg_dsn, data_dir=tmp_path / "data") as harness:
+    harness = WeChatHarness(dsn=pg_dsn, data_dir=tmp_path / "data")
+    async with harness:
         async with FakeOpenAI([], default=answer) as llm:
             async with harness.running(llm=llm, whisper_multilingual_model=model):
                 await harness.send_voice(USER, NOTE)
