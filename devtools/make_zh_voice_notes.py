@@ -20,7 +20,7 @@ reference clip, pytest-audioeval's three zh samples). Speech is cached by text a
 ttskit 0.3.8 predates current librosa and torch; the three fixes are applied here at run time
 (positional ``pad_center``/``mel`` arguments, ``torch.load``'s ``weights_only``). Its own file
 output keeps only the last clause of a sentence, so clauses are synthesised one by one and
-joined here. Speaker Xiaogang is unintelligible and is not used.
+joined here. Speakers Xiaogang and Xiaowei are unintelligible and are not used.
 """
 
 from __future__ import annotations
@@ -40,7 +40,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "tests" / "fixtures" / "voice_zh"
 TTS_RATE = 22_050
-VOICES = ("Aiyue", "Aijia", "Xiaomei", "Aicheng", "Xiaowei", "biaobei", "Siyue", "Aida",
+# Xiaogang and Xiaowei are unintelligible (Whisper base heard Xiaowei's notes as 请注意 / 可以):
+# neither is used; Aixia took Xiaowei's place.
+VOICES = ("Aiyue", "Aijia", "Xiaomei", "Aicheng", "Aixia", "biaobei", "Siyue", "Aida",
           "Aimei", "Xiaoxue")
 
 # (id, what is said, the symbols expected). Codes are said digit by digit as people do;

@@ -2,12 +2,14 @@
 
 Whisper base ranks its readings by sound alone and does not know stock names, so the best
 reading can be 我俩也 where the third says 五粮液. Each reading is corrected against the symbols
-directory (characters, codes read as digits, pinyin: :func:`bot.voice.mandarin.correct_mandarin`)
-and scored by its mean token log-probability plus a bonus for each security it names: people
+directory (characters, codes read as digits, pinyin: :func:`bot.voice.mandarin.correct_mandarin`;
+popular names it sounds exactly like, or nearly from four syllables on, are written in first:
+:attr:`bot.voice.soundalike.Suggestion.sure`, 武良业 -> 五粮液, 上正指数 -> 上证指数) and scored
+by its mean token log-probability plus a bonus for each security it names: people
 send voice notes about stocks, so a reading that names one the directory knows is more likely
 than one that names nothing, up to a point. A name that only a much less likely reading has is
 not acted on: it is offered as a question ("did you mean 五粮液 (000858)?"), and so are names the
-readings only sound like (:mod:`bot.voice.soundalike`).
+readings only sound less alike (:mod:`bot.voice.soundalike`).
 """
 
 from __future__ import annotations
@@ -45,8 +47,11 @@ class Reading:
         return bool(self.suggestions) and not self.correction.symbols
 
 
-def _as_match(directory: SymbolDirectory, code: str, why: str, score: float) -> Match | None:
-    entry = directory.get(code)
+def _as_match(directory: SymbolDirectory, symbol: str, why: str, score: float) -> Match | None:
+    """A match for ``symbol`` (000001.SZ is 平安银行, 000001.SH 上证指数: told apart here)."""
+    entry = directory.get(symbol.split(".")[0]) if symbol[:1].isdigit() else directory.get(symbol)
+    if entry is None or entry.symbol != symbol:
+        entry = directory.instrument(symbol)
     if entry is None:
         return None
     return Match(code=entry.code, name=entry.name, market=entry.market,
@@ -63,12 +68,30 @@ def _shaky(text: str, directory: SymbolDirectory, index: SoundIndex) -> list[Mat
     for alike in suggest(text, index) if short else []:
         for m in short:
             assert m.span is not None
-            if alike.start <= m.span[0] and m.span[1] <= alike.end and alike.code != m.code:
-                rival = _as_match(directory, alike.code, f"sounds like {alike.name}",
+            if alike.start <= m.span[0] and m.span[1] <= alike.end and alike.symbol != m.symbol:
+                rival = _as_match(directory, alike.symbol, f"sounds like {alike.name}",
                                   100.0 * alike.similarity)
                 if rival is not None:
                     out += [rival, m.model_copy(update={"span": None})]
     return list({m.code: m for m in out}.values())
+
+
+def _corrected(text: str, directory: SymbolDirectory, index: SoundIndex,
+               hints: Hints | None) -> Correction:
+    """:func:`correct_mandarin` of ``text`` with the popular names it surely sounds like
+    written in first (the heard text is kept as ``Correction.text``)."""
+    fixed = correct_mandarin(text, directory, hints)
+    taken = [m.span for m in directory.extract(text) if m.span is not None]
+    sure = [s for s in suggest(text, index, taken=taken) if s.sure]
+    if not sure:
+        return fixed
+    written = text
+    for s in sorted(sure, key=lambda s: -s.start):
+        written = written[:s.start] + s.name + written[s.end:]
+    again = correct_mandarin(written, directory, hints)
+    if len(again.symbols) <= len(fixed.symbols):
+        return fixed
+    return Correction(text=text, query=again.query, symbols=again.symbols)
 
 
 def choose_reading(hypotheses: Sequence[Hypothesis], directory: SymbolDirectory,
@@ -76,15 +99,15 @@ def choose_reading(hypotheses: Sequence[Hypothesis], directory: SymbolDirectory,
     """The reading to act on, from the beam's readings (best first; at least one)."""
     if not hypotheses:
         raise ValueError("no reading to choose from")
+    extra = frozenset(hints.codes) if hints is not None else frozenset()
+    index = sound_index(directory, extra)
     readings = []
     for rank, h in enumerate(hypotheses):
         text = simplified(h.text.strip())
-        readings.append((rank, h, text, correct_mandarin(text, directory, hints)))
+        readings.append((rank, h, text, _corrected(text, directory, index, hints)))
     top = readings[0]
     rank, h, text, fixed = max(
         readings, key=lambda r: (r[1].logprob + NAME_BONUS * min(2, len(r[3].symbols)), -r[0]))
-    extra = frozenset(hints.codes) if hints is not None else frozenset()
-    index = sound_index(directory, extra)
     if fixed.symbols and hypotheses[0].logprob - h.logprob <= MAX_GAP:
         rival = _shaky(text, directory, index)
         if not rival:
@@ -100,7 +123,7 @@ def choose_reading(hypotheses: Sequence[Hypothesis], directory: SymbolDirectory,
         asked.setdefault(m.code, m.model_copy(update={"span": None, "score": 50.0}))
     found = [s for _, _, t, _ in readings for s in suggest(t, index)]
     for s in sorted(found, key=lambda s: -s.similarity):
-        alike = _as_match(directory, s.code, f"sounds like {s.name}", 100.0 * s.similarity)
+        alike = _as_match(directory, s.symbol, f"sounds like {s.name}", 100.0 * s.similarity)
         if alike is not None:
             asked.setdefault(alike.code, alike)
     return Reading(text=ttext, correction=tfixed, logprob=th.logprob, rank=0,

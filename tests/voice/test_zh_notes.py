@@ -53,7 +53,8 @@ def test_the_fixtures_are_what_the_table_says(directory: SymbolDirectory) -> Non
 
 
 # the notes Whisper base heard as said on the machines tried (rates over all are the bench's)
-@pytest.mark.parametrize("file", ["moutai_up.amr"])
+# (五粮液 heard as 武良业 and 上证指数 as 上正指数: same sounds, so found by the sound index)
+@pytest.mark.parametrize("file", ["moutai_up.amr", "wuliangye_trend.amr", "sse_close.ogg"])
 async def test_a_clear_note_finds_its_symbol(zh_pipeline: VoicePipeline, file: str) -> None:
     t = await zh_pipeline.transcribe(zh_audio(file), context=WECHAT)
     assert t.language == "zh" and simplified(t.text) == t.text
@@ -62,7 +63,8 @@ async def test_a_clear_note_finds_its_symbol(zh_pipeline: VoicePipeline, file: s
         assert f"({m.symbol})" in t.query
 
 
-@pytest.mark.parametrize("file", ["real_f5_ref.amr", "real_counting.ogg"])
+@pytest.mark.parametrize("file", ["real_f5_ref.amr", "real_counting.ogg", "none_rain.amr",
+                                  "none_fed.amr"])
 async def test_a_note_naming_no_stock_finds_none(zh_pipeline: VoicePipeline, file: str) -> None:
     t = await zh_pipeline.transcribe(zh_audio(file), context=WECHAT)
     assert t.symbols == [] and t.language == "zh", (t.text, t.symbols)

@@ -78,6 +78,47 @@ def test_indexes_and_codes_as_they_are_said(directory: SymbolDirectory, heard: s
 
 def test_the_sound_index_keeps_to_names_people_ask_about(directory: SymbolDirectory) -> None:
     index = sound_index(directory)
-    assert [s.code for s in suggest("我俩也", index)] == ["000858"]
+    assert [s.symbol for s in suggest("我俩也", index)] == ["000858.SZ"]
     # two-character names are never suggested by sound: homophones are everywhere
     assert suggest("毛台", index) == []
+
+
+@pytest.mark.parametrize(("heard", "symbols"), [
+    ("帮我探探武良业最近的走势", ["000858.SZ"]),  # wu-liang-ye, as 五粮液 sounds
+    ("上正指数今天收盘多少点", ["000001.SH"]),  # an index, not 平安银行 (000001.SZ)
+    ("护身300今天怎么样", ["000300.SH"]),  # hu-shen and the digits as written
+    ("因为达的财报什么时候出", ["NVDA"]),  # a US name in Chinese, yin/ying merged
+    ("您的时代和龙机率能最近怎么样", ["300750.SZ", "601012.SH"]),
+    ("此今况也今天涨了多少", ["601899.SH"]),  # 紫金矿业: four syllables, one initial off
+])
+def test_a_name_that_sounds_the_same_is_acted_on(directory: SymbolDirectory, heard: str,
+                                                 symbols: list[str]) -> None:
+    r = choose_reading(_hyps((heard, -0.4)), directory, build_hints(directory))
+    assert [m.symbol for m in r.correction.symbols] == symbols and not r.unsure
+    assert r.text == heard  # shown as heard; the question carries the names
+
+
+def test_the_reading_and_its_symbols_are_chosen_together(directory: SymbolDirectory) -> None:
+    # the beam's best reading names nothing; the fourth sounds exactly like 创业板指
+    r = choose_reading(_hyps(("创业大字今天跌了吗", -0.43), ("创业大字今天编了吗", -0.44),
+                             ("创业大字今天爹了吗", -0.45), ("创业板子今天跌了吗", -0.50)),
+                       directory, build_hints(directory))
+    assert [m.symbol for m in r.correction.symbols] == ["399006.SZ"] and r.rank == 3
+
+
+def test_indexes_and_us_names_in_chinese_are_in_the_sound_index(
+        directory: SymbolDirectory) -> None:
+    index = sound_index(directory)
+    names = {(name, symbol) for found in index.by_key.values() for name, symbol, _ in found}
+    for name, symbol in [("上证指数", "000001.SH"), ("沪深300", "000300.SH"),
+                         ("创业板指", "399006.SZ"), ("深证成指", "399001.SZ"),
+                         ("英伟达", "NVDA"), ("苹果公司", "AAPL"), ("特斯拉", "TSLA"),
+                         ("台积电", "TSM")]:
+        assert (name, symbol) in names, name
+
+
+def test_a_near_sound_alike_sharing_characters_is_only_asked_about(
+        directory: SymbolDirectory) -> None:
+    # 创业胆子 shares 创业 with 创业板指 and 胆/板 differ in their initials: not enough to act
+    r = choose_reading(_hyps(("创业胆子今天跌了吗", -0.4)), directory, build_hints(directory))
+    assert r.correction.symbols == [] and "399006.SZ" in [m.symbol for m in r.suggestions]
