@@ -57,6 +57,10 @@ risk risks factor factors filing filings latest annual report reports revenue pr
 dividend dividends yield ratio ratios cap compare versus against index indexes indices
 fund funds nav etf sector sectors board know want tell show give please thanks thank hello
 """.split())
+# names so frequent in English text that the word list counts them as very common, though
+# they mean the company and nothing else: in lower case they are still that company
+# ("what about netflix"), unlike "apple", "target" or "visa"
+_ONLY_A_COMPANY = frozenset("amazon ebay intel microsoft netflix".split())
 # a Chinese question after a bare alias ("苹果怎么样"): what makes it a question about a stock
 _ZH_CUE = re.compile(r"^(?:的)?(?:怎么样|怎样|如何|股价|价格|走势|表现|行情|最近|今天|现在|明天|"
                      r"会|能|值得|还|市盈率|市净率|市值|财报|营收|利润|分红|股息|涨|跌|多少|和|与|跟|、|"
@@ -187,7 +191,8 @@ def _sentence_names(text: str, taken: list[bool], directory: Any) -> list[Instru
         if (any(taken[s:e]) or len(word) < 3 or low in _NOT_NAMES or low in _CHAT_WORDS
                 or word.isupper() or not read(s)):
             continue  # all capitals: a ticker, which pass 2 judged already
-        if word.islower() and common_word(word, very=True):
+        everyday = common_word(word, very=True) and low not in _ONLY_A_COMPANY
+        if word.islower() and everyday:
             continue  # neither rule below can take it: skip the directory's search
         top, second = best(word)
         if top is None or top.kind not in ("stock", "index", "crypto"):
@@ -197,7 +202,7 @@ def _sentence_names(text: str, taken: list[bool], directory: Any) -> list[Instru
         exact = top.score >= 99.0 and not top.why.startswith(("fuzzy", "sounds", "initials"))
         if exact:
             # an everyday word ("apple") only as a proper noun ("Apple's", "Apple")
-            ok = not common_word(word, very=True) or word[:1].isupper()
+            ok = not everyday or word[:1].isupper()
         else:
             # a misspelt name ("Nvidea", "Microsfot"): no English word, clearly one company
             ok = (top.score >= 87.0 and len(word) >= 5 and not common_word(word)

@@ -597,10 +597,11 @@ class SymbolIndex:
                 self._fuzzy_cjk(k, found)
             elif len(k) >= 3:
                 # a name one letter off ("amazom", "koinbase") is that name: the sound-alike
-                # pass, which may drop a leading sound, must not outrank it with a popular
-                # issuer that merely sounds like part of it (Masimo, Nebius)
-                if self._fuzzy_latin(k, found) < _SPELT_CLOSE and best < 90:
-                    self._phonetic(simple, found)
+                # pass may not then drop a leading sound to lift a popular issuer that merely
+                # sounds like part of it (Masimo, Nebius); a whole sound-alike still counts
+                close = self._fuzzy_latin(k, found) >= _SPELT_CLOSE
+                if best < 90:
+                    self._phonetic(simple, found, drop_leading=not close)
         return self._rank(found, market, limit)
 
     def _keep(self, found: dict[int, _Hit], hit: _Hit) -> None:
@@ -706,7 +707,8 @@ class SymbolIndex:
                 score = min(94.0, sim * 0.95) * h.score / 100.0
                 self._keep(found, _Hit(h.idx, score, f"fuzzy {cand} ({h.why})", "fuzzy"))
 
-    def _phonetic(self, text: str, found: dict[int, _Hit]) -> None:
+    def _phonetic(self, text: str, found: dict[int, _Hit], *, drop_leading: bool = True
+                  ) -> None:
         """Sound-alike names ("net flicks", "then video"); an extra leading sound is allowed,
         since speech recognisers often split a name's first syllable into a word."""
         p = phonetic(text)
@@ -717,7 +719,7 @@ class SymbolIndex:
             cand = index.keys[j]
             sim = fuzz.ratio(p, cand)
             extra = len(p) - len(cand)
-            if extra > 0 and len(cand) >= 3:
+            if extra > 0 and len(cand) >= 3 and drop_leading:
                 sim = max(sim, fuzz.ratio(p[extra:], cand) - 8.0 * extra)
             if sim < 75:
                 continue
