@@ -57,6 +57,8 @@ risk risks factor factors filing filings latest annual report reports revenue pr
 dividend dividends yield ratio ratios cap compare versus against index indexes indices
 fund funds nav etf sector sectors board know want tell show give please thanks thank hello
 """.split())
+# indicators and ratios written like tickers (RSI is Rush Street Interactive, CCI Crown Castle)
+_INDICATOR_NAMES = frozenset("RSI MACD KDJ ATR OBV EMA SMA BOLL CCI ADX VWAP EPS ROE".split())
 # names so frequent in English text that the word list counts them as very common, though
 # they mean the company and nothing else: in lower case they are still that company
 # ("what about netflix"), unlike "apple", "target" or "visa"
@@ -146,7 +148,11 @@ def _ordered(found: list[Instrument]) -> list[Instrument]:
     out: dict[str, Instrument] = {}
     for ins in sorted(found, key=lambda x: x.at):
         out.setdefault(ins.symbol, ins)
-    return list(out.values())
+    named = list(out.values())
+    # "the RSI for $COIN": an indicator's name that is also a ticker (Rush Street, Crown
+    # Castle) is the indicator when the question names another instrument; `$RSI` stays
+    terms = [i for i in named if i.written in _INDICATOR_NAMES]
+    return [i for i in named if i not in terms] if len(terms) < len(named) else named
 
 
 def routable(m: Any, directory: Any) -> str:

@@ -179,3 +179,16 @@ def test_a_company_name_in_lower_case_is_read_unless_it_is_an_everyday_word(
     """"netflix" is in the word list's most common English words, which made the reader skip
     it in lower case (the held-out set's "netflix vs disney" found only Disney)."""
     assert [i.code for i in find_instruments(text, directory)] == codes
+
+
+@pytest.mark.parametrize(("text", "codes"), [
+    ("Give me the RSI for $COIN on the daily", ["COIN"]),
+    ("CCI and ATR of NVDA", ["NVDA"]),
+    ("$RSI price", ["RSI"]),
+    ("RSI stock price", ["RSI"]),
+])
+def test_an_indicator_written_like_a_ticker_is_the_indicator_beside_another_instrument(
+        directory: Any, text: str, codes: list[str]) -> None:
+    """RSI is also Rush Street Interactive's ticker: "the RSI for $COIN" asked about one
+    stock, not two (the held-out set of issue 34)."""
+    assert [i.code for i in find_instruments(text, directory)] == codes
