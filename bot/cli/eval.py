@@ -88,7 +88,7 @@ async def _run(args: argparse.Namespace) -> int:
     registry = tools.build_registry()
     logging.getLogger("core.llm").setLevel(logging.INFO)
     if args.local_model in ("0.5b", "1.5b"):
-        from bot.local_llm import MODELS, LocalServer, gguf_path, installed, local_profile
+        from bot.local_llm import MODELS, LocalServer, gguf_path, installed
 
         pin = MODELS[args.local_model]
         if not installed(pin, settings.data_dir):
@@ -96,9 +96,8 @@ async def _run(args: argparse.Namespace) -> int:
         async with LocalServer(gguf_path(pin, settings.data_dir), model=pin.model,
                                ctx=settings.llm_local_context_tokens,
                                threads=settings.llm_local_threads) as server:
-            qwen = LLMRouter(default=local_profile(
-                pin.key, base_url=server.base_url, ctx=server.ctx,
-                timeout_s=settings.llm_timeout_s,
+            qwen = LLMRouter(default=server.profile(
+                pin.key, timeout_s=settings.llm_timeout_s,
                 max_output_tokens=args.max_tokens or settings.llm_max_tokens))
             return await _evaluate(args, questions, registry, qwen, settings)
     if args.local_model:
@@ -138,7 +137,7 @@ async def _evaluate(args: argparse.Namespace, questions: list[Question], registr
 
             def make(reg: Any, tool_log: Any) -> Any:
                 return NormalMode(llm=llm, registry=reg, plan=settings.llm_plan,
-                                  small=profile.small)
+                                  small=profile.small, find_symbols=find_symbols)
 
         rows = await run_questions(questions, make, registry, timeout_s=args.timeout,
                                    progress=_progress)
