@@ -215,11 +215,14 @@ class NormalMode:
                     calls = []
             content = strip_markup(content)
             if calls and tools_used and all(_call_key(c) in ran for c in calls):
-                # the same call again (a small model loops on it): not run; the model is
-                # told to answer from the result it has, with no tools offered
-                tools_off = True
-                messages.append(ChatMessage(role="user", content=prompts.answer_now(lang)))
-                continue
+                # the same call again (a small model loops on it, often after writing its
+                # answer): not run; the text beside it is the answer, else the model is told
+                # to answer from the result it has, with no tools offered
+                calls = []
+                if not content.strip():
+                    tools_off = True
+                    messages.append(ChatMessage(role="user", content=prompts.answer_now(lang)))
+                    continue
             if calls:
                 ran.update(_call_key(c) for c in calls)
                 tools_used += len(calls)

@@ -208,9 +208,33 @@ def parse_text_calls(text: str, names: Collection[str], *, by_symbol: BySymbol |
     rest = text
     for start, end in sorted(cuts, reverse=True):
         rest = rest[:start] + rest[end:]
+    rest = _cut_call_tail(rest, names, by_symbol, symbols)
     if cuts:
         rest = re.sub(r"```(?:json|python)?\s*```|\[\s*(?:,\s*)*\]", "", rest)
+    unique: dict[str, tuple[str, dict[str, Any]]] = {}
+    for name, args in found:  # the same call written again and again (a small model's loop)
+        unique.setdefault(name + json.dumps(args, sort_keys=True), (name, args))
     calls_out = [ToolCall(id=f"text_call_{i}", name=name,
                           arguments=json.dumps(args, ensure_ascii=False))
-                 for i, (name, args) in enumerate(found)]
+                 for i, (name, args) in enumerate(unique.values())]
     return calls_out, strip_markup(rest)
+
+
+_CALL_OPEN = re.compile(r"(?:```(?:json)?\s*)?\{\s*\"(?:name|function|tool)\"\s*:\s*"
+                        r"(?:\{\s*\"name\"\s*:\s*)?\"([^\"]*)(\"?)")
+
+
+def _cut_call_tail(text: str, names: Collection[str], by_symbol: BySymbol | None,
+                   symbols: Collection[str]) -> str:
+    """`text` without a call that was cut off before it was complete (an answer stopped at
+    its length limit in the middle of `{"name": "get_quote", "argu`): never shown."""
+    for m in _CALL_OPEN.finditer(text):
+        name, closed = m.group(1), m.group(2)
+        if not closed and m.end() == len(text):  # cut inside the name itself
+            return text[:m.start()]
+        if name in names or (by_symbol and looks_like_symbol(name, symbols)):
+            try:
+                _DECODER.raw_decode(text, text.index("{", m.start()))
+            except json.JSONDecodeError:
+                return text[:m.start()]
+    return text

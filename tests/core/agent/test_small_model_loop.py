@@ -392,3 +392,13 @@ async def test_a_large_model_gets_the_question_as_written():
         [e async for e in mode.run(turn)]
         await router.aclose()
     assert srv.requests[0]["messages"][-1]["content"] == "NVDA close?"
+
+
+async def test_an_answer_written_beside_a_repeated_call_is_the_answer():
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]),
+              Reply(text='NVDA closed at 138.85 USD on 2025-02-14.\n'
+                         '{"name": "get_quote", "arguments": {"symbol": "NVDA"}}')]
+    async with FakeOpenAI(script) as srv:
+        events = await run(srv, "NVDA close?")
+    assert len(srv.requests) == 2 and sum(isinstance(e, ToolStarted) for e in events) == 1
+    assert done(events).text == "NVDA closed at 138.85 USD on 2025-02-14."

@@ -83,3 +83,20 @@ def test_api_calls_named_after_an_instrument_are_remapped_and_real_ones_kept():
     assert [(c.id, c.name, json.loads(c.arguments)) for c in out] == [
         ("a", "get_quote", {"symbol": "TSLA"}), ("b", "get_quotes", {"symbols": ["AAPL"]}),
         ("c", "delete_all", {})]
+
+
+def test_the_same_call_written_again_and_again_is_one_call():
+    one = '```json\n{"name": "get_quote", "arguments": {"symbol": "NVDA"}}\n```\n'
+    calls, rest = parse_text_calls(one * 5, NAMES, by_symbol=BY_SYMBOL)
+    assert [(c.name, json.loads(c.arguments)) for c in calls] == [("get_quote",
+                                                                   {"symbol": "NVDA"})]
+    assert rest == ""
+
+
+@pytest.mark.parametrize("tail", ['{"name": "get_quote", "arguments":',
+                                  '```json\n{"name": "get_q',
+                                  '{"name": "NVDA", "arguments": {"sym'])
+def test_a_call_cut_off_at_the_length_limit_is_never_shown(tail):
+    calls, rest = parse_text_calls("NVDA closed at 138.85 USD on 2025-02-14.\n" + tail, NAMES,
+                                   by_symbol=BY_SYMBOL)
+    assert calls == [] and rest == "NVDA closed at 138.85 USD on 2025-02-14."
