@@ -44,6 +44,7 @@ def register(sub: Any) -> None:
                    "market, prediction, advice, unavailable, stale (default all)")
     p.add_argument("--lang", choices=["en", "zh"], default=None)
     p.add_argument("--limit", type=int, default=None, help="at most N questions")
+    p.add_argument("--ids", default="", help="comma-separated question ids (of those chosen)")
     p.add_argument("--timeout", type=float, default=180.0, help="seconds per question")
     p.add_argument("--json", default=None, help="also write the JSON here")
     p.add_argument("--markdown", default=None, help="also write the Markdown table here")
@@ -57,8 +58,9 @@ def select(args: argparse.Namespace) -> list[Question]:
     unknown = kinds - {q.kind for q in QUESTIONS}
     if unknown:
         raise SystemExit(f"bullpen eval: unknown kind(s): {', '.join(sorted(unknown))}")
+    ids = {i.strip() for i in args.ids.split(",") if i.strip()}
     chosen = [q for q in QUESTIONS if (not kinds or q.kind in kinds)
-              and (args.lang is None or q.lang == args.lang)]
+              and (args.lang is None or q.lang == args.lang) and (not ids or q.id in ids)]
     return chosen[: args.limit] if args.limit else chosen
 
 

@@ -39,6 +39,9 @@ PLAN_MAX_CHARS = 800
 # the tool schemas a small model is offered, in estimated tokens (its whole first request for
 # a quote question stays under 1,500 prompt tokens)
 SMALL_TOOL_BUDGET = 700
+# the calls of one response a small model's answer runs (the 0.5B wrote dozens for one
+# follow-up question; their results did not fit 8,192 tokens)
+SMALL_CALLS = 3
 
 
 def _join_parts(first: str, second: str) -> str:
@@ -224,6 +227,8 @@ class NormalMode:
                     messages.append(ChatMessage(role="user", content=prompts.answer_now(lang)))
                     continue
             if calls:
+                if self._small:  # a small model's burst of calls would overflow its window
+                    calls = calls[:SMALL_CALLS]
                 ran.update(_call_key(c) for c in calls)
                 tools_used += len(calls)
                 assistant = ChatMessage(role="assistant", content=content, tool_calls=calls)

@@ -62,6 +62,8 @@ async def ask(mode: NormalMode, text: str, history: list[ChatMessage] | None = N
     async with asyncio.timeout(BOUND_S):
         events = [e async for e in mode.run(turn)]
     last = events[-1]
+    for m in rec.messages:
+        print(f"  {m.role}: {m.content[:300]!r} {[(c.name, c.arguments) for c in m.tool_calls]}")
     calls = [(u.prompt_tokens, u.completion_tokens, round(u.latency_s, 1)) for u in rec.usages]
     print(f"\nQ: {text}\nA: {getattr(last, 'text', '') or getattr(last, 'error', '')}\n"
           f"label: {getattr(last, 'label', '')}\ncalls (prompt, completion, s): {calls}")
