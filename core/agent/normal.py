@@ -54,6 +54,19 @@ def _positive(value: str | None) -> int | None:
     return int(value) if value and value.isdigit() and int(value) > 0 else None
 
 
+def _only_data(text: str) -> bool:
+    """Whether `text` is nothing but a JSON object or list (fenced or not): a small model's
+    echo of a tool result, not an answer."""
+    body = text.strip().removeprefix("```json").removeprefix("```").removesuffix("```").strip()
+    if not body.startswith(("{", "[")):
+        return False
+    try:
+        json.loads(body)
+    except json.JSONDecodeError:
+        return body.startswith("{\"")  # an echo cut off at the length limit
+    return True
+
+
 def _call_key(call: ToolCall) -> str:
     """A call as compared for repeats: its name and its arguments in one order."""
     return call.name + json.dumps(_args_dict(call), sort_keys=True, ensure_ascii=False)
@@ -226,6 +239,14 @@ class NormalMode:
                     tools_off = True
                     messages.append(ChatMessage(role="user", content=prompts.answer_now(lang)))
                     continue
+            if not calls and tools_used and self._small and _only_data(content):
+                # the tool's result echoed back as JSON is not an answer: not kept; asked
+                # once more, without tools, for the answer in words
+                if not tools_off:
+                    tools_off = True
+                    messages.append(ChatMessage(role="user", content=prompts.answer_now(lang)))
+                    continue
+                content = ""
             if calls:
                 if self._small:  # a small model's burst of calls would overflow its window
                     calls = calls[:SMALL_CALLS]

@@ -77,9 +77,10 @@ SYMBOLS_HINT = {"en": "\n\n(Symbols in this question: {symbols})",
 
 # after a small model repeated a tool call: its result is already above
 ANSWER_NOW = {
-    "en": "The tool result you need is above. Answer the question now from it: the figures "
-          "and the date it gives. Do not call a tool again.",
-    "zh": "你需要的工具结果就在上面。现在根据它回答问题：写出它给出的数字和日期。不要再调用工具。",
+    "en": "The tool result you need is above. Answer the question now in one or two plain "
+          "sentences, not JSON: the figures and the date it gives. Do not call a tool again.",
+    "zh": "你需要的工具结果就在上面。现在用一两句简体中文回答问题，不要写 JSON："
+          "写出它给出的数字和日期。不要再调用工具。",
 }
 
 

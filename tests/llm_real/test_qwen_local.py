@@ -22,7 +22,7 @@ from bot.eval.score import markup_leaked
 from bot.local_llm import MODELS, LocalServer, gguf_path, installed
 from bot.symbols_bridge import find_symbols
 from core.agent import NormalMode, Turn
-from core.agent.language import written_in
+from core.agent.language import question_lang, written_in
 from core.events import Done, Event, Failed, ToolStarted
 from core.llm import LLMRouter
 from core.testing import MemoryRecorder
@@ -58,7 +58,7 @@ async def mode(server: LocalServer) -> AsyncIterator[NormalMode]:
 async def ask(mode: NormalMode, text: str, history: list[ChatMessage] | None = None
               ) -> tuple[list[Event], MemoryRecorder]:
     rec = MemoryRecorder()
-    turn = Turn(text=text, history=history or [], recorder=rec, lang="en")
+    turn = Turn(text=text, history=history or [], recorder=rec, lang=question_lang(text))
     async with asyncio.timeout(BOUND_S):
         events = [e async for e in mode.run(turn)]
     last = events[-1]
@@ -75,6 +75,7 @@ def answered(events: list[Event]) -> Done:
     assert not isinstance(last, Failed), last.error
     assert isinstance(last, Done) and last.text.strip()
     assert not markup_leaked(last.text), last.text
+    assert not last.text.lstrip().startswith(("{", "```")), last.text  # words, not JSON
     return last
 
 

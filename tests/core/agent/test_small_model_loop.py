@@ -402,3 +402,27 @@ async def test_an_answer_written_beside_a_repeated_call_is_the_answer():
         events = await run(srv, "NVDA close?")
     assert len(srv.requests) == 2 and sum(isinstance(e, ToolStarted) for e in events) == 1
     assert done(events).text == "NVDA closed at 138.85 USD on 2025-02-14."
+
+
+@pytest.mark.parametrize("echo", [
+    '{"name": "NVIDIA Corp", "arguments": {"close": 138.85, "as_of": "2025-02-14"}}',
+    '```json\n{"symbol": "NVDA", "close": 138.85}\n```',
+    '{"name": "NVIDIA Corp", "arguments": {"market": "us", "close": 138.8',  # cut off
+])
+async def test_a_tool_result_echoed_as_json_is_not_the_answer(echo):
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]), Reply(text=echo),
+              Reply(text="NVDA closed at 138.85 USD on 2025-02-14.")]
+    async with FakeOpenAI(script) as srv:
+        events = await run(srv, "NVDA close?")
+    assert "tools" not in srv.requests[2]
+    assert srv.requests[2]["messages"][-1]["content"] == prompts.answer_now("en")
+    assert echo not in json.dumps(srv.requests[2]["messages"])  # the echo is not kept
+    assert done(events).text == "NVDA closed at 138.85 USD on 2025-02-14."
+
+
+async def test_an_echo_after_the_tools_were_withdrawn_is_said_to_be_no_answer():
+    echo = Reply(text='{"symbol": "NVDA", "close": 138.85}')
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]), echo, echo]
+    async with FakeOpenAI(script) as srv:
+        events = await run(srv, "NVDA close?")
+    assert "{" not in done(events).text and len(srv.requests) == 3
