@@ -58,7 +58,7 @@ def select(args: argparse.Namespace) -> list[Question]:
     unknown = kinds - {q.kind for q in QUESTIONS}
     if unknown:
         raise SystemExit(f"bullpen eval: unknown kind(s): {', '.join(sorted(unknown))}")
-    ids = {i.strip() for i in args.ids.split(",") if i.strip()}
+    ids = {i.strip() for i in getattr(args, "ids", "").split(",") if i.strip()}
     chosen = [q for q in QUESTIONS if (not kinds or q.kind in kinds)
               and (args.lang is None or q.lang == args.lang) and (not ids or q.id in ids)]
     return chosen[: args.limit] if args.limit else chosen
