@@ -288,7 +288,8 @@ def build_modes(settings: Settings, registry: ToolRegistry, llm: LLMRouter | Non
     modes: dict[str, Mode] = {
         "normal": NormalMode(llm=llm, registry=registry, plan=settings.llm_plan,
                              # a provider that is not the router (a test's script) is not small
-                             small=isinstance(llm, LLMRouter) and llm.profile("agent").small),
+                             small=isinstance(llm, LLMRouter) and llm.profile("agent").small,
+                             find_symbols=find_symbols),
         "fast": FastMode(llm=llm),
         "debate": debate,
         "podcast": podcast,

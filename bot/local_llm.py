@@ -14,7 +14,10 @@ size and sha256, and only then renames it into place. Nothing is held in memory 
 `LocalServer` runs llama.cpp's OpenAI-compatible server from the `xllamacpp` wheel as a child
 process (`python -m bot.eval.local_model --gguf ...`, its own template with `--jinja`, loopback
 only, OMP_WAIT_POLICY=PASSIVE so idle threads do not spin), waits until it listens, and
-restarts it when it dies; `serve` owns it for its lifetime (`BULLPEN_LLM=local`).
+restarts it when it dies; `serve` owns it for its lifetime (`BULLPEN_LLM=local`). Once it
+listens, one short request measures how fast the model reads a prompt and writes tokens on
+this machine as loaded as it is now (`measure_pace`, llama.cpp's own `timings`): the profiles'
+time limits start from those rates instead of a quiet machine's (`core.llm.pace`).
 """
 
 from __future__ import annotations
@@ -208,6 +211,10 @@ def _fetch_and_join(pin: LocalModelPin, partial: Path, fetch: Fetch,
 
 
 LOAD_TIMEOUT_S = 600.0  # loading 1.1 GB on a busy 2-core machine
+# the pace measurement: about 200 prompt tokens and 16 written (a few seconds when quiet)
+PACE_PROMPT = "Write the numbers from 1 to 60, separated by spaces: " + " ".join(
+    f"item{i}" for i in range(60))
+PACE_TOKENS = 16
 RESTART_PAUSE_S = 2.0
 
 
@@ -244,6 +251,8 @@ class LocalServer:
         self.port = port
         self.base_url = ""
         self.restarts = 0
+        self.prompt_tps: float | None = None  # measured at start (`measure_pace`)
+        self.gen_tps: float | None = None
         self._proc: asyncio.subprocess.Process | None = None
         self._watch: asyncio.Task[None] | None = None
         self._closing = False
@@ -291,8 +300,33 @@ class LocalServer:
                 log.error("local model server could not be restarted: %s", exc)
                 return
 
+    async def measure_pace(self) -> tuple[float, float] | None:
+        """(prompt, generation) tokens a second of one short request, as llama.cpp timed it;
+        None when the server did not say (the profile's assumed rates stay)."""
+        import httpx
+
+        body = {"model": self.model, "messages": [{"role": "user", "content": PACE_PROMPT}],
+                "max_tokens": PACE_TOKENS, "temperature": 0}
+        try:
+            async with httpx.AsyncClient(timeout=LOAD_TIMEOUT_S) as http:
+                resp = await http.post(self.base_url.rstrip("/") + "/chat/completions",
+                                       json=body)
+            timings = resp.json().get("timings") or {}
+            prompt = float(timings.get("prompt_per_second") or 0)
+            gen = float(timings.get("predicted_per_second") or 0)
+        except (httpx.HTTPError, ValueError, AttributeError) as exc:
+            log.warning("local model: pace not measured (%s)", exc)
+            return None
+        if prompt <= 0 or gen <= 0 or int(timings.get("predicted_n") or 0) < 4:
+            return None
+        self.prompt_tps, self.gen_tps = prompt, gen
+        log.info("local model %s: %.0f prompt tokens/s, %.1f generated tokens/s", self.model,
+                 prompt, gen)
+        return prompt, gen
+
     async def __aenter__(self) -> LocalServer:
         await self._start()
+        await self.measure_pace()
         self._watch = asyncio.create_task(self._supervise(), name="local-llm-supervisor")
         return self
 
@@ -310,18 +344,23 @@ class LocalServer:
         await self._stop()
 
     def profile(self, key: str, *, timeout_s: float, max_output_tokens: int) -> ModelProfile:
-        """The profile every role uses: small, limits from its measured pace."""
+        """The profile every role uses: small, limits from the pace measured at start."""
         return local_profile(key, base_url=self.base_url, ctx=self.ctx, timeout_s=timeout_s,
-                             max_output_tokens=max_output_tokens)
+                             max_output_tokens=max_output_tokens,
+                             prompt_tps=self.prompt_tps, gen_tps=self.gen_tps)
 
 
 def local_profile(key: str, *, base_url: str, ctx: int, timeout_s: float,
-                  max_output_tokens: int) -> ModelProfile:
+                  max_output_tokens: int, prompt_tps: float | None = None,
+                  gen_tps: float | None = None) -> ModelProfile:
+    """A small profile whose limits follow its pace, starting from the rates given (measured
+    at start), else what the issue measured on a quiet machine."""
     pin = MODELS[key]
     return ModelProfile(name=f"local-{key}", base_url=base_url, model=pin.model,
                         context_tokens=ctx, timeout_s=timeout_s, max_retries=0,
                         max_output_tokens=max_output_tokens, small=True,
-                        derive_timeouts=True, prompt_tps=PROMPT_TPS[key], gen_tps=GEN_TPS[key])
+                        derive_timeouts=True, prompt_tps=prompt_tps or PROMPT_TPS[key],
+                        gen_tps=gen_tps or GEN_TPS[key])
 
 
 def xllamacpp_available() -> bool:

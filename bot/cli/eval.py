@@ -44,6 +44,7 @@ def register(sub: Any) -> None:
                    "market, prediction, advice, unavailable, stale (default all)")
     p.add_argument("--lang", choices=["en", "zh"], default=None)
     p.add_argument("--limit", type=int, default=None, help="at most N questions")
+    p.add_argument("--ids", default="", help="comma-separated question ids (of those chosen)")
     p.add_argument("--timeout", type=float, default=180.0, help="seconds per question")
     p.add_argument("--json", default=None, help="also write the JSON here")
     p.add_argument("--markdown", default=None, help="also write the Markdown table here")
@@ -57,8 +58,9 @@ def select(args: argparse.Namespace) -> list[Question]:
     unknown = kinds - {q.kind for q in QUESTIONS}
     if unknown:
         raise SystemExit(f"bullpen eval: unknown kind(s): {', '.join(sorted(unknown))}")
+    ids = {i.strip() for i in getattr(args, "ids", "").split(",") if i.strip()}
     chosen = [q for q in QUESTIONS if (not kinds or q.kind in kinds)
-              and (args.lang is None or q.lang == args.lang)]
+              and (args.lang is None or q.lang == args.lang) and (not ids or q.id in ids)]
     return chosen[: args.limit] if args.limit else chosen
 
 
@@ -88,7 +90,7 @@ async def _run(args: argparse.Namespace) -> int:
     registry = tools.build_registry()
     logging.getLogger("core.llm").setLevel(logging.INFO)
     if args.local_model in ("0.5b", "1.5b"):
-        from bot.local_llm import MODELS, LocalServer, gguf_path, installed, local_profile
+        from bot.local_llm import MODELS, LocalServer, gguf_path, installed
 
         pin = MODELS[args.local_model]
         if not installed(pin, settings.data_dir):
@@ -96,9 +98,8 @@ async def _run(args: argparse.Namespace) -> int:
         async with LocalServer(gguf_path(pin, settings.data_dir), model=pin.model,
                                ctx=settings.llm_local_context_tokens,
                                threads=settings.llm_local_threads) as server:
-            qwen = LLMRouter(default=local_profile(
-                pin.key, base_url=server.base_url, ctx=server.ctx,
-                timeout_s=settings.llm_timeout_s,
+            qwen = LLMRouter(default=server.profile(
+                pin.key, timeout_s=settings.llm_timeout_s,
                 max_output_tokens=args.max_tokens or settings.llm_max_tokens))
             return await _evaluate(args, questions, registry, qwen, settings)
     if args.local_model:
@@ -138,7 +139,7 @@ async def _evaluate(args: argparse.Namespace, questions: list[Question], registr
 
             def make(reg: Any, tool_log: Any) -> Any:
                 return NormalMode(llm=llm, registry=reg, plan=settings.llm_plan,
-                                  small=profile.small)
+                                  small=profile.small, find_symbols=find_symbols)
 
         rows = await run_questions(questions, make, registry, timeout_s=args.timeout,
                                    progress=_progress)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import date
 from typing import Any
 
@@ -28,7 +28,7 @@ from core.events import Done, Event, File, Status, TextDelta, Thinking, ToolFini
 from core.llm.base import Final, TextChunk, ThinkingChunk
 from core.llm.fit import TOOLS_SHARE
 from core.llm.markup import MarkupGate, strip_markup
-from core.llm.textcalls import parse_text_calls
+from core.llm.textcalls import parse_text_calls, remap_symbol_calls, symbol_tools
 from core.ports import LLMProvider
 from core.tools import ToolOutcome, ToolRegistry
 from core.types import ChatMessage, LLMResponse, OutgoingFile, ToolCall
@@ -39,6 +39,9 @@ PLAN_MAX_CHARS = 800
 # the tool schemas a small model is offered, in estimated tokens (its whole first request for
 # a quote question stays under 1,500 prompt tokens)
 SMALL_TOOL_BUDGET = 700
+# the calls of one response a small model's answer runs (the 0.5B wrote dozens for one
+# follow-up question; their results did not fit 8,192 tokens)
+SMALL_CALLS = 3
 
 
 def _join_parts(first: str, second: str) -> str:
@@ -51,6 +54,24 @@ def _positive(value: str | None) -> int | None:
     return int(value) if value and value.isdigit() and int(value) > 0 else None
 
 
+def _only_data(text: str) -> bool:
+    """Whether `text` is nothing but a JSON object or list (fenced or not): a small model's
+    echo of a tool result, not an answer."""
+    body = text.strip().removeprefix("```json").removeprefix("```").removesuffix("```").strip()
+    if not body.startswith(("{", "[")):
+        return False
+    try:
+        json.loads(body)
+    except json.JSONDecodeError:
+        return body.startswith("{\"")  # an echo cut off at the length limit
+    return True
+
+
+def _call_key(call: ToolCall) -> str:
+    """A call as compared for repeats: its name and its arguments in one order."""
+    return call.name + json.dumps(_args_dict(call), sort_keys=True, ensure_ascii=False)
+
+
 def _args_dict(call: ToolCall) -> dict[str, Any]:
     try:
         data = json.loads(call.arguments or "{}")
@@ -61,15 +82,18 @@ def _args_dict(call: ToolCall) -> dict[str, Any]:
 
 class NormalMode:
     """`small`: a small local model (profile setting): no planning call, fewer and compact
-    tools, and the answer held back until its checks pass (a draft is never shown and then
-    retracted)."""
+    tools, the instruments the question names spelt out for it (`find_symbols`: a model of
+    0.5B parameters does not know that 英伟达 is NVDA), a call it repeats answered with the
+    result it has instead of a loop, and the answer held back until its checks pass (a draft
+    is never shown and then retracted)."""
 
     name = "normal"
 
     def __init__(self, *, llm: LLMProvider, registry: ToolRegistry, max_turns: int = MAX_TURNS,
                  plan: bool = True, today: Callable[[], date] = date.today,
                  extra_system: str = "", small: bool = False,
-                 tool_budget_tokens: int | None = None) -> None:
+                 tool_budget_tokens: int | None = None,
+                 find_symbols: Callable[[str], Sequence[str]] | None = None) -> None:
         self._llm = llm
         self._registry = registry
         self._max_turns = max_turns
@@ -78,8 +102,16 @@ class NormalMode:
         self._tool_budget = tool_budget_tokens or (SMALL_TOOL_BUDGET if small else None)
         self._today = today
         self._extra = extra_system
+        self._find_symbols = find_symbols
 
-    def _messages(self, turn: Turn, lang: str) -> list[ChatMessage]:
+    async def _symbols(self, text: str) -> list[str]:
+        """The instruments `text` names (none without `find_symbols`); the directory may load
+        on the first call, so off the event loop."""
+        if self._find_symbols is None:
+            return []
+        return list(await asyncio.to_thread(self._find_symbols, text))
+
+    def _messages(self, turn: Turn, lang: str, symbols: Sequence[str] = ()) -> list[ChatMessage]:
         msgs = [ChatMessage(role="system", content=prompts.system_prompt(
             prompts.system_for(lang), self._today(), self._extra))]
         if turn.summary:
@@ -87,7 +119,8 @@ class NormalMode:
                                     content="Summary of the earlier conversation:\n"
                                     + turn.summary))
         msgs.extend(turn.history)
-        msgs.append(ChatMessage(role="user", content=turn.text))
+        msgs.append(ChatMessage(role="user", content=turn.text
+                                + prompts.symbols_hint(symbols, lang)))
         return msgs
 
     async def schemas_for(self, question: str, role: str = "agent") -> list[dict[str, Any]]:
@@ -109,7 +142,8 @@ class NormalMode:
         # the answer is written in the question's language; notices are in the person's
         # (`turn.lang`: their /lang, else the language of this message)
         lang = question_lang(turn.text, turn.lang)
-        messages = self._messages(turn, lang)
+        symbols = await self._symbols(turn.text) if self._small else []
+        messages = self._messages(turn, lang, symbols)
         # a run degraded by the usage gate (core.usage_gate): fewer turns, one cheaper role
         max_turns = min(_positive(turn.options.get("max_turns")) or self._max_turns,
                         self._max_turns)
@@ -143,6 +177,9 @@ class NormalMode:
 
         run_start = len(messages)
         names = set(self._registry.names())
+        by_symbol = symbol_tools(schemas)
+        ran: set[str] = set()  # the calls run in this turn (a repeat is not run again)
+        tools_off = False  # set after a repeated call: the model answers from what it has
         tools_used = 0
         sent_back: set[str] = set()  # each check sends an answer back at most once
         checked: tuple[str, Any] | None = None  # the answer last sent back, and its check
@@ -150,7 +187,7 @@ class NormalMode:
         prefix = ""  # an answer cut at the length limit, being continued
         for n in range(max_turns):
             final_turn = n == max_turns - 1
-            offer = None if final_turn or continued or not schemas else schemas
+            offer = None if final_turn or continued or tools_off or not schemas else schemas
             response: LLMResponse | None = None
             gate = MarkupGate()
             held = False
@@ -185,10 +222,35 @@ class NormalMode:
             assert response is not None
             await turn.recorder.usage(response.usage)
             calls, content = response.tool_calls, response.content
-            if not calls and offer:
-                calls, content = parse_text_calls(content, names)
-            content = strip_markup(content)
             if calls:
+                calls = remap_symbol_calls(calls, names, by_symbol=by_symbol, symbols=symbols)
+            elif offer or tools_off:
+                calls, content = parse_text_calls(content, names, by_symbol=by_symbol,
+                                                  symbols=symbols)
+                if not offer:  # a call written once more after the tools were withdrawn
+                    calls = []
+            content = strip_markup(content)
+            if calls and tools_used and all(_call_key(c) in ran for c in calls):
+                # the same call again (a small model loops on it, often after writing its
+                # answer): not run; the text beside it is the answer, else the model is told
+                # to answer from the result it has, with no tools offered
+                calls = []
+                if not content.strip():
+                    tools_off = True
+                    messages.append(ChatMessage(role="user", content=prompts.answer_now(lang)))
+                    continue
+            if not calls and tools_used and self._small and _only_data(content):
+                # the tool's result echoed back as JSON is not an answer: not kept; asked
+                # once more, without tools, for the answer in words
+                if not tools_off:
+                    tools_off = True
+                    messages.append(ChatMessage(role="user", content=prompts.answer_now(lang)))
+                    continue
+                content = ""
+            if calls:
+                if self._small:  # a small model's burst of calls would overflow its window
+                    calls = calls[:SMALL_CALLS]
+                ran.update(_call_key(c) for c in calls)
                 tools_used += len(calls)
                 assistant = ChatMessage(role="assistant", content=content, tool_calls=calls)
                 messages.append(assistant)

@@ -71,6 +71,30 @@ DATES = """Your answer gives figures without their date. Write it again and stat
 tool results give for each figure ({dates})."""
 
 
+# a small model is told which instruments the question names (it may not know 英伟达 is NVDA)
+SYMBOLS_HINT = {"en": "\n\n(Symbols in this question: {symbols})",
+                "zh": "\n\n（问题中的代码：{symbols}）"}
+
+# after a small model repeated a tool call: its result is already above
+ANSWER_NOW = {
+    "en": "The tool result you need is above. Answer the question now in one or two plain "
+          "sentences, not JSON: the figures and the date it gives. Do not call a tool again.",
+    "zh": "你需要的工具结果就在上面。现在用一两句简体中文回答问题，不要写 JSON："
+          "写出它给出的数字和日期。不要再调用工具。",
+}
+
+
+def symbols_hint(symbols: Sequence[str], lang: str) -> str:
+    """The line appended to a small model's question ("" when it names none)."""
+    if not symbols:
+        return ""
+    return SYMBOLS_HINT[norm(lang)].format(symbols=", ".join(symbols[:6]))
+
+
+def answer_now(lang: str) -> str:
+    return ANSWER_NOW[norm(lang)]
+
+
 def system_for(lang: str) -> str:
     return SYSTEM_BY_LANG[norm(lang)]
 

@@ -10,7 +10,7 @@ needs more only appends to that prefix.
 
 `compact` cuts what a small model pays for in every request: titles, `null` alternatives,
 long descriptions (to their first sentence), and with `small` the optional parameters a
-question rarely needs (`KEEP_OPTIONAL` stay).
+question rarely needs (`KEEP_OPTIONAL` stay) and the examples in parameter descriptions.
 """
 
 from __future__ import annotations
@@ -87,7 +87,12 @@ def _first_sentence(text: str, limit: int = DESCRIPTION_CHARS) -> str:
     return out[:limit].rsplit(" ", 1)[0].rstrip(",;:") + "…"
 
 
-def _compact_property(prop: dict[str, Any]) -> dict[str, Any]:
+# ", e.g. "600519", "NVDA"": a small model copies an example into its call (it asked 600519
+# about 英伟达), so its descriptions go without them
+_EXAMPLES = re.compile(r"[,;]?\s*(?:e\.g\.|for example|such as)\s.*$", re.IGNORECASE)
+
+
+def _compact_property(prop: dict[str, Any], *, small: bool = False) -> dict[str, Any]:
     out = {k: v for k, v in prop.items() if k not in ("title", "default")}
     variants = out.pop("anyOf", None)
     if isinstance(variants, list):  # `X | None` -> X: a missing argument already means None
@@ -97,7 +102,10 @@ def _compact_property(prop: dict[str, Any]) -> dict[str, Any]:
         else:
             out["anyOf"] = real
     if "description" in out:
-        out["description"] = _first_sentence(str(out["description"]), 90)
+        text = str(out["description"])
+        if small:
+            text = _EXAMPLES.sub("", " ".join(text.split())).rstrip(",;: ") or text
+        out["description"] = _first_sentence(text, 90)
     out.pop("format", None)
     return out
 
@@ -108,7 +116,7 @@ def compact(schema: dict[str, Any], *, small: bool = False) -> dict[str, Any]:
     params = fn.get("parameters", {})
     required = list(params.get("required", []))
     props = params.get("properties", {})
-    kept = {name: _compact_property(p) for name, p in props.items()
+    kept = {name: _compact_property(p, small=small) for name, p in props.items()
             if not small or name in required or name in KEEP_OPTIONAL}
     new_params: dict[str, Any] = {"type": "object", "properties": kept}
     if required:

@@ -15,7 +15,7 @@ from core.agent import NormalMode, Turn, prompts
 from core.agent.runner import llm_failure
 from core.agent.toolpick import BASE, fingerprint
 from core.errors import LLMError, LLMTimeout
-from core.events import Done, Event, Status, TextDelta
+from core.events import Done, Event, Status, TextDelta, ToolStarted
 from core.llm import LLMRouter, ModelProfile
 from core.llm.base import AllProfilesFailed
 from core.llm.openai_provider import OpenAIProvider
@@ -327,3 +327,102 @@ async def test_every_profile_failing_is_said_in_chinese_to_a_chinese_user():
     assert "backend exploded" in str(info.value)  # the log keeps the server's words
     assert llm_failure(LLMError("the model's endpoint could not be reached"), "zh") == (
         "模型无法回答：所有模型配置都失败了（共尝试 1 个）：无法连接模型服务器。请稍后再试。")
+
+
+# --- a small model's habits: the instrument as the tool's name, a repeated call, the hint ----
+
+
+async def test_a_small_models_call_named_after_the_ticker_runs_the_quote_tool():
+    script = [Reply(tool_calls=[("NVDA", {})]),  # llama.cpp parsed it; the name is the ticker
+              Reply(text='{"name": "AAPL", "arguments": {}}'),  # and as text
+              Reply(text="NVDA closed at 138.85 USD on 2025-02-14; AAPL too.")]
+    async with FakeOpenAI(script) as srv:
+        events = await run(srv, "NVDA and AAPL close?")
+    started = [(e.name, e.arguments) for e in events if isinstance(e, ToolStarted)]
+    assert started == [("get_quote", {"symbol": "NVDA"}), ("get_quote", {"symbol": "AAPL"})]
+    assert done(events).text.startswith("NVDA closed at 138.85 USD")
+
+
+async def test_a_repeated_call_is_not_run_again_and_the_model_answers_without_tools():
+    again = Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})])
+    script = [again, again, Reply(text="NVDA closed at 138.85 USD on 2025-02-14.")]
+    async with FakeOpenAI(script) as srv:
+        events = await run(srv, "NVDA close?")
+    assert sum(isinstance(e, ToolStarted) for e in events) == 1
+    assert len(srv.requests) == 3
+    last = srv.requests[2]
+    assert "tools" not in last  # withdrawn: the model answers from the result it has
+    assert last["messages"][-1] == {"role": "user", "content": prompts.answer_now("en")}
+    assert done(events).text == "NVDA closed at 138.85 USD on 2025-02-14."
+
+
+async def test_a_call_written_again_after_the_tools_were_withdrawn_is_not_shown():
+    again = Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})])
+    script = [again, again,
+              Reply(text='NVDA closed at 138.85 USD on 2025-02-14. '
+                         '{"name": "get_quote", "arguments": {"symbol": "NVDA"}}')]
+    async with FakeOpenAI(script) as srv:
+        events = await run(srv, "NVDA close?")
+    assert done(events).text == "NVDA closed at 138.85 USD on 2025-02-14."
+
+
+@pytest.mark.parametrize(("question", "lang", "hint"), [
+    ("英伟达最新收盘价是多少？", "zh", "\n\n（问题中的代码：NVDA）"),
+    ("What was NVDA's latest close?", "en", "\n\n(Symbols in this question: NVDA)"),
+    ("hello", "en", ""),
+])
+async def test_a_small_model_is_told_the_instruments_its_question_names(question, lang, hint):
+    found = {"英伟达最新收盘价是多少？": ["NVDA"], "What was NVDA's latest close?": ["NVDA"]}
+    async with FakeOpenAI(default=Reply(text="ok")) as srv:
+        router = LLMRouter(default=profile(srv, small=True))
+        mode = NormalMode(llm=router, registry=registry(), small=True,
+                          find_symbols=lambda text: found.get(text, []))
+        turn = Turn(text=question, history=[], recorder=MemoryRecorder(), lang=lang)
+        [e async for e in mode.run(turn)]
+        await router.aclose()
+    assert srv.requests[0]["messages"][-1]["content"] == question + hint
+
+
+async def test_a_large_model_gets_the_question_as_written():
+    async with FakeOpenAI(default=Reply(text="ok")) as srv:
+        router = LLMRouter(default=profile(srv))
+        mode = NormalMode(llm=router, registry=registry(), plan=False,
+                          find_symbols=lambda text: ["NVDA"])
+        turn = Turn(text="NVDA close?", history=[], recorder=MemoryRecorder())
+        [e async for e in mode.run(turn)]
+        await router.aclose()
+    assert srv.requests[0]["messages"][-1]["content"] == "NVDA close?"
+
+
+async def test_an_answer_written_beside_a_repeated_call_is_the_answer():
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]),
+              Reply(text='NVDA closed at 138.85 USD on 2025-02-14.\n'
+                         '{"name": "get_quote", "arguments": {"symbol": "NVDA"}}')]
+    async with FakeOpenAI(script) as srv:
+        events = await run(srv, "NVDA close?")
+    assert len(srv.requests) == 2 and sum(isinstance(e, ToolStarted) for e in events) == 1
+    assert done(events).text == "NVDA closed at 138.85 USD on 2025-02-14."
+
+
+@pytest.mark.parametrize("echo", [
+    '{"name": "NVIDIA Corp", "arguments": {"close": 138.85, "as_of": "2025-02-14"}}',
+    '```json\n{"symbol": "NVDA", "close": 138.85}\n```',
+    '{"name": "NVIDIA Corp", "arguments": {"market": "us", "close": 138.8',  # cut off
+])
+async def test_a_tool_result_echoed_as_json_is_not_the_answer(echo):
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]), Reply(text=echo),
+              Reply(text="NVDA closed at 138.85 USD on 2025-02-14.")]
+    async with FakeOpenAI(script) as srv:
+        events = await run(srv, "NVDA close?")
+    assert "tools" not in srv.requests[2]
+    assert srv.requests[2]["messages"][-1]["content"] == prompts.answer_now("en")
+    assert echo not in json.dumps(srv.requests[2]["messages"])  # the echo is not kept
+    assert done(events).text == "NVDA closed at 138.85 USD on 2025-02-14."
+
+
+async def test_an_echo_after_the_tools_were_withdrawn_is_said_to_be_no_answer():
+    echo = Reply(text='{"symbol": "NVDA", "close": 138.85}')
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]), echo, echo]
+    async with FakeOpenAI(script) as srv:
+        events = await run(srv, "NVDA close?")
+    assert "{" not in done(events).text and len(srv.requests) == 3
