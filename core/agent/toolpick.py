@@ -126,6 +126,27 @@ def compact(schema: dict[str, Any], *, small: bool = False) -> dict[str, Any]:
         "parameters": new_params}}
 
 
+# compact() and its token estimate per (registry schema, small): the registry builds its
+# schemas once, so a message reuses them instead of deep-copying and measuring every tool again
+# (29% of the gateway's message path in the issue 34 profile). The schema is kept in the value,
+# so its id cannot be reused while the entry lives; the result is shared: treat it as read-only.
+_COMPACTED: dict[tuple[int, bool], tuple[dict[str, Any], dict[str, Any], float]] = {}
+_COMPACTED_MAX = 1024
+
+
+def _compacted(schema: dict[str, Any], small: bool) -> tuple[dict[str, Any], float]:
+    from core.llm.fit import estimate_text
+
+    got = _COMPACTED.get((id(schema), small))
+    if got is None or got[0] is not schema:
+        if len(_COMPACTED) >= _COMPACTED_MAX:
+            _COMPACTED.clear()
+        done = compact(schema, small=small)
+        got = (schema, done, estimate_text(json.dumps(done, ensure_ascii=False)))
+        _COMPACTED[id(schema), small] = got
+    return got[1], got[2]
+
+
 def schema_tokens(schemas: Sequence[dict[str, Any]]) -> int:
     """A safe-side token estimate of the offered schemas (as `core.llm.fit` counts them)."""
     from core.llm.fit import estimate_tools
@@ -150,14 +171,18 @@ def pick_schemas(question: str, registry: ToolRegistry, *, budget_tokens: int | 
         by_name = {s["function"]["name"]: s for s in ranked}
         named = [s for s in ranked if wanted.intersection(tags[s["function"]["name"]])]
         ranked = [*named, *(by_name[n] for n in BASE if n in by_name and by_name[n] not in named)]
+    from core.llm.fit import TOOLS_OVERHEAD
+
     chosen: list[dict[str, Any]] = []
+    spent: float = TOOLS_OVERHEAD  # schema_tokens(chosen), summed as it grows
     for schema in ranked:
         if small and len(chosen) >= SMALL_TOOLS:
             break
-        candidate = compact(schema, small=small)
-        if budget_tokens is not None and schema_tokens([*chosen, candidate]) > budget_tokens:
+        candidate, tokens = _compacted(schema, small)
+        if budget_tokens is not None and int(spent + tokens) > budget_tokens:
             continue
         chosen.append(candidate)
+        spent += tokens
     return stable_order(chosen, registry.names())
 
 
