@@ -23,7 +23,7 @@ from bot.voice.language import store_context_source
 from bot.voice.pipeline import VoicePipeline
 from core.agent import AgentRunner, FastMode, NormalMode
 from core.agent.runner import RunLimits
-from core.llm import LLMRouter
+from core.llm import LLMRouter, ModelProfile
 from core.llm.speech import SpeechClient
 from core.ports import Adapter, Mode
 from core.shutdown import settle
@@ -68,6 +68,7 @@ class App:
     @property
     def offline(self) -> bool:
         return self.llm is None
+
 
     @classmethod
     async def create(cls, settings: Settings) -> App:
@@ -150,7 +151,8 @@ class App:
             sql_timeout_ms=self.settings.admin_sql_timeout_ms,
             sql_row_limit=self.settings.admin_sql_row_limit,
             sql_byte_limit=self.settings.admin_sql_byte_limit,
-            platforms=tuple(platforms), model=(self.settings.llm_model or "") if self.llm else "",
+            platforms=tuple(platforms),
+            model=getattr(answering_profile(self.settings, self.llm), "model", ""),
             model_problem=self.model_problem)
         return build_adapters(self.settings, platforms, hold_in_outbox=True,
                               web_directory=directory)
@@ -259,6 +261,17 @@ def sandbox_policy(settings: Settings) -> SandboxPolicy:
                     "(BULLPEN_SANDBOX_ISOLATION)")
         policy = replace(policy, os_isolation=False)
     return policy
+
+
+def answering_profile(settings: Settings, llm: object) -> ModelProfile | None:
+    """The profile that answers: the configured endpoint's, or the local server's
+    (BULLPEN_LLM=local configures no endpoint); None with no model."""
+    if llm is None:
+        return None
+    default = settings.default_profile()
+    if default is not None or not isinstance(llm, LLMRouter):
+        return default
+    return llm.chain("agent")[0]
 
 
 def build_llm(settings: Settings, *, local: LocalServer | None = None) -> LLMRouter | None:

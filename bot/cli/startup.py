@@ -71,10 +71,11 @@ def platform_line(adapter: Adapter, settings: Settings, lang: str) -> str:
 
 def model_line(app: App, lang: str) -> str:
     """The model that answers, or why the offline analyst does."""
+    from bot.app import answering_profile
     from bot.model_check import RECHECK_S
 
-    profile = app.settings.default_profile()
-    if app.llm is None or profile is None:
+    profile = answering_profile(app.settings, app.llm)
+    if profile is None:
         return t("startup.model_none", lang)
     if app.model_problem is not None:
         return t("startup.model_down", lang, model=profile.model, url=profile.base_url,

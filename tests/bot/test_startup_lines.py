@@ -77,6 +77,14 @@ def test_the_model_line_names_the_model_or_the_offline_analyst(tmp_path: Path) -
     line = startup.model_line(down, "en")
     assert line.startswith("model: qwen2.5 at http://127.0.0.1:9/v1 is not answering")
     assert "offline analyst answers until it does" in line
+    # BULLPEN_LLM=local: no endpoint is configured; the local server's profile answers
+    from core.llm import LLMRouter, ModelProfile
+
+    local = LLMRouter(default=ModelProfile(name="local", base_url="http://127.0.0.1:8091/v1",
+                                           model="qwen2.5-coder-0.5b"))
+    here = SimpleNamespace(settings=load_settings(**{**NO_PLATFORM, "data_dir": tmp_path}),
+                           llm=local, model_problem=None)
+    assert startup.model_line(here, "en") == "model: qwen2.5-coder-0.5b at http://127.0.0.1:8091/v1"
 
 
 async def test_a_slow_step_says_it_is_still_running() -> None:
