@@ -149,3 +149,13 @@ def test_speech_sound_alikes_still_resolve(directory: SymbolDirectory) -> None:
     """What the sound-alike pass is for: a recogniser's split or misheard name."""
     assert directory.resolve("then video", limit=1)[0].code == "NVDA"
     assert directory.resolve("net flicks", limit=1)[0].code == "NFLX"
+
+
+@pytest.mark.parametrize(("query", "code"), [
+    ("宁王", "300750"), ("anhui conch cement", "600585"), ("wanhua chemical", "600309"),
+])
+def test_names_the_held_out_set_asked_for(directory: SymbolDirectory, query: str,
+                                          code: str) -> None:
+    """A nickname (宁王 for 宁德时代) and A-shares asked for by their English names, which no
+    package lists (issue 34's held-out set found nothing for them)."""
+    assert directory.resolve(query, limit=1)[0].code == code
