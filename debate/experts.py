@@ -317,13 +317,14 @@ class ExpertsPanel:
                           consensus=agreed is not None, missing=self._missing(rounds, reply))
 
     def _missing(self, rounds: list[DebateRound], reply: ModeratorReply | None) -> list[str]:
-        out = [f"{name} (round {rnd.round}): {t.error}"
+        out = [words.t("debate.round_failed", self.lang, round=rnd.round,
+                       name=words.t("debate.expert_" + name, self.lang), error=t.error)
                for rnd in self._done for name, t in rnd.turns().items() if t.failed
                and rnd.round == rounds[-1].round]
-        out += [f"round {rnd.round}: every expert failed" for rnd in self._done
-                if rnd.round > rounds[-1].round]
+        out += [words.t("debate.missing_round", self.lang, round=rnd.round)
+                for rnd in self._done if rnd.round > rounds[-1].round]
         if reply is None:
-            out.append("the moderator's conclusion (written by code from the positions)")
+            out.append(words.t("debate.missing_moderator", self.lang))
         return out
 
     async def run(self) -> PanelResult[TickerDebateOutput]:

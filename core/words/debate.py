@@ -430,4 +430,12 @@ WORDS: dict[str, dict[str, str]] = {
         "en": "the model's hypothesis (a default one was used)",
         "zh": "模型的假设（使用了默认假设）",
     },
+    "missing_round": {
+        "en": "round {round}: every expert failed",
+        "zh": "第 {round} 轮：所有专家均失败",
+    },
+    "missing_moderator": {
+        "en": "the moderator's conclusion (written by code from the positions)",
+        "zh": "主持人的结论（改由程序根据各方立场写出）",
+    },
 }

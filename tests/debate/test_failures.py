@@ -87,7 +87,7 @@ async def test_a_partly_failed_debate_lists_what_is_missing_and_lowers_confidenc
     done = events[-1]
     assert isinstance(done, Done)
     assert "partial debate" in done.label
-    assert "**Missing:** sentiment (round 2)" in done.text
+    assert "**Missing:** Round 2 - Sentiment: failed (" in done.text
     assert "confidence 0.60" in done.text  # 3 x 0.8 of 4 seats, not 0.80
     assert "consensus" in done.text and "no consensus" in done.text  # a failed seat blocks it
 
