@@ -12,10 +12,12 @@ from __future__ import annotations
 import asyncio
 import difflib
 import json
+import logging
 import random
 from collections.abc import Callable
 from datetime import date
 
+from core.agent.runner import _why as llm_why
 from core.errors import LLMError
 from core.events import Status, TextDelta
 from core.tools import ToolRegistry
@@ -23,7 +25,7 @@ from core.types import ChatMessage
 from core.words import t
 from debate import prompts
 from debate.budget import LEVELS, TOOL_RESULT_EST, BudgetExhausted, Level, estimate_tokens
-from debate.engine import DebateFailed, Engine, PanelResult, reasons
+from debate.engine import DebateFailed, Engine, PanelResult, llm_reason, reasons
 from debate.evidence import Evidence
 from debate.experts import BudgetTooSmall
 from debate.grounding import canonical_args, source_for_tool
@@ -40,6 +42,8 @@ from debate.models import (
     Side,
     VerdictReply,
 )
+
+log = logging.getLogger(__name__)
 
 MAX_PLAN_CALLS = 20
 ARG_TEXT_TOKENS = 450
@@ -114,6 +118,9 @@ class BullBearPanel:
         self.catalog = evidence.catalog
         self.notes: list[str] = []
         self.degradations: list[str] = []
+        # what failed, as flags (the notes are words in the reader's language, not matched)
+        self.hypothesis_defaulted = False
+        self.judge_failure = ""
         self._catalogue = tool_catalogue(engine.tools)
 
     # --- budget ----------------------------------------------------------------------------
@@ -188,8 +195,9 @@ class BullBearPanel:
                                 model=Hypothesis, tool_rounds=0,
                                 max_tokens=self.limits.closing_tokens, label="Hypothesis")
         if res.value is None:
-            self.notes.append(f"hypothesis formation failed ({res.error}); a default "
-                              "hypothesis was used")
+            self.hypothesis_defaulted = True
+            self.notes.append(t("debate.note_hypothesis_failed", self.lang,
+                                why=res.why(self.lang)))
             return fallback_hypothesis(self.ev, self.question, self.lang)
         return res.value
 
@@ -199,8 +207,8 @@ class BullBearPanel:
         calls: list[PlannedCall] = []
         items: list[DataItem] = []
         if len(plan) > MAX_PLAN_CALLS:
-            self.notes.append(f"the data plan listed {len(plan)} calls; the first "
-                              f"{MAX_PLAN_CALLS} ran")
+            self.notes.append(t("debate.note_plan_cut", self.lang, n=len(plan),
+                                kept=MAX_PLAN_CALLS))
         for call in plan[:MAX_PLAN_CALLS]:
             if tools is None or call.tool not in tools:
                 items.append(DataItem(tool=call.tool, args=call.args, ok=False,
@@ -258,20 +266,21 @@ class BullBearPanel:
             model=ArgumentReply, tool_rounds=min(level.tool_rounds, self.limits.tool_rounds)
             if phase == "opening" else 0, max_tokens=level.max_tokens, catalog=self.catalog,
             floor=floor, label=analyst.replace("_", " #").capitalize())
-        side_of, _, n = analyst.partition("_")
-        name = t("debate.analyst_" + side_of, self.lang, n=n)
+        name = self._seat(analyst)
         step = t("debate.phase_" + phase, self.lang)
         if res.value is None:
-            self.notes.append(f"{phase} {analyst}: turn failed: {res.error}")
+            why = res.why(self.lang)
+            self.notes.append(t("debate.note_turn_failed", self.lang, phase=step, name=name,
+                                why=why))
             arg = Argument(analyst=analyst, side=side, phase=phase, profile=role, text="",
-                           failed=True, error=res.error)
-            line = t("debate.argue_failed", self.lang, phase=step, name=name, error=res.error)
+                           failed=True, error=why)
+            line = t("debate.argue_failed", self.lang, phase=step, name=name, error=why)
         else:
             kept, dropped = self.catalog.recheck(res.value.sources,
                                                  pack_ids | set(res.tool_ids))
             if dropped:
-                self.notes.append(f"{phase} {analyst}: dropped {len(dropped)} source(s) the "
-                                  "debate never provided")
+                self.notes.append(t("debate.note_dropped", self.lang, phase=step, name=name,
+                                    n=len(dropped)))
             arg = Argument(analyst=analyst, side=side, phase=phase, profile=role,
                            text=res.value.text, key_points=res.value.key_points, sources=kept,
                            dropped_sources=dropped)
@@ -299,13 +308,13 @@ class BullBearPanel:
                                 model=VerdictReply, tool_rounds=0, floor=floor,
                                 max_tokens=self.limits.closing_tokens, label="Judge")
         if res.value is None:
-            self.notes.append(f"the judge failed: {res.error}")
+            self.judge_failure = res.why(self.lang)
+            self.notes.append(t("debate.note_judge_failed", self.lang, why=self.judge_failure))
             return None, order
         verdict = res.value
         option = match_option(verdict.verdict, hyp.verdict_options)
         if option is None:
-            self.notes.append(f"the judge's verdict {verdict.verdict!r} is not one of the "
-                              "options; kept as written")
+            self.notes.append(t("debate.note_verdict_off", self.lang, verdict=verdict.verdict))
         elif option != verdict.verdict:
             verdict = verdict.model_copy(update={"verdict": option})
         line = t("debate.verdict_line", self.lang, verdict=verdict.verdict,
@@ -351,7 +360,10 @@ class BullBearPanel:
             resp = await self.e.call(msgs, seat="summary", role=self.e.profiles.summarizer,
                                      max_tokens=self.limits.closing_tokens)
         except (LLMError, BudgetExhausted) as exc:
-            self.notes.append(f"the executive summary failed ({exc}); written by code")
+            log.warning("bull/bear executive summary failed: %s", exc)
+            why = (t("debate.why_budget", self.lang) if isinstance(exc, BudgetExhausted)
+                   else llm_why(llm_reason(exc), self.lang).rstrip("。."))
+            self.notes.append(t("debate.note_summary_failed", self.lang, why=why))
             return self._code_summary(hyp, verdict)
         return resp.content.strip() or self._code_summary(hyp, verdict)
 
@@ -386,20 +398,21 @@ class BullBearPanel:
         failed = [a for a in arguments if a.failed]
         if len(failed) == len(arguments):
             raise DebateFailed(t("debate.failed_analysts", self.lang, n=len(arguments),
-                                 why=reasons([a.error for a in failed])))
+                                 why=reasons([a.error for a in failed], self.lang)))
         verdict, order = await self._judge(hyp, pack, arguments,
                                            costs["summary"] if llm_summary else 0)
         if verdict is None:
-            why = next((n.split(": ", 1)[1] for n in reversed(self.notes)
-                        if n.startswith("the judge failed")), t("debate.no_reason", self.lang))
-            raise DebateFailed(t("debate.failed_judge", self.lang, why=why))
+            raise DebateFailed(t("debate.failed_judge", self.lang,
+                                 why=self.judge_failure or t("debate.no_reason", self.lang)))
         if llm_summary:
             summary = await self._summary(hyp, pack, openings + rebuttals, verdict)
         else:
             summary = self._code_summary(hyp, verdict)
-        missing = [f"{a.analyst} {a.phase}: {a.error}" for a in failed]
-        if any(n.startswith("hypothesis formation failed") for n in self.notes):
-            missing.insert(0, "the model's hypothesis (a default one was used)")
+        missing = [t("debate.argue_failed", self.lang,
+                     phase=t("debate.phase_" + a.phase, self.lang), name=self._seat(a.analyst),
+                     error=a.error) for a in failed]
+        if self.hypothesis_defaulted:
+            missing.insert(0, t("debate.missing_hypothesis", self.lang))
         share = (len(arguments) - len(failed)) / len(arguments)  # what the judge could weigh
         conclusion = Conclusion(
             text=f"{verdict.verdict}: " + "; ".join(verdict.reasons[:3]),
@@ -414,6 +427,11 @@ class BullBearPanel:
         return PanelResult(output=output, level=level, rounds_planned=2 if rebut else 1,
                            stop_reason=f"{phases} phases", degradations=self.degradations,
                            notes=self.notes)
+
+    def _seat(self, analyst: str) -> str:
+        """`bull_1` as the reader knows the seat: Bull #1, 多方 #1."""
+        side_of, _, n = analyst.partition("_")
+        return t("debate.analyst_" + side_of, self.lang, n=n)
 
     def _ids(self, arg: Argument) -> list[str]:
         return [sid for s in arg.sources if (sid := self.catalog.id_for(s))]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -19,15 +20,19 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from core.agent.runner import _why as llm_why
 from core.errors import InputError, LLMError, LLMTimeout
 from core.events import Event, ToolFinished, ToolStarted
 from core.llm.textcalls import parse_text_calls
 from core.ports import LLMProvider
 from core.tools import ToolRegistry, truncate
 from core.types import ChatMessage, LLMResponse, ToolCall, Usage
+from core.words import t
 from debate import prompts
 from debate.budget import TOOL_RESULT_EST, Budget, BudgetExhausted, Level, estimate_messages
 from debate.grounding import SourceCatalog, source_for_tool
+
+log = logging.getLogger(__name__)
 
 Emit = Callable[[Event], None]
 UsageSink = Callable[[Usage], Awaitable[None]]
@@ -46,13 +51,14 @@ class DebateFailed(InputError):
     CLI, podcast) already says it as a failure of this request rather than crashing."""
 
 
-def reasons(errors: list[str], limit: int = 3) -> str:
+def reasons(errors: list[str], lang: str, limit: int = 3) -> str:
     """Distinct failure reasons, the most frequent first: `x (3 turns); y`."""
     counts: dict[str, int] = {}
     for e in errors:
         counts[e] = counts.get(e, 0) + 1
     top = sorted(counts.items(), key=lambda kv: -kv[1])[:limit]
-    return "; ".join(f"{e} ({n} turns)" if n > 1 else e for e, n in top)
+    return t("grammar.clause_sep", lang).join(
+        t("debate.reason_count", lang, why=e, n=n) if n > 1 else e for e, n in top)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -146,10 +152,37 @@ class PanelResult[O: BaseModel]:
 
 @dataclass
 class TurnResult[T: BaseModel]:
+    """A turn's answer, or why it failed: `error` is the raw detail (English, the provider's
+    own words: for the log), `why(lang)` the reason as the reader is told it."""
+
     value: T | None = None
     error: str = ""
     repaired: bool = False
     tool_ids: list[str] = field(default_factory=list)
+    # what failed, for `why`: "timeout" (the turn's own limit), "llm_timeout", "llm" (any
+    # other model or provider failure), "budget" or "json"
+    kind: str = ""
+    seconds: float = 0.0
+    llm_reason: str = ""
+
+    def why(self, lang: str) -> str:
+        if self.kind == "timeout":
+            return t("debate.why_turn_timeout", lang, seconds=f"{self.seconds:g}")
+        if self.kind == "llm_timeout":
+            return t("errors.why_timeout", lang).rstrip("。.")
+        if self.kind == "llm":
+            return llm_why(self.llm_reason, lang).rstrip("。.")
+        if self.kind == "budget":
+            return t("debate.why_budget", lang)
+        if self.kind == "json":
+            return t("debate.why_bad_json", lang)
+        return self.error or t("debate.no_reason", lang)
+
+
+def llm_reason(exc: LLMError) -> str:
+    """The provider's reason a failure is classified by (the first profile's, for a chain)."""
+    found = getattr(exc, "reasons", None)
+    return str(found[0]) if isinstance(found, list) and found else str(exc)
 
 
 def _args(call: ToolCall) -> dict[str, Any]:
@@ -204,12 +237,18 @@ class Engine:
                                  catalog, floor, label or seat)
         except TimeoutError:
             result.error = f"timed out after {self.limits.turn_timeout_s:g} s"
+            result.kind, result.seconds = "timeout", self.limits.turn_timeout_s
         except LLMTimeout as exc:
             result.error = f"the model timed out ({exc})"
+            result.kind = "llm_timeout"
         except LLMError as exc:
             result.error = f"the model failed ({exc})"
+            result.kind, result.llm_reason = "llm", llm_reason(exc)
         except BudgetExhausted as exc:
             result.error = f"out of budget ({exc})"
+            result.kind = "budget"
+        if result.error:
+            log.warning("debate turn %s (%s) failed: %s", seat, role, result.error)
         return result
 
     async def _turn[T: BaseModel](
@@ -246,6 +285,7 @@ class Engine:
                 value, error = parse_reply(resp.content, model)
                 if value is None:
                     result.error = f"no valid JSON after one repair request ({error})"
+                    result.kind = "json"
                     return
                 result.repaired = True
             result.value = value

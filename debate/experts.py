@@ -240,9 +240,12 @@ class ExpertsPanel:
             tool_rounds=min(level.tool_rounds, self.limits.tool_rounds),
             max_tokens=level.max_tokens, catalog=self.catalog, floor=floor,
             label=name.capitalize())
+        expert_name = words.t("debate.expert_" + name, self.lang)
         if res.value is None:
-            turn = ExpertTurn.failure(res.error)
-            self.notes.append(f"round {rnd} {name}: turn failed: {res.error}")
+            why = res.why(self.lang)
+            turn = ExpertTurn.failure(why)
+            self.notes.append(words.t("debate.note_round_failed", self.lang, round=rnd,
+                                      name=expert_name, why=why))
         else:
             allowed = set(self.ev.context_ids) | shown_ids | set(res.tool_ids)
             kept, dropped = self.catalog.recheck(res.value.sources, allowed)
@@ -250,10 +253,11 @@ class ExpertsPanel:
                               confidence=res.value.confidence, sources=kept,
                               dropped_sources=dropped)
             if dropped:
-                self.notes.append(f"round {rnd} {name}: dropped {len(dropped)} source(s) the "
-                                  "debate never provided")
+                self.notes.append(words.t("debate.note_round_dropped", self.lang, round=rnd,
+                                          name=expert_name, n=len(dropped)))
             if res.repaired:
-                self.notes.append(f"round {rnd} {name}: answered after a repair request")
+                self.notes.append(words.t("debate.note_round_repaired", self.lang, round=rnd,
+                                          name=expert_name))
         line = progress_line(rnd, name, turn, self.lang)
         self.e.emit(Status(text=line))
         self.e.emit(TextDelta(text=line + "\n"))
@@ -283,10 +287,12 @@ class ExpertsPanel:
                                 messages=msgs, model=ModeratorReply, tool_rounds=0,
                                 max_tokens=self.limits.closing_tokens, label="Moderator")
         if res.value is None:
-            self.notes.append(f"round {last.round} moderator failed: {res.error}")
+            self.notes.append(words.t("debate.note_moderator_failed", self.lang,
+                                      round=last.round, why=res.why(self.lang)))
             return None
         if res.repaired:
-            self.notes.append(f"round {last.round} moderator: answered after a repair request")
+            self.notes.append(words.t("debate.note_moderator_repaired", self.lang,
+                                      round=last.round))
         return res.value
 
     def _conclude(self, rounds: list[DebateRound], reply: ModeratorReply | None,
@@ -302,20 +308,23 @@ class ExpertsPanel:
         else:
             action, text = reply.action, reply.text
             if agreed and action != agreed:
-                self.notes.append(f"moderator said {action}; the panel's consensus {agreed} "
-                                  "stands")
+                self.notes.append(words.t(
+                    "debate.note_moderator_overruled", self.lang,
+                    said=words.t("debate.action_" + action, self.lang),
+                    agreed=words.t("debate.action_" + agreed, self.lang)))
                 action = agreed
         return Conclusion(text=text, action=action, confidence=support(last, action),
                           consensus=agreed is not None, missing=self._missing(rounds, reply))
 
     def _missing(self, rounds: list[DebateRound], reply: ModeratorReply | None) -> list[str]:
-        out = [f"{name} (round {rnd.round}): {t.error}"
+        out = [words.t("debate.round_failed", self.lang, round=rnd.round,
+                       name=words.t("debate.expert_" + name, self.lang), error=t.error)
                for rnd in self._done for name, t in rnd.turns().items() if t.failed
                and rnd.round == rounds[-1].round]
-        out += [f"round {rnd.round}: every expert failed" for rnd in self._done
-                if rnd.round > rounds[-1].round]
+        out += [words.t("debate.missing_round", self.lang, round=rnd.round)
+                for rnd in self._done if rnd.round > rounds[-1].round]
         if reply is None:
-            out.append("the moderator's conclusion (written by code from the positions)")
+            out.append(words.t("debate.missing_moderator", self.lang))
         return out
 
     async def run(self) -> PanelResult[TickerDebateOutput]:
@@ -371,7 +380,7 @@ class ExpertsPanel:
         else:
             errors = [t.error for r in rounds for t in r.turns().values()]
             raise DebateFailed(words.t("debate.failed_experts", self.lang, n=len(errors),
-                                       why=reasons(errors)))
+                                       why=reasons(errors, self.lang)))
         if moderated != basis[-1].round:  # the budget or failures cut the debate short
             agreed = consensus(basis[-1], self.limits.consensus_confidence, len(self.experts))
             reply = await self._moderate(basis, agreed, True, planned, level)

@@ -48,6 +48,7 @@ __all__ = [
     "parse_subscribe",
     "parse_time",
     "valid_timezone",
+    "zone_name",
 ]
 
 RECURRENCES: Final = (
@@ -373,9 +374,10 @@ class Schedule:
 
     def describe(self, lang: str = "en") -> str:
         """For the user: ``08:00 Asia/Shanghai, trading days (Shanghai)`` in English,
-        ``每个交易日 08:00（Asia/Shanghai）`` in Chinese: the one place its zone is named."""
+        ``每个交易日 08:00（北京时间）`` in Chinese: the one place its zone is named."""
         hhmm = self.at.strftime("%H:%M") if not self.at.second else self.at.isoformat()
-        return t("subs.schedule", lang, at=hhmm, tz=self.tz, days=self._days(lang))
+        return t("subs.schedule", lang, at=hhmm, tz=zone_name(self.tz, lang),
+                 days=self._days(lang))
 
     def _days(self, lang: str) -> str:
         if self.recurrence == "daily":
@@ -418,6 +420,16 @@ _TZ_ALIASES: Final[dict[str, str]] = {
     "taipei": "Asia/Taipei", "台北": "Asia/Taipei",
     "sydney": "Australia/Sydney", "悉尼": "Australia/Sydney",
     "utc": "UTC", "gmt": "UTC", "z": "UTC", "zulu": "UTC",
+}  # fmt: skip
+# The zones a reader knows by a name of their own (北京时间, 美东时间): the catalogue's words for
+# them; any other zone is said by its IANA name, in both languages.
+_ZONE_WORDS: Final[dict[str, str]] = {
+    "Asia/Shanghai": "subs.zone_beijing", "Asia/Hong_Kong": "subs.zone_hong_kong",
+    "Asia/Taipei": "subs.zone_taipei", "Asia/Tokyo": "subs.zone_tokyo",
+    "Asia/Singapore": "subs.zone_singapore", "America/New_York": "subs.zone_new_york",
+    "America/Chicago": "subs.zone_chicago", "America/Los_Angeles": "subs.zone_los_angeles",
+    "Europe/London": "subs.zone_london", "Australia/Sydney": "subs.zone_sydney",
+    "UTC": "subs.zone_utc",
 }  # fmt: skip
 _UTC_NAMES: Final = frozenset({"Etc/UTC", "Etc/UCT", "Etc/Universal", "Etc/Zulu", "Etc/GMT"})
 
@@ -463,6 +475,13 @@ def _zone(name: str) -> ZoneInfo:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError) as exc:
         raise ScheduleError("unknown_timezone", name=repr(name)) from exc
+
+
+def zone_name(tz: str, lang: str) -> str:
+    """A time zone as the reader says it: 北京时间 / 美东时间 in Chinese; English keeps the IANA
+    name (Asia/Shanghai), which is also what any zone without a name of its own is called."""
+    key = _ZONE_WORDS.get(tz)
+    return t(key, lang) if key else tz
 
 
 def valid_timezone(name: str) -> str:

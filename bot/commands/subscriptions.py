@@ -20,6 +20,7 @@ from jobs.schedule import (
     default_timezone,
     parse_subscribe,
     valid_timezone,
+    zone_name,
 )
 
 MAX_WATCHLIST = 50  # symbols on one person's watchlist
@@ -113,7 +114,7 @@ async def watchlist(ctx: CommandContext) -> None:
 @command("tz", summary="chat.cmd_tz", usage="chat.use_tz")
 async def tz(ctx: CommandContext) -> None:
     if not ctx.args:
-        await ctx.say(ctx.tr("subs.tz_is", zone=await _user_tz(ctx)))
+        await ctx.say(ctx.tr("subs.tz_is", zone=zone_name(await _user_tz(ctx), ctx.lang)))
         return
     try:
         zone = valid_timezone(ctx.args)
@@ -121,7 +122,7 @@ async def tz(ctx: CommandContext) -> None:
         await ctx.say(exc.message(ctx.lang))
         return
     await ctx.store.subscriptions.set_timezone(ctx.user_id, zone)
-    await ctx.say(ctx.tr("subs.tz_set", zone=zone))
+    await ctx.say(ctx.tr("subs.tz_set", zone=zone_name(zone, ctx.lang)))
 
 
 _PODCAST_WORDS = frozenset({"podcast", "播客"})

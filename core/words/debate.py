@@ -355,4 +355,87 @@ WORDS: dict[str, dict[str, str]] = {
         "en": "no reason given",
         "zh": "未说明原因",
     },
+    # why a turn failed, as the reader is told it (the raw detail goes to the log); model and
+    # provider failures use the errors.why_* words
+    "why_turn_timeout": {
+        "en": "the turn took longer than {seconds} s",
+        "zh": "发言超过 {seconds} 秒仍未完成",
+    },
+    "why_budget": {
+        "en": "the debate's token budget ran out",
+        "zh": "辩论的模型用量预算已用完",
+    },
+    "why_bad_json": {
+        "en": "the model's answer was not valid JSON, even after one repair request",
+        "zh": "即使要求修正一次，模型的回答仍不是有效的 JSON",
+    },
+    "reason_count": {
+        "en": "{why} ({n} turns)",
+        "zh": "{why}（{n} 次）",
+    },
+    # the notes a debate keeps (the report's Notes section)
+    "note_hypothesis_failed": {
+        "en": "hypothesis formation failed ({why}); a default hypothesis was used",
+        "zh": "未能形成假设（{why}），使用了默认假设",
+    },
+    "note_plan_cut": {
+        "en": "the data plan listed {n} calls; the first {kept} ran",
+        "zh": "数据计划列出 {n} 次调用，只执行了前 {kept} 次",
+    },
+    "note_turn_failed": {
+        "en": "{phase} - {name}: turn failed: {why}",
+        "zh": "{phase} - {name}：发言失败：{why}",
+    },
+    "note_dropped": {
+        "en": "{phase} - {name}: dropped {n} source(s) the debate never provided",
+        "zh": "{phase} - {name}：剔除了 {n} 个辩论从未提供的来源",
+    },
+    "note_judge_failed": {
+        "en": "the judge failed: {why}",
+        "zh": "裁判失败：{why}",
+    },
+    "note_verdict_off": {
+        "en": "the judge's verdict '{verdict}' is not one of the options; kept as written",
+        "zh": "裁判的结论“{verdict}”不在给定选项之中，按原文保留",
+    },
+    "note_summary_failed": {
+        "en": "the executive summary failed ({why}); written by code",
+        "zh": "执行摘要生成失败（{why}），改由程序撰写",
+    },
+    "note_round_failed": {
+        "en": "round {round} - {name}: turn failed: {why}",
+        "zh": "第 {round} 轮 - {name}：发言失败：{why}",
+    },
+    "note_round_dropped": {
+        "en": "round {round} - {name}: dropped {n} source(s) the debate never provided",
+        "zh": "第 {round} 轮 - {name}：剔除了 {n} 个辩论从未提供的来源",
+    },
+    "note_round_repaired": {
+        "en": "round {round} - {name}: answered after a repair request",
+        "zh": "第 {round} 轮 - {name}：在要求修正后才给出有效回答",
+    },
+    "note_moderator_failed": {
+        "en": "round {round} - the moderator failed: {why}",
+        "zh": "第 {round} 轮 - 主持人失败：{why}",
+    },
+    "note_moderator_repaired": {
+        "en": "round {round} - the moderator answered after a repair request",
+        "zh": "第 {round} 轮 - 主持人在要求修正后才给出有效回答",
+    },
+    "note_moderator_overruled": {
+        "en": "the moderator said {said}; the panel's consensus {agreed} stands",
+        "zh": "主持人给出{said}，但专家组的共识{agreed}保持不变",
+    },
+    "missing_hypothesis": {
+        "en": "the model's hypothesis (a default one was used)",
+        "zh": "模型的假设（使用了默认假设）",
+    },
+    "missing_round": {
+        "en": "round {round}: every expert failed",
+        "zh": "第 {round} 轮：所有专家均失败",
+    },
+    "missing_moderator": {
+        "en": "the moderator's conclusion (written by code from the positions)",
+        "zh": "主持人的结论（改由程序根据各方立场写出）",
+    },
 }

@@ -270,4 +270,49 @@ WORDS: dict[str, dict[str, str]] = {
         "zh": "你的定时播客（{names}）本次已跳过：你的{which}已用完，将于 {when} 重置，"
               "之后照常推送。",
     },
+    # a zone as the reader says it (jobs.schedule.zone_name): English keeps the IANA name
+    "zone_beijing": {
+        "en": "Asia/Shanghai",
+        "zh": "北京时间",
+    },
+    "zone_hong_kong": {
+        "en": "Asia/Hong_Kong",
+        "zh": "香港时间",
+    },
+    "zone_taipei": {
+        "en": "Asia/Taipei",
+        "zh": "台北时间",
+    },
+    "zone_tokyo": {
+        "en": "Asia/Tokyo",
+        "zh": "东京时间",
+    },
+    "zone_singapore": {
+        "en": "Asia/Singapore",
+        "zh": "新加坡时间",
+    },
+    "zone_new_york": {
+        "en": "America/New_York",
+        "zh": "美东时间",
+    },
+    "zone_chicago": {
+        "en": "America/Chicago",
+        "zh": "美中时间",
+    },
+    "zone_los_angeles": {
+        "en": "America/Los_Angeles",
+        "zh": "美西时间",
+    },
+    "zone_london": {
+        "en": "Europe/London",
+        "zh": "伦敦时间",
+    },
+    "zone_sydney": {
+        "en": "Australia/Sydney",
+        "zh": "悉尼时间",
+    },
+    "zone_utc": {
+        "en": "UTC",
+        "zh": "UTC 时间",
+    },
 }

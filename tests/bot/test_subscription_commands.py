@@ -98,15 +98,31 @@ async def test_the_next_run_is_on_the_schedules_clock_and_its_zone_named_once(
     await chat.say("/tz New York")
     await chat.say("/subscribe NVDA at 08:00")
     await chat.say("/tz Shanghai")
-    for lang, next_word in (("en", "next"), ("zh", "下次")):
+    # English keeps the IANA name; Chinese says the zone as a reader does (美东时间)
+    for lang, next_word, zone in (("en", "next", "America/New_York"), ("zh", "下次", "美东时间")):
         await chat.say(f"/lang {lang}")
         [line] = (await chat.say("/subscriptions")).splitlines()
-        assert line.count("America/New_York") == 1 and "Shanghai" not in line, line
+        assert line.count(zone) == 1 and "Shanghai" not in line and "北京" not in line, line
+        assert lang == "en" or "America/" not in line, line
         nxt = re.search(next_word + r" ([^·]+?) ·", line)
         assert nxt is not None and nxt.group(1).endswith(" 08:00"), line
     # a new subscription's confirmation names its zone once too
     said = await chat.say("/subscribe AAPL at 09:30 weekdays")
-    assert said.count("Asia/Shanghai") == 1 and "09:30" in said.split("下次：")[1], said
+    assert said.count("北京时间") == 1 and "09:30" in said.split("下次：")[1], said
+    assert "Asia/" not in said, said
+
+
+async def test_time_zones_in_chinese_are_named_as_a_reader_says_them(chat: Chat) -> None:
+    """/tz under /lang zh: 北京时间, 香港时间, 美东时间, never the raw IANA name; a zone
+    without a Chinese name of its own keeps its IANA name."""
+    await chat.say("/lang zh")
+    for typed, named in (("Shanghai", "北京时间"), ("香港", "香港时间"), ("纽约", "美东时间")):
+        said = await chat.say(f"/tz {typed}")
+        assert named in said and "/" not in said, said
+        assert named in await chat.say("/tz")
+    said = await chat.say("/subscribe NVDA at 08:00")
+    assert "（美东时间）" in said and "America/" not in said, said
+    assert "Europe/Paris" in await chat.say("/tz Europe/Paris")
 
 async def test_watchlist_follows_the_person_and_feeds_a_subscription(chat: Chat) -> None:
     said = await chat.say("/watchlist add NVDA 茅台 ZZZZZQ")

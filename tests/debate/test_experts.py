@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from core import words
 from debate import prompts
 from debate.experts import consensus
 from debate.models import DebateArtifact, DebateRound, ExpertTurn, TickerDebateOutput
@@ -186,7 +187,7 @@ async def test_invented_sources_are_dropped_and_reported(registry):
     assert "Round 1 - Fundamental: BUY 0.70 (2 invented source(s) dropped)" in texts(events)
 
 
-async def test_prose_gets_one_repair_request_then_the_turn_fails(registry):
+async def test_prose_gets_one_repair_request_then_the_turn_fails(registry, caplog):
     prose = Turn(text="I think NVDA looks like a buy, honestly.")
     scripts = {
         "fundamental": [prose, prose, reply("BUY", 0.7)],
@@ -201,17 +202,18 @@ async def test_prose_gets_one_repair_request_then_the_turn_fails(registry):
         await llm.aclose()
     art = outcome.artifact
     r1, r2 = art.experts.rounds
-    assert r1.fundamental.failed and "no valid JSON after one repair request" in (
-        r1.fundamental.error)
+    # the reader is told why in words; the raw parse error stays in the log
+    assert r1.fundamental.failed and r1.fundamental.error == words.t("debate.why_bad_json", "en")
+    assert "no JSON object found" in caplog.text and "no JSON object" not in r1.fundamental.error
     assert (r1.fundamental.action, r1.fundamental.confidence) == ("HOLD", 0.0)
     repair = fake.by_seat["fundamental"][1]["messages"]
     assert repair[-2]["content"] == prose.text and "not a valid JSON object" in repair[-1][
         "content"]
     assert not r1.growth.failed and r1.growth.action == "BUY"  # repaired on the second try
-    assert any("growth: answered after a repair request" in n for n in art.meta.notes)
+    assert any("Growth: answered after a repair request" in n for n in art.meta.notes)
     assert not r2.fundamental.failed  # the debate went on
-    assert any(t.startswith("Round 1 - Fundamental: failed (no valid JSON") for t in
-               texts(events))
+    assert any(t.startswith("Round 1 - Fundamental: failed (the model's answer was not "
+                            "valid") for t in texts(events))
     # the next round tells the others the fundamental expert gave no answer
     assert "- fundamental: (no answer:" in fake.by_seat["risk"][1]["messages"][-1]["content"]
 
@@ -234,7 +236,7 @@ async def test_one_expert_timing_out_fails_only_that_turn(registry):
     assert r1.risk.failed and "did not answer in time" in r1.risk.error
     assert not r1.fundamental.failed and not r2.risk.failed
     assert outcome.artifact.experts.conclusion.action == "BUY"
-    assert any("round 1 risk: turn failed" in n for n in outcome.artifact.meta.notes)
+    assert any("round 1 - Risk: turn failed" in n for n in outcome.artifact.meta.notes)
     assert any(t.startswith("Round 1 - Risk: failed") for t in texts(events))
 
 
@@ -251,4 +253,4 @@ async def test_turn_timeout_of_the_debate_itself(registry):
         outcome, _, _ = await produce(make_mode(llm, registry, make_pdf=False,
                                                 turn_timeout_s=4.0), "NVDA")
         await llm.aclose()
-    assert outcome.artifact.experts.rounds[0].sentiment.error == "timed out after 4 s"
+    assert outcome.artifact.experts.rounds[0].sentiment.error == "the turn took longer than 4 s"

@@ -3,9 +3,12 @@ a partly failed one lists what is missing and its confidence is lower."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from core.events import Done, Failed, File
+from core import words
+from core.events import Done, Failed, File, TextDelta
 from debate.engine import DebateFailed
 from tests.debate.helpers import (
     SeatFake,
@@ -24,7 +27,7 @@ BROKEN = Turn(fault="500", error="model crashed")
 
 
 async def test_a_debate_whose_every_expert_failed_has_no_verdict_pdf_or_report(
-        registry, pg_pool):
+        registry, pg_pool, caplog):
     """All turns fail (the 12 of the finding): the mode says so, the moderator is not asked
     for a verdict, no PDF goes out and nothing is stored for reuse."""
     async with SeatFake(defaults={seat: BROKEN for seat in EXPERTS}) as fake:
@@ -34,13 +37,33 @@ async def test_a_debate_whose_every_expert_failed_has_no_verdict_pdf_or_report(
         await llm.aclose()
     last = events[-1]
     assert isinstance(last, Failed) and last.kind == "llm"
-    assert "The debate failed" in last.error and "model crashed" in last.error
+    # the provider's own words go to the log, the reader is told in the catalogue's
+    assert "The debate failed" in last.error and "model crashed" not in last.error
+    assert "the model's server returned an error" in last.error and "(4 turns)" in last.error
+    assert "model crashed" in caplog.text
     assert "no verdict" in last.error
     assert not any(isinstance(e, (File, Done)) for e in events)
     assert "HOLD" not in last.error
     assert "moderator" not in fake.by_seat  # nobody is asked to conclude from nothing
     assert await pg_pool.fetchval("SELECT count(*) FROM debate_reports") == 0
     assert not rec.messages  # no conclusion is recorded as the answer
+
+
+async def test_a_failed_debate_is_told_in_chinese_with_the_raw_error_only_in_the_log(
+        registry, caplog):
+    """Under /lang zh the failure, each round's line and the reason are Chinese: the
+    provider's English ("model crashed", HTTP 500) stays in the log."""
+    async with SeatFake(defaults={seat: BROKEN for seat in EXPERTS}) as fake:
+        llm = router(fake)
+        events, _ = await run_mode(make_mode(llm, registry, make_pdf=False), "NVDA", lang="zh")
+        await llm.aclose()
+    last = events[-1]
+    assert isinstance(last, Failed)
+    why = words.t("errors.why_server", "zh").rstrip("。")
+    assert last.error.startswith("辩论失败") and why + "（4 次）" in last.error
+    shown = [e.text for e in events if isinstance(e, TextDelta)] + [last.error]
+    assert shown and not any(re.search(r"crashed|model|failed|500", s) for s in shown), shown
+    assert "model crashed" in caplog.text
 
 
 async def test_produce_raises_debate_failed_for_callers_like_the_podcast(registry):
@@ -64,7 +87,7 @@ async def test_a_partly_failed_debate_lists_what_is_missing_and_lowers_confidenc
     done = events[-1]
     assert isinstance(done, Done)
     assert "partial debate" in done.label
-    assert "**Missing:** sentiment (round 2)" in done.text
+    assert "**Missing:** Round 2 - Sentiment: failed (" in done.text
     assert "confidence 0.60" in done.text  # 3 x 0.8 of 4 seats, not 0.80
     assert "consensus" in done.text and "no consensus" in done.text  # a failed seat blocks it
 
@@ -104,7 +127,7 @@ async def test_a_bull_bear_debate_with_failed_analysts_says_which(registry):
                                                 make_pdf=False), "NVDA")
         await llm.aclose()
     c = outcome.artifact.conclusion
-    assert [m.split(":")[0] for m in c.missing] == ["bear_2 opening", "bear_2 rebuttal"]
+    assert [m.split(":")[0] for m in c.missing] == ["Opening - Bear #2", "Rebuttal - Bear #2"]
     full = outcome.artifact.bull_bear.verdict.confidence / 10
     assert c.confidence == pytest.approx(round(full * 6 / 8, 2))
     assert "Partial debate" in outcome.markdown

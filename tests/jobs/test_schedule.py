@@ -295,13 +295,16 @@ def test_trading_day_trigger_is_weekdays_filtered_by_is_fire_day() -> None:
 def test_describe() -> None:
     s = Schedule(at=time(8), recurrence="tradingdays", tz="Asia/Shanghai", calendar="XSHG")
     assert s.describe("en") == "08:00 Asia/Shanghai, trading days (Shanghai)"
-    assert s.describe("zh") == "每个交易日 08:00（Asia/Shanghai）"
+    assert s.describe("zh") == "每个交易日 08:00（北京时间）"
     us = Schedule(at=time(17, 5), recurrence="fri", tz="America/New_York", calendar="XNYS")
     assert us.describe("en") == "17:05 America/New_York, Fridays"
-    assert us.describe("zh") == "每周五 17:05（America/New_York）"
+    assert us.describe("zh") == "每周五 17:05（美东时间）"
     hk = Schedule(at=time(9), recurrence="tradingdays", tz="Asia/Hong_Kong", calendar="XHKG")
-    assert hk.describe("zh") == "每个港股交易日 09:00（Asia/Hong_Kong）"
+    assert hk.describe("zh") == "每个港股交易日 09:00（香港时间）"
     assert hk.describe("en") == "09:00 Asia/Hong_Kong, trading days (Hong Kong)"
+    # a zone with no name of its own is called by its IANA name in both languages
+    paris = Schedule(at=time(9), recurrence="daily", tz="Europe/Paris")
+    assert paris.describe("zh") == "每天 09:00（Europe/Paris）"
 
 
 def test_schedule_rejects_bad_values() -> None:

@@ -141,7 +141,9 @@ async def test_a_failed_debate_gets_a_short_honest_section_and_the_rest_is_produ
     llm = PodcastLLM(fail_experts=["TSLA"])
     result = await produce_podcast(["NVDA", "TSLA", "ORCL", "AAPL"], llm=llm)
     by = {s.code: s for s in result.tickers}
-    assert by["TSLA"].state == "no_verdict" and "scripted outage" in by["TSLA"].detail
+    # the provider's own words ("scripted outage") stay in the log; the detail says why in words
+    assert by["TSLA"].state == "no_verdict" and "scripted outage" not in by["TSLA"].detail
+    assert "the model's server returned an error" in by["TSLA"].detail
     assert by["TSLA"].action is None and by["ORCL"].state == "no_data"
     assert by["NVDA"].state == by["AAPL"].state == "debated"
     tsla = result.script.section("ticker:TSLA")
