@@ -178,8 +178,8 @@ def test_console_in_an_80x24_terminal_keeps_the_transcript(pg_server: str,
         assert len(answers[NONSENSE]) <= 4, answers[NONSENSE]
         assert "offline snapshot covers" not in transcript
         # /help keeps its lines
-        assert any(ln.startswith("/fast QUESTION - one quick answer") for ln in lines)
-        assert any(ln.startswith("/new - start a new conversation") for ln in lines)
+        assert any(ln.startswith("/fast QUESTION - One quick answer") for ln in lines)
+        assert any(ln.startswith("/new - Start a new conversation") for ln in lines)
 
         pane.type("/quit")
         lines = pane.wait("the exit", lambda ls: any(ln.startswith("bullpen exited")

@@ -12,10 +12,10 @@ from pathlib import Path
 from rich.console import Console
 
 from adapters.console import PROMPT, ConsoleAdapter, _LineMarkdown, console_markdown, status_of
+from bot.commands import help_text
 from bot.renderer import Renderer
 from core.events import Done, Status, TextDelta, ToolFinished, ToolStarted
 from core.types import ChatRef, Reply
-from core.words import t
 
 CHAT = ChatRef(platform="console", chat_id="local")
 _SGR = re.compile(r"\x1b\[[0-9;]*m|\x1b\]8;[^\x1b]*\x1b\\")
@@ -44,10 +44,10 @@ def _adapter(tmp_path: Path, *, tty: bool) -> tuple[ConsoleAdapter, io.StringIO]
 
 def test_single_newlines_stay_line_breaks_so_help_keeps_its_lines() -> None:
     out = io.StringIO()
-    Console(file=out, width=80).print(_LineMarkdown(t("chat.help", "en")))
+    Console(file=out, width=80).print(_LineMarkdown(help_text("en")))
     lines = [ln.rstrip() for ln in out.getvalue().splitlines()]
-    assert "/fast QUESTION - one quick answer" in lines
-    assert "/new - start a new conversation" in lines
+    assert "/fast QUESTION - One quick answer" in lines
+    assert "/new - Start a new conversation" in lines
     assert any(ln.startswith("/mode [normal|debate|fast]") for ln in lines)
 
 

@@ -311,8 +311,10 @@ async def test_the_podcast_now_and_on_a_schedule(harness: PlatformHarness) -> No
         await harness.idle()
         summary = [m for m in harness.visible_messages(USER) if "Daily podcast" in m]
         assert len(summary) == 1
-        assert "ticker:NVDA" in summary[0] and "ticker:TSLA" in summary[0]
-        assert summary[0].index("ticker:NVDA") < summary[0].index("ticker:TSLA")
+        # chapters by the title a person reads, in order (not their ids, `ticker:NVDA`)
+        assert "(NVDA)" in summary[0] and "(TSLA)" in summary[0]
+        assert "ticker:" not in summary[0]
+        assert summary[0].index("(NVDA)") < summary[0].index("(TSLA)")
         files = harness.sent_files(USER)
         if harness.caps.supports_documents:
             names = sorted(f.filename for f in files)
@@ -339,4 +341,4 @@ async def test_the_podcast_now_and_on_a_schedule(harness: PlatformHarness) -> No
         assert all(r.status == "skipped" for r in await app.jobs.due(fire_at))
         await harness.idle()
     pushed = [m for m in harness.visible_messages(USER)[before:] if "Daily podcast" in m]
-    assert len(pushed) == 1 and "ticker:NVDA" in pushed[0]
+    assert len(pushed) == 1 and "(NVDA)" in pushed[0]
