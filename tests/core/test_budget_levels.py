@@ -103,7 +103,8 @@ class CostlyLLM(ScriptedLLM):
         usage = Usage(model="costly", prompt_tokens=cost // 2, completion_tokens=cost - cost // 2)
         if self.requests[-1]["tools"]:
             return LLMResponse(tool_calls=[ToolCall(id=f"c{len(self.requests)}",
-                                                    name="fetch_more", arguments='{"n": 1}')],
+                                                    name="fetch_more",
+                                                    arguments=f'{{"n": {len(self.requests)}}}')],
                                usage=usage)
         return LLMResponse(content="That is all the history there is.", usage=usage)
 
