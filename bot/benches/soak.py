@@ -129,7 +129,7 @@ async def _soak(*, chats: int, minutes: float, warmup_minutes: float, interval_s
                     await sampler
             rss_end = rss_mb(serve.pid)
             alive = serve.proc.returncode is None
-            states = await _inbound_states(dsn)
+            states = await _settled_states(dsn, within_s=drain_s)
             log_errors = serve.errors()
             if trace:
                 _traced(series, dumps, warm_n)
@@ -301,6 +301,18 @@ def _slope(points: list[tuple[float, float]]) -> float | None:
     den = sum((x - mx) ** 2 for x in xs)
     return round(sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / den, 3) \
         if den else None
+
+
+async def _settled_states(dsn: str, *, within_s: float) -> dict[str, int]:
+    """The inbound states once no row is still being answered: the last answer reaches the
+    platform before its row is marked answered, so a read at that instant finds it running.
+    A row still running after `within_s` is reported as it stands."""
+    end = time.monotonic() + within_s
+    while True:
+        states = await _inbound_states(dsn)
+        if not set(states) - {"answered", "failed"} or time.monotonic() >= end:
+            return states
+        await asyncio.sleep(0.2)
 
 
 async def _inbound_states(dsn: str) -> dict[str, int]:
