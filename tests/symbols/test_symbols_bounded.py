@@ -82,13 +82,16 @@ def test_work_grows_with_the_text_up_to_the_limit_then_stops(
 
 def test_hostile_20k_cpu_is_bounded_relative_to_a_100_char_message(
         directory: SymbolDirectory) -> None:
-    """Generous: the worst hostile 20,000 characters within 4x the CPU of the window's
-    share of a 100-character message, times the 100-character message's cost."""
+    """Generous, since CPU time of other xdist workers' shapes varies: the worst hostile
+    20,000 characters within 10x the CPU of the window's share of a 100-character message
+    (4x failed once at 1.04x the bound on a loaded run). The work-count tests above are the
+    exact bound; this one catches a return of the quadratic case (561 ms at 10,000
+    characters then, about 9x this bound at 20,000)."""
     question = "Compare AAPL and 贵州茅台 earnings; is NVDA or 宁德时代 the better buy now? "[:100]
     directory.extract(question)
     base = _cpu(directory, question, repeat=20)
     worst = max(_cpu(directory, _hostile(unit), repeat=2) for unit in ADVERSARIAL.values())
-    assert worst <= 4 * base * EXTRACT_MAX_CHARS / len(question)
+    assert worst <= 10 * base * EXTRACT_MAX_CHARS / len(question)
 
 
 def test_head_and_tail_are_read_the_middle_is_not_and_spans_stay_in_the_text(
