@@ -56,11 +56,18 @@ def cjk_font_path() -> str:
 
 
 @functools.cache
-def cjk_font_family() -> str:
-    """Register the CJK font with matplotlib once and put it in the sans-serif fallback list."""
+def _registered_cjk_family() -> str:
     path = cjk_font_path()
     font_manager.fontManager.addfont(path)
-    family = str(font_manager.FontProperties(fname=path).get_name())
+    return str(font_manager.FontProperties(fname=path).get_name())
+
+
+def cjk_font_family() -> str:
+    """Register the CJK font with matplotlib once and put it in the sans-serif fallback list.
+
+    The registration is cached; the rcParams are set on every call, because other code in the
+    process (mplfinance's styles, a test's `rcdefaults`) may have reset them since."""
+    family = _registered_cjk_family()
     # a family *list* gives per-glyph fallback: Latin from DejaVu, CJK from Noto
     matplotlib.rcParams["font.family"] = ["DejaVu Sans", family]
     matplotlib.rcParams["axes.unicode_minus"] = False

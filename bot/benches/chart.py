@@ -89,12 +89,13 @@ def mplfinance_peer(df: pd.DataFrame, title: str) -> bytes:
     import mplfinance as mpf
 
     bars = df.rename(columns=str.capitalize)[["Open", "High", "Low", "Close", "Volume"]]
-    fig, _axes = mpf.plot(bars, type="candle", volume=True, mav=MAS, figsize=SIZE,
-                          title=title, returnfig=True, warn_too_much_data=10_000)
-    try:
-        return _png(fig)
-    finally:
-        plt.close(fig)
+    with plt.rc_context():  # mplfinance applies its style to the global rcParams
+        fig, _axes = mpf.plot(bars, type="candle", volume=True, mav=MAS, figsize=SIZE,
+                              title=title, returnfig=True, warn_too_much_data=10_000)
+        try:
+            return _png(fig)
+        finally:
+            plt.close(fig)
 
 
 def empty_floor() -> bytes:

@@ -51,6 +51,34 @@ def test_cjk_title_renders_without_missing_glyphs() -> None:
     assert len(png) > 10_000
 
 
+def test_cjk_still_renders_after_another_library_resets_the_fonts() -> None:
+    """CI ran the chart bench (mplfinance applies its style to the global rcParams) before
+    this file, and every later Chinese chart drew tofu: the font list was set once, cached."""
+    import matplotlib
+
+    render_candles(snapshot.load("000300"), title="warm", bars=20)
+    matplotlib.rcdefaults()  # what mplfinance's style, or any library's, may do meanwhile
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            png = render_candles(snapshot.load("000300"), title="沪深300 贵州茅台", bars=60,
+                                 market="cn")
+        assert len(png) > 10_000
+    finally:
+        cjk_font_family()
+
+
+def test_the_mplfinance_peer_leaves_the_fonts_as_it_found_them() -> None:
+    import matplotlib
+
+    from bot.benches.chart import mplfinance_peer
+
+    cjk_font_family()
+    before = list(matplotlib.rcParams["font.family"])
+    mplfinance_peer(snapshot.load("000300").tail(60), "peer")
+    assert list(matplotlib.rcParams["font.family"]) == before
+
+
 @pytest.mark.parametrize(("lang", "volume", "units"), [("zh", "成交量", ("万", "亿")),
                                                      ("en", "Vol", ("K", "M", "B"))])
 def test_a_chart_for_a_chinese_reader_says_its_axes_in_chinese(lang: str, volume: str,
