@@ -17,6 +17,7 @@ from typing import Any
 
 from core.errors import BullpenError
 from core.types import ChatMessage, Usage
+from core.words import t
 from debate.models import RoleUsage
 
 
@@ -45,6 +46,20 @@ LEVELS: tuple[Level, ...] = (
     Level(2, "cheaper profiles", 1, 500, 8_000, True, 1, 500),
     Level(3, "no tool rounds", 1, 300, 6_000, True, 0, 400),
 )
+
+
+def level_name(level: Level, lang: str) -> str:
+    """A level's name in the reader's language (`Level.name` is the English one, for logs)."""
+    return t(_LEVEL_WORDS[level.index], lang)
+
+
+def level_names(index: int, lang: str) -> str:
+    """The cuts taken to reach level `index` (each level keeps the ones before), as a list."""
+    return t("grammar.list_sep", lang).join(level_name(lv, lang) for lv in LEVELS[1:index + 1])
+
+
+_LEVEL_WORDS = ("debate.level_full", "debate.level_shorter_context",
+                "debate.level_cheaper_profiles", "debate.level_no_tool_rounds")  # LEVELS, in order
 TOOL_RESULT_EST = 1_500  # expected tokens a tool round adds to a prompt
 MESSAGE_OVERHEAD = 4
 

@@ -24,7 +24,15 @@ from core.tools import ToolRegistry
 from core.types import ChatMessage
 from core.words import t
 from debate import prompts
-from debate.budget import LEVELS, TOOL_RESULT_EST, BudgetExhausted, Level, estimate_tokens
+from debate.budget import (
+    LEVELS,
+    TOOL_RESULT_EST,
+    BudgetExhausted,
+    Level,
+    estimate_tokens,
+    level_name,
+    level_names,
+)
 from debate.engine import DebateFailed, Engine, PanelResult, llm_reason, reasons
 from debate.evidence import Evidence
 from debate.experts import BudgetTooSmall
@@ -150,10 +158,8 @@ class BullBearPanel:
         c = self._costs(LEVELS[-1])
         need = c["hypothesis"] + c["openings"] + c["judge"]
         if not self.e.budget.fits(need):
-            raise BudgetTooSmall(
-                f"The debate budget of {self.e.budget.total:,} tokens is too small for a "
-                f"bull/bear debate (about {need:,} tokens at the cheapest settings). Raise "
-                "BULLPEN_DEBATE_TOKEN_BUDGET.")
+            raise BudgetTooSmall(t("debate.too_small_bull_bear", self.lang,
+                                   total=self.e.budget.total, need=need))
 
     def plan(self, collected: str) -> tuple[Level, bool, bool]:
         """(level, run rebuttals, model-written summary) that what remains affords."""
@@ -163,21 +169,22 @@ class BullBearPanel:
             costs.pop("hypothesis")
             if budget.fits(sum(costs.values())):
                 if level.index:
-                    self.degradations.append(
-                        f"level {level.index}: "
-                        f"{', '.join(lv.name for lv in LEVELS[1:level.index + 1])}")
+                    self.degradations.append(t("debate.deg_levels", self.lang,
+                                               index=level.index,
+                                               names=level_names(level.index, self.lang)))
                 return level, True, True
         level = LEVELS[-1]
         costs = self._costs(level, estimate_tokens(self._pack(collected, level)))
-        for rebut, what in ((True, "the summary is written by code"),
-                            (False, "no rebuttal round (fewer rounds); summary by code")):
+        for rebut, what in ((True, "debate.deg_bb_code_summary"),
+                            (False, "debate.deg_bb_no_rebuttal")):
             need = costs["openings"] + costs["judge"] + (costs["rebuttals"] if rebut else 0)
             if budget.fits(need):
-                self.degradations.append(f"level {level.index} ({level.name}); {what}")
+                self.degradations.append(t(what, self.lang, index=level.index,
+                                           name=level_name(level, self.lang)))
                 return level, rebut, False
-        raise BudgetTooSmall(
-            f"The debate budget of {budget.total:,} tokens ran out after the hypothesis: "
-            f"{budget.remaining():,} left, about {costs['openings'] + costs['judge']:,} needed.")
+        raise BudgetTooSmall(t("debate.ran_out_after_hypothesis", self.lang, total=budget.total,
+                               left=budget.remaining(),
+                               need=costs["openings"] + costs["judge"]))
 
     # --- phases ----------------------------------------------------------------------------
 
@@ -331,15 +338,18 @@ class BullBearPanel:
     def _code_summary(self, hyp: Hypothesis, verdict: VerdictReply | None) -> str:
         head = f"**{self.ev.title}** — {hyp.hypothesis}"
         if verdict is None:
-            return head + "\n\nNo verdict: the judge did not answer."
-        parts = [head, f"**Verdict:** {verdict.verdict} ({verdict.action}, "
-                       f"{verdict.confidence}/10, {verdict.time_horizon or 'horizon n/a'})",
-                 "**Why:** " + "; ".join(verdict.reasons)]
+            return head + "\n\n" + t("debate.code_no_verdict", self.lang)
+        sep = t("grammar.clause_sep", self.lang)
+        horizon = verdict.time_horizon or t("debate.code_horizon_na", self.lang)
+        parts = [head, t("debate.code_verdict", self.lang, verdict=verdict.verdict,
+                         action=t("debate.action_" + verdict.action, self.lang),
+                         confidence=verdict.confidence, horizon=horizon),
+                 t("debate.code_why", self.lang, reasons=sep.join(verdict.reasons))]
         if verdict.key_risks:
-            parts.append("**Key risks:** " + "; ".join(verdict.key_risks))
+            parts.append(t("debate.code_risks", self.lang, risks=sep.join(verdict.key_risks)))
         if verdict.strongest_opposing_data_point:
-            parts.append("**Strongest opposing data point:** "
-                         + verdict.strongest_opposing_data_point)
+            parts.append(t("debate.code_opposing", self.lang,
+                           point=verdict.strongest_opposing_data_point))
         return "\n\n".join(parts)
 
     async def _summary(self, hyp: Hypothesis, pack: str, args: list[Argument],
@@ -425,7 +435,8 @@ class BullBearPanel:
             conclusion=conclusion)
         phases = 4 + (1 if rebut else 0) + (1 if llm_summary else 0)
         return PanelResult(output=output, level=level, rounds_planned=2 if rebut else 1,
-                           stop_reason=f"{phases} phases", degradations=self.degradations,
+                           stop_reason=t("debate.stop_phases", self.lang, n=phases),
+                           degradations=self.degradations,
                            notes=self.notes)
 
     def _seat(self, analyst: str) -> str:

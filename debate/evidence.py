@@ -38,6 +38,7 @@ from debate.metrics import (
 )
 from debate.models import ChartSource, DataRef, Metric
 from tools.symbol_lookup import ResolvedSymbol, resolve_symbol
+from tools.symbols.sources import reader_name
 
 log = logging.getLogger(__name__)
 
@@ -117,6 +118,11 @@ class Evidence:
     def title(self) -> str:
         return f"{self.symbol.name} ({self.symbol.code})" if self.symbol.name else (
             self.symbol.code)
+
+    def reader_title(self, lang: str) -> str:
+        """`title` with the name the reader knows (英伟达 (NVDA) for a Chinese reader)."""
+        name = reader_name(self.symbol.code, self.symbol.name, lang)
+        return f"{name} ({self.symbol.code})" if name else self.symbol.code
 
     @property
     def has_data(self) -> bool:

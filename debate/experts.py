@@ -15,7 +15,15 @@ from core.errors import InputError
 from core.events import Status, TextDelta
 from core.types import ChatMessage
 from debate import prompts
-from debate.budget import LEVELS, TOOL_RESULT_EST, Level, choose, estimate_tokens
+from debate.budget import (
+    LEVELS,
+    TOOL_RESULT_EST,
+    Level,
+    choose,
+    estimate_tokens,
+    level_name,
+    level_names,
+)
 from debate.engine import DebateFailed, Engine, PanelResult, reasons
 from debate.evidence import Evidence
 from debate.grounding import SourceCatalog
@@ -160,24 +168,23 @@ class ExpertsPanel:
                     break
             if rounds == 0:
                 need = self.cost(1, 1, level)
-                raise BudgetTooSmall(
-                    f"The debate budget of {budget.total:,} tokens is too small for even one "
-                    f"round of {len(self.experts)} experts (about {need:,} tokens at the "
-                    "cheapest settings). Raise BULLPEN_DEBATE_TOKEN_BUDGET.")
-            self.degradations.append(f"level {level.index} ({level.name}) and only {rounds} "
-                                     f"round(s): the budget cannot pay for {lo}")
+                raise BudgetTooSmall(words.t("debate.too_small_experts", self.lang,
+                                             total=budget.total, n=len(self.experts), need=need))
+            self.degradations.append(words.t(
+                "debate.deg_fewer_rounds", self.lang, index=level.index,
+                name=level_name(level, self.lang), rounds=rounds, wanted=lo))
             return level, rounds
         level = LEVELS[idx]
         if idx:
-            self.degradations.append(
-                f"level {idx}: {', '.join(lv.name for lv in LEVELS[1:idx + 1])} "
-                f"to afford {lo} rounds within {budget.total:,} tokens")
+            self.degradations.append(words.t(
+                "debate.deg_levels_afford", self.lang, index=idx,
+                names=level_names(idx, self.lang), rounds=lo, total=budget.total))
         rounds = lo
         while rounds < self.limits.max_rounds and budget.fits(self.cost(1, rounds + 1, level)):
             rounds += 1
         if rounds < self.limits.max_rounds:
-            self.degradations.append(f"{rounds} of {self.limits.max_rounds} rounds planned: "
-                                     "the budget affords no more")
+            self.degradations.append(words.t("debate.deg_rounds_planned", self.lang,
+                                             rounds=rounds, max=self.limits.max_rounds))
         return level, rounds
 
     def _replan(self, rnd: int, level: Level) -> Level | None:
@@ -186,8 +193,9 @@ class ExpertsPanel:
         for lv in LEVELS[level.index:]:
             if budget.fits(self.cost(rnd, rnd, lv)):
                 if lv.index != level.index:
-                    self.degradations.append(
-                        f"round {rnd}: degraded to level {lv.index} ({lv.name}) on spend")
+                    self.degradations.append(words.t(
+                        "debate.deg_round_degraded", self.lang, round=rnd, index=lv.index,
+                        name=level_name(lv, self.lang)))
                 return lv
         return None
 
@@ -331,7 +339,8 @@ class ExpertsPanel:
         """All rounds, the moderator's decisions and the conclusion."""
         level, planned = self.plan()
         floor = self._moderator_cost(planned, level)
-        self.e.emit(Status(text=words.t("debate.panel_start", self.lang, title=self.ev.title,
+        self.e.emit(Status(text=words.t("debate.panel_start", self.lang,
+                                  title=self.ev.reader_title(self.lang),
                                   n=len(self.experts), low=self.limits.min_rounds,
                                   high=planned)))
         for note in self.degradations:
@@ -345,7 +354,7 @@ class ExpertsPanel:
             if rnd > 1:
                 next_level = self._replan(rnd, level)
                 if next_level is None:
-                    stop = f"budget: no tokens left for round {rnd}"
+                    stop = words.t("debate.stop_budget", self.lang, round=rnd)
                     self.degradations.append(stop)
                     self.e.emit(Status(text=words.t("debate.budget_stop", self.lang, round=rnd)))
                     break
@@ -356,7 +365,7 @@ class ExpertsPanel:
                                            for n in self.experts))
             rounds.append(DebateRound(round=rnd, **dict(zip(self.experts, turns, strict=True))))
             if not answered(rounds[-1]):
-                stop = f"every expert failed in round {rnd}"
+                stop = words.t("debate.stop_all_failed", self.lang, round=rnd)
                 self.e.emit(Status(text=words.t("debate.round_all_failed", self.lang, round=rnd)))
                 break
             if rnd < self.limits.min_rounds and rnd < planned:
@@ -366,14 +375,16 @@ class ExpertsPanel:
                                          planned, level)
             moderated = rnd
             if agreed is not None:
-                stop = f"consensus on {agreed} after round {rnd}"
+                stop = words.t("debate.stop_consensus", self.lang, round=rnd,
+                               action=words.t("debate.action_" + agreed, self.lang))
                 break
             if reply is not None and reply.decision == "stop":
-                stop = f"the moderator stopped after round {rnd}" + (
-                    f": {reply.reason}" if reply.reason else "")
+                stop = (words.t("debate.stop_moderator_why", self.lang, round=rnd,
+                                reason=reply.reason) if reply.reason
+                        else words.t("debate.stop_moderator", self.lang, round=rnd))
                 break
             if rnd == planned:
-                stop = f"reached the last planned round ({planned})"
+                stop = words.t("debate.stop_last_round", self.lang, planned=planned)
         basis = [r for r in rounds if answered(r)]
         if basis:  # the rounds up to the last one anybody answered in
             basis = rounds[:rounds.index(basis[-1]) + 1]

@@ -438,4 +438,109 @@ WORDS: dict[str, dict[str, str]] = {
         "en": "the moderator's conclusion (written by code from the positions)",
         "zh": "主持人的结论（改由程序根据各方立场写出）",
     },
+    # the budget's cuts and refusals, and why a debate stopped (shown in chat and the report)
+    "too_small_experts": {
+        "en": "The debate budget of {total:,} tokens is too small for even one round of {n} "
+              "experts (about {need:,} tokens at the cheapest settings). Raise "
+              "BULLPEN_DEBATE_TOKEN_BUDGET.",
+        "zh": "辩论的词元预算（{total:,}）太小，连 {n} 位专家辩论一轮都不够（最省的设置下约需 "
+              "{need:,} 个词元）。请调高 BULLPEN_DEBATE_TOKEN_BUDGET。",
+    },
+    "too_small_bull_bear": {
+        "en": "The debate budget of {total:,} tokens is too small for a bull/bear debate (about "
+              "{need:,} tokens at the cheapest settings). Raise BULLPEN_DEBATE_TOKEN_BUDGET.",
+        "zh": "辩论的词元预算（{total:,}）太小，不够进行一场多空辩论（最省的设置下约需 {need:,} "
+              "个词元）。请调高 BULLPEN_DEBATE_TOKEN_BUDGET。",
+    },
+    "ran_out_after_hypothesis": {
+        "en": "The debate budget of {total:,} tokens ran out after the hypothesis: {left:,} left, "
+              "about {need:,} needed.",
+        "zh": "辩论的词元预算（{total:,}）在提出假设后已不够：剩余 {left:,}，约需 {need:,}。",
+    },
+    "level_full": {"en": "full", "zh": "完整"},
+    "level_shorter_context": {"en": "shorter context", "zh": "缩短上下文"},
+    "level_cheaper_profiles": {"en": "cheaper profiles", "zh": "换用较便宜的模型"},
+    "level_no_tool_rounds": {"en": "no tool rounds", "zh": "不再调用工具"},
+    "deg_levels": {
+        "en": "level {index}: {names}",
+        "zh": "降到第 {index} 级：{names}",
+    },
+    "deg_levels_afford": {
+        "en": "level {index}: {names} to afford {rounds} rounds within {total:,} tokens",
+        "zh": "降到第 {index} 级：{names}，以便在 {total:,} 个词元内辩论 {rounds} 轮",
+    },
+    "deg_fewer_rounds": {
+        "en": "level {index} ({name}) and only {rounds} round(s): the budget cannot pay for "
+              "{wanted}",
+        "zh": "降到第 {index} 级（{name}），只辩论 {rounds} 轮：预算不够 {wanted} 轮",
+    },
+    "deg_rounds_planned": {
+        "en": "{rounds} of {max} rounds planned: the budget affords no more",
+        "zh": "计划辩论 {rounds} 轮（最多 {max} 轮）：预算只够这么多",
+    },
+    "deg_round_degraded": {
+        "en": "round {round}: degraded to level {index} ({name}) on spend",
+        "zh": "第 {round} 轮：按已用词元降到第 {index} 级（{name}）",
+    },
+    "deg_bb_code_summary": {
+        "en": "level {index} ({name}); the summary is written by code",
+        "zh": "第 {index} 级（{name}）；总结由程序生成",
+    },
+    "deg_bb_no_rebuttal": {
+        "en": "level {index} ({name}); no rebuttal round (fewer rounds); summary by code",
+        "zh": "第 {index} 级（{name}）；不进行反驳轮（轮次更少）；总结由程序生成",
+    },
+    "stop_budget": {
+        "en": "budget: no tokens left for round {round}",
+        "zh": "预算：第 {round} 轮已没有可用的词元",
+    },
+    "stop_all_failed": {
+        "en": "every expert failed in round {round}",
+        "zh": "第 {round} 轮所有专家都未能作答",
+    },
+    "stop_consensus": {
+        "en": "consensus on {action} after round {round}",
+        "zh": "第 {round} 轮后就“{action}”达成一致",
+    },
+    "stop_moderator": {
+        "en": "the moderator stopped after round {round}",
+        "zh": "主持人在第 {round} 轮后结束了辩论",
+    },
+    "stop_moderator_why": {
+        "en": "the moderator stopped after round {round}: {reason}",
+        "zh": "主持人在第 {round} 轮后结束了辩论：{reason}",
+    },
+    "stop_last_round": {
+        "en": "reached the last planned round ({planned})",
+        "zh": "已到计划的最后一轮（第 {planned} 轮）",
+    },
+    "stop_phases": {
+        "en": "{n} phases",
+        "zh": "{n} 个阶段",
+    },
+    # the bull/bear executive summary written by code when the model's cannot be paid for
+    "code_no_verdict": {
+        "en": "No verdict: the judge did not answer.",
+        "zh": "没有结论：裁判没有作答。",
+    },
+    "code_verdict": {
+        "en": "**Verdict:** {verdict} ({action}, {confidence}/10, {horizon})",
+        "zh": "**结论：**{verdict}（{action}，{confidence}/10，{horizon}）",
+    },
+    "code_horizon_na": {
+        "en": "horizon n/a",
+        "zh": "期限未说明",
+    },
+    "code_why": {
+        "en": "**Why:** {reasons}",
+        "zh": "**理由：**{reasons}",
+    },
+    "code_risks": {
+        "en": "**Key risks:** {risks}",
+        "zh": "**主要风险：**{risks}",
+    },
+    "code_opposing": {
+        "en": "**Strongest opposing data point:** {point}",
+        "zh": "**最有力的反方数据：**{point}",
+    },
 }

@@ -112,3 +112,28 @@ async def test_reservations_never_let_parallel_turns_overspend():
         assert budget.fits(400)
         assert not budget.fits(300, floor=200)
     assert budget.remaining() == 1000
+
+
+async def test_a_chinese_reader_gets_the_budget_cuts_and_refusals_in_chinese(registry):
+    """The budget's notes reach the chat, the report's caveats and its stop line: under /lang zh
+    they were English sentences (`level 2: shorter context, cheaper profiles ...`)."""
+    from bot.eval.score import english_words
+
+    two = await _costs(registry, 2)
+    async with SeatFake(defaults={e: reply("BUY", 0.6) for e in EXPERTS}
+                        | {"moderator": moderator("continue", "BUY")}) as fake:
+        llm = router(fake, roles={"moderator": "cheap-model"})
+        mode = make_mode(llm, registry, make_pdf=False, budget_tokens=two[2] + 50)
+        outcome, events, _ = await produce(mode, "NVDA", lang="zh")
+        small = make_mode(llm, registry, make_pdf=False, budget_tokens=500)
+        refused, _ = await run_mode(small, "NVDA", lang="zh")
+        bb = make_mode(llm, registry, make_pdf=False, budget_tokens=500, panel="bull_bear")
+        bb_refused, _ = await run_mode(bb, "NVDA", lang="zh")
+        await llm.aclose()
+    meta = outcome.artifact.meta
+    assert meta.degradation_level >= 2  # Chinese prompts cost more: maybe one level further
+    assert any("缩短上下文、换用较便宜的模型" in d for d in meta.degradations)
+    shown = [*meta.degradations, meta.stop_reason, refused[-1].error, bb_refused[-1].error,
+             *(getattr(e, "text", "") for e in events if e.type == "status")]
+    assert all(shown) and [english_words(s) for s in shown] == [[] for _ in shown]
+    assert "BULLPEN_DEBATE_TOKEN_BUDGET" in refused[-1].error  # the setting keeps its name
