@@ -44,6 +44,15 @@ WRAPPED = """() => [...document.querySelectorAll(".msg.assistant td.num")].filte
   const tops = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
   return tops.size !== 1;
 }).map((td) => td.textContent)"""
+# the header's visible children, and whether they share one row (every box overlaps every other
+# vertically: the lowest top is above the highest bottom)
+HEADER_ROW = """() => {
+  const kids = [...document.querySelector("header.bar").children]
+    .map((n) => [n.id || n.className, n.getBoundingClientRect()])
+    .filter(([, r]) => r.width > 0 && r.height > 0);
+  const one = Math.max(...kids.map(([, r]) => r.top)) < Math.min(...kids.map(([, r]) => r.bottom));
+  return { one, kids: kids.map(([id, r]) => [id, Math.round(r.top), Math.round(r.bottom)]) };
+}"""
 NEW_STARTED = re.compile("new conversation|新的对话")
 
 
@@ -86,11 +95,21 @@ async def page_for(chromium: Any, app: Any, width: int, scheme: str) -> tuple[An
 
 
 async def check_frame(page: Any, width: int, scheme: str) -> None:
-    """The colour scheme is followed and nothing sticks out sideways."""
+    """The colour scheme is followed, nothing sticks out sideways, and the header is one row
+    (at 390 px it wrapped to two: the account's buttons now sit at the drawer's foot)."""
     assert await page.evaluate(
         "getComputedStyle(document.documentElement).backgroundColor") == BACKGROUND[scheme]
     found = await page.evaluate(OVERFLOW)
     assert found["out"] == [] and found["scroll"] <= found["w"], (width, found)
+    header = await page.evaluate(HEADER_ROW)
+    assert header["one"], (width, header["kids"])
+
+
+async def switch_lang(page: Any, width: int) -> None:
+    """The language button: in the header on a wide screen, at the drawer's foot on a phone."""
+    await drawer(page, width)
+    await page.click("#lang")
+    await close_drawer(page, width)
 
 
 async def drawer(page: Any, width: int) -> None:
@@ -126,7 +145,7 @@ async def test_the_empty_chat_suggests_questions_and_says_what_the_data_covers(
             await page.locator("#stop").wait_for(state="hidden", timeout=60_000)
             await check_frame(page, width, scheme)
             await shot(page, f"{tag(width, scheme)}-empty-en")
-            await page.click("#lang")  # the page in Chinese: its suggestions and note too
+            await switch_lang(page, width)  # the page in Chinese: its suggestions and note too
             await page.locator("#suggestions button", has_text="浦发银行").wait_for()
             await page.locator("#coverage-body", has_text="美股").wait_for()
             assert "Ping An" not in await page.inner_text("#empty")
@@ -228,7 +247,7 @@ async def test_progress_in_words_stop_while_running_tables_that_fit_and_copy(
             zh = scheme == "dark"  # the dark runs read the page in Chinese
             context, page = await page_for(chromium, app, width, scheme)
             if zh:
-                await page.click("#lang")
+                await switch_lang(page, width)
             assert await page.locator("#stop").is_hidden()
             await ask(page, "NVDA last week, as a table")
             await page.locator("#stop:visible").wait_for()  # running: Stop is there

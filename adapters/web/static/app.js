@@ -540,7 +540,17 @@ async function unshare() {
 
 // --- start ---------------------------------------------------------------------------------
 
+// On a phone the account's buttons (admin, language, sign out) live at the foot of the drawer,
+// so the header keeps to one row at 390 px; the same nodes move, with their handlers.
+const phone = window.matchMedia("(max-width: 720px)");
+function placeAccount() {
+  const home = phone.matches ? $("drawer-foot") : document.querySelector("header.bar");
+  if ($("account").parentElement !== home) home.appendChild($("account"));
+}
+
 async function main() {
+  placeAccount();
+  phone.addEventListener("change", placeAccount);
   state.me = await api("/api/me");
   state.csrf = state.me.csrf;
   state.lang = localStorage.getItem("bullpen.lang") || (state.me.lang === "zh" ? "zh" : "en");
