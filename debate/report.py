@@ -362,7 +362,7 @@ def render_chart(bars: pd.DataFrame | None, title: str, market: str, lang: str =
     instrument's `market` and the words of the report's `lang`."""
     if bars is None or len(bars) < 2:
         return None
-    from tools.charts import render_candles
+    from tools.chart_draw import render_candles
 
     return render_candles(bars, title=title, bars=CHART_BARS, market=market, size=(10.0, 5.5),
                           dpi=110, lang=lang)

@@ -30,7 +30,7 @@ from core.ports import LLMProvider
 from core.types import ChatMessage, OutgoingFile
 from core.words import Lang, norm, t
 from tools.bars import with_moving_averages
-from tools.charts import cjk_font_path, render_comparison
+from tools.fonts import cjk_font_path
 from tools.ict_tool import run_ict
 from tools.indicators import compute_indicators
 from tools.market import load_bars, period_start, quote_from_bars
@@ -337,6 +337,8 @@ async def _chart(closes: dict[str, pd.Series], rows: Sequence[ReportRow],
     title = t("labels.chart_versus", lg).join(order) + w["rebased"]
     subtitle = (f"1d · {frame.index[0].date()} – {shared_end} · {providers}"
                 + (w["offline_short"] if offline else ""))
+    from tools.chart_draw import render_comparison  # matplotlib: loaded by the first chart
+
     png = await asyncio.to_thread(render_comparison, {c: frame[c] for c in order}, title=title,
                                   subtitle=subtitle, lang=lg)
     return OutgoingFile(kind="image", filename=f"report_{_slug(order)}_{shared_end}.png",

@@ -1,7 +1,7 @@
 """Annotated ICT chart as PNG bytes: candles, order-block and FVG boxes, BOS/ChoCH marks, the
 dealing range with its equilibrium, and kill-zone shading (intraday bars only) on the clock of the
 analysis' session template: New York's kill zones, or a Shanghai/Shenzhen stock's own trading
-sessions. Rises and bullish marks take the market's colour (`tools.charts.up_down_colors`: red
+sessions. Rises and bullish marks take the market's colour (`tools.chart_draw.up_down_colors`: red
 for A-shares, green elsewhere).
 
 Pure and synchronous on matplotlib's Agg canvas without pyplot state, so callers may run it in a
@@ -25,7 +25,7 @@ from matplotlib.ticker import FuncFormatter, MaxNLocator
 from core.localize import word
 from core.words import t
 from ict import ICTAnalysis, zones_of
-from tools.charts import cjk_font_family, up_down_colors
+from tools.chart_draw import cjk_font_family, up_down_colors
 
 ZONE_COLORS: Final = {"london": "#4a90d9", "ny_am": "#f5a623", "ny_pm": "#9b59b6",
                       "asia": "#7f8c8d", "cn_am": "#f5a623", "cn_pm": "#9b59b6"}

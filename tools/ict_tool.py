@@ -31,7 +31,6 @@ from core.types import OutgoingFile
 from ict import BiasStack, Enforcement, ICTAnalysis, ICTInputError, Timeframe, TradePlan
 from ict.timeframes import INTERVAL_MINUTES
 from ict.types import SessionTemplate
-from tools.ict_chart import render_ict_chart
 from tools.market import load_bars, source_from
 from tools.models import DataSource, tool
 from tools.symbol_lookup import resolve_symbol
@@ -493,6 +492,8 @@ def result_of(run: ICTRun, *, plan: bool = False, digest_limit: int = 5) -> ICTR
 
 async def chart_file(run: ICTRun) -> OutgoingFile:
     """The annotated chart of a run as a PNG attachment."""
+    from tools.ict_chart import render_ict_chart  # matplotlib: loaded by the first chart
+
     label = f"{run.name} ({run.symbol})" if run.name else run.symbol
     title = f"{label} · {run.timeframe.key} · ICT"
     png = await asyncio.to_thread(render_ict_chart, run.frame.bars, run.analysis, title=title,

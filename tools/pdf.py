@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from fpdf import FPDF
 from fpdf.fonts import FontFace
 
-from tools.charts import cjk_font_path
+from tools.fonts import cjk_font_path
 
 FONT = "cjk"
 LINE = 5.2  # mm per line of body text

@@ -1,7 +1,7 @@
 """`bullpen bench chart`: render time of a 250-bar candlestick chart with volume and three
 moving averages, against two peers and the empty-figure floor, all in the same run.
 
-Ours: `tools.charts.render_candles` on real NVDA bars from the offline snapshot (fixed axes
+Ours: `tools.chart_draw.render_candles` on real NVDA bars from the offline snapshot (fixed axes
 rectangles, collections, 10 x 6 in at 100 dpi, PNG).
 
 Peers, each drawing the same 250 bars with the same figure size, dpi, panels and output:
@@ -118,7 +118,7 @@ def _once(fn: Callable[[], bytes]) -> tuple[float, float, int]:
 def run(*, repeat: int = 7) -> dict[str, Any]:
     """`repeat` interleaved rounds (after one warm-up of each side); returns the JSON dict."""
     from tools import snapshot
-    from tools.charts import render_candles
+    from tools.chart_draw import render_candles
 
     watch = LoadWatch()
     history = snapshot.load("NVDA").iloc[-(BARS + 60):]
@@ -153,7 +153,7 @@ def run(*, repeat: int = 7) -> dict[str, Any]:
         "dpi": DPI,
         "rounds": max(1, repeat),
         "direction": DIRECTION,
-        "ours": {"what": "tools.charts.render_candles (fixed axes, collections)",
+        "ours": {"what": "tools.chart_draw.render_candles (fixed axes, collections)",
                  "wall_ms": med["ours"], "cpu_ms": med_cpu["ours"], "png_bytes": png["ours"]},
         "peers": {
             "matplotlib": {

@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 import ict
-from tools.charts import DOWN_RED, UP_GREEN, render_candles, up_down_colors
+from tools.chart_draw import DOWN_RED, UP_GREEN, render_candles, up_down_colors
 from tools.ict_chart import render_ict_chart
 from tools.symbol_lookup import resolve_symbol
 

@@ -12,16 +12,16 @@ from PIL import Image
 from core import context, numbers
 from core.errors import DataUnavailable
 from tools import snapshot
-from tools.charts import (
+from tools.chart_draw import (
     DOWN_RED,
     UP_GREEN,
     candles_figure,
     cjk_font_family,
-    cjk_font_path,
-    generate_chart,
     render_candles,
     render_comparison,
 )
+from tools.charts import generate_chart
+from tools.fonts import cjk_font_path
 
 
 def _pixels_near(png: bytes, hex_color: str, tol: int = 30) -> int:

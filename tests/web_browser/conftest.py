@@ -42,7 +42,7 @@ def fonts_conf(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fontconfig file: the system's fonts and the CJK font the charts use (the
     `cvttf-notosanscjk-regular` package), so that Chinese on the page is drawn, not boxes, on a
     machine with no CJK font installed (a Chinese reader's browser has one)."""
-    from tools.charts import cjk_font_path
+    from tools.fonts import cjk_font_path
 
     here = tmp_path_factory.mktemp("fonts")
     conf = here / "fonts.conf"
