@@ -22,10 +22,11 @@ from typing import Any
 import asyncpg
 
 from core import words
+from core.agent.modes import ModeDecl, ModeNeeds
 from core.errors import DataUnavailable, InputError, UnknownSymbol
 from core.events import Done, Event, Failed, File, Status, TextDelta
 from core.llm.pace import expected_seconds
-from core.ports import LLMProvider
+from core.ports import LLMProvider, Mode
 from core.tools import ToolRegistry
 from core.types import ChatMessage, OutgoingFile, Usage
 from core.words import t
@@ -456,3 +457,12 @@ class DebateMode:
 
 
 __all__ = ["DebateMode", "DebateOutcome", "DebateRequest", "parse_request"]
+
+
+def _declared(needs: ModeNeeds) -> Mode | None:
+    """With no model the experts are deterministic, scored from data (labelled as such)."""
+    return DebateMode(llm=needs.llm, registry=needs.registry, pool=needs.pool,
+                      budget_tokens=needs.debate_token_budget, find_symbols=needs.find_symbols)
+
+
+MODES = (ModeDecl("debate", _declared, when="always"),)

@@ -20,11 +20,11 @@ from core.store.usage import UsageRepo
 from core.types import Reply
 from core.usage_gate import UsageGate
 from core.words import t
-from jobs.podcast_items import podcast_items
 from jobs.report import Report, build_report
 from jobs.schedule import Schedule
 from jobs.usage import MeteredLLM, skipped_text
 from podcast import PodcastError, PodcastResult, produce_podcast
+from podcast.items import podcast_items
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -121,7 +121,7 @@ async def _evaluate(args: argparse.Namespace, questions: list[Question], registr
                     llm: LLMRouter | None, settings: Any) -> int:
     from bot.eval.run import recording_ict, run_questions
     from bot.eval.score import markdown, to_json
-    from bot.offline import OfflineAnalyst
+    from analyst.offline import OfflineAnalyst
     from bot.symbols_bridge import find_symbols
     from core.agent import NormalMode
 

@@ -1,4 +1,4 @@
-"""Trade-plan mode on the model path (bot/plan_mode.py): its progress, the plan's title, a wait, a
+"""Trade-plan mode on the model path (analyst/plan_mode.py): its progress, the plan's title, a wait, a
 rejected plan."""
 
 WORDS: dict[str, dict[str, str]] = {

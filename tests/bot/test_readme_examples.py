@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from analyst.ict_answer import ict_answer
+from analyst.offline import OfflineAnalyst
 from bot.eval.score import english_words
-from bot.ict_answer import ict_answer
-from bot.offline import OfflineAnalyst
 from bot.symbols_bridge import find_symbols
 from core.agent.turn import Turn
 from core.events import Done, ToolStarted

@@ -12,12 +12,12 @@ from datetime import date
 
 import pytest
 
+from analyst.ict_answer import ict_answer
+from analyst.offline import OfflineAnalyst
+from analyst.plan_mode import PlanMode
 from analyst.understanding import understand
 from bot import commands
 from bot.commands.questions import as_question
-from bot.ict_answer import ict_answer
-from bot.offline import OfflineAnalyst
-from bot.plan_mode import PlanMode
 from bot.symbols_bridge import find_symbols
 from core.agent.turn import Turn
 from core.events import Done, Event, ToolStarted

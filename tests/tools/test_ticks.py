@@ -10,8 +10,8 @@ from decimal import Decimal
 
 import pytest
 
-from bot.ict_answer import ict_answer, plan_markdown
-from bot.plan_mode import PlanMode
+from analyst.ict_answer import ict_answer, plan_markdown
+from analyst.plan_mode import PlanMode
 from core.agent.turn import Turn
 from core.events import Done
 from core.testing import MemoryRecorder, ScriptedLLM, text

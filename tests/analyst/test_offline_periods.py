@@ -8,10 +8,10 @@ from collections.abc import Iterator
 
 import pytest
 
+from analyst.ict_answer import ict_answer
+from analyst.offline import OfflineAnalyst
 from bot.commands import parse
 from bot.commands.questions import as_question
-from bot.ict_answer import ict_answer
-from bot.offline import OfflineAnalyst
 from bot.symbols_bridge import find_symbols
 from core.agent.turn import Turn
 from core.events import Done, Event, File, ToolStarted

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.ict_answer import ict_answer
-from bot.offline import OfflineAnalyst
+from analyst.ict_answer import ict_answer
+from analyst.offline import OfflineAnalyst
 from core.agent.turn import Turn
 from core.errors import DataUnavailable, UnknownSymbol
 from core.events import Done, File, ToolFinished

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from bot.ict_answer import ict_answer
-from bot.offline import OfflineAnalyst
+from analyst.ict_answer import ict_answer
+from analyst.offline import OfflineAnalyst
 from bot.symbols_bridge import find_symbols
 from core.agent.turn import Turn
 from core.events import Done

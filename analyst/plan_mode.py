@@ -18,8 +18,8 @@ from typing import Any, Final
 from uuid import uuid4
 
 import ict
-from bot import format as fmt
-from bot.ict_answer import plan_markdown
+from analyst import format as fmt
+from analyst.ict_answer import plan_markdown
 from core import context
 from core.agent import prompts
 from core.agent.turn import Turn

@@ -21,10 +21,9 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
+from analyst import format as fmt
+from analyst import offline_data as od
 from analyst.understanding import Understanding, understand, words_pattern
-from bot import format as fmt
-from bot import offline_data as od
-from bot.commands import help_text
 from core import context
 from core.agent.turn import Turn
 from core.errors import BullpenError, UnknownSymbol
@@ -345,10 +344,13 @@ class OfflineAnalyst:
 
     def __init__(self, *, registry: ToolRegistry, find_symbols: SymbolFinder,
                  ict_answer: ICTAnswer | None = None,
+                 help_text: Callable[[str], str] | None = None,
                  today: Callable[[], date] = date.today) -> None:
         self._registry = registry
         self._find = find_symbols
         self._ict = ict_answer
+        # the commands' help (bot composes it from the declared commands); without it, its head
+        self._help = help_text or functools.partial(t, "chat.help_head")
         self._today = today
 
     async def run(self, turn: Turn) -> AsyncIterator[Event]:
@@ -356,7 +358,7 @@ class OfflineAnalyst:
         text = turn.text
         intent = turn.options.get("intent") or detect_intent(text)
         if intent == "help":
-            answer = help_text(lang)
+            answer = self._help(lang)
             if _data_offline():  # what the answers can come from, at a glance
                 table = await asyncio.to_thread(coverage_table, lang)
                 answer += f"\n\n{t('offline.at_a_glance', lang)}\n\n{table}"

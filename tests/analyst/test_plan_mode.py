@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import ict
-from bot.plan_mode import PlanMode, extract_plan
+from analyst.plan_mode import PlanMode, extract_plan
 from core.agent.turn import Turn
 from core.errors import ConfigError
 from core.events import Done, Event, File, Status, TextDelta, ToolFinished, ToolStarted
