@@ -254,8 +254,8 @@ async def unsubscribe(ctx: CommandContext) -> None:
 @command("report", summary="chat.cmd_report", usage="chat.use_report", gated=True)
 async def report(ctx: CommandContext) -> None:
     """The scheduled report, now, as an answer in this chat."""
+    from jobs.kinds import report_items
     from jobs.report import build_report
-    from jobs.runner import report_items
 
     tokens = _tokens(ctx.args)
     res = resolve_symbols(tokens, ctx.lang)
