@@ -356,7 +356,7 @@ class OfflineAnalyst:
     async def run(self, turn: Turn) -> AsyncIterator[Event]:
         lang = turn.lang
         text = turn.text
-        intent = turn.options.get("intent") or detect_intent(text)
+        intent: str = turn.options.intent or detect_intent(text)
         if intent == "help":
             answer = self._help(lang)
             if _data_offline():  # what the answers can come from, at a glance
@@ -378,13 +378,12 @@ class OfflineAnalyst:
             return
         # off the loop: the first use in a process loads the symbols directory (~0.7 s)
         u = await asyncio.to_thread(understand, text, None, lang=lang)
-        if turn.options.get("symbol"):  # a command's argument (/plan 上证指数 1d), read as
-            # a question's words are, so the index is 000001.SH and never 平安银行
-            argument = turn.options["symbol"]
+        if argument := turn.options.symbol:  # a command's argument (/plan 上证指数 1d), read
+            # as a question's words are, so the index is 000001.SH and never 平安银行
             symbols = (await asyncio.to_thread(self._find, argument))[:1] or [argument]
         else:
             symbols = u.symbols or await asyncio.to_thread(self._find, text)
-        if not turn.options.get("intent"):
+        if not turn.options.intent:
             intent = _merged_intent(intent, u)
         if _data_offline():  # markets the offline data has nothing of: said, not guessed
             hk = {i.symbol: i for i in u.instruments if i.market == "hk"}
@@ -430,7 +429,7 @@ class OfflineAnalyst:
             await turn.recorder.message(ChatMessage(role="assistant", content=answer))
             yield Done(text=answer, label=t("offline.label", lang))
             return
-        period = _period(turn.options.get("period")) or detect_period(text)
+        period = _period(turn.options.period) or detect_period(text)
         asked_period = _parsed(period)
         if intent == "quote" and asked_period is not None and asked_period.absolute:
             intent = "history"  # "How did the CSI 300 do in May 2020?": that month's bars
@@ -487,7 +486,7 @@ class OfflineAnalyst:
                     else step.error)
             parts.append(od.missing_date_line(symbols[0], asked, note, lang))
         if intent in ("ict", "plan") and self._ict is not None:
-            interval = turn.options.get("interval") or _interval_in(text) or "1d"
+            interval = turn.options.interval or _interval_in(text) or "1d"
             yield ToolStarted(call_id="ict", name="ict_analyze", label=f"ICT analysis of "
                               f"{symbols[0]} ({interval})")
             try:

@@ -32,7 +32,7 @@ class PodcastMode:
         self._voices = voices or {}
 
     async def run(self, turn: Turn) -> AsyncIterator[Event]:
-        tickers = [t for t in turn.options.get("tickers", "").split(",") if t]
+        tickers = list(turn.options.tickers)
         yield Status(text=t("podcast.preparing", turn.lang, tickers=", ".join(tickers)))
         progress: asyncio.Queue[Event] = asyncio.Queue()
         task = asyncio.create_task(produce_podcast(
@@ -58,7 +58,7 @@ class PodcastMode:
                 with contextlib.suppress(BaseException):
                     await task
         items = await podcast_items(result, lang=turn.lang,
-                                    pdf=turn.options.get("pdf") == "1",
+                                    pdf=turn.options.pdf,
                                     speech=self._speech, voices=self._voices)
         for item in items:
             if isinstance(item, OutgoingFile):

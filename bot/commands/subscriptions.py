@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from bot.chat_admins import may_change_chat
 from bot.commands import Question, command
 from bot.commands.context import CommandContext
+from core.agent.turn import TurnOptions
 from core.store.subscriptions import Subscription
 from core.types import Reply
 from core.words import t
@@ -299,4 +300,4 @@ async def podcast(ctx: CommandContext) -> None:
         await ctx.say("\n".join([*notes, *res.problems]))
     await ctx.enqueue(Question(
         text=f"/podcast {' '.join(codes)}", mode="podcast",
-        options={"intent": "podcast", "tickers": ",".join(codes), "pdf": "1" if pdf else ""}))
+        options=TurnOptions(intent="podcast", tickers=tuple(codes), pdf=pdf)))
