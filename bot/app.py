@@ -6,22 +6,21 @@ import logging
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from analyst import modes as analyst_modes
 from bot import budget_gateway, symbols_store
+from bot.commands import help_text
 from bot.commands import web as web_commands
 from bot.gateway import Gateway
-from bot.ict_answer import ict_answer
 from bot.migrations import MIGRATIONS
-from bot.offline import OfflineAnalyst
 from bot.outbox import AdapterRegistry, PostgresOutbox
-from bot.plan_mode import PlanMode
 from bot.platforms import build_adapters
-from bot.podcast_mode import PodcastMode
 from bot.settings import Settings
 from bot.spool import Spool
 from bot.symbols_bridge import find_symbols
 from bot.voice.language import store_context_source
 from bot.voice.pipeline import VoicePipeline
-from core.agent import AgentRunner, FastMode, NormalMode
+from core.agent import AgentRunner, kernel_modes
+from core.agent.modes import ModeDecl, ModeNeeds, ModeRegistry
 from core.agent.runner import RunLimits
 from core.llm import LLMRouter, ModelProfile
 from core.llm.speech import SpeechClient
@@ -30,9 +29,10 @@ from core.shutdown import settle
 from core.store import Database, Store, migrate
 from core.store.deliveries import Delivery
 from core.tools import ToolRegistry
-from debate.mode import DebateMode
+from debate import mode as debate_mode
 from jobs.runner import JobRunner
 from jobs.scheduler import Scheduler
+from podcast import mode as podcast_mode
 
 if TYPE_CHECKING:
     from bot.local_llm import LocalServer
@@ -40,6 +40,11 @@ if TYPE_CHECKING:
     from tools.sandbox import SandboxPolicy
 
 log = logging.getLogger(__name__)
+
+# every domain's mode declarations (`core.agent.modes`): a new mode is declared in its domain's
+# `MODES`; a new domain is one line here
+MODE_DOMAINS: tuple[tuple[ModeDecl, ...], ...] = (
+    kernel_modes.MODES, analyst_modes.MODES, debate_mode.MODES, podcast_mode.MODES)
 
 
 
@@ -289,24 +294,12 @@ def build_llm(settings: Settings, *, local: LocalServer | None = None) -> LLMRou
 
 def build_modes(settings: Settings, registry: ToolRegistry, llm: LLMRouter | None, *,
                 pool: Any = None, speech: SpeechClient | None = None) -> dict[str, Mode]:
-    """With no LLM the offline analyst answers and the debate runs deterministic experts."""
-    debate = DebateMode(llm=llm, registry=registry, pool=pool,
-                        budget_tokens=settings.debate_token_budget, find_symbols=find_symbols)
-    podcast = PodcastMode(llm=llm, pool=pool, speech=speech, voices=settings.speech_voices())
-    if llm is None:
-        offline = OfflineAnalyst(registry=registry, find_symbols=find_symbols,
-                                 ict_answer=ict_answer)
-        return {"normal": offline, "fast": offline, "debate": debate, "plan": offline,
-                "podcast": podcast}
-    modes: dict[str, Mode] = {
-        "normal": NormalMode(llm=llm, registry=registry, plan=settings.llm_plan,
-                             # a provider that is not the router (a test's script) is not small
-                             small=isinstance(llm, LLMRouter) and llm.profile("agent").small,
-                             find_symbols=find_symbols),
-        "fast": FastMode(llm=llm),
-        "debate": debate,
-        "podcast": podcast,
-    }
-    if "ict_analyze" in registry:  # plan mode stands on the ICT tool; without it, normal mode
-        modes["plan"] = PlanMode(llm=llm, registry=registry, find_symbols=find_symbols)
-    return modes
+    """The table of modes from every domain's declarations (`MODE_DOMAINS`): with no LLM the
+    offline analyst answers and the debate runs deterministic experts."""
+    return ModeRegistry(decl for domain in MODE_DOMAINS for decl in domain).build(ModeNeeds(
+        registry=registry, llm=llm, find_symbols=find_symbols, pool=pool, speech=speech,
+        help_text=help_text, llm_plan=settings.llm_plan,
+        # a provider that is not the router (a test's script) is not small
+        small_model=isinstance(llm, LLMRouter) and llm.profile("agent").small,
+        debate_token_budget=settings.debate_token_budget,
+        speech_voices=settings.speech_voices()))

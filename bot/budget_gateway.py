@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import math
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 from uuid import UUID
@@ -49,7 +50,7 @@ def degrade(question: Question, mode: str, decision: Decision,
         return question, None
     told = ("chat.budget_level_cheaper_profile" if "profile_role" in extra
             else "chat.budget_level_fewer_turns")
-    return (Question(question.text, mode=question.mode, options={**question.options, **extra}),
+    return (Question(question.text, mode=question.mode, options=replace(question.options, **extra)),
             told)
 
 

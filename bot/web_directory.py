@@ -271,7 +271,7 @@ class StoreWebDirectory:
         return self._info(person, row)
 
     async def coverage(self, lang: str) -> str:
-        from bot.offline import coverage_table
+        from analyst.offline import coverage_table
 
         return await asyncio.to_thread(coverage_table, norm(lang))
 

@@ -6,7 +6,7 @@ event. Outside a run (CLI, tests, jobs) the calls are collected on a default con
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
@@ -21,9 +21,9 @@ class RunContext:
     on_status: Callable[[str], None] | None = None
     files: list[OutgoingFile] = field(default_factory=list)
     on_file: Callable[[OutgoingFile], None] | None = None
-    # What the chat set for this turn (e.g. `interval` from `/ict SYMBOL TF`): tools honour it
-    # over the model's arguments.
-    options: Mapping[str, str] = field(default_factory=dict)
+    # the chat's timeframe for this turn (`/ict SYMBOL TF`): tools honour it over the
+    # model's arguments
+    interval: str | None = None
 
 
 _current: ContextVar[RunContext | None] = ContextVar("bullpen_run_context", default=None)

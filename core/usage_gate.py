@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Literal
+from typing import Literal, TypedDict
 from uuid import UUID
 
 from core import clock
@@ -189,12 +189,20 @@ class UsageGate:
         self._limits.pop(user_id, None)
 
 
-def degraded_options(level: Level, *, cheap_role: str | None) -> dict[str, str]:
-    """The turn options that make normal mode run at `level` (`core.agent.normal` reads
-    them); `cheap_role`: the role whose profile is cheaper (None: none is configured)."""
-    out: dict[str, str] = {}
+class Degraded(TypedDict, total=False):
+    """`core.agent.turn.TurnOptions` fields a degraded level sets."""
+
+    max_turns: int
+    profile_role: str
+
+
+def degraded_options(level: Level, *, cheap_role: str | None) -> Degraded:
+    """The `core.agent.turn.TurnOptions` fields that make normal mode run at `level`
+    (`core.agent.normal` reads them); `cheap_role`: the role whose profile is cheaper (None:
+    none is configured)."""
+    out: Degraded = {}
     if level.max_turns is not None:
-        out["max_turns"] = str(level.max_turns)
+        out["max_turns"] = level.max_turns
     if level.cheap and cheap_role:
         out["profile_role"] = cheap_role
     return out

@@ -1,10 +1,11 @@
 """`DebateMode`: the Mode protocol over both panels, the offline experts, reports and reuse.
 
 A message names a security (and optionally a question, `fresh`, `bull_bear`); `Turn.options`
-may carry `symbol`, `question`, `panel`, `fresh` and `max_rounds` instead. The debate runs in
-one owned task whose events stream out as they happen ("Round 1 - Risk: SELL 0.62"); then the
-PDF goes out as a File and the conclusion as Done. A stored report younger than five days for
-the same ticker, panel and question is sent again unless a fresh one is asked for.
+(`TurnOptions`) may carry `symbol`, `question`, `panel`, `fresh` and `max_rounds` instead. The
+debate runs in one owned task whose events stream out as they happen ("Round 1 - Risk: SELL
+0.62"); then the PDF goes out as a File and the conclusion as Done. A stored report younger
+than five days for the same ticker, panel and question is sent again unless a fresh one is
+asked for.
 """
 
 from __future__ import annotations
@@ -22,10 +23,12 @@ from typing import Any
 import asyncpg
 
 from core import words
+from core.agent.modes import ModeDecl, ModeNeeds
+from core.agent.turn import Panel, Turn, TurnOptions
 from core.errors import DataUnavailable, InputError, UnknownSymbol
 from core.events import Done, Event, Failed, File, Status, TextDelta
 from core.llm.pace import expected_seconds
-from core.ports import LLMProvider
+from core.ports import LLMProvider, Mode
 from core.tools import ToolRegistry
 from core.types import ChatMessage, OutgoingFile, Usage
 from core.words import t
@@ -64,7 +67,6 @@ from debate.models import (
     Conclusion,
     DebateArtifact,
     DebateMeta,
-    Panel,
     TickerDebateOutput,
 )
 from debate.report import (
@@ -100,9 +102,9 @@ class DebateRequest:
     max_rounds: int | None = None
 
 
-def parse_request(text: str, options: dict[str, str] | None = None) -> DebateRequest:
+def parse_request(text: str, options: TurnOptions | None = None) -> DebateRequest:
     """Flags (`fresh`, `bull_bear`, `--max-rounds N`) out of the text; options win."""
-    opts = options or {}
+    opts = options or TurnOptions()
     body = text
     fresh = bool(_FRESH.search(body))
     body = _FRESH.sub(" ", body)
@@ -112,19 +114,19 @@ def parse_request(text: str, options: dict[str, str] | None = None) -> DebateReq
         body = _PANEL.sub(" ", body, count=1)
     rounds = int(m.group(1)) if (m := _ROUNDS.search(body)) else None
     body = " ".join(_ROUNDS.sub(" ", body).split())
-    symbol = opts.get("symbol", "")
-    question = opts.get("question", "")
+    symbol = opts.symbol or ""
+    question = opts.question or ""
     if not symbol:
         head, _, rest = body.partition(" ")
         symbol, question = (head, question or rest) if head else ("", question)
     elif not question:
         question = body
-    if opts.get("panel") in ("experts", "bull_bear"):
-        panel = "experts" if opts["panel"] == "experts" else "bull_bear"
+    if opts.panel is not None:
+        panel = opts.panel
     return DebateRequest(
         symbol=symbol.strip(), question=question.strip(), panel=panel,
-        fresh=fresh or opts.get("fresh", "") in ("1", "true", "yes"),
-        max_rounds=int(opts["max_rounds"]) if opts.get("max_rounds", "").isdigit() else rounds)
+        fresh=fresh or opts.fresh,
+        max_rounds=opts.max_rounds if opts.max_rounds is not None else rounds)
 
 
 def _directory_symbols(text: str) -> list[str]:
@@ -235,7 +237,7 @@ class DebateMode:
 
     # --- the Mode protocol ----------------------------------------------------------------
 
-    async def run(self, turn: Any) -> AsyncIterator[Event]:
+    async def run(self, turn: Turn) -> AsyncIterator[Event]:
         request = parse_request(turn.text, turn.options)
         outcome: DebateOutcome | None = None
         stream = _drive(lambda emit: self.produce(
@@ -456,3 +458,12 @@ class DebateMode:
 
 
 __all__ = ["DebateMode", "DebateOutcome", "DebateRequest", "parse_request"]
+
+
+def _declared(needs: ModeNeeds) -> Mode | None:
+    """With no model the experts are deterministic, scored from data (labelled as such)."""
+    return DebateMode(llm=needs.llm, registry=needs.registry, pool=needs.pool,
+                      budget_tokens=needs.debate_token_budget, find_symbols=needs.find_symbols)
+
+
+MODES = (ModeDecl("debate", _declared, when="always"),)

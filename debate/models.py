@@ -13,9 +13,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, Field, model_serializer
 
+from core.agent.turn import Panel
+
 Action = Literal["BUY", "HOLD", "SELL"]
 ACTIONS: tuple[Action, ...] = ("BUY", "HOLD", "SELL")
-Panel = Literal["experts", "bull_bear"]
 ExpertName = Literal["fundamental", "risk", "growth", "sentiment"]
 EXPERTS: tuple[ExpertName, ...] = ("fundamental", "risk", "growth", "sentiment")
 

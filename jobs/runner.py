@@ -8,11 +8,12 @@ import asyncio
 import hashlib
 import json
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, time, timedelta
 from typing import Any, TypeVar
 
+from core.errors import ConfigError
 from core.llm.speech import SpeechClient
 from core.ports import DeliveryRequest, LLMProvider, Outbox, OutItem
 from core.store.subscriptions import FireOutcome, Subscription, SubscriptionsRepo
@@ -20,11 +21,11 @@ from core.store.usage import UsageRepo
 from core.types import Reply
 from core.usage_gate import UsageGate
 from core.words import t
-from jobs.podcast_items import podcast_items
+from jobs.kinds import KINDS, Fire, JobKind
 from jobs.report import Report, build_report
 from jobs.schedule import Schedule
 from jobs.usage import MeteredLLM, skipped_text
-from podcast import PodcastError, PodcastResult, produce_podcast
+from podcast import PodcastResult, produce_podcast
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -94,15 +95,17 @@ class JobRunner:
                  build: ReportBuilder = build_report, pool: Any = None,
                  speech: SpeechClient | None = None,
                  voices: dict[str, str] | None = None, gate: UsageGate | None = None,
-                 usage: UsageRepo | None = None) -> None:
+                 usage: UsageRepo | None = None,
+                 kinds: Mapping[str, JobKind] = KINDS) -> None:
         self._subs = subscriptions
+        self._kinds = kinds  # kind -> how its fire is built (jobs.kinds)
         self._outbox = outbox
         self._llm = llm
         self.grace_s = grace_s
         self._build = build
         self._pool = pool  # the day's debate reports are reused by the podcast
-        self._speech = speech
-        self._voices = voices or {}
+        self.speech = speech  # a podcast's audio, when configured
+        self.voices = voices or {}
         # who may spend what (core.usage_gate), checked for the subscriber before a model run;
         # with `usage`, what a run spends is recorded against the subscriber
         self._gate = gate
@@ -113,7 +116,10 @@ class JobRunner:
         self._reports: dict[tuple[Any, ...], asyncio.Future[Any]] = {}
         self.reports_built = 0
 
-    async def _shared(self, key: tuple[Any, ...], make: Callable[[], Awaitable[T]]) -> T:
+    async def shared(self, key: tuple[Any, ...], make: Callable[[], Awaitable[T]]) -> T:
+        """`make()` once per `key` for every fire that asks while it is kept (a job kind's
+        build shared by its subscribers); the key ends with the fire's day, which
+        `forget_reports_before` drops by."""
         fut = self._reports.get(key)
         if fut is None:
             fut = asyncio.get_running_loop().create_future()
@@ -135,7 +141,7 @@ class JobRunner:
             self.reports_built += 1
             return built
 
-        return await self._shared(("report", tuple(sorted(symbols)), lang, pdf, day), make)
+        return await self.shared(("report", tuple(sorted(symbols)), lang, pdf, day), make)
 
     async def podcast(self, tickers: Sequence[str], *, lang: str, day: str,
                       llm: LLMProvider | None = None,
@@ -147,7 +153,7 @@ class JobRunner:
                                          pool=self._pool, budget=budget)
             return made
 
-        return await self._shared(("podcast", tuple(tickers), lang, budget, day), make)
+        return await self.shared(("podcast", tuple(tickers), lang, budget, day), make)
 
     def forget_reports_before(self, day: str) -> None:
         for key in [k for k in self._reports if k[-1] < day]:
@@ -254,8 +260,10 @@ class JobRunner:
     async def _prepare(self, sub: Subscription, fire_at: datetime,
                        symbols: Sequence[str]) -> _Ready:
         """What one fire says: the shared report or podcast, or the over-budget notice."""
+        kind = self._kinds.get(sub.kind)
+        if kind is None:  # stored by a version that had it, or by hand: said in the fire
+            raise ConfigError(f"no job kind {sub.kind!r} (known: {', '.join(self._kinds)})")
         day = fire_at.astimezone(UTC).date().isoformat()
-        pdf = bool(sub.options.get("pdf"))
         llm, allowance = self._llm, None
         if symbols and self._llm is not None and self._gate is not None:
             decision = await self._gate.check(sub.owner_id)
@@ -263,25 +271,15 @@ class JobRunner:
                 detail = f"over budget ({decision.reason}): skipped"
                 log.info("subscription %s fire %s: %s (%s)", sub.id, fire_at, detail,
                          ",".join(symbols))
-                notice = skipped_text(sub.kind, symbols, decision, sub.lang)
+                notice = skipped_text(kind.skipped, symbols, decision, sub.lang)
                 return _Ready(sub, fire_at, [Reply(text=notice)], "over_budget", detail)
             allowance = decision.token_allowance
         if self._llm is not None and self._usage is not None:
             llm = MeteredLLM(self._llm, self._usage, sub.owner_id)
         if not symbols:
             items: list[OutItem] = [Reply(text=t("subs.empty_watchlist_report", sub.lang))]
-        elif sub.kind == "podcast":
-            try:
-                episode = await self.podcast(symbols, lang=sub.lang, day=day, llm=llm,
-                                             budget=allowance)
-                items = await podcast_items(episode, lang=sub.lang, pdf=pdf,
-                                            speech=self._speech, voices=self._voices)
-            except PodcastError as exc:
-                items = [Reply(text=exc.message(sub.lang))]
         else:
-            # one summarizer call of at most 400 tokens: the allowance cannot cut it
-            report = await self.report(symbols, lang=sub.lang, pdf=pdf, day=day, llm=llm)
-            items = report_items(report)
+            items = await kind.prepare(self, Fire(sub, tuple(symbols), day, llm, allowance))
         return _Ready(sub, fire_at, items, "done", "")
 
     async def due(self, at: datetime, *, since: datetime | None = None,
@@ -334,11 +332,3 @@ class JobRunner:
         await self._subs.finish_fires(late)
         return out + (await self._complete_batch(now_due) if now_due else [])
 
-
-def report_items(report: Report) -> list[OutItem]:
-    items: list[OutItem] = [Reply(text=report.text)]
-    if report.chart is not None:
-        items.append(report.chart)
-    if report.pdf_file is not None:
-        items.append(report.pdf_file)
-    return items

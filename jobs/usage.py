@@ -46,10 +46,10 @@ class MeteredLLM:
             yield item
 
 
-def skipped_text(kind: str, symbols: Sequence[str], decision: Decision, lang: str) -> str:
-    """The push a subscriber over budget gets instead of the report or podcast."""
+def skipped_text(key: str, symbols: Sequence[str], decision: Decision, lang: str) -> str:
+    """The push a subscriber over budget gets instead of what it subscribed to: the kind's
+    notice (`key`, `jobs.kinds.JobKind.skipped`) naming the symbols, the budget and its reset."""
     which = word("chat.budget_", decision.reason, lang)
     at = decision.resets_at or datetime.now(UTC)
     when = f"{at.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
-    key = "subs.skipped_podcast" if kind == "podcast" else "subs.skipped_report"
     return t(key, lang, names=", ".join(symbols), which=which, when=when)

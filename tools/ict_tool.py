@@ -531,7 +531,7 @@ async def ict_analyze(
         plan: add the deterministic trade plan proposed from the analysis.
     """
     overrides: list[str] = []
-    if chat_interval := current().options.get("interval"):  # the chat's timeframe wins
+    if chat_interval := current().interval:  # the chat's timeframe wins
         interval, lookback, overrides = _pin_to_chat(interval, lookback, chat_interval)
     run = await run_ict(symbol, interval, lookback=lookback, session=session,
                         include_current_bar=include_current_bar, stack=stack)

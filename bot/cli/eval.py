@@ -119,9 +119,9 @@ async def _run(args: argparse.Namespace) -> int:
 
 async def _evaluate(args: argparse.Namespace, questions: list[Question], registry: Any,
                     llm: LLMRouter | None, settings: Any) -> int:
+    from analyst.offline import OfflineAnalyst
     from bot.eval.run import recording_ict, run_questions
     from bot.eval.score import markdown, to_json
-    from bot.offline import OfflineAnalyst
     from bot.symbols_bridge import find_symbols
     from core.agent import NormalMode
 

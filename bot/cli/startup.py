@@ -86,7 +86,7 @@ def model_line(app: App, lang: str) -> str:
 def data_line(settings: Settings, lang: str) -> str:
     """The data packs installed and, per market, the span of the offline history they give
     (read from the snapshot itself, as the offline analyst's coverage table is)."""
-    from bot.offline import snapshot_coverage
+    from analyst.offline import snapshot_coverage
     from tools import snapshot
     from tools.data import packs
 

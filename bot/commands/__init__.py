@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.agent.turn import TurnOptions
 from core.words import LANGS, t
 
 # a handler takes a `bot.commands.context.CommandContext` (typed where it is written; Any here
@@ -155,4 +156,4 @@ class Question:
 
     text: str
     mode: str | None = None
-    options: dict[str, str] = field(default_factory=dict)
+    options: TurnOptions = field(default_factory=TurnOptions)

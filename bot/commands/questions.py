@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bot.commands import Command, Question, command
 from bot.commands.context import CommandContext
+from core.agent.turn import TurnOptions
 from core.errors import InvalidArguments
 
 
@@ -26,17 +27,17 @@ def as_question(cmd: Command) -> Question | None:
         sym, _, tf = cmd.args.partition(" ")
         tf = tf.strip() or "1d"
         return Question(f"ICT analysis of {sym} on the {tf} chart", mode="normal",
-                        options={"intent": "ict", "symbol": sym, "interval": tf})
+                        options=TurnOptions(intent="ict", symbol=sym, interval=tf))
     if cmd.name == "plan" and cmd.args:
         sym, _, tf = cmd.args.partition(" ")
         tf = tf.strip() or "1d"
         return Question(f"Trade plan for {sym} on the {tf} chart", mode="plan",
-                        options={"intent": "plan", "plan": "1", "symbol": sym, "interval": tf})
+                        options=TurnOptions(intent="plan", symbol=sym, interval=tf))
     if cmd.name == "chart" and cmd.args:
         sym, _, rng = cmd.args.partition(" ")
         rng = rng.strip() or "6mo"
         return Question(f"Chart {sym} over {rng}", mode="normal",
-                        options={"intent": "chart", "symbol": sym, "period": rng})
+                        options=TurnOptions(intent="chart", symbol=sym, period=rng))
     return None
 
 
@@ -47,7 +48,7 @@ def as_question(cmd: Command) -> Question | None:
 @command("plan", summary="chat.cmd_plan", usage="chat.use_plan")
 async def question(ctx: CommandContext) -> None:
     q = as_question(ctx.cmd)
-    tf = q.options.get("interval") if q is not None else None
+    tf = q.options.interval if q is not None else None
     if q is None:
         await ctx.say(ctx.usage())
     elif tf is not None and not timeframe_known(tf):

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from bot.chat_admins import may_change_chat
 from bot.commands import Question, command
 from bot.commands.context import CommandContext
+from core.agent.turn import TurnOptions
 from core.store.subscriptions import Subscription
 from core.types import Reply
 from core.words import t
@@ -254,8 +255,8 @@ async def unsubscribe(ctx: CommandContext) -> None:
 @command("report", summary="chat.cmd_report", usage="chat.use_report", gated=True)
 async def report(ctx: CommandContext) -> None:
     """The scheduled report, now, as an answer in this chat."""
+    from jobs.kinds import report_items
     from jobs.report import build_report
-    from jobs.runner import report_items
 
     tokens = _tokens(ctx.args)
     res = resolve_symbols(tokens, ctx.lang)
@@ -299,4 +300,4 @@ async def podcast(ctx: CommandContext) -> None:
         await ctx.say("\n".join([*notes, *res.problems]))
     await ctx.enqueue(Question(
         text=f"/podcast {' '.join(codes)}", mode="podcast",
-        options={"intent": "podcast", "tickers": ",".join(codes), "pdf": "1" if pdf else ""}))
+        options=TurnOptions(intent="podcast", tickers=tuple(codes), pdf=pdf)))

@@ -161,7 +161,7 @@ def stale(symbol: str, lang: str) -> Expect:
     async def run() -> Expected:
         from datetime import date
 
-        from bot.offline_data import age_text
+        from analyst.offline_data import age_text
         from tools.market import get_quote
 
         q = await get_quote(symbol=symbol)

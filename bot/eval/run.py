@@ -68,8 +68,8 @@ def recording_registry(registry: ToolRegistry, tool_log: ToolLog) -> ToolRegistr
 
 
 def recording_ict(tool_log: ToolLog) -> Callable[..., Any]:
-    """`bot.ict_answer.ict_answer`, logging the analysis it renders."""
-    from bot.ict_answer import ict_result, render
+    """`analyst.ict_answer.ict_answer`, logging the analysis it renders."""
+    from analyst.ict_answer import ict_result, render
 
     async def answer(symbol: str, interval: str, plan: bool, *,
                      lang: str = "en") -> tuple[str, list[OutgoingFile]]:

@@ -50,10 +50,6 @@ def _join_parts(first: str, second: str) -> str:
     return first + ("" if first.endswith((" ", "\n")) or not second else " ") + second
 
 
-def _positive(value: str | None) -> int | None:
-    return int(value) if value and value.isdigit() and int(value) > 0 else None
-
-
 def _only_data(text: str) -> bool:
     """Whether `text` is nothing but a JSON object or list (fenced or not): a small model's
     echo of a tool result, not an answer."""
@@ -145,9 +141,8 @@ class NormalMode:
         symbols = await self._symbols(turn.text) if self._small else []
         messages = self._messages(turn, lang, symbols)
         # a run degraded by the usage gate (core.usage_gate): fewer turns, one cheaper role
-        max_turns = min(_positive(turn.options.get("max_turns")) or self._max_turns,
-                        self._max_turns)
-        cheap = turn.options.get("profile_role")
+        max_turns = min(turn.options.max_turns or self._max_turns, self._max_turns)
+        cheap = turn.options.profile_role
         schemas = await self.schemas_for(turn.text, cheap or "agent")
         if self._plan:
             yield Status(text="Planning...")
@@ -297,7 +292,7 @@ class NormalMode:
                                  conversation_id=str(turn.conversation_id)
                                  if turn.conversation_id else None,
                                  lang=turn.lang, on_status=statuses.append,
-                                 on_file=files.append, options=dict(turn.options))
+                                 on_file=files.append, interval=turn.options.interval)
         for call in calls:
             args = _args_dict(call)
             label = (self._registry.get(call.name).render_label(args)

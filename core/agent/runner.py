@@ -11,7 +11,7 @@ from uuid import UUID
 from weakref import WeakValueDictionary
 
 from core.agent import prompts
-from core.agent.turn import Turn
+from core.agent.turn import Turn, TurnOptions
 from core.errors import BullpenError, LLMError, LLMTimeout
 from core.events import Done, Event, Failed, File
 from core.llm.base import AllProfilesFailed
@@ -160,7 +160,7 @@ class AgentRunner:
 
     async def run(
         self, *, conversation: Conversation, user_id: UUID | None, text: str,
-        lang: str = "en", mode: str | None = None, options: dict[str, str] | None = None,
+        lang: str = "en", mode: str | None = None, options: TurnOptions | None = None,
         platform_message_id: str | None = None, stored_as: int | None = None,
         token_allowance: int | None = None, inbound_id: int | None = None,
     ) -> AsyncIterator[Event]:
@@ -182,7 +182,7 @@ class AgentRunner:
             recorder = _StoreRecorder(self._store, conv, user_id, inbound_id)
             turn = Turn(text=text, history=sanitize_history(history),
                         recorder=recorder, conversation_id=conv.id, user_id=user_id,
-                        lang=lang, summary=conv.summary, options=dict(options or {}))
+                        lang=lang, summary=conv.summary, options=options or TurnOptions())
             try:
                 async for event in runner.run(turn):
                     if recorder.pending:  # stored before it is shown

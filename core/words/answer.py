@@ -1,4 +1,4 @@
-"""The data answers' sentences (bot/format.py): quotes, bars, charts, an unknown symbol."""
+"""The data answers' sentences (analyst/format.py): quotes, bars, charts, an unknown symbol."""
 
 WORDS: dict[str, dict[str, str]] = {
     "no_symbol": {

@@ -1,5 +1,5 @@
-"""The offline analyst's answers from the installed data packs (bot/offline.py,
-bot/offline_data.py): coverage, statements, holders, dividends, Stock Connect, SEC filings."""
+"""The offline analyst's answers from the installed data packs (analyst/offline.py,
+analyst/offline_data.py): coverage, statements, holders, dividends, Stock Connect, SEC filings."""
 
 WORDS: dict[str, dict[str, str]] = {
     "label": {

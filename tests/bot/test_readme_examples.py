@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from analyst.ict_answer import ict_answer
+from analyst.offline import OfflineAnalyst
 from bot.eval.score import english_words
-from bot.ict_answer import ict_answer
-from bot.offline import OfflineAnalyst
 from bot.symbols_bridge import find_symbols
 from core.agent.turn import Turn
 from core.events import Done, ToolStarted
@@ -59,7 +59,7 @@ async def test_each_example_is_answered_as_the_readme_says(question: str,
     analyst = OfflineAnalyst(registry=build_registry(), find_symbols=find_symbols,
                              ict_answer=ict_answer)
     events = [e async for e in analyst.run(Turn(text=question, history=[], lang=lang,
-                                                 recorder=MemoryRecorder(), options={}))]
+                                                 recorder=MemoryRecorder()))]
     done = events[-1]
     assert isinstance(done, Done), events
     asked = {str(v) for e in events if isinstance(e, ToolStarted)

@@ -11,12 +11,12 @@ import pytest
 
 from bot.gateway import Gateway
 from bot.outbox import AdapterRegistry, PostgresOutbox
-from bot.podcast_mode import PodcastMode
 from core.agent import AgentRunner
 from core.errors import Forbidden
 from core.store import Database, Store
 from core.testing import RecordingAdapter
 from core.types import ChatRef, IncomingMessage, Sender
+from podcast.mode import PodcastMode
 
 CHAT = ChatRef(platform="test", chat_id="c1")
 OTHER = ChatRef(platform="test", chat_id="c2")

@@ -12,14 +12,14 @@ from datetime import date
 
 import pytest
 
+from analyst.ict_answer import ict_answer
+from analyst.offline import OfflineAnalyst
+from analyst.plan_mode import PlanMode
 from analyst.understanding import understand
 from bot import commands
 from bot.commands.questions import as_question
-from bot.ict_answer import ict_answer
-from bot.offline import OfflineAnalyst
-from bot.plan_mode import PlanMode
 from bot.symbols_bridge import find_symbols
-from core.agent.turn import Turn
+from core.agent.turn import Turn, TurnOptions
 from core.events import Done, Event, ToolStarted
 from core.testing import MemoryRecorder, ScriptedLLM, text
 from debate.mode import DebateMode, parse_request
@@ -98,7 +98,7 @@ async def test_debate_nvidea_runs_on_nvda() -> None:
     assert "NVDA" in done.text and "Unknown" not in done.text
 
 
-def _plan_question(lang: str = "en") -> tuple[str, dict[str, str]]:
+def _plan_question(lang: str = "en") -> tuple[str, TurnOptions]:
     q = as_question(commands.parse("/plan 上证指数 1d"))
     assert q is not None and q.mode == "plan"
     return q.text, q.options

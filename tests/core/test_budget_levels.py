@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from core.agent import AgentRunner, FastMode, NormalMode
+from core.agent.turn import TurnOptions
 from core.events import Failed
 from core.store import Budget, Spend, Store
 from core.testing import ScriptedLLM
@@ -51,10 +52,10 @@ def test_dollars_left_become_a_token_allowance_at_the_dearest_price():
 def test_level_options_for_normal_mode():
     fewer, cheaper, fast = LEVELS[1], LEVELS[2], LEVELS[3]
     assert degraded_options(LEVELS[0], cheap_role="fast") == {}
-    assert degraded_options(fewer, cheap_role="fast") == {"max_turns": "4"}
-    assert degraded_options(cheaper, cheap_role="fast") == {"max_turns": "4",
+    assert degraded_options(fewer, cheap_role="fast") == {"max_turns": 4}
+    assert degraded_options(cheaper, cheap_role="fast") == {"max_turns": 4,
                                                              "profile_role": "fast"}
-    assert degraded_options(cheaper, cheap_role=None) == {"max_turns": "4"}  # none cheaper
+    assert degraded_options(cheaper, cheap_role=None) == {"max_turns": 4}  # none cheaper
     assert fast.fast and level_for(0.0) == fast and level_for(1.0) == LEVELS[0]
 
 
@@ -134,7 +135,7 @@ async def test_random_runs_at_every_level_never_overshoot_by_more_than_one_call(
             events = [e async for e in runner.run(
                 conversation=conv, user_id=user, text="Show NVDA price history, every page",
                 mode="fast" if level.fast else "normal",
-                options=degraded_options(level, cheap_role=gate.cheap_role),
+                options=TurnOptions(**degraded_options(level, cheap_role=gate.cheap_role)),
                 token_allowance=d.token_allowance)]
             stopped += any(isinstance(e, Failed) and e.kind == "budget" for e in events)
             roles = [r["role"] for r in llm.requests]

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from core.agent.turn import Turn as AgentTurn
+from core.agent.turn import TurnOptions
 from core.errors import DataUnavailable
 from core.events import Event
 from core.llm import LLMRouter, ModelProfile
@@ -120,10 +121,11 @@ def make_mode(llm: Any, registry: Any, **kw: Any) -> DebateMode:
     return DebateMode(llm=llm, registry=registry, **kw)
 
 
-async def run_mode(mode: DebateMode, text: str, *, options: dict[str, str] | None = None,
+async def run_mode(mode: DebateMode, text: str, *, options: TurnOptions | None = None,
                    lang: str = "en") -> tuple[list[Event], MemoryRecorder]:
     rec = MemoryRecorder()
-    turn = AgentTurn(text=text, history=[], recorder=rec, lang=lang, options=options or {})
+    turn = AgentTurn(text=text, history=[], recorder=rec, lang=lang,
+                     options=options or TurnOptions())
     return [e async for e in mode.run(turn)], rec
 
 

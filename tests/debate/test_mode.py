@@ -6,6 +6,7 @@ import asyncio
 
 from bot.eval.score import english_words
 from core.agent.turn import Turn as AgentTurn
+from core.agent.turn import TurnOptions
 from core.testing import MemoryRecorder, ScriptedLLM
 from debate.mode import DebateMode, parse_request
 from debate.offline import offline_label
@@ -19,8 +20,8 @@ def test_parse_request_flags_and_options():
         "600519", "会涨吗", "bull_bear", True, 4)
     r = parse_request("NVDA is it a buy?")
     assert (r.symbol, r.question, r.panel, r.fresh) == ("NVDA", "is it a buy?", None, False)
-    r = parse_request("whatever text", {"symbol": "AAPL", "panel": "experts", "fresh": "1",
-                                        "max_rounds": "2"})
+    r = parse_request("whatever text", TurnOptions(symbol="AAPL", panel="experts", fresh=True,
+                                                   max_rounds=2))
     assert (r.symbol, r.question, r.panel, r.fresh, r.max_rounds) == (
         "AAPL", "whatever text", "experts", True, 2)
     assert question_key(" Is it  a BUY？") == question_key("is it a buy?")

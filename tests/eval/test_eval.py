@@ -9,11 +9,11 @@ import json
 import pytest
 
 import tools
+from analyst.offline import OfflineAnalyst
 from bot.cli.eval import select
 from bot.eval.questions import QUESTIONS, quote
 from bot.eval.run import recording_ict, run_questions
 from bot.eval.score import english_words, has_date, has_figure, markdown, to_json
-from bot.offline import OfflineAnalyst
 from bot.symbols_bridge import find_symbols
 from core.agent import NormalMode
 from core.llm import LLMRouter, ModelProfile

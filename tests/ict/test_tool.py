@@ -17,7 +17,7 @@ import ict
 from bot.cli.ict import register
 from core import context
 from core.agent.normal import NormalMode
-from core.agent.turn import Turn
+from core.agent.turn import Turn, TurnOptions
 from core.errors import DataUnavailable, InvalidArguments, UnknownSymbol
 from core.events import Done
 from core.testing import MemoryRecorder, ScriptedLLM
@@ -79,7 +79,7 @@ def test_enforcement_accepts_keys_and_intervals() -> None:
 
 
 async def test_the_tool_honours_the_interval_the_chat_set_over_the_models() -> None:
-    ctx = context.RunContext(options={"interval": "1h"})
+    ctx = context.RunContext(interval="1h")
     token = context.use(ctx)
     try:
         result = await ict_analyze("EURUSD", "15m", lookback=1000)
@@ -98,7 +98,7 @@ async def test_a_chat_interval_without_a_row_pins_the_interval_and_an_unknown_on
             ("30m", "1h", "30min", "interval '1h' overridden with '30min'"),
             ("30m", "30min", "30min", None),
             ("2h", "1h", "60min", "the chat's timeframe '2h' is unknown; 1h analysed as asked")):
-        token = context.use(context.RunContext(options={"interval": chat}))
+        token = context.use(context.RunContext(interval=chat))
         try:
             result = await ict_analyze("BTC-USD", asked, lookback=120)
         finally:
@@ -115,7 +115,7 @@ async def test_normal_mode_enforces_the_chats_interval_on_the_models_tool_call()
     llm = ScriptedLLM([LLMResponse(tool_calls=[call]), LLMResponse(content="Bias explained.")])
     mode = NormalMode(llm=llm, registry=build_registry(), plan=False)
     turn = Turn(text="ICT analysis of EURUSD on the 1h chart", history=[],
-                recorder=MemoryRecorder(), options={"intent": "ict", "interval": "1h"})
+                recorder=MemoryRecorder(), options=TurnOptions(intent="ict", interval="1h"))
     events = [e async for e in mode.run(turn)]
     assert events[-1] == Done(text="Bias explained.")
     tool_msg = next(m for m in llm.requests[1]["messages"] if m.role == "tool")

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from bot.eval.score import english_words
 from core.types import Reply
-from jobs.podcast_items import podcast_items
 from podcast import PodcastResult, produce_podcast, render_markdown
+from podcast.items import podcast_items
 from podcast.render import render_pdf, ticker_names
 from tests.reports_pdf import CJK, TAG, pages_ending_in_a_heading, pdf_text, rasterise
 

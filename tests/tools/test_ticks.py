@@ -10,9 +10,9 @@ from decimal import Decimal
 
 import pytest
 
-from bot.ict_answer import ict_answer, plan_markdown
-from bot.plan_mode import PlanMode
-from core.agent.turn import Turn
+from analyst.ict_answer import ict_answer, plan_markdown
+from analyst.plan_mode import PlanMode
+from core.agent.turn import Turn, TurnOptions
 from core.events import Done
 from core.testing import MemoryRecorder, ScriptedLLM, text
 from ict import PlanRisk, TradePlan
@@ -91,7 +91,7 @@ async def test_a_models_plan_is_printed_on_the_tick() -> None:
     mode = PlanMode(llm=llm, registry=build_registry())
     events = [e async for e in mode.run(Turn(
         text="/plan 000001 1d", history=[], recorder=MemoryRecorder(), lang="en",
-        options={"intent": "plan", "plan": "1", "symbol": "000001", "interval": "1d"}))]
+        options=TurnOptions(intent="plan", symbol="000001", interval="1d")))]
     done = events[-1]
     assert isinstance(done, Done)
     prices = _prices(done.text)

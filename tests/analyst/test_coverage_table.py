@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.offline import OfflineAnalyst, coverage_table, snapshot_coverage
+from analyst.offline import OfflineAnalyst, coverage_table, snapshot_coverage
 from bot.symbols_bridge import find_symbols
 from core.agent.turn import Turn
 from core.events import Done
@@ -34,7 +34,7 @@ def _installed(name: str) -> bool:
 
 
 def test_the_readme_table_is_what_the_packs_hold() -> None:
-    """Regenerate with: .venv/bin/python -c "from bot.offline import coverage_table;
+    """Regenerate with: .venv/bin/python -c "from analyst.offline import coverage_table;
     print(coverage_table('en'))" and paste between the README's coverage-table markers."""
     for name in ("hqchart", "zvt"):
         if not _installed(name):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from bot.ict_answer import ict_answer
-from bot.offline import OfflineAnalyst
-from core.agent.turn import Turn
+from analyst.ict_answer import ict_answer
+from analyst.offline import OfflineAnalyst
+from core.agent.turn import Turn, TurnOptions
 from core.errors import DataUnavailable, UnknownSymbol
 from core.events import Done, File, ToolFinished
 from core.testing import MemoryRecorder
@@ -66,7 +66,7 @@ async def test_wired_into_the_offline_analyst() -> None:
                              ict_answer=ict_answer)
     recorder = MemoryRecorder()
     turn = Turn(text="ICT analysis of NVDA on the 1d chart", history=[], recorder=recorder,
-                options={"intent": "ict", "symbol": "NVDA", "interval": "1d"})
+                options=TurnOptions(intent="ict", symbol="NVDA", interval="1d"))
     events = [e async for e in analyst.run(turn)]
     assert any(isinstance(e, File) and e.file.data[:8] == PNG for e in events)
     assert any(isinstance(e, ToolFinished) and e.ok for e in events)

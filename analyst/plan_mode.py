@@ -18,8 +18,8 @@ from typing import Any, Final
 from uuid import uuid4
 
 import ict
-from bot import format as fmt
-from bot.ict_answer import plan_markdown
+from analyst import format as fmt
+from analyst.ict_answer import plan_markdown
 from core import context
 from core.agent import prompts
 from core.agent.turn import Turn
@@ -122,7 +122,7 @@ class PlanMode:
     async def _locate(self, turn: Turn, chat_interval: str | None) -> _Located | str:
         """The tool call to run, from the options or the symbols finder, else from the model
         (whose interval and lookback are then enforced). Without one: the model's reply."""
-        symbol = turn.options.get("symbol")
+        symbol = turn.options.symbol
         if self._find is not None:
             # the command's argument (/plan 上证指数 1d) is read as a question's words are: the
             # index is 000001.SH, never 平安银行 (000001); else the first instrument named
@@ -158,7 +158,7 @@ class PlanMode:
     async def run(self, turn: Turn) -> AsyncIterator[Event]:
         s = words_of("plan.", turn.lang)
         yield Status(text=s["analysing"])
-        chat_interval = turn.options.get("interval")
+        chat_interval = turn.options.interval
         located = await self._locate(turn, chat_interval)
         if isinstance(located, str):
             async for event in self._finish(turn, located or fmt.no_symbol(turn.lang)):
@@ -168,7 +168,7 @@ class PlanMode:
         args: dict[str, Any] = {
             "symbol": asked.get("symbol", ""), "interval": enf.interval,
             "lookback": enf.lookback_bars, "session": asked.get("session", "NY"),
-            "include_current_bar": turn.options.get("include_current_bar") == "1",
+            "include_current_bar": turn.options.include_current_bar,
             "stack": enf.interval not in LONG_INTERVALS, "chart": True,
         }
         call = located.call.model_copy(update={"arguments": json.dumps(args)})

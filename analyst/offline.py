@@ -21,10 +21,9 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
+from analyst import format as fmt
+from analyst import offline_data as od
 from analyst.understanding import Understanding, understand, words_pattern
-from bot import format as fmt
-from bot import offline_data as od
-from bot.commands import help_text
 from core import context
 from core.agent.turn import Turn
 from core.errors import BullpenError, UnknownSymbol
@@ -345,18 +344,21 @@ class OfflineAnalyst:
 
     def __init__(self, *, registry: ToolRegistry, find_symbols: SymbolFinder,
                  ict_answer: ICTAnswer | None = None,
+                 help_text: Callable[[str], str] | None = None,
                  today: Callable[[], date] = date.today) -> None:
         self._registry = registry
         self._find = find_symbols
         self._ict = ict_answer
+        # the commands' help (bot composes it from the declared commands); without it, its head
+        self._help = help_text or functools.partial(t, "chat.help_head")
         self._today = today
 
     async def run(self, turn: Turn) -> AsyncIterator[Event]:
         lang = turn.lang
         text = turn.text
-        intent = turn.options.get("intent") or detect_intent(text)
+        intent: str = turn.options.intent or detect_intent(text)
         if intent == "help":
-            answer = help_text(lang)
+            answer = self._help(lang)
             if _data_offline():  # what the answers can come from, at a glance
                 table = await asyncio.to_thread(coverage_table, lang)
                 answer += f"\n\n{t('offline.at_a_glance', lang)}\n\n{table}"
@@ -376,13 +378,12 @@ class OfflineAnalyst:
             return
         # off the loop: the first use in a process loads the symbols directory (~0.7 s)
         u = await asyncio.to_thread(understand, text, None, lang=lang)
-        if turn.options.get("symbol"):  # a command's argument (/plan 上证指数 1d), read as
-            # a question's words are, so the index is 000001.SH and never 平安银行
-            argument = turn.options["symbol"]
+        if argument := turn.options.symbol:  # a command's argument (/plan 上证指数 1d), read
+            # as a question's words are, so the index is 000001.SH and never 平安银行
             symbols = (await asyncio.to_thread(self._find, argument))[:1] or [argument]
         else:
             symbols = u.symbols or await asyncio.to_thread(self._find, text)
-        if not turn.options.get("intent"):
+        if not turn.options.intent:
             intent = _merged_intent(intent, u)
         if _data_offline():  # markets the offline data has nothing of: said, not guessed
             hk = {i.symbol: i for i in u.instruments if i.market == "hk"}
@@ -428,7 +429,7 @@ class OfflineAnalyst:
             await turn.recorder.message(ChatMessage(role="assistant", content=answer))
             yield Done(text=answer, label=t("offline.label", lang))
             return
-        period = _period(turn.options.get("period")) or detect_period(text)
+        period = _period(turn.options.period) or detect_period(text)
         asked_period = _parsed(period)
         if intent == "quote" and asked_period is not None and asked_period.absolute:
             intent = "history"  # "How did the CSI 300 do in May 2020?": that month's bars
@@ -485,7 +486,7 @@ class OfflineAnalyst:
                     else step.error)
             parts.append(od.missing_date_line(symbols[0], asked, note, lang))
         if intent in ("ict", "plan") and self._ict is not None:
-            interval = turn.options.get("interval") or _interval_in(text) or "1d"
+            interval = turn.options.interval or _interval_in(text) or "1d"
             yield ToolStarted(call_id="ict", name="ict_analyze", label=f"ICT analysis of "
                               f"{symbols[0]} ({interval})")
             try:

@@ -9,8 +9,8 @@ import pytest
 
 from core.llm.speech import SpeechClient, SpeechProfile
 from core.types import OutgoingFile, Reply
-from jobs.podcast_items import podcast_items
 from podcast import PodcastResult, produce_podcast
+from podcast.items import podcast_items
 from tests.fakes.openai_server import FakeOpenAI
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from bot.ict_answer import ict_answer
-from bot.offline import OfflineAnalyst
+from analyst.ict_answer import ict_answer
+from analyst.offline import OfflineAnalyst
 from bot.symbols_bridge import find_symbols
 from core.agent.turn import Turn
 from core.events import Done, Event, File, ToolStarted

@@ -8,12 +8,12 @@ from collections.abc import Iterator
 
 import pytest
 
+from analyst.ict_answer import ict_answer
+from analyst.offline import OfflineAnalyst
 from bot.commands import parse
 from bot.commands.questions import as_question
-from bot.ict_answer import ict_answer
-from bot.offline import OfflineAnalyst
 from bot.symbols_bridge import find_symbols
-from core.agent.turn import Turn
+from core.agent.turn import Turn, TurnOptions
 from core.events import Done, Event, File, ToolStarted
 from core.testing import MemoryRecorder
 from tests.tools.test_offline_packs import _need
@@ -28,13 +28,13 @@ def _offline_data() -> Iterator[None]:
     configure(DataConfig())
 
 
-async def _ask(text: str, lang: str = "en", options: dict[str, str] | None = None,
+async def _ask(text: str, lang: str = "en", options: TurnOptions | None = None,
                ) -> tuple[list[Event], Done]:
     analyst = OfflineAnalyst(registry=build_registry(), find_symbols=find_symbols,
                              ict_answer=ict_answer)
     events = [e async for e in analyst.run(Turn(text=text, history=[], lang=lang,
                                                  recorder=MemoryRecorder(),
-                                                 options=options or {}))]
+                                                 options=options or TurnOptions()))]
     done = events[-1]
     assert isinstance(done, Done), events
     return events, done

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 import ict
-from bot.plan_mode import PlanMode, extract_plan
-from core.agent.turn import Turn
+from analyst.plan_mode import PlanMode, extract_plan
+from core.agent.turn import Turn, TurnOptions
 from core.errors import ConfigError
 from core.events import Done, Event, File, Status, TextDelta, ToolFinished, ToolStarted
 from core.llm import LLMRouter
@@ -24,7 +24,7 @@ from tests.ict.test_tool import PNG, offline_data  # noqa: F401 (autouse fixture
 from tools import build_registry
 from tools.ict_tool import run_ict
 
-NVDA = {"intent": "plan", "plan": "1", "symbol": "NVDA", "interval": "1d"}
+NVDA = TurnOptions(intent="plan", symbol="NVDA", interval="1d")
 
 
 async def _nvda_plan() -> dict[str, Any]:
@@ -41,7 +41,7 @@ def _reply(plan: dict[str, Any], rationale: str = "Bearish structure from premiu
     return f"```json\n{json.dumps(plan)}\n```\n{rationale}"
 
 
-async def _run(mode: PlanMode, options: dict[str, str], *, lang: str = "en",
+async def _run(mode: PlanMode, options: TurnOptions, *, lang: str = "en",
                message: str = "Trade plan for NVDA") -> tuple[list[Event], MemoryRecorder]:
     recorder = MemoryRecorder()
     turn = Turn(text=message, history=[], recorder=recorder, lang=lang, options=options)
@@ -129,7 +129,7 @@ async def test_model_chosen_interval_is_overridden_by_the_chat(
                        text(_reply(plan))])
     with caplog.at_level(logging.INFO):
         events, rec = await _run(PlanMode(llm=llm, registry=build_registry()),
-                                 {"interval": "1d"}, message="plan a trade on nvidia")
+                                 TurnOptions(interval="1d"), message="plan a trade on nvidia")
     started = next(e for e in events if isinstance(e, ToolStarted))
     assert started.arguments["interval"] == "daily" and started.arguments["lookback"] == 365
     assert rec.messages[0].tool_calls[0].id == "call_0"  # the model's own call, enforced
@@ -145,7 +145,7 @@ async def test_model_chosen_interval_is_overridden_by_the_chat(
 
 async def test_model_without_a_symbol_answers_itself() -> None:
     llm = ScriptedLLM([text("Which symbol should I plan?")])
-    events, rec = await _run(PlanMode(llm=llm, registry=build_registry()), {},
+    events, rec = await _run(PlanMode(llm=llm, registry=build_registry()), TurnOptions(),
                              message="give me a trade plan")
     assert _done(events).text == "Which symbol should I plan?"
     assert not any(isinstance(e, ToolStarted) for e in events) and len(rec.usages) == 1
@@ -156,14 +156,14 @@ async def test_symbols_finder_is_used_before_the_model() -> None:
     llm = ScriptedLLM([text(_reply(plan))])
     mode = PlanMode(llm=llm, registry=build_registry(), find_symbols=lambda _: ["NVDA"],
                     default_interval="1d")
-    events, _ = await _run(mode, {})
+    events, _ = await _run(mode, TurnOptions())
     assert "Entry:" in _done(events).text and len(llm.requests) == 1
 
 
 async def test_tool_errors_end_the_turn_without_a_model_call() -> None:
     llm = ScriptedLLM([])
     events, rec = await _run(PlanMode(llm=llm, registry=build_registry()),
-                             {"symbol": "NVDA", "interval": "4h"})
+                             TurnOptions(symbol="NVDA", interval="4h"))
     finished = next(e for e in events if isinstance(e, ToolFinished))
     assert not finished.ok
     assert "no finer than 1d" in _done(events).text and not llm.requests

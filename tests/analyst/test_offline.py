@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from bot.ict_answer import ict_answer
-from bot.offline import OfflineAnalyst, detect_intent, is_greeting, snapshot_coverage
+from analyst.ict_answer import ict_answer
+from analyst.offline import OfflineAnalyst, detect_intent, is_greeting, snapshot_coverage
 from bot.symbols_bridge import find_symbols
 from core.agent.turn import Turn
 from core.events import Done, Event, File, ToolStarted
@@ -250,7 +250,7 @@ async def test_a_comparison_cut_to_the_shared_dates_says_so() -> None:
 
 
 def test_one_unit_periods_in_words_are_read_as_that_unit() -> None:
-    from bot.offline import detect_period
+    from analyst.offline import detect_period
 
     assert detect_period("IBM history over the last year") == "1y"
     assert detect_period("AAPL over the past week") == "7d"
@@ -259,7 +259,7 @@ def test_one_unit_periods_in_words_are_read_as_that_unit() -> None:
 
 
 async def test_a_currency_rate_is_quoted_to_four_decimals_without_a_dollar_sign() -> None:
-    from bot import format as fmt
+    from analyst import format as fmt
     from tools.market import get_quote
 
     q = await get_quote("EURUSD")
@@ -282,7 +282,7 @@ async def test_the_examples_the_short_pointer_offers_are_answered(question: str,
 
 def test_a_tools_unknown_symbol_is_said_in_the_readers_language() -> None:
     """Issue 30: `Unknown symbol '0700'` was shown in English to a Chinese question."""
-    from bot.offline import _Step
+    from analyst.offline import _Step
     from core.errors import UnknownSymbol
 
     exc = UnknownSymbol("0700", ["000700", "600700"])

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from bot.ict_answer import ict_answer
-from bot.offline import OfflineAnalyst
+from analyst.ict_answer import ict_answer
+from analyst.offline import OfflineAnalyst
 from bot.symbols_bridge import find_symbols
 from core.agent.turn import Turn
 from core.events import Done
@@ -37,7 +37,7 @@ async def test_an_a_share_session_line_is_on_shanghai_time(question: str, lang: 
     analyst = OfflineAnalyst(registry=build_registry(), find_symbols=find_symbols,
                              ict_answer=ict_answer)
     events = [e async for e in analyst.run(Turn(text=question, history=[], lang=lang,
-                                                 recorder=MemoryRecorder(), options={}))]
+                                                 recorder=MemoryRecorder()))]
     done = events[-1]
     assert isinstance(done, Done)
     line = next(x for x in done.text.splitlines() if "CN" in x and ("时段" in x or "Session" in x))

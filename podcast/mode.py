@@ -9,14 +9,15 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
+from core.agent.modes import ModeDecl, ModeNeeds
 from core.agent.turn import Turn
 from core.events import Done, Event, File, Status
 from core.llm.speech import SpeechClient
-from core.ports import LLMProvider
+from core.ports import LLMProvider, Mode
 from core.types import OutgoingFile, Reply
 from core.words import t
-from jobs.podcast_items import podcast_items
 from podcast import PodcastError, produce_podcast
+from podcast.items import podcast_items
 
 
 class PodcastMode:
@@ -31,7 +32,7 @@ class PodcastMode:
         self._voices = voices or {}
 
     async def run(self, turn: Turn) -> AsyncIterator[Event]:
-        tickers = [t for t in turn.options.get("tickers", "").split(",") if t]
+        tickers = list(turn.options.tickers)
         yield Status(text=t("podcast.preparing", turn.lang, tickers=", ".join(tickers)))
         progress: asyncio.Queue[Event] = asyncio.Queue()
         task = asyncio.create_task(produce_podcast(
@@ -57,7 +58,7 @@ class PodcastMode:
                 with contextlib.suppress(BaseException):
                     await task
         items = await podcast_items(result, lang=turn.lang,
-                                    pdf=turn.options.get("pdf") == "1",
+                                    pdf=turn.options.pdf,
                                     speech=self._speech, voices=self._voices)
         for item in items:
             if isinstance(item, OutgoingFile):
@@ -65,3 +66,12 @@ class PodcastMode:
         summary = next((i.text for i in items if isinstance(i, Reply)), "")
         # the summary carries the offline notice itself (a label would say it twice)
         yield Done(text=summary)
+
+
+def _declared(needs: ModeNeeds) -> Mode | None:
+    """With no model the episode is scripted from the offline debates (labelled as such)."""
+    return PodcastMode(llm=needs.llm, pool=needs.pool, speech=needs.speech,
+                       voices=needs.speech_voices)
+
+
+MODES = (ModeDecl("podcast", _declared, when="always"),)

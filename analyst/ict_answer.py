@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from bot.format import display_name
+from analyst.format import display_name
 from core import context
 from core.localize import localize, source_label, word, words_of
 from core.types import OutgoingFile
