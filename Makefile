@@ -124,12 +124,21 @@ typecheck: $(STAMP)
 imports: $(STAMP)
 	$(VENV)/bin/lint-imports
 
-# One process by default: with JOBS=auto (pytest-xdist, a file per worker, each worker its own
-# embedded Postgres) a loaded 2-core run hung once in a test's unbounded wait and xdist did not
-# recover from the stuck worker; kept as an option until that is understood (issue 31).
-JOBS ?= 1
+# Parallel by default: JOBS pytest-xdist workers, each with its own embedded Postgres
+# (`JOBS=1` runs the suite in one process, in file order, as CI did before). Four workers on two
+# cores: most of the slow tests wait on subprocesses and fakes (serve, the CLI, the sandbox), not
+# on the CPU, so two more workers fill those waits. `--dist worksteal` hands out single tests
+# and lets an idle worker take queued ones from a busy one: the long tests sit in a few files
+# (test_serve_crash alone is minutes), and `--dist loadfile` left one worker running such a file
+# long after the others were done. Safe now, where JOBS=1 was the default after a loaded xdist run
+# hung in an unbounded wait and xdist did not recover the stuck worker (13:22, before the next
+# point existed): pytest-timeout (pyproject: 900 s, signal method) fails a stuck test inside its
+# worker with every asyncio task's stack (tests/stuck.py) and the worker goes on to its next
+# test, and the fault suites' waits are bounded polls that say what they waited for.
+JOBS ?= 4
+DIST ?= worksteal
 pytest: $(STAMP)
-	$(PYTHON) -m pytest -q $(if $(filter-out 1,$(JOBS)),-n $(JOBS) --dist loadfile,)
+	$(PYTHON) -m pytest -q $(if $(filter-out 1,$(JOBS)),-n $(JOBS) --dist $(DIST),) $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) $(TOOLS) .mypy_cache .ruff_cache .pytest_cache

@@ -32,7 +32,7 @@ import psutil
 import pytest
 from aiohttp import web
 
-from tests.bot.test_serve_faults import Processes, RefusingTelegram, Serve, until
+from tests.bot.test_serve_faults import STARTUP_S, Processes, RefusingTelegram, Serve, until
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeOpenAI, Turn
 
@@ -290,7 +290,8 @@ class Side:
             async def connected() -> bool:
                 return bool(bot.sessions)
 
-            await until(connected, within_s=120, what="serve connected to the Discord gateway",
+            await until(connected, within_s=STARTUP_S,
+                        what="serve connected to the Discord gateway",
                         procs=procs)
             await self.discord.push(self.discord.message(chat, text))
         else:
@@ -326,6 +327,7 @@ async def test_kill_9_mid_answer_then_restart_answers_each_question_once(
         procs = Processes(pg_dsn, tmp_path, side.tg, extra_env=_llm_env(llm) | side.env())
         try:
             first = await procs.serve("first")
+            await procs.started(first)
             chat = side.chat(1)
             await side.say(chat, "/help", procs=procs)  # up and answering before the question
 
@@ -341,6 +343,7 @@ async def test_kill_9_mid_answer_then_restart_answers_each_question_once(
             if point == "final":  # the user saw the whole answer before the process died
                 assert len(_answers(side.texts(chat))) == 1
             second = await procs.serve("second")
+            await procs.started(second)
 
             async def answered() -> list[str]:
                 texts = side.texts(chat)
@@ -379,6 +382,7 @@ async def test_a_429_on_every_send_and_edit_for_60_s_still_ends_in_the_answer(
         procs = Processes(pg_dsn, tmp_path, tg, extra_env=_llm_env(llm))
         try:
             serve = await procs.serve("serve")
+            await procs.started(serve)
             chat = 4343
             tg.push(tg.message(chat, "/help"))
 

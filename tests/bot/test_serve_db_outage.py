@@ -31,10 +31,11 @@ def _postmaster_pid(pgdata: Path) -> int | None:
 
 
 def _running(pid: int | None) -> bool:
-    if pid is None:
+    # a negative pid in postmaster.pid is a single-user backend (initdb still bootstrapping)
+    if pid is None or pid <= 0:
         return False
     try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
     except psutil.Error:
         return False
 
@@ -53,6 +54,7 @@ async def test_postgres_killed_mid_answer_comes_back_and_both_messages_are_answe
         pgdata = base / "serve" / "pgdata"
         try:
             serve = await procs.serve("serve")
+            await procs.started(serve)  # its embedded server made and started first
             chat = 5151
             tg.push(tg.message(chat, "/help"))
 

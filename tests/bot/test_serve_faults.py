@@ -44,6 +44,11 @@ from tests.fakes.telegram_server import FakeMessage, FakeTelegram, rate_limited
 BULLPEN = [sys.executable, "-m", "bot.cli"]
 SENDS = frozenset({"sendMessage", "sendPhoto", "sendDocument", "editMessageText"})
 _ENV_DROP = ("BULLPEN_", "DATABASE_URL", "TELEGRAM_", "DISCORD_", "SLACK_", "WECHAT_", "WECOM_")
+# A serve's start-up (imports, migrations, an embedded server's initdb) is the part of a test
+# that stretches most with the machine's load: it is waited for on its own event (the process
+# polls Telegram) with this bound, and every later bound counts from there. Giving up, the wait
+# says so with the process's log; a process that exits fails it at once.
+STARTUP_S = 300.0
 # the scheduler's advisory lock as pg_locks shows a bigint key: high and low 32 bits
 _LOCK_HI, _LOCK_LO = LOCK_KEY >> 32, LOCK_KEY & 0xFFFF_FFFF
 
@@ -108,6 +113,7 @@ class Serve:
     name: str
     proc: asyncio.subprocess.Process
     log: Path
+    polls_before: int = 0  # the Telegram fake's getUpdates count when this process started
 
     @property
     def alive(self) -> bool:
@@ -160,14 +166,25 @@ class Processes:
 
     async def serve(self, name: str) -> Serve:
         log = self.tmp_path / f"{name}.log"
+        polls = self.tg.polls
         with log.open("wb") as out:
             proc = await asyncio.create_subprocess_exec(
                 *BULLPEN, "serve", cwd=self.tmp_path,
                 env=_env(self.dsn, self.tmp_path, name, self.tg) | self.extra_env,
                 stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=asyncio.subprocess.STDOUT)
-        got = Serve(name, proc, log)
+        got = Serve(name, proc, log, polls)
         self.all.append(got)
         return got
+
+    async def started(self, serve: Serve, *, within_s: float = STARTUP_S) -> None:
+        """`serve` has started: the Telegram fake heard a getUpdates after it was launched
+        (its processes before it are dead or polled before: a kill and restart counts anew)."""
+
+        async def polling() -> bool:
+            return self.tg.polls > serve.polls_before
+
+        await until(polling, within_s=within_s, what=f"{serve.name} polling Telegram",
+                    procs=self, alive=[serve])
 
     async def bullpen(self, *args: str) -> list[dict[str, Any]]:
         """A one-shot `bullpen ...` on the same database; its JSON lines."""
@@ -309,6 +326,7 @@ async def ready(store: Store, name: str) -> bool:
 async def subscribe(tg: RefusingTelegram, store: Store, procs: Processes, serve: Serve,
                     chat: int) -> Subscription:
     """The user's `/subscribe NVDA at 08:00`, answered (Telegram accepts the answer)."""
+    await procs.started(serve)
     tg.push(tg.message(chat, "/subscribe NVDA at 08:00"))
 
     async def answered() -> bool:
@@ -365,6 +383,7 @@ async def test_kill_9_between_fire_and_delivery_delivers_once_after_restart(
         assert a.proc.returncode == -signal.SIGKILL
         tg.lift()
         b = await procs.serve("serve-b")
+        await procs.started(b)
 
         async def delivered() -> bool:
             d = await delivery(store, key)
@@ -428,7 +447,7 @@ async def test_two_serves_deliver_once_and_the_schedule_moves_when_its_process_d
         serves = {s.name: s for s in [await procs.serve("serve-a"),
                                       await procs.serve("serve-b")]}
         for name in serves:
-            await until(functools.partial(ready, store, name), within_s=90,
+            await until(functools.partial(ready, store, name), within_s=STARTUP_S,
                         what=f"{name} ready", procs=procs, alive=list(serves.values()))
         leader_name = await until(functools.partial(lock_holder, store), within_s=30,
                                   what="a scheduler leader", procs=procs,

@@ -147,6 +147,7 @@ async def campaign(dsn: str, tmp_path: Path, fetch: Fetch, kills: list[str], *,
         procs = Processes(dsn, tmp_path, tg, extra_env=_llm_env(llm) | (env or {}))
         try:
             serve = await procs.serve("serve-0")
+            await procs.started(serve)
             tg.push(tg.message(3999, "/help"))
 
             async def helped() -> bool:
@@ -182,6 +183,7 @@ async def campaign(dsn: str, tmp_path: Path, fetch: Fetch, kills: list[str], *,
                                 explain=_holding(tg))
                     seen.append(tg.killed_at)
                     serve = await procs.serve(f"serve-{n}")
+                    await procs.started(serve)
                 else:
                     assert pgdata is not None
                     pm = _postmaster_pid(pgdata)

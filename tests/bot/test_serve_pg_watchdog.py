@@ -36,7 +36,8 @@ def until[T](check: Callable[[], T], *, within_s: float, what: str, logs: str = 
 
 
 def running(pid: int | None) -> bool:
-    if pid is None:
+    # a negative pid in postmaster.pid is a single-user backend (initdb still bootstrapping)
+    if pid is None or pid <= 0:
         return False
     try:
         return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)

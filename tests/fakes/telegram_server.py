@@ -158,6 +158,9 @@ class FakeTelegram(FakePlatform):
         self.tokens = {token, *more_tokens}  # bots on this server: one update queue each
         self.username = username
         self.calls: list[Call] = []  # not getUpdates
+        # getUpdates calls heard: a bot process that polls has started (a test's event for
+        # "up", where a bound on its first answer would also have to cover its start-up)
+        self.polls = 0
         self.chats: dict[int, dict[int, FakeMessage]] = {}
         self.faults: list[Fault] = []
         self.blocked: set[int] = set()
@@ -386,6 +389,7 @@ class FakeTelegram(FakePlatform):
         return self._offset
 
     async def _m_getUpdates(self, p: dict[str, Any], f: dict[str, Any]) -> list[dict[str, Any]]:
+        self.polls += 1
         queue = self._queues[p["__token__"]]
         offset = int(p.get("offset") or 0)
         self._offset = max(self._offset, offset)
