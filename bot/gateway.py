@@ -19,12 +19,12 @@ from uuid import UUID
 
 from bot import budget_gateway, commands
 from bot.commands import Command, Question
-from bot.outbox import say
 from bot.renderer import Renderer, with_label
+from bot.sender import Sender, say
 from bot.spool import Spool, Spooled
 from bot.state_marks import StateMarks
 from core.agent.runner import CANCEL_SHUTDOWN, AgentRunner, error_of
-from core.errors import Forbidden, PlatformError, StoreUnavailable
+from core.errors import StoreUnavailable
 from core.events import Done, Event, Failed
 from core.ports import Adapter, MessageHandler, Outbox
 from core.rate_limit import RateLimits
@@ -38,7 +38,6 @@ from core.types import (
     IncomingMessage,
     MessageRef,
     OutgoingFile,
-    Reply,
     storable_message,
     utcnow,
 )
@@ -516,8 +515,9 @@ class Gateway:
             self._unstored.pop(next(iter(self._unstored)))
         self._unstored[key] = True
         lang = detect_lang(msg.text)
-        # straight to the platform: the outbox keeps its deliveries in the database
-        await say(adapter, msg, t("chat.db_unavailable", lang), outbox=None, plain=True)
+        # not kept: the outbox keeps its deliveries in the database, which is away
+        await say(adapter, msg, t("chat.db_unavailable", lang), outbox=self.outbox, plain=True,
+                  keep=False)
 
     def _keep_trying(self, adapter: Adapter, msg: IncomingMessage) -> None:
         """A platform that does not redeliver: keep the message here and record it (then answer
@@ -552,16 +552,7 @@ class Gateway:
 
     async def send_file(self, adapter: Adapter, msg: IncomingMessage,
                         file: OutgoingFile) -> None:
-        file = file.model_copy(update={"in_reply_to": msg.message_id})
-        try:
-            await adapter.send_file(msg.chat, file)
-        except PlatformError as exc:
-            if self.outbox is None or isinstance(exc, Forbidden):
-                log.warning("file not sent to %s: %s", msg.chat.key, exc)
-                return
-            await self.outbox.deliver(msg.chat, [file], source="say",
-                                      key=f"say:{msg.platform}:{msg.chat.key}:"
-                                          f"{msg.message_id}:{file.filename}")
+        await Sender(adapter, outbox=self.outbox).file(msg, file)
 
     def stop_chat(self, key: str) -> bool:
         return self._stop(key)
@@ -924,13 +915,10 @@ class Gateway:
                  age)
         if age > too_old_s:
             notice = t("chat.restarted_resend", lang, text=msg.text[:80])
-            if row["placeholder"] and adapter.capabilities.can_edit:
-                with contextlib.suppress(PlatformError):
-                    await adapter.edit(MessageRef(chat=msg.chat,
-                                                  message_id=row["placeholder"]),
-                                       Reply(text=notice, markup="plain"))
-                    await self._mark(msg, "failed")
-                    return
+            if row["placeholder"] and await Sender(adapter).edit_notice(
+                    MessageRef(chat=msg.chat, message_id=row["placeholder"]), notice):
+                await self._mark(msg, "failed")
+                return
             await self._say(adapter, msg, notice)
             await self._mark(msg, "failed")
             return

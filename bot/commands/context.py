@@ -12,11 +12,11 @@ from uuid import UUID
 
 from bot import commands
 from bot.commands import Command, Question
-from bot.outbox import say
+from bot.sender import Sender, say
 from core import clock
 from core.ports import Adapter, Outbox
 from core.store import Conversation, Store
-from core.types import Button, ChatRef, IncomingMessage, OutgoingFile, Reply
+from core.types import Button, ChatRef, IncomingMessage, OutgoingFile
 from core.words import t
 
 if TYPE_CHECKING:
@@ -108,13 +108,13 @@ class CommandContext:
         """`text` as plain text (no platform's Markdown touches a link); with `keep` False the
         outbox never stores it (a secret: a sign-in link that did not arrive is asked for
         again)."""
-        await say(self._adapter, self.msg, text, outbox=self._gateway.outbox if keep else None,
-                  plain=True)
+        await say(self._adapter, self.msg, text, outbox=self._gateway.outbox, plain=True,
+                  keep=keep)
 
     async def send_unkept(self, chat: ChatRef, text: str) -> None:
         """A secret `text` to another chat of the platform (the person's private chat), plain,
         never stored; raises `PlatformError` when the platform refuses it."""
-        await self._adapter.send(chat, Reply(text=text, markup="plain"))
+        await Sender(self._adapter).send_unkept(chat, text)
 
     async def send_file(self, file: OutgoingFile) -> None:
         await self._gateway.send_file(self._adapter, self.msg, file)
