@@ -20,6 +20,7 @@ from core.types import Button, ChatRef, IncomingMessage, OutgoingFile
 from core.words import t
 
 if TYPE_CHECKING:
+    from bot.pipeline.limits import Limits
     from core.usage_gate import UsageGate
 
 
@@ -32,15 +33,9 @@ class CommandHost(Protocol):
     @property
     def outbox(self) -> Outbox | None: ...
     @property
-    def gate(self) -> UsageGate | None: ...
+    def limits(self) -> Limits: ...
     @property
     def report_llm(self) -> Any: ...
-    @property
-    def unlinks_per_day(self) -> int: ...
-    @property
-    def subscriptions_per_person(self) -> int: ...
-    @property
-    def subscriptions_per_chat(self) -> int: ...
     @property
     def web_base_url(self) -> str | None: ...
     @property
@@ -142,12 +137,12 @@ class CommandContext:
 
     def now(self) -> datetime:
         """The instant budgets and spend are read at (the gate's clock: a test pins it)."""
-        gate = self._gateway.gate
+        gate = self._gateway.limits.gate
         return gate.now() if gate is not None else clock.current().now()
 
     @property
     def gate(self) -> UsageGate | None:
-        return self._gateway.gate
+        return self._gateway.limits.gate
 
     @property
     def outbox(self) -> Outbox | None:
@@ -155,15 +150,15 @@ class CommandContext:
 
     @property
     def unlinks_per_day(self) -> int:
-        return self._gateway.unlinks_per_day
+        return self._gateway.limits.unlinks_per_day
 
     @property
     def subscriptions_per_person(self) -> int:
-        return self._gateway.subscriptions_per_person
+        return self._gateway.limits.subscriptions_per_person
 
     @property
     def subscriptions_per_chat(self) -> int:
-        return self._gateway.subscriptions_per_chat
+        return self._gateway.limits.subscriptions_per_chat
 
     @property
     def report_llm(self) -> Any:

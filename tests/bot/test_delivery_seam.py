@@ -13,7 +13,8 @@ from core import errors
 from core.errors import Forbidden, FormattingRejected, Held, PlatformError, RateLimited
 from core.store import Database, DeliveriesRepo
 from core.testing import RecordingAdapter
-from core.types import ChatRef, IncomingMessage, Sender as Who
+from core.types import ChatRef, IncomingMessage
+from core.types import Sender as Who
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAT = ChatRef(platform="test", chat_id="c1")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import secrets
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -44,19 +45,20 @@ def spooling_gateway(db: Database, tmp_path: Path, llm: ScriptedLLM) -> Gateway:
     store = Store(db, files_dir=tmp_path)
     runner = AgentRunner(store=store, modes={
         "normal": NormalMode(llm=llm, registry=ToolRegistry(), plan=False)})
-    gw = Gateway(store=store, runner=runner)
-    gw.spool = Spool(tmp_path / "spool", instance=gw.instance)
-    gw.record_budget_s = 0.5
+    instance = secrets.token_hex(8)  # each gateway is another process
+    gw = Gateway(store=store, runner=runner, instance=instance,
+                 spool=Spool(tmp_path / "spool", instance=instance))
+    gw.stages.record.record_budget_s = 0.5
     return gw
 
 
 def crash(gw: Gateway) -> None:
     """The process dies: nothing in its memory goes on, the kernel lets go of its file lock."""
-    gw._closing = True
-    for task in list(gw._retrying):
+    gw.stages.record.closing = True
+    for task in list(gw.stages.record._retrying):
         task.cancel()
-    assert gw.spool is not None
-    gw.spool.close()
+    assert gw.stages.record.spool is not None
+    gw.stages.record.spool.close()
 
 
 async def until(check: Callable[[], bool], within_s: float = 30.0) -> None:
@@ -194,7 +196,7 @@ async def test_a_message_stored_at_once_costs_no_fsync(pg_db: Database, tmp_path
     await adapter.start(gw.handler_for(adapter))
     await adapter.deliver(msg("fast path?", "71"))
     await gw.idle()
-    assert gw.spool is not None and gw.spool.appended == 0
+    assert gw.stages.record.spool is not None and gw.stages.record.spool.appended == 0
     assert spool_files(tmp_path) == []
     await gw.aclose()
 
@@ -204,13 +206,14 @@ async def test_a_slow_record_is_spooled_before_it_is_stored_then_answered_once(
     proxy, db = cut
     llm = ScriptedLLM([text("Answered after a slow record."), text("twice")])
     gw = spooling_gateway(db, tmp_path, llm)
-    gw.record_budget_s, gw.spool_after_s = 30.0, 0.3
+    gw.stages.record.record_budget_s, gw.stages.record.spool_after_s = 30.0, 0.3
     adapter = RecordingAdapter()
     await adapter.start(gw.handler_for(adapter))
     await proxy.down()
     await asyncio.wait_for(adapter.deliver(msg("slow store?", "81")), 5)  # returns durable:
-    assert gw.spool is not None and gw.spool.appended == 1  # on disk, while the record ...
-    assert gw._retrying  # ... goes on in a task the gateway owns
+    record = gw.stages.record
+    assert record.spool is not None and record.spool.appended == 1  # on disk, while the record
+    assert record._retrying  # ... goes on in a task the stage owns
     await proxy.up()
     await until(lambda: adapter.visible_text(CHAT) == ["Answered after a slow record."])
     await gw.idle()
@@ -234,9 +237,9 @@ async def test_while_the_store_is_away_each_message_is_spooled_and_answered_once
     await proxy.down()
     await adapter.deliver(msg("first?", "91"))
     await until(lambda: any(UNAVAILABLE in t for t in adapter.visible_text(CHAT)))
-    assert gw._store_away
+    assert gw.stages.record._store_away
     await adapter.deliver(msg("second?", "92"))
-    assert gw.spool is not None and gw.spool.appended == 2
+    assert gw.stages.record.spool is not None and gw.stages.record.spool.appended == 2
     await proxy.up()
     await gw.replay_spool(lambda p: adapter)  # racing the in-memory retries
     await until(lambda: {"Answer one.", "Answer two."} <= set(adapter.visible_text(CHAT)))
