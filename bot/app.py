@@ -131,8 +131,8 @@ class App:
                           outbox=outbox, report_llm=llm,
                           limits=Limits.from_settings(settings, store), instance=instance,
                           spool=Spool(settings.spool_dir, instance=instance),
-                          spool_after_s=settings.inbound_spool_after_s)
-        gateway.stale_s, gateway.too_old_s = settings.inbound_stale_s, settings.inbound_too_old_s
+                          spool_after_s=settings.inbound_spool_after_s,
+                          stale_s=settings.inbound_stale_s, too_old_s=settings.inbound_too_old_s)
         web_commands.configure(gateway, base_url=settings.web_links_base())  # /web, /share
         jobs = JobRunner(subscriptions=store.subscriptions, outbox=outbox, llm=llm,
                          grace_s=settings.jobs_grace_s, pool=db.pool, speech=speech,
@@ -173,9 +173,9 @@ class App:
                 web_commands.configure(self.gateway, base_url=getattr(adapter, "base_url", None))
         await self.outbox.start()
         # messages a stopped process left unanswered are answered (beat and sweep)
-        self.gateway.start_sweeper(self.registry_of_adapters.get,
-                                   self.registry_of_adapters.platforms(),
-                                   every_s=self.settings.inbound_sweep_s)
+        self.gateway.stages.resume.start(self.registry_of_adapters.get,
+                                         self.registry_of_adapters.platforms(),
+                                         every_s=self.settings.inbound_sweep_s)
         if jobs:
             await self.scheduler.start()
 

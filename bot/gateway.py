@@ -1,13 +1,17 @@
-"""Where every platform's messages meet the agent: dedupe, user, commands, queue, run, render.
+"""Where every platform's messages meet the agent: the stages of `bot.pipeline`, called in
+order (record, held deliveries, admission, added stages, routing, rate limits, the chat queue,
+spend, one run per person, the answer, resume), built once by `build_pipeline`.
 
-`handle` returns quickly: questions go on a per-chat queue answered in order by a worker task
-that the gateway owns (and cancels on shutdown); `/stop` cancels the chat's current run.
+What stays here is what ties the stages together: dedupe after the record, routing (a command
+to its declaration, a question to the chat queue), the answer (the run through the renderer,
+the message's states), and the verbs command handlers see through `CommandContext`. `handle`
+returns quickly: questions go on the chat queue, answered in order by a worker task the queue
+owns (cancelled on shutdown); `/stop` cancels the chat's current run.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import logging
 import secrets
@@ -21,6 +25,7 @@ from bot.pipeline import Pipeline, build_pipeline
 from bot.pipeline.context import Arrival, Job, Stage
 from bot.pipeline.limits import Limits
 from bot.pipeline.record import SPOOL_AFTER_S
+from bot.pipeline.resume import STALE_S, TOO_OLD_S
 from bot.renderer import Renderer, with_label
 from bot.sender import Sender, say
 from bot.spool import Spool
@@ -46,11 +51,6 @@ log = logging.getLogger(__name__)
 Preprocessor = Callable[[Adapter, IncomingMessage, UUID, str], Awaitable[str | None]]
 
 
-# crash safety: how often this process beats and sweeps, when another process's message counts
-# as left unanswered, and when it is too old to answer now (the user is asked to resend)
-SWEEP_S = 10.0
-STALE_S = 30.0
-TOO_OLD_S = 600.0
 # how much of a failure's error is kept with the message (inbound_events.error)
 _ERROR_CHARS = 500
 
@@ -82,20 +82,17 @@ class Gateway:
                  outbox: Outbox | None = None, report_llm: Any = None,
                  limits: Limits | None = None, instance: str | None = None,
                  spool: Spool | None = None, spool_after_s: float = SPOOL_AFTER_S,
+                 stale_s: float = STALE_S, too_old_s: float = TOO_OLD_S,
                  added: Sequence[Stage] = (), off: Sequence[str] = ()) -> None:
         self._store = store
         # where replies go when the platform refuses them live, and held deliveries are
         # released from when the chat writes again
         self.outbox = outbox
-        # crash safety: this process's id on the messages it answers, the ones queued now, the
-        # placeholders of resumed commands, and the sweeper that resumes others' stale ones
+        # crash safety: this process's id on the messages it answers, and the placeholders and
+        # inbound rows of the commands being handled
         self.instance = instance or secrets.token_hex(8)
         self._resuming: dict[tuple[str, str], str | None] = {}
         self._inbound_ids: dict[tuple[str, str], int] = {}  # commands being handled
-        self._platforms: list[str] = []
-        self.stale_s, self.too_old_s = STALE_S, TOO_OLD_S
-        self._sweeper: asyncio.Task[None] | None = None
-        self._in_hand: set[tuple[str, str]] = set()  # recorded, being routed now
         self._marks = StateMarks(store.inbound.mark_many)  # states, by group commit
         self.report_llm = report_llm  # the narrative of /report (None: the offline template)
 
@@ -110,7 +107,8 @@ class Gateway:
         self.stages: Pipeline = build_pipeline(
             store=store, outbox=outbox, limits=limits or Limits(), instance=self.instance,
             spool=spool, spool_after_s=spool_after_s, recorded=self._recorded,
-            answer=self._answer, added=added, off=off)
+            answer=self._answer, take_over=self._take_over, stale_s=stale_s,
+            too_old_s=too_old_s, added=added, off=off)
 
     @property
     def store(self) -> Store:
@@ -130,11 +128,7 @@ class Gateway:
 
     async def aclose(self) -> None:
         self.stages.record.aclose()
-        if self._sweeper is not None:
-            self._sweeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._sweeper
-            self._sweeper = None
+        await self.stages.resume.aclose()
         await self.stages.queue.aclose()
         await self.stages.persons.aclose()
 
@@ -148,29 +142,23 @@ class Gateway:
         """The message into the first stage (record; `bot.pipeline.record`)."""
         await self.stages.record.handle(adapter, msg)
 
-    async def replay_spool(self, adapters: Callable[[str], Adapter | None]) -> int:
-        return await self.stages.record.replay_spool(adapters)
-
     async def _recorded(self, adapter: Adapter, msg: IncomingMessage, got: Inbound,
                         epoch: int) -> None:
         """Dedupe: a duplicate is dropped unless nobody is answering it; a new message goes
         on through the stages."""
         if not got.new:
-            if await self._redelivered_unanswered(adapter, msg, got.previous):
+            if await self.stages.resume.redelivered(adapter, msg, got.previous):
                 return
             log.info("duplicate delivery %s/%s ignored", msg.platform, msg.message_id)
             return
-        key = (msg.chat.key, msg.message_id)
-        self._in_hand.add(key)
-        try:
-            await self._handle_new(adapter, msg, got, epoch)
-        except StoreUnavailable:
-            raise  # stored, not answered: a redelivery or the sweeper resumes it
-        except Exception as exc:  # a poison message: said and recorded, never raised again
-            await self._poisoned(adapter, msg, got.lang or detect_lang(msg.text), exc)
-            await self._mark(msg, "failed", error=_error_of(exc))
-        finally:
-            self._in_hand.discard(key)
+        with self.stages.queue.in_hand((msg.chat.key, msg.message_id)):
+            try:
+                await self._handle_new(adapter, msg, got, epoch)
+            except StoreUnavailable:
+                raise  # stored, not answered: a redelivery or the sweeper resumes it
+            except Exception as exc:  # a poison message: said and recorded, never raised
+                await self._poisoned(adapter, msg, got.lang or detect_lang(msg.text), exc)
+                await self._mark(msg, "failed", error=_error_of(exc))
 
     async def _handle_new(self, adapter: Adapter, msg: IncomingMessage, got: Inbound,
                           epoch: int) -> None:
@@ -296,30 +284,6 @@ class Gateway:
             await self._say(adapter, msg, t("subs.paused_owner", lang, id=sub.id, what=what,
                                             where=where))
             await subs.acknowledge_pause(sub.id)
-
-    async def _redelivered_unanswered(self, adapter: Adapter, msg: IncomingMessage,
-                                      previous: tuple[str, str | None, float] | None) -> bool:
-        """A platform's redelivery of a message nobody is answering (its process stopped, or
-        this one lost it to a database outage between storing and answering it): resumed now
-        instead of dropped as a duplicate. True when it was."""
-        if previous is None:
-            return False
-        status, owner, quiet_s = previous
-        if status not in ("received", "running"):
-            return False
-        mine = owner == self.instance
-        if mine and (self.stages.queue.holds((msg.chat.key, msg.message_id))
-                     or (msg.chat.key, msg.message_id) in self._in_hand):
-            return False  # being answered here
-        if not mine and quiet_s < self.stale_s:
-            return False  # its process is alive and answering it
-        row = await self._store.inbound.claim(
-            owner=self.instance, platform=msg.platform, chat_id=msg.chat.chat_id,
-            message_id=msg.message_id, stale_s=self.stale_s)
-        if row is None:
-            return False
-        await self._resume(adapter, row, self.too_old_s)
-        return True
 
     # what command handlers use (bot.commands.context)
 
@@ -537,27 +501,6 @@ class Gateway:
             log.warning("state %s of %s/%s not recorded: %s", status, msg.platform,
                         msg.message_id, exc)
 
-    async def resume_unanswered(self, adapters: Callable[[str], Adapter | None],
-                                platforms: Sequence[str] | None = None, *,
-                                stale_s: float | None = None,
-                                too_old_s: float | None = None) -> int:
-        """Answer the messages a stopped process left unanswered (its heartbeat went quiet for
-        `stale_s`): once each, reusing its placeholder; past `too_old_s` the user is asked to
-        send it again instead. How many were taken."""
-        stale_s = self.stale_s if stale_s is None else stale_s
-        too_old_s = self.too_old_s if too_old_s is None else too_old_s
-        served = [p for p in (platforms if platforms is not None else self._platforms)
-                  if adapters(p) is not None]
-        if not served:
-            return 0
-        rows = await self._store.inbound.claim_unanswered(
-            owner=self.instance, platforms=served, stale_s=stale_s)
-        for row in rows:
-            adapter = adapters(row["platform"])
-            if adapter is not None:
-                await self._resume(adapter, row, too_old_s)
-        return len(rows)
-
     async def _poisoned(self, adapter: Adapter, msg: IncomingMessage, lang: str,
                         exc: Exception, renderer: Renderer | None = None) -> None:
         """Handling `msg` raised: the user gets a short apology (a clear refusal when its
@@ -579,24 +522,11 @@ class Gateway:
         except Exception as again:  # the apology is best effort; the state is recorded
             log.warning("apology for %s/%s not sent: %s", msg.platform, msg.message_id, again)
 
-    async def _resume(self, adapter: Adapter, row: dict[str, Any], too_old_s: float) -> None:
-        """A message taken over from a stopped process (or found unanswered on redelivery):
-        answered, in its placeholder; past `too_old_s` the user is asked to send it again."""
-        msg = IncomingMessage(**row["message"])
-        key = (msg.chat.key, msg.message_id)
-        if self.stages.queue.holds(key) or key in self._in_hand:
-            # taken twice in this process (the sweep, then a redelivery, before the first
-            # take queued it): answered once, by the first
-            log.info("%s/%s is being answered here already", msg.platform, msg.message_id)
-            return
-        self._in_hand.add(key)
-        try:
-            await self._resume_taken(adapter, msg, row, too_old_s)
-        finally:
-            self._in_hand.discard(key)
-
-    async def _resume_taken(self, adapter: Adapter, msg: IncomingMessage, row: dict[str, Any],
-                            too_old_s: float) -> None:
+    async def _take_over(self, adapter: Adapter, msg: IncomingMessage, row: dict[str, Any],
+                         too_old_s: float) -> None:
+        """A message taken over from a stopped process (or found unanswered on redelivery,
+        `bot.pipeline.resume`): answered, in its placeholder, through the same routing as a
+        new one; past `too_old_s` its sender is asked to send it again."""
         if row["user_id"] is not None:
             user_id, lang = row["user_id"], row["lang"] or detect_lang(msg.text)
         else:
@@ -624,29 +554,3 @@ class Gateway:
         except Exception as exc:  # a poison message: not resumed again and again
             await self._poisoned(adapter, msg, lang, exc)
             await self._mark(msg, "failed", error=_error_of(exc))
-
-    def start_sweeper(self, adapters: Callable[[str], Adapter | None],
-                      platforms: list[str], *, every_s: float = SWEEP_S) -> None:
-        """A heartbeat for this process's messages and a sweep for other processes' stale
-        ones, every `every_s` (a task the gateway owns)."""
-        self._platforms = list(platforms)
-        if self._sweeper is None and self.stages.is_on("resume"):
-            self._sweeper = asyncio.create_task(self._sweep(adapters, every_s),
-                                                name="inbound-sweeper")
-
-    async def _sweep(self, adapters: Callable[[str], Adapter | None], every_s: float) -> None:
-        while True:
-            try:  # first: what was acknowledged but not stored (this process's or a dead one's)
-                await self.replay_spool(adapters)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                log.warning("spool replay: %s: %s", type(exc).__name__, exc)
-            try:
-                await self._store.inbound.heartbeat(self.instance)
-                await self.resume_unanswered(adapters)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                log.warning("inbound sweep: %s: %s", type(exc).__name__, exc)
-            await asyncio.sleep(every_s)

@@ -1,7 +1,7 @@
 """The message path as named stages over a typed context, built in order by `build_pipeline`.
 
 1. record: stored first, idempotent; a duplicate dropped unless nobody answers it; database
-   outages (the spool, the messages not stored yet) -- `bot.gateway`
+   outages (the spool, the messages not stored yet) -- `record.Record`; dedupe: the gateway
 2. held_deliveries: the chat wrote, so what the outbox held goes first -- `HeldDeliveries`
 3. admission: access, admins always -- `spend.Admission`
 4. routing: a voice note to the preprocessor, a command to its declaration, the rest is a
@@ -11,7 +11,7 @@
 7. spend: the usage gate's decision, the conversations' token budget -- `spend.Spend`
 8. one_run_per_person: the person's turn across chats and processes -- `PersonTurns`
 9. answer: the run through the renderer, the message's states -- `bot.gateway`
-10. resume: the sweeper takes what a stopped process left -- `bot.gateway`
+10. resume: the sweeper takes what a stopped process left -- `resume.Resume`
 
 A stage added by `added=` (a `context.Stage`: a name, its own state, an async call on the
 message's `Arrival`) runs after admission, before routing, in the order given; it is listed in
@@ -35,6 +35,7 @@ from bot.pipeline.held import HeldDeliveries
 from bot.pipeline.limits import Limits
 from bot.pipeline.person_turns import PersonTurns
 from bot.pipeline.record import SPOOL_AFTER_S, Next, Record
+from bot.pipeline.resume import STALE_S, TOO_OLD_S, Resume, TakeOver
 from bot.pipeline.spend import Admission, Rates, Spend
 from bot.spool import Spool
 from core.ports import Outbox
@@ -59,19 +60,19 @@ class Pipeline:
     queue: ChatQueue
     spend: Spend
     persons: PersonTurns
+    resume: Resume
     added: tuple[Stage, ...] = ()  # after admission, before routing (`Stage`)
-
-    def is_on(self, stage: str) -> bool:
-        return stage in self.on
 
 
 def build_pipeline(*, store: Store, outbox: Outbox | None, limits: Limits, instance: str,
                    recorded: Next, answer: Callable[[Job], Coroutine[Any, Any, None]],
                    spool: Spool | None = None, spool_after_s: float = SPOOL_AFTER_S,
+                   take_over: TakeOver, stale_s: float = STALE_S, too_old_s: float = TOO_OLD_S,
                    added: Sequence[Stage] = (), off: Collection[str] = ()) -> Pipeline:
     """The stages in order, each on unless named in `off`. `recorded` takes a stored message
     on (dedupe, then held deliveries, admission, routing: the gateway's); `answer` answers a
-    question the chat queue hands it (spend, the person's turn, the run)."""
+    question the chat queue hands it (spend, the person's turn, the run); `take_over` routes
+    a message resumed from a stopped process."""
     names = (*STAGES, *(stage.name for stage in added))
     unknown = set(off) - set(names)
     if unknown:
@@ -79,17 +80,22 @@ def build_pipeline(*, store: Store, outbox: Outbox | None, limits: Limits, insta
     if set(off) & ALWAYS_ON:
         raise ValueError(f"the path itself cannot be switched off: {sorted(ALWAYS_ON)}")
     epoch = Epoch()
+    record = Record(store=store, instance=instance, epoch=epoch, next_stage=recorded,
+                    spool=spool, spool_after_s=spool_after_s)
+    queue = ChatQueue(answer=answer)
     return Pipeline(
         on=tuple(s for s in names if s not in off),
         epoch=epoch,
         limits=limits,
-        record=Record(store=store, instance=instance, epoch=epoch, next_stage=recorded,
-                      spool=spool, spool_after_s=spool_after_s),
+        record=record,
         held=HeldDeliveries(outbox=outbox if "held_deliveries" not in off else None),
         admission=Admission(limits=limits, store=store, enabled="admission" not in off),
         rates=Rates(limits=limits, enabled="rate_limits" not in off),
-        queue=ChatQueue(answer=answer),
+        queue=queue,
         spend=Spend(limits=limits, store=store, epoch=epoch, enabled="spend" not in off),
         persons=PersonTurns(limits=limits, enabled="one_run_per_person" not in off),
+        resume=Resume(store=store, instance=instance, record=record, queue=queue,
+                      take_over=take_over, stale_s=stale_s, too_old_s=too_old_s,
+                      enabled="resume" not in off),
         added=tuple(stage for stage in added if stage.name not in off),
     )

@@ -5,8 +5,9 @@ The queue owns its tasks: `aclose` cancels them with `CANCEL_SHUTDOWN` and waits
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +38,7 @@ class ChatQueue:
         self._answer = answer
         self._workers: dict[str, _ChatWorker] = {}
         self._queued: set[Key] = set()
+        self._in_hand: set[Key] = set()  # recorded (or taken over), being routed now
 
     def __len__(self) -> int:
         """Chats with a worker now."""
@@ -44,12 +46,25 @@ class ChatQueue:
 
     @property
     def pending(self) -> int:
-        """Messages queued or being answered now."""
-        return len(self._queued)
+        """Messages routed, queued or being answered now."""
+        return len(self._queued) + len(self._in_hand)
 
     def holds(self, key: Key) -> bool:
         """The message is queued or being answered here."""
         return key in self._queued
+
+    def busy(self, key: Key) -> bool:
+        """The message is being routed, queued or answered here (not to be taken again)."""
+        return key in self._queued or key in self._in_hand
+
+    @contextlib.contextmanager
+    def in_hand(self, key: Key) -> Iterator[None]:
+        """While a message is routed (before it is queued, or answered as a command)."""
+        self._in_hand.add(key)
+        try:
+            yield
+        finally:
+            self._in_hand.discard(key)
 
     def done(self, key: Key) -> None:
         self._queued.discard(key)
@@ -91,6 +106,11 @@ class ChatQueue:
         wait_s = job.queued_at + PLACEHOLDER_WAIT_S - loop.time()
         if wait_s > 0:
             await asyncio.wait([job.started], timeout=wait_s)
+
+    def busy_chats(self) -> list[str]:
+        """The chats whose worker is still answering."""
+        return [key for key, w in self._workers.items()
+                if w.task is not None and not w.task.done()]
 
     async def idle(self) -> None:
         """Wait until every queued question is answered (tests, one-shot runs)."""

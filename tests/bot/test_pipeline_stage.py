@@ -92,15 +92,14 @@ async def test_the_stage_list_is_built_in_order_by_one_function(pg_db, tmp_path)
     async def recorded(*_):  # type: ignore[no-untyped-def]
         return None
 
-    built = build_pipeline(store=store, outbox=None, limits=Limits(), instance="i",
-                           recorded=recorded, answer=answer)
+    kw = {"store": store, "outbox": None, "limits": Limits(), "instance": "i",
+          "recorded": recorded, "answer": answer, "take_over": recorded}
+    built = build_pipeline(**kw)
     assert built.on == STAGES
     assert STAGES.index("record") == 0 and STAGES.index("admission") < STAGES.index("routing")
     assert STAGES.index("chat_queue") < STAGES.index("spend") < STAGES.index("answer")
     with pytest.raises(ValueError, match="no such stage"):
-        build_pipeline(store=store, outbox=None, limits=Limits(), instance="i",
-                       recorded=recorded, answer=answer, off=["admision"])  # misspelt: loud
+        build_pipeline(**kw, off=["admision"])  # misspelt: loud
     for core_stage in ALWAYS_ON:
         with pytest.raises(ValueError, match="cannot be switched off"):
-            build_pipeline(store=store, outbox=None, limits=Limits(), instance="i",
-                           recorded=recorded, answer=answer, off=[core_stage])
+            build_pipeline(**kw, off=[core_stage])
