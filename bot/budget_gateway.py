@@ -80,3 +80,16 @@ def duration(seconds: float, lang: str) -> str:
 def when(at: datetime, lang: str, now: datetime) -> str:
     left = max(0.0, (at - now).total_seconds())
     return f"{at:%Y-%m-%d %H:%M} UTC ({duration(left, lang)})"
+
+
+def rate_refusal(kind: str, wait: float, lang: str) -> str:
+    """What a person over a rate limit is told: which rate (`kind`), and when to try again."""
+    return t("chat.rate_limited", lang, what=t("chat.rate_" + kind, lang),
+             wait=duration(wait, lang))
+
+
+def budget_refusal(decision: Decision, lang: str, now: datetime) -> str:
+    """What a person whose budget is spent is told: which budget, and when it resets."""
+    assert decision.resets_at is not None
+    return t("chat.budget_refused", lang, which=t("chat.budget_" + decision.reason, lang),
+             at=when(decision.resets_at, lang, now))

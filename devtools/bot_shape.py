@@ -32,8 +32,9 @@ JOBS = {  # first match wins
     "modes (offline analyst, plan, podcast, ICT answer)": (
         "bot/offline.py", "bot/offline_data.py", "bot/plan_mode.py", "bot/podcast_mode.py",
         "bot/ict_answer.py"),
-    "message path (gateway, budgets, spool, states)": (
-        "bot/gateway.py", "bot/budget_gateway.py", "bot/spool.py", "bot/state_marks.py"),
+    "message path (gateway, pipeline stages, budgets, spool, states)": (
+        "bot/gateway.py", "bot/pipeline/", "bot/budget_gateway.py", "bot/spool.py",
+        "bot/state_marks.py"),
     "delivery (sender, renderer, outbox, markup, format)": (
         "bot/sender.py", "bot/renderer.py", "bot/outbox.py", "bot/markup.py", "bot/format.py"),
     "web page support": ("bot/web_", ),

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from uuid import UUID
 
-from bot.budget_gateway import account_of, degrade, duration, when
+from bot.budget_gateway import account_of, budget_refusal, degrade, rate_refusal
 from bot.pipeline.context import Epoch, Job
 from bot.pipeline.limits import Limits
 from core.store import Conversation, Store
@@ -57,9 +57,7 @@ class Admission:
         decision = await gate.check(user_id)
         if decision.action != "refuse":
             return True
-        assert decision.resets_at is not None
-        await say(t("chat.budget_refused", lang, which=t("chat.budget_" + decision.reason, lang),
-                    at=when(decision.resets_at, lang, gate.now())))
+        await say(budget_refusal(decision, lang, gate.now()))
         return False
 
 
@@ -89,8 +87,7 @@ class Rates:
         if got is None:
             return None
         kind, wait = got
-        return t("chat.rate_limited", lang, what=t("chat.rate_" + kind, lang),
-                 wait=duration(wait, lang))
+        return rate_refusal(kind, wait, lang)
 
 
 class Spend:
@@ -116,10 +113,7 @@ class Spend:
         if gate is not None:
             decision = await gate.check(job.user_id)
             if decision.action == "refuse":
-                assert decision.resets_at is not None
-                await say(t("chat.budget_refused", job.lang,
-                            which=t("chat.budget_" + decision.reason, job.lang),
-                            at=when(decision.resets_at, job.lang, gate.now())))
+                await say(budget_refusal(decision, job.lang, gate.now()))
                 return None
             job.token_allowance = decision.token_allowance
             if decision.action == "degrade":
