@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import logging
+import secrets
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from analyst import modes as analyst_modes
-from bot import budget_gateway, symbols_store
+from bot import symbols_store
 from bot.commands import help_text
 from bot.commands import web as web_commands
 from bot.gateway import Gateway
 from bot.migrations import MIGRATIONS
 from bot.outbox import AdapterRegistry, PostgresOutbox
+from bot.pipeline.limits import Limits
 from bot.platforms import build_adapters
 from bot.settings import Settings
 from bot.spool import Spool
@@ -129,16 +131,18 @@ class App:
         outbox.on_forbidden = paused
         voice.outbox = outbox
         voice.context_source = store_context_source(db.pool)  # /lang and recent messages
+        instance = secrets.token_hex(8)  # this process, on the messages it answers
         gateway = Gateway(store=store, runner=runner, preprocess=voice.preprocess,
-                          outbox=outbox, report_llm=llm)
-        gateway.stale_s, gateway.too_old_s = settings.inbound_stale_s, settings.inbound_too_old_s
-        gateway.spool = Spool(settings.spool_dir, instance=gateway.instance)
-        gateway.spool_after_s = settings.inbound_spool_after_s
-        budget_gateway.configure(gateway, store, settings)
+                          outbox=outbox, report_llm=llm,
+                          limits=Limits.from_settings(settings, store), instance=instance,
+                          spool=Spool(settings.spool_dir, instance=instance),
+                          spool_after_s=settings.inbound_spool_after_s,
+                          stale_s=settings.inbound_stale_s, too_old_s=settings.inbound_too_old_s)
         web_commands.configure(gateway, base_url=settings.web_links_base())  # /web, /share
         jobs = JobRunner(subscriptions=store.subscriptions, outbox=outbox, llm=llm,
                          grace_s=settings.jobs_grace_s, pool=db.pool, speech=speech,
-                         voices=settings.speech_voices(), gate=gateway.gate, usage=store.usage)
+                         voices=settings.speech_voices(), gate=gateway.limits.gate,
+                         usage=store.usage)
         scheduler = Scheduler(dsn=db.dsn, subscriptions=store.subscriptions, runner=jobs,
                               check_s=settings.jobs_leader_check_s)
         return cls(settings=settings, db=db, store=store, registry=registry, runner=runner,
@@ -174,9 +178,9 @@ class App:
                 web_commands.configure(self.gateway, base_url=getattr(adapter, "base_url", None))
         await self.outbox.start()
         # messages a stopped process left unanswered are answered (beat and sweep)
-        self.gateway.start_sweeper(self.registry_of_adapters.get,
-                                   self.registry_of_adapters.platforms(),
-                                   every_s=self.settings.inbound_sweep_s)
+        self.gateway.stages.resume.start(self.registry_of_adapters.get,
+                                         self.registry_of_adapters.platforms(),
+                                         every_s=self.settings.inbound_sweep_s)
         if jobs:
             await self.scheduler.start()
 

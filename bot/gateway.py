@@ -1,48 +1,49 @@
-"""Where every platform's messages meet the agent: dedupe, user, commands, queue, run, render.
+"""Where every platform's messages meet the agent: the stages of `bot.pipeline`, called in
+order (record, held deliveries, admission, added stages, routing, rate limits, the chat queue,
+spend, one run per person, the answer, resume), built once by `build_pipeline`.
 
-`handle` returns quickly: questions go on a per-chat queue answered in order by a worker task
-that the gateway owns (and cancels on shutdown); `/stop` cancels the chat's current run.
+What stays here is what ties the stages together: dedupe after the record, routing (a command
+to its declaration, a question to the chat queue), the answer (the run through the renderer,
+the message's states), and the verbs command handlers see through `CommandContext`. `handle`
+returns quickly: questions go on the chat queue, answered in order by a worker task the queue
+owns (cancelled on shutdown); `/stop` cancels the chat's current run.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import logging
 import secrets
-import weakref
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 from uuid import UUID
 
 from bot import budget_gateway, commands
 from bot.commands import Command, Question
-from bot.outbox import say
+from bot.pipeline import Pipeline, build_pipeline
+from bot.pipeline.context import Arrival, Job, Stage
+from bot.pipeline.limits import Limits
+from bot.pipeline.record import SPOOL_AFTER_S
+from bot.pipeline.resume import STALE_S, TOO_OLD_S
 from bot.renderer import Renderer, with_label
-from bot.spool import Spool, Spooled
+from bot.sender import Sender, say
+from bot.spool import Spool
 from bot.state_marks import StateMarks
 from core.agent.runner import CANCEL_SHUTDOWN, AgentRunner, error_of
-from core.errors import Forbidden, PlatformError, StoreUnavailable
+from core.errors import StoreUnavailable
 from core.events import Done, Event, Failed
 from core.ports import Adapter, MessageHandler, Outbox
-from core.rate_limit import RateLimits
-from core.shutdown import settle
 from core.store import Conversation, Store
 from core.store.inbound import Inbound
-from core.store.person_locks import PersonLocks
-from core.store.retry import retry_budget, unusable_input
+from core.store.retry import unusable_input
 from core.types import (
     Button,
     IncomingMessage,
     MessageRef,
     OutgoingFile,
-    Reply,
-    storable_message,
     utcnow,
 )
-from core.usage_gate import UsageGate
 from core.words import detect_lang, t
 
 log = logging.getLogger(__name__)
@@ -50,25 +51,6 @@ log = logging.getLogger(__name__)
 Preprocessor = Callable[[Adapter, IncomingMessage, UUID, str], Awaitable[str | None]]
 
 
-# A command's reply is held until the placeholder of a question sent before it is out, but not
-# for longer than this after that question arrived (it may be queued behind a long run).
-PLACEHOLDER_WAIT_S = 1.0
-# the settings' defaults (bot.settings), for a gateway built without them (tests, tools)
-UNLINKS_PER_DAY = 3
-SUBSCRIPTIONS_PER_PERSON = 20
-SUBSCRIPTIONS_PER_CHAT = 10
-# crash safety: how often this process beats and sweeps, when another process's message counts
-# as left unanswered, and when it is too old to answer now (the user is asked to resend)
-SWEEP_S = 10.0
-STALE_S = 30.0
-TOO_OLD_S = 600.0
-# an update that cannot be stored within this is left to the platform's redelivery (or kept
-# and retried here, for platforms that do not redeliver, for up to KEEP_TRYING_S)
-RECORD_BUDGET_S = 5.0
-KEEP_TRYING_S = 900.0
-# a message of a platform that does not redeliver, not stored within this (or while the store
-# is away), is written to the local spool first (bot.spool): an fsync only when it is needed
-SPOOL_AFTER_S = 0.5
 # how much of a failure's error is kept with the message (inbound_events.error)
 _ERROR_CHARS = 500
 
@@ -76,43 +58,6 @@ _ERROR_CHARS = 500
 def _error_of(exc: BaseException) -> str:
     """A failure as recorded with its message: the type and the first line of what it said."""
     return error_of(exc)[:_ERROR_CHARS]
-
-
-@dataclass
-class _Job:
-    adapter: Adapter
-    message: IncomingMessage
-    user_id: UUID
-    lang: str
-    question: Question
-    # the chat's active conversation read with the inbound record, valid while `epoch` is
-    # the gateway's (no /mode or /new since)
-    conversation: Conversation | None = None
-    epoch: int = -1
-    # resolved once the answer's placeholder is out (or the job ended without one)
-    started: asyncio.Future[None] | None = None
-    queued_at: float = 0.0
-    placeholder: str | None = None  # resumed after a crash: the bot's message to reuse
-    resumed: bool = False  # left unanswered by a stopped process: look for what it stored
-    # the inbound row's id: the run's rows are stored with it and a resumed run finds its own
-    # question and answer by it, never by position (house rule 15)
-    inbound_id: int | None = None
-    token_allowance: int | None = None  # the person's budget left (core.usage_gate)
-    mode: str = ""  # the mode that ran and its model tokens: the message's log line
-    tokens: int = 0
-
-    def shown(self) -> None:
-        if self.started is not None and not self.started.done():
-            self.started.set_result(None)
-
-
-@dataclass
-class _ChatWorker:
-    queue: asyncio.Queue[_Job] = field(default_factory=asyncio.Queue)
-    task: asyncio.Task[None] | None = None
-    current: asyncio.Task[None] | None = None
-    stop_requested: bool = False
-    last: _Job | None = None  # the question queued last (jobs start in order)
 
 
 _heap_frozen = False
@@ -134,62 +79,44 @@ class Gateway:
     def __init__(self, *, store: Store, runner: AgentRunner,
                  preprocess: Preprocessor | None = None,
                  on_event: Callable[[IncomingMessage, Event], None] | None = None,
-                 outbox: Outbox | None = None, report_llm: Any = None) -> None:
+                 outbox: Outbox | None = None, report_llm: Any = None,
+                 limits: Limits | None = None, instance: str | None = None,
+                 spool: Spool | None = None, spool_after_s: float = SPOOL_AFTER_S,
+                 stale_s: float = STALE_S, too_old_s: float = TOO_OLD_S,
+                 added: Sequence[Stage] = (), off: Sequence[str] = ()) -> None:
         self._store = store
         # where replies go when the platform refuses them live, and held deliveries are
         # released from when the chat writes again
         self.outbox = outbox
-        self._behind: set[str] = set()  # chats whose answers wait behind held deliveries
-        # crash safety: this process's id on the messages it answers, the ones queued now, the
-        # placeholders of resumed commands, and the sweeper that resumes others' stale ones
-        self.instance = secrets.token_hex(8)
-        self._queued: set[tuple[str, str]] = set()
+        # crash safety: this process's id on the messages it answers, and the placeholders and
+        # inbound rows of the commands being handled
+        self.instance = instance or secrets.token_hex(8)
         self._resuming: dict[tuple[str, str], str | None] = {}
         self._inbound_ids: dict[tuple[str, str], int] = {}  # commands being handled
-        self._platforms: list[str] = []
-        self.stale_s, self.too_old_s = STALE_S, TOO_OLD_S
-        self.record_budget_s, self.keep_trying_s = RECORD_BUDGET_S, KEEP_TRYING_S
-        self._sweeper: asyncio.Task[None] | None = None
-        # database outages: messages not stored yet (told once), and their background retries
-        self._unstored: dict[tuple[str, str], bool] = {}
-        self._in_hand: set[tuple[str, str]] = set()  # recorded, being routed now
         self._marks = StateMarks(store.inbound.mark_many)  # states, by group commit
-        self._retrying: set[asyncio.Task[None]] = set()
-        # acknowledged messages the store cannot take yet, on local disk (bot.spool; None: in
-        # memory only, as in tests and tools), and whether the last record attempt failed
-        self.spool: Spool | None = None
-        self.spool_after_s = SPOOL_AFTER_S
-        self._store_away = False
         self.report_llm = report_llm  # the narrative of /report (None: the offline template)
 
         self._runner = runner
         self._preprocess = preprocess
         self._on_event = on_event
-        self._workers: dict[str, _ChatWorker] = {}
-        self._closing = False
-        # moves on every /mode and /new: a conversation read before is then read again
-        self._conv_epoch = 0
-        # who may spend what (bot.budget_gateway; None/off: everyone, unlimited, in parallel)
-        self.gate: UsageGate | None = None
-        self.rates: RateLimits | None = None
-        # link/unlink cycles and what multiplies pushes (bot.settings; configure sets them)
-        self.unlinks_per_day = UNLINKS_PER_DAY
-        self.subscriptions_per_person = SUBSCRIPTIONS_PER_PERSON
-        self.subscriptions_per_chat = SUBSCRIPTIONS_PER_CHAT
-        self.admins: frozenset[str] = frozenset()  # "platform:uid"
         # where /web and /share links point (bot.commands.web.configure; None: no web page)
         self.web_base_url: str | None = None
         # the platforms' recent answers on who administers a group (bot.chat_admins)
         self.chat_admin_answers: dict[tuple[str, str, str], tuple[float, bool | None]] = {}
-        self.one_run_per_person = False
-        self.person_locks: PersonLocks | None = None  # across processes (None: this one only)
-        self.conversation_token_budget: int | None = None
-        self._person_locks: weakref.WeakValueDictionary[UUID, asyncio.Lock] = (
-            weakref.WeakValueDictionary())
+        # the stages, in order (bot.pipeline): who may spend what is `limits`
+        self.stages: Pipeline = build_pipeline(
+            store=store, outbox=outbox, limits=limits or Limits(), instance=self.instance,
+            spool=spool, spool_after_s=spool_after_s, recorded=self._recorded,
+            answer=self._answer, take_over=self._take_over, stale_s=stale_s,
+            too_old_s=too_old_s, added=added, off=off)
 
     @property
     def store(self) -> Store:
         return self._store
+
+    @property
+    def limits(self) -> Limits:
+        return self.stages.limits
 
     def handler_for(self, adapter: Adapter) -> MessageHandler:
         _freeze_startup_heap()
@@ -200,177 +127,42 @@ class Gateway:
         return on_message
 
     async def aclose(self) -> None:
-        self._closing = True
-        if self._sweeper is not None:
-            self._sweeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._sweeper
-            self._sweeper = None
-        for retry in list(self._retrying):
-            retry.cancel()
-        if self.spool is not None:
-            self.spool.close()  # what it holds is replayed by the next process's sweep
-        tasks = [w.task for w in self._workers.values() if w.task is not None]
-        for task in tasks:
-            task.cancel(CANCEL_SHUTDOWN)
-        await settle(tasks, what="the chats' workers")
-        self._workers.clear()
-        if self.person_locks is not None:
-            await self.person_locks.aclose()
+        self.stages.record.aclose()
+        await self.stages.resume.aclose()
+        await self.stages.queue.aclose()
+        await self.stages.persons.aclose()
 
     async def idle(self) -> None:
         """Wait until every queued question is answered (tests, one-shot runs)."""
-        while True:
-            tasks = [w.task for w in self._workers.values()
-                     if w.task is not None and not w.task.done()]
-            if not tasks:
-                return
-            await asyncio.wait(tasks)
+        await self.stages.queue.idle()
 
     # --- entry -----------------------------------------------------------------------------
 
     async def handle(self, adapter: Adapter, msg: IncomingMessage) -> None:
-        """Record `msg`, then answer it. When the database cannot store it (down, restarting:
-        `StoreUnavailable` after `record_budget_s` of retries) the user is told once; a
-        platform that redelivers unacknowledged updates gets the error back (so the update
-        is not acknowledged), for the others the gateway keeps trying in the background. With
-        a spool (`serve`), for those others `handle` returns only once the message is durable,
-        stored or spooled, so an adapter that acknowledges after it acknowledges nothing that
-        a crash could lose (`_handle_spooled`)."""
-        if self._closing:
-            return
-        msg = storable_message(msg)  # NUL or a lone surrogate would fail the first insert
-        try:
-            if self.spool is not None and not adapter.capabilities.redelivers:
-                await self._handle_spooled(adapter, msg)
-            else:
-                await self._handle(adapter, msg)
-        except StoreUnavailable as exc:
-            self._store_away = True
-            await self._unavailable(adapter, msg, exc)
-            if adapter.capabilities.redelivers:
-                raise
-            self._keep_trying(adapter, msg)
+        """The message into the first stage (record; `bot.pipeline.record`)."""
+        await self.stages.record.handle(adapter, msg)
 
-    async def _handle_spooled(self, adapter: Adapter, msg: IncomingMessage) -> None:
-        """A platform that will not deliver again once acknowledged (its adapter acknowledges
-        when this returns, or at its platform's bound): returns once the message is durable.
-        The record gets `spool_after_s`; slower (or refused, or the store away at the last
-        try: spooled first), the message is spooled (fsync) and the rest goes on in a task the
-        gateway owns. The usual message costs no fsync and is routed here, in its chat's
-        order; in a slow or absent database the order of a chat's messages is best effort."""
-        spooled = False
-        if self._store_away:
-            await self._spool(adapter, msg)
-            spooled = True
-        task = asyncio.ensure_future(self._handle(adapter, msg))
-        try:
-            done, _ = await asyncio.wait({task}, timeout=self.spool_after_s)
-            if not done and not spooled:
-                await self._spool(adapter, msg)
-        except asyncio.CancelledError:  # the adapter closing: nothing left running unowned
-            task.cancel()
-            raise
-        if not done:
-            self._own(self._finish_spooled(adapter, msg, task),
-                      name=f"spooled:{msg.chat.key}:{msg.message_id}")
-            return
-        try:
-            task.result()
-        except StoreUnavailable:
-            if not spooled:  # refused within spool_after_s
-                await self._spool(adapter, msg)
-            raise
-
-    async def _finish_spooled(self, adapter: Adapter, msg: IncomingMessage,
-                              task: asyncio.Future[None]) -> None:
-        """The rest of a spooled message's first attempt, as `handle` would have done it."""
-        try:
-            await task
-        except StoreUnavailable as exc:
-            self._store_away = True
-            await self._unavailable(adapter, msg, exc)
-            self._keep_trying(adapter, msg)
-        except Exception:
-            log.exception("message %s/%s failed", msg.platform, msg.message_id)
-
-    def _own(self, coro: Coroutine[Any, Any, None], *, name: str) -> None:
-        task = asyncio.create_task(coro, name=name)
-        self._retrying.add(task)
-        task.add_done_callback(self._retrying.discard)
-
-    async def _spool(self, adapter: Adapter, msg: IncomingMessage) -> None:
-        assert self.spool is not None
-        try:
-            await self.spool.append(adapter.name, msg)
-        except OSError as exc:  # a full or read-only disk: kept in memory, as without one
-            log.error("message %s/%s not spooled: %s", msg.platform, msg.message_id, exc)
-
-    async def replay_spool(self, adapters: Callable[[str], Adapter | None]) -> int:
-        """The spooled messages into the database through the normal path (the record is
-        idempotent: one already stored is not answered again); how many were stored."""
-        if self.spool is None:
-            return 0
-
-        async def replay(record: Spooled) -> bool | None:
-            adapter = adapters(record.platform)
-            if adapter is None:
-                return None
-            try:
-                await self._handle(adapter, storable_message(record.message))
-            except StoreUnavailable:
-                self._store_away = True
-                return False
-            except Exception:  # recorded, then failed: the record is settled either way
-                log.exception("spooled message %s/%s failed", record.platform,
-                              record.message.message_id)
-            return True
-
-        return await self.spool.replay(replay)
-
-    async def _handle(self, adapter: Adapter, msg: IncomingMessage) -> None:
-        epoch = self._conv_epoch
-        with retry_budget(self.record_budget_s):
-            got = await self._store.inbound.record_for_sender(
-                platform=msg.platform, chat_id=msg.chat.chat_id, message_id=msg.message_id,
-                sender_uid=msg.sender.platform_uid,
-                payload={"text": msg.text[:2000], "edit": msg.is_edit,
-                         "attachments": [a.kind for a in msg.attachments]},
-                thread_id=msg.chat.thread_id, message=msg.model_dump(mode="json"),
-                owner=self.instance)
-        self._store_away = False
-        self._unstored.pop((msg.chat.key, msg.message_id), None)
+    async def _recorded(self, adapter: Adapter, msg: IncomingMessage, got: Inbound,
+                        epoch: int) -> None:
+        """Dedupe: a duplicate is dropped unless nobody is answering it; a new message goes
+        on through the stages."""
         if not got.new:
-            if await self._redelivered_unanswered(adapter, msg, got.previous):
+            if await self.stages.resume.redelivered(adapter, msg, got.previous):
                 return
             log.info("duplicate delivery %s/%s ignored", msg.platform, msg.message_id)
             return
-        key = (msg.chat.key, msg.message_id)
-        self._in_hand.add(key)
-        try:
-            await self._handle_new(adapter, msg, got, epoch)
-        except StoreUnavailable:
-            raise  # stored, not answered: a redelivery or the sweeper resumes it
-        except Exception as exc:  # a poison message: said and recorded, never raised again
-            await self._poisoned(adapter, msg, got.lang or detect_lang(msg.text), exc)
-            await self._mark(msg, "failed", error=_error_of(exc))
-        finally:
-            self._in_hand.discard(key)
+        with self.stages.queue.in_hand((msg.chat.key, msg.message_id)):
+            try:
+                await self._handle_new(adapter, msg, got, epoch)
+            except StoreUnavailable:
+                raise  # stored, not answered: a redelivery or the sweeper resumes it
+            except Exception as exc:  # a poison message: said and recorded, never raised
+                await self._poisoned(adapter, msg, got.lang or detect_lang(msg.text), exc)
+                await self._mark(msg, "failed", error=_error_of(exc))
 
     async def _handle_new(self, adapter: Adapter, msg: IncomingMessage, got: Inbound,
                           epoch: int) -> None:
-        behind = False
-        if got.held and self.outbox is not None:  # the chat wrote: what was held goes first
-            try:
-                behind = await self.outbox.flush_chat(msg.chat) > 0
-            except Exception as exc:  # the sender's loop takes it from here
-                log.warning("held deliveries for %s not flushed: %s", msg.chat.key, exc)
-                self.outbox.kick()
-                behind = True
-        if behind:
-            self._behind.add(msg.chat.key)
-        else:
-            self._behind.discard(msg.chat.key)
+        await self.stages.held.chat_wrote(msg.chat, held=bool(got.held))  # what was held first
         if msg.is_edit or (msg.chat.is_group and not msg.addressed):
             await self._mark(msg, "ignored")
             return  # edits are not re-answered; group chatter is not for us
@@ -380,13 +172,23 @@ class Gateway:
             user_id, chosen = await self._store.accounts.user_and_lang(
                 msg.platform, msg.sender.platform_uid, msg.sender.display_name)
         lang = chosen or detect_lang(msg.text)
-        if self.gate is not None and not await budget_gateway.admitted(self, msg, user_id):
+        if not await self.stages.admission.admitted(msg, user_id):
             await self._say(adapter, msg, t("chat.access_denied", lang,
                                             who=budget_gateway.account_of(msg)))
             await self._mark(msg, "answered")
             return
         if got.paused_subscriptions:
             await self._tell_paused(adapter, msg, lang, got.paused_subscriptions)
+        if self.stages.added:
+            async def tell(text: str) -> None:
+                await self._say(adapter, msg, text)
+
+            arrival = Arrival(adapter=adapter, message=msg, user_id=user_id, lang=lang,
+                              say=tell)
+            for stage in self.stages.added:
+                if await stage(arrival):
+                    await self._mark(msg, "answered")
+                    return
         await self._route(adapter, msg, user_id, lang, got.conversation, epoch,
                           inbound_id=got.id)
 
@@ -425,7 +227,7 @@ class Gateway:
             return
         declared = commands.spec(cmd.name) if cmd.known else None
         if declared is None or declared.in_order:
-            await self._after_placeholder(msg.chat.key)
+            await self.stages.queue.after_placeholder(msg.chat.key)
         if resumed:
             self._resuming[key] = placeholder
         if inbound_id is not None:  # a question the command queues is this message's
@@ -435,7 +237,7 @@ class Gateway:
         finally:
             self._resuming.pop(key, None)
             self._inbound_ids.pop(key, None)
-        if key not in self._queued:
+        if not self.stages.queue.holds(key):
             await self._mark(msg, "answered")
 
     # --- commands --------------------------------------------------------------------------
@@ -451,13 +253,17 @@ class Gateway:
 
         declared = commands.spec(cmd.name) if cmd.known else None
         if declared is not None and declared.new_epoch:
-            self._conv_epoch += 1  # conversations read before are stale from now on
-        if (self.gate is not None and declared is not None and declared.gated
-                and not await budget_gateway.command_allowed(self, adapter, msg, user_id, lang)):
+            self.stages.epoch.move()  # conversations read before are stale from now on
+
+        async def tell(text: str) -> None:
+            await self._say(adapter, msg, text)
+
+        if (declared is not None and declared.gated
+                and not await self.stages.admission.command_allowed(user_id, lang, tell)):
             return
-        if (self.rates is not None and (declared is None or declared.rated)
+        if ((declared is None or declared.rated)
                 and (msg.chat.key, msg.message_id) not in self._resuming):
-            refusal = await budget_gateway.rate_refusal(self.rates, user_id, lang, ["message"])
+            refusal = await self.stages.rates.refusal(user_id, lang, ["message"])
             if refusal is not None:  # nothing a command does happens past the person's rate
                 await self._say(adapter, msg, refusal)
                 return
@@ -479,71 +285,6 @@ class Gateway:
                                             where=where))
             await subs.acknowledge_pause(sub.id)
 
-    async def _redelivered_unanswered(self, adapter: Adapter, msg: IncomingMessage,
-                                      previous: tuple[str, str | None, float] | None) -> bool:
-        """A platform's redelivery of a message nobody is answering (its process stopped, or
-        this one lost it to a database outage between storing and answering it): resumed now
-        instead of dropped as a duplicate. True when it was."""
-        if previous is None:
-            return False
-        status, owner, quiet_s = previous
-        if status not in ("received", "running"):
-            return False
-        mine = owner == self.instance
-        if mine and ((msg.chat.key, msg.message_id) in self._queued
-                     or (msg.chat.key, msg.message_id) in self._in_hand):
-            return False  # being answered here
-        if not mine and quiet_s < self.stale_s:
-            return False  # its process is alive and answering it
-        row = await self._store.inbound.claim(
-            owner=self.instance, platform=msg.platform, chat_id=msg.chat.chat_id,
-            message_id=msg.message_id, stale_s=self.stale_s)
-        if row is None:
-            return False
-        await self._resume(adapter, row, self.too_old_s)
-        return True
-
-    # --- database outages ------------------------------------------------------------------
-
-    async def _unavailable(self, adapter: Adapter, msg: IncomingMessage,
-                           exc: StoreUnavailable) -> None:
-        """Tell the user once per message that the answer waits for the database."""
-        key = (msg.chat.key, msg.message_id)
-        log.warning("message %s/%s not stored: %s", msg.platform, msg.message_id, exc)
-        if key in self._unstored:
-            return
-        if len(self._unstored) > 10_000:  # a long outage: forget the oldest
-            self._unstored.pop(next(iter(self._unstored)))
-        self._unstored[key] = True
-        lang = detect_lang(msg.text)
-        # straight to the platform: the outbox keeps its deliveries in the database
-        await say(adapter, msg, t("chat.db_unavailable", lang), outbox=None, plain=True)
-
-    def _keep_trying(self, adapter: Adapter, msg: IncomingMessage) -> None:
-        """A platform that does not redeliver: keep the message here and record it (then answer
-        it) once the database is back, for up to `keep_trying_s`."""
-        self._own(self._retry_later(adapter, msg),
-                  name=f"unstored:{msg.chat.key}:{msg.message_id}")
-
-    async def _retry_later(self, adapter: Adapter, msg: IncomingMessage) -> None:
-        loop = asyncio.get_running_loop()
-        end, wait = loop.time() + self.keep_trying_s, 1.0
-        while not self._closing and loop.time() < end:
-            await asyncio.sleep(wait)
-            wait = min(wait * 2, 15.0)
-            try:
-                await self._handle(adapter, msg)
-                return
-            except StoreUnavailable as exc:
-                log.info("message %s/%s still not stored: %s", msg.platform, msg.message_id,
-                         exc)
-            except Exception:
-                log.exception("message %s/%s failed after the database came back",
-                              msg.platform, msg.message_id)
-                return
-        log.error("message %s/%s dropped: the database stayed unreachable", msg.platform,
-                  msg.message_id)
-
     # what command handlers use (bot.commands.context)
 
     async def say(self, adapter: Adapter, msg: IncomingMessage, text: str,
@@ -552,23 +293,14 @@ class Gateway:
 
     async def send_file(self, adapter: Adapter, msg: IncomingMessage,
                         file: OutgoingFile) -> None:
-        file = file.model_copy(update={"in_reply_to": msg.message_id})
-        try:
-            await adapter.send_file(msg.chat, file)
-        except PlatformError as exc:
-            if self.outbox is None or isinstance(exc, Forbidden):
-                log.warning("file not sent to %s: %s", msg.chat.key, exc)
-                return
-            await self.outbox.deliver(msg.chat, [file], source="say",
-                                      key=f"say:{msg.platform}:{msg.chat.key}:"
-                                          f"{msg.message_id}:{file.filename}")
+        await Sender(adapter, outbox=self.outbox).file(msg, file)
 
     def stop_chat(self, key: str) -> bool:
-        return self._stop(key)
+        return self.stages.queue.stop(key)
 
     async def is_admin(self, msg: IncomingMessage, user_id: UUID) -> bool:
         """The person is one of Bullpen's admins (BULLPEN_ADMINS, through any linked account)."""
-        return await budget_gateway.is_admin_person(self, msg, user_id)
+        return await self.stages.admission.is_admin_person(msg, user_id)
 
     async def enqueue(self, adapter: Adapter, msg: IncomingMessage, user_id: UUID, lang: str,
                       question: Question, conversation: Conversation | None = None,
@@ -577,9 +309,8 @@ class Gateway:
         already (`_command`); a heavy mode counts against the debates per day here."""
         kinds = [k for k in budget_gateway.question_kinds(msg, question, conversation)
                  if k != "message"]
-        if (kinds and self.rates is not None
-                and (msg.chat.key, msg.message_id) not in self._resuming):
-            refusal = await budget_gateway.rate_refusal(self.rates, user_id, lang, kinds)
+        if kinds and (msg.chat.key, msg.message_id) not in self._resuming:
+            refusal = await self.stages.rates.refusal(user_id, lang, kinds)
             if refusal is not None:
                 await self._say(adapter, msg, refusal)
                 return
@@ -590,10 +321,8 @@ class Gateway:
                             conversation: Conversation | None) -> bool:
         """A question over the person's rate is refused before it is queued (it never reaches
         the model), the person told when to try again. True when it was."""
-        if self.rates is None:
-            return False
-        refusal = await budget_gateway.rate_refusal(
-            self.rates, user_id, lang, budget_gateway.question_kinds(msg, question, conversation))
+        refusal = await self.stages.rates.refusal(
+            user_id, lang, budget_gateway.question_kinds(msg, question, conversation))
         if refusal is None:
             return False
         await self._say(adapter, msg, refusal)
@@ -602,72 +331,20 @@ class Gateway:
 
     # --- the queue -------------------------------------------------------------------------
 
-    def _stop(self, key: str) -> bool:
-        worker = self._workers.get(key)
-        if worker is None or worker.current is None or worker.current.done():
-            return False
-        worker.stop_requested = True
-        worker.current.cancel()
-        return True
-
-    async def _after_placeholder(self, key: str) -> None:
-        """Replies keep the order of the messages: a command sent after a question waits for
-        that question's placeholder, unless the question has waited for PLACEHOLDER_WAIT_S
-        already (behind a long run): the command's reply then goes first, as it always did."""
-        worker = self._workers.get(key)
-        job = worker.last if worker is not None else None
-        if job is None or job.started is None or job.started.done():
-            return
-        loop = asyncio.get_running_loop()
-        wait_s = job.queued_at + PLACEHOLDER_WAIT_S - loop.time()
-        if wait_s > 0:
-            await asyncio.wait([job.started], timeout=wait_s)
-
     def _enqueue(self, adapter: Adapter, msg: IncomingMessage, user_id: UUID, lang: str,
                  question: Question, conversation: Conversation | None = None,
                  epoch: int = -1, *, placeholder: str | None = None,
                  resumed: bool = False, inbound_id: int | None = None) -> None:
-        self._queued.add((msg.chat.key, msg.message_id))
         if (msg.chat.key, msg.message_id) in self._resuming:  # a resumed message's command
             resumed = True
             placeholder = placeholder or self._resuming[(msg.chat.key, msg.message_id)]
         if inbound_id is None:
             inbound_id = self._inbound_ids.get((msg.chat.key, msg.message_id))
-        key = msg.chat.key
-        worker = self._workers.get(key)
-        if worker is None:
-            worker = _ChatWorker()
-            self._workers[key] = worker
-        job = _Job(adapter, msg, user_id, lang, question, conversation, epoch,
-                   placeholder=placeholder, resumed=resumed, inbound_id=inbound_id)
-        if question.text:  # not a voice note: transcribing it may take a while
-            loop = asyncio.get_running_loop()
-            job.started, job.queued_at = loop.create_future(), loop.time()
-            worker.last = job
-        worker.queue.put_nowait(job)
-        if worker.task is None or worker.task.done():
-            worker.task = asyncio.create_task(self._work(key, worker), name=f"chat:{key}")
+        self.stages.queue.put(Job(adapter, msg, user_id, lang, question, conversation, epoch,
+                                  placeholder=placeholder, resumed=resumed,
+                                  inbound_id=inbound_id))
 
-    async def _work(self, key: str, worker: _ChatWorker) -> None:
-        while not worker.queue.empty():
-            job = worker.queue.get_nowait()
-            worker.stop_requested = False
-            worker.current = asyncio.create_task(self._answer(job), name=f"run:{key}")
-            try:
-                await worker.current
-            except asyncio.CancelledError:
-                if not worker.stop_requested:  # the gateway is shutting down
-                    worker.current.cancel(CANCEL_SHUTDOWN)
-                    raise
-            except Exception:
-                log.exception("run for %s failed", key)
-            finally:
-                worker.current = None
-                job.shown()
-        if self._workers.get(key) is worker:
-            del self._workers[key]
-
-    async def _answer(self, job: _Job) -> None:
+    async def _answer(self, job: Job) -> None:
         msg = job.message
         began = job.queued_at or asyncio.get_running_loop().time()  # a voice note: from now
         text = job.question.text
@@ -691,13 +368,15 @@ class Gateway:
             conv = job.conversation
             if turn is not None:
                 conv = await self._store.conversations.get(turn.conversation_id)
-            elif conv is None or job.epoch != self._conv_epoch:
+            elif conv is None or job.epoch != self.stages.epoch.value:
                 conv = await self._store.conversations.active(msg.chat, job.user_id)
-            if self.one_run_per_person:
+            if self.stages.persons.active:
                 person = await self.person_turn(job.adapter, msg, job.user_id, job.lang)
-            if turn is None and (self.gate is not None
-                                 or self.conversation_token_budget is not None):
-                got_conv = await budget_gateway.before_run(self, job, conv)
+            if turn is None and self.stages.spend.active:
+                async def tell(text: str) -> None:
+                    await self._say(job.adapter, msg, text)
+
+                got_conv = await self.stages.spend.before_run(job, conv, tell)
                 if got_conv is None:
                     status = "answered"  # refused with the reset time, said
                     return
@@ -706,7 +385,7 @@ class Gateway:
                      if job.placeholder else None)
             renderer = Renderer(job.adapter, msg.chat, lang=job.lang,
                                 in_reply_to=msg.message_id, outbox=self.outbox,
-                                queue_behind=msg.chat.key in self._behind, adopt=adopt)
+                                queue_behind=self.stages.held.behind(msg.chat), adopt=adopt)
             await renderer.start()
             job.shown()
             await self._running(job, renderer.placeholder_id)
@@ -739,14 +418,14 @@ class Gateway:
         finally:
             if person is not None:
                 await asyncio.shield(person())
-            self._queued.discard((msg.chat.key, msg.message_id))
+            self.stages.queue.done((msg.chat.key, msg.message_id))
             if status != "running":
                 await asyncio.shield(self._mark(msg, status, error=error))
             log.info("message %s/%s %s: mode %s, %.1f s, %d tokens", msg.platform,
                      msg.chat.chat_id, status, job.mode or "-",
                      asyncio.get_running_loop().time() - began, job.tokens)
 
-    async def _running(self, job: _Job, placeholder: str | None) -> None:
+    async def _running(self, job: Job, placeholder: str | None) -> None:
         """The message is running, with what a resumed run needs (user, language, the
         placeholder). A placeholder just sent is recorded at once, not behind the batched
         states: until its id is written a crash leaves it unreplaceable, saying it is working
@@ -764,7 +443,7 @@ class Gateway:
             log.warning("placeholder of %s/%s not recorded: %s", msg.platform, msg.message_id,
                         exc)
 
-    async def _run(self, job: _Job, conv: Conversation, text: str, renderer: Renderer,
+    async def _run(self, job: Job, conv: Conversation, text: str, renderer: Renderer,
                    stored_as: int | None = None) -> tuple[str, str | None]:
         """The run's events through the renderer; the message's final state, and why it
         failed: `answered` only when the run's own answer was delivered (or handed to the
@@ -806,41 +485,10 @@ class Gateway:
         script (/ta), from another chat or platform waits here, the user told once that it is
         queued; in this process on an asyncio lock, across the processes sharing the database
         on `person_locks`. Returns the release, which the caller awaits."""
-        lock = self._person_locks.get(user_id)
-        if lock is None:
-            lock = asyncio.Lock()
-            self._person_locks[user_id] = lock
-        told = False
+        async def tell(key: str) -> None:
+            await self._say(adapter, msg, t(key, lang))
 
-        async def tell_queued() -> None:
-            nonlocal told
-            if not told:
-                told = True
-                await self._say(adapter, msg, t("chat.queued_person", lang))
-
-        if lock.locked():
-            await tell_queued()
-        try:
-            await lock.acquire()
-            try:
-                shared = (await self.person_locks.acquire(user_id, tell_queued)
-                          if self.person_locks is not None else None)
-            except BaseException:
-                lock.release()
-                raise
-        except asyncio.CancelledError as exc:  # /stop while it waited: said, like a run's
-            if not (exc.args and exc.args[0] == CANCEL_SHUTDOWN):
-                await asyncio.shield(self._say(adapter, msg, t("chat.stopped", lang)))
-            raise
-
-        async def release() -> None:
-            try:
-                if shared is not None:
-                    await shared()
-            finally:
-                lock.release()
-
-        return release
+        return await self.stages.persons.take(user_id, tell)
 
     # --- crash safety ----------------------------------------------------------------------
 
@@ -852,27 +500,6 @@ class Gateway:
         except Exception as exc:
             log.warning("state %s of %s/%s not recorded: %s", status, msg.platform,
                         msg.message_id, exc)
-
-    async def resume_unanswered(self, adapters: Callable[[str], Adapter | None],
-                                platforms: Sequence[str] | None = None, *,
-                                stale_s: float | None = None,
-                                too_old_s: float | None = None) -> int:
-        """Answer the messages a stopped process left unanswered (its heartbeat went quiet for
-        `stale_s`): once each, reusing its placeholder; past `too_old_s` the user is asked to
-        send it again instead. How many were taken."""
-        stale_s = self.stale_s if stale_s is None else stale_s
-        too_old_s = self.too_old_s if too_old_s is None else too_old_s
-        served = [p for p in (platforms if platforms is not None else self._platforms)
-                  if adapters(p) is not None]
-        if not served:
-            return 0
-        rows = await self._store.inbound.claim_unanswered(
-            owner=self.instance, platforms=served, stale_s=stale_s)
-        for row in rows:
-            adapter = adapters(row["platform"])
-            if adapter is not None:
-                await self._resume(adapter, row, too_old_s)
-        return len(rows)
 
     async def _poisoned(self, adapter: Adapter, msg: IncomingMessage, lang: str,
                         exc: Exception, renderer: Renderer | None = None) -> None:
@@ -895,24 +522,11 @@ class Gateway:
         except Exception as again:  # the apology is best effort; the state is recorded
             log.warning("apology for %s/%s not sent: %s", msg.platform, msg.message_id, again)
 
-    async def _resume(self, adapter: Adapter, row: dict[str, Any], too_old_s: float) -> None:
-        """A message taken over from a stopped process (or found unanswered on redelivery):
-        answered, in its placeholder; past `too_old_s` the user is asked to send it again."""
-        msg = IncomingMessage(**row["message"])
-        key = (msg.chat.key, msg.message_id)
-        if key in self._queued or key in self._in_hand:
-            # taken twice in this process (the sweep, then a redelivery, before the first
-            # take queued it): answered once, by the first
-            log.info("%s/%s is being answered here already", msg.platform, msg.message_id)
-            return
-        self._in_hand.add(key)
-        try:
-            await self._resume_taken(adapter, msg, row, too_old_s)
-        finally:
-            self._in_hand.discard(key)
-
-    async def _resume_taken(self, adapter: Adapter, msg: IncomingMessage, row: dict[str, Any],
-                            too_old_s: float) -> None:
+    async def _take_over(self, adapter: Adapter, msg: IncomingMessage, row: dict[str, Any],
+                         too_old_s: float) -> None:
+        """A message taken over from a stopped process (or found unanswered on redelivery,
+        `bot.pipeline.resume`): answered, in its placeholder, through the same routing as a
+        new one; past `too_old_s` its sender is asked to send it again."""
         if row["user_id"] is not None:
             user_id, lang = row["user_id"], row["lang"] or detect_lang(msg.text)
         else:
@@ -924,18 +538,15 @@ class Gateway:
                  age)
         if age > too_old_s:
             notice = t("chat.restarted_resend", lang, text=msg.text[:80])
-            if row["placeholder"] and adapter.capabilities.can_edit:
-                with contextlib.suppress(PlatformError):
-                    await adapter.edit(MessageRef(chat=msg.chat,
-                                                  message_id=row["placeholder"]),
-                                       Reply(text=notice, markup="plain"))
-                    await self._mark(msg, "failed")
-                    return
+            if row["placeholder"] and await Sender(adapter).edit_notice(
+                    MessageRef(chat=msg.chat, message_id=row["placeholder"]), notice):
+                await self._mark(msg, "failed")
+                return
             await self._say(adapter, msg, notice)
             await self._mark(msg, "failed")
             return
         try:
-            await self._route(adapter, msg, user_id, lang, None, self._conv_epoch,
+            await self._route(adapter, msg, user_id, lang, None, self.stages.epoch.value,
                               placeholder=row["placeholder"], resumed=True,
                               inbound_id=row["id"])
         except StoreUnavailable:
@@ -943,29 +554,3 @@ class Gateway:
         except Exception as exc:  # a poison message: not resumed again and again
             await self._poisoned(adapter, msg, lang, exc)
             await self._mark(msg, "failed", error=_error_of(exc))
-
-    def start_sweeper(self, adapters: Callable[[str], Adapter | None],
-                      platforms: list[str], *, every_s: float = SWEEP_S) -> None:
-        """A heartbeat for this process's messages and a sweep for other processes' stale
-        ones, every `every_s` (a task the gateway owns)."""
-        self._platforms = list(platforms)
-        if self._sweeper is None:
-            self._sweeper = asyncio.create_task(self._sweep(adapters, every_s),
-                                                name="inbound-sweeper")
-
-    async def _sweep(self, adapters: Callable[[str], Adapter | None], every_s: float) -> None:
-        while True:
-            try:  # first: what was acknowledged but not stored (this process's or a dead one's)
-                await self.replay_spool(adapters)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                log.warning("spool replay: %s: %s", type(exc).__name__, exc)
-            try:
-                await self._store.inbound.heartbeat(self.instance)
-                await self.resume_unanswered(adapters)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                log.warning("inbound sweep: %s: %s", type(exc).__name__, exc)
-            await asyncio.sleep(every_s)

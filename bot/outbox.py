@@ -2,15 +2,12 @@
 
 `PostgresOutbox.deliver` stores (idempotent on the key) and wakes the sender; the sender, a task
 the outbox owns, claims due deliveries with a lease (`core.store.deliveries`), sends them piece
-by piece in each chat's order, and decides per error, as a small table:
+by piece in each chat's order through the platform's `bot.sender.Sender` (its dialect, its
+length), and decides per error by the sender's table (`decide(exc, stored=True)`):
 
-| error             | what happens                                                       |
-|-------------------|--------------------------------------------------------------------|
-| RateLimited       | wait `retry_after` (inline when short, else rescheduled)           |
-| FormattingRejected| the piece again as plain text                                      |
-| Held              | `held`: due again when the chat next writes                        |
-| Forbidden         | `failed` at once (the bot was removed or blocked); `on_forbidden`  |
-| other PlatformError| back off (1, 2, 4 ... 60 s) until the deadline, then `failed`      |
+(DONE, PLAIN, PAUSE then a short wait in place or RESCHEDULE, HOLD: `held` until the chat
+next writes, DROP: `failed` and `on_forbidden`, RESCHEDULE: back off 1, 2, 4 ... 60 s until
+the deadline, then `failed`).
 
 Adapters are found by platform through `AdapterRegistry` (one per app, nonebot2's `get_bot`).
 """
@@ -19,36 +16,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 import asyncpg
 
-from bot.markup import convert, split_text, to_plain
+from bot.sender import Piece, Policy, Sender, decide, say
 from core.errors import (
     Forbidden,
     FormattingRejected,
-    Held,
     MessageNotModified,
     PlatformError,
     RateLimited,
     StoreError,
 )
-from core.ports import Adapter, DeliveryRequest, Outbox, OutItem, Receipt
+from core.ports import Adapter, DeliveryRequest, OutItem, Receipt
 from core.store.deliveries import CHANNEL, DeliveriesRepo, Delivery
-from core.types import (
-    Button,
-    ChatRef,
-    IncomingMessage,
-    MessageRef,
-    OutgoingFile,
-    Reply,
-    utcnow,
-)
+from core.types import ChatRef, IncomingMessage, MessageRef, utcnow
+
+__all__ = ["AdapterRegistry", "PostgresOutbox", "say"]  # `say`: bot.sender's, for old callers
 
 log = logging.getLogger(__name__)
 
@@ -75,49 +63,6 @@ class AdapterRegistry:
 
     def __len__(self) -> int:
         return len(self._adapters)
-
-
-@dataclass(frozen=True)
-class Piece:
-    """One platform operation of a delivery: a text message or a file."""
-
-    reply: Reply | None = None
-    file: OutgoingFile | None = None
-    edit_of: str | None = None  # a message of ours this piece is edited into
-
-
-def pieces_for(items: Sequence[OutItem], adapter: Adapter) -> list[Piece]:
-    """Items as the platform takes them: Markdown in its dialect, split at its length; files it
-    cannot show become their caption (or nothing). Deterministic, so `pieces_sent` resumes."""
-    caps = adapter.capabilities
-    out: list[Piece] = []
-    for item in items:
-        if isinstance(item, Reply):
-            limit = caps.max_message_length
-            if caps.markup == "telegram_html" and item.markup != "plain":
-                limit = int(limit * 0.9)  # room for entities and escapes
-            for i, part in enumerate(split_text(item.text.strip() or "…", limit)):
-                edit_of = item.replaces if i == 0 and caps.can_edit else None
-                out.append(Piece(reply=item.model_copy(update={"text": part, "replaces": None}),
-                                 edit_of=edit_of))
-            continue
-        ok = caps.supports_images if item.kind == "image" else caps.supports_documents
-        if ok:
-            out.append(Piece(file=item))
-        elif item.caption:
-            out.append(Piece(reply=Reply(text=item.caption, in_reply_to=item.in_reply_to)))
-    return out
-
-
-def _rendered(reply: Reply, adapter: Adapter, *, plain: bool) -> Reply:
-    caps = adapter.capabilities
-    if plain or reply.markup == "plain" or caps.markup == "plain":
-        return reply.model_copy(update={"text": to_plain(reply.text), "markup": "plain"})
-    text = convert(reply.text, caps.markup)
-    if len(text) > caps.max_message_length:
-        return reply.model_copy(update={"text": to_plain(reply.text), "markup": "plain"})
-    return reply.model_copy(update={"text": text, "markup": "markdown",
-                                    "buttons": reply.buttons if caps.supports_buttons else []})
 
 
 ForbiddenHook = Callable[[Delivery], Awaitable[None]]
@@ -307,7 +252,8 @@ class PostgresOutbox:
         # long batch may outlive it, and another sender may have claimed the delivery)
         if not await self._repo.renew(d.id, d.attempts, lease_s=self._lease_s):
             return False
-        pieces = pieces_for(d.items, adapter)
+        sender = Sender(adapter)
+        pieces = sender.pieces(d.items)
         sent = d.pieces_sent
         ids = list(d.message_ids)
         plain = False
@@ -319,61 +265,48 @@ class PostgresOutbox:
                     and await self._repo.status_of(d.id) == "cancelled":
                 return False  # unsubscribed while it was going out: the rest is not sent
             try:
-                if piece.reply is not None and piece.edit_of is not None:
-                    reply = _rendered(piece.reply, adapter, plain=plain)
-                    try:  # the placeholder becomes the answer; a gone one: sent anew
-                        await adapter.edit(MessageRef(chat=d.chat, message_id=piece.edit_of),
-                                           reply)
-                        ref = MessageRef(chat=d.chat, message_id=piece.edit_of)
-                    except (MessageNotModified, RateLimited, FormattingRejected, Forbidden):
-                        raise
-                    except PlatformError as exc:
-                        log.info("outbox: placeholder not editable (%s); sending anew", exc)
-                        ref = await adapter.send(d.chat, reply)
-                elif piece.reply is not None:
-                    ref = await adapter.send(d.chat, _rendered(piece.reply, adapter,
-                                                               plain=plain))
-                else:
-                    assert piece.file is not None
-                    ref = await adapter.send_file(d.chat, piece.file)
-            except MessageNotModified:
-                ref = None
-            except FormattingRejected:
-                if plain:
-                    await self._repo.finish(d.id, "failed", error="formatting rejected")
-                    return False
-                plain = True
-                continue
-            except RateLimited as exc:
-                wait = max(exc.retry_after, 0.05)
-                # the limit is the platform's, not this delivery's: every worker waits it out
-                loop = asyncio.get_running_loop()
-                self._paused[d.chat.platform] = max(self._paused.get(d.chat.platform, 0.0),
-                                                    loop.time() + wait)
-                if (wait <= INLINE_WAIT_S and waited + wait <= INLINE_BUDGET_S
-                        and utcnow() + timedelta(seconds=wait) < d.deadline):
-                    log.info("outbox: %s piece %d rate limited: waiting %g s in place",
-                             d.key, sent, wait)
-                    waited += wait
-                    await self._sleep(wait)
-                    if not await self._repo.renew(d.id, d.attempts, lease_s=self._lease_s):
-                        return False
-                    continue
-                await self._later(d, wait, f"rate limited ({exc.retry_after:g} s)")
-                return False
-            except Held as exc:
-                await self._repo.finish(d.id, "held", error=str(exc))
-                return True
-            except Forbidden as exc:
-                await self._repo.finish(d.id, "failed", error=f"forbidden: {exc}")
-                if self.on_forbidden is not None:
-                    with contextlib.suppress(Exception):
-                        await self.on_forbidden(d)
-                return False
+                ref = await self._send_piece(sender, d.chat, piece, plain=plain)
             except PlatformError as exc:
-                backoff = min(MAX_BACKOFF_S, 2.0 ** max(0, d.attempts - 1))
-                await self._later(d, backoff, f"{type(exc).__name__}: {exc}")
-                return False
+                policy = decide(exc, stored=True)
+                if policy is Policy.DONE:
+                    ref = None
+                elif policy is Policy.PLAIN:
+                    if plain:
+                        await self._repo.finish(d.id, "failed", error="formatting rejected")
+                        return False
+                    plain = True
+                    continue
+                elif policy is Policy.PAUSE:
+                    assert isinstance(exc, RateLimited)
+                    wait = max(exc.retry_after, 0.05)
+                    # the limit is the platform's, not this delivery's: every worker waits
+                    loop = asyncio.get_running_loop()
+                    self._paused[d.chat.platform] = max(
+                        self._paused.get(d.chat.platform, 0.0), loop.time() + wait)
+                    if (wait <= INLINE_WAIT_S and waited + wait <= INLINE_BUDGET_S
+                            and utcnow() + timedelta(seconds=wait) < d.deadline):
+                        log.info("outbox: %s piece %d rate limited: waiting %g s in place",
+                                 d.key, sent, wait)
+                        waited += wait
+                        await self._sleep(wait)
+                        if not await self._repo.renew(d.id, d.attempts, lease_s=self._lease_s):
+                            return False
+                        continue
+                    await self._later(d, wait, f"rate limited ({exc.retry_after:g} s)")
+                    return False
+                elif policy is Policy.HOLD:
+                    await self._repo.finish(d.id, "held", error=str(exc))
+                    return True
+                elif policy is Policy.DROP:
+                    await self._repo.finish(d.id, "failed", error=f"forbidden: {exc}")
+                    if self.on_forbidden is not None:
+                        with contextlib.suppress(Exception):
+                            await self.on_forbidden(d)
+                    return False
+                else:  # RESCHEDULE
+                    backoff = min(MAX_BACKOFF_S, 2.0 ** max(0, d.attempts - 1))
+                    await self._later(d, backoff, f"{type(exc).__name__}: {exc}")
+                    return False
             plain = False
             sent += 1
             if ref is not None:
@@ -383,6 +316,27 @@ class PostgresOutbox:
         log.info("outbox: %s delivered to %s/%s (%d piece(s), attempt %d)", d.key,
                  d.chat.platform, d.chat.chat_id, len(pieces), d.attempts)
         return False
+
+    @staticmethod
+    async def _send_piece(sender: Sender, chat: ChatRef, piece: Piece, *,
+                          plain: bool) -> MessageRef | None:
+        """One piece through the seam; an edit into a placeholder that cannot be edited any
+        more (deleted, too old) is sent anew instead."""
+        if piece.reply is not None and piece.edit_of is not None:
+            reply = sender.rendered(piece.reply, plain=plain)
+            ref = MessageRef(chat=chat, message_id=piece.edit_of)
+            try:  # the placeholder becomes the answer; a gone one: sent anew
+                await sender.edit(ref, reply)
+                return ref
+            except (MessageNotModified, RateLimited, FormattingRejected, Forbidden):
+                raise
+            except PlatformError as exc:
+                log.info("outbox: placeholder not editable (%s); sending anew", exc)
+                return await sender.send(chat, reply)
+        if piece.reply is not None:
+            return await sender.send(chat, sender.rendered(piece.reply, plain=plain))
+        assert piece.file is not None
+        return await sender.send_file(chat, piece.file)
 
     async def _respect_pause(self, platform: str) -> None:
         until = self._paused.get(platform)
@@ -403,27 +357,3 @@ class PostgresOutbox:
             log.info("outbox: %s again in %.1f s: %s", d.key, seconds, error)
             await self._repo.retry_at(d.id, at, error=error)
 
-
-async def say(adapter: Adapter, msg: IncomingMessage, text: str, *, outbox: Outbox | None,
-              buttons: list[list[Button]] | None = None, plain: bool = False) -> None:
-    """A short reply to `msg` (a command's answer, "Heard: ..."), sent at once in the platform's
-    dialect; when the platform refuses it for now, the outbox takes it (stored, retried), so
-    the one path for "send a text" loses nothing. A chat that refuses the bot for good is
-    only logged."""
-    caps = adapter.capabilities
-    as_plain = plain or caps.markup == "plain"
-    reply = Reply(text=to_plain(text) if as_plain else convert(text, caps.markup),
-                  markup="plain" if as_plain else "markdown",
-                  buttons=(buttons or []) if caps.supports_buttons else [],
-                  in_reply_to=msg.message_id)
-    try:
-        await adapter.send(msg.chat, reply)
-    except PlatformError as exc:
-        if outbox is None or isinstance(exc, Forbidden):
-            log.warning("reply not sent to %s: %s", msg.chat.key, exc)
-            return
-        digest = hashlib.sha1(text.encode()).hexdigest()[:12]
-        await outbox.deliver(
-            msg.chat, [Reply(text=text, markup="plain" if plain else "markdown",
-                             buttons=buttons or [], in_reply_to=msg.message_id)],
-            key=f"say:{msg.chat.key}:{msg.message_id}:{digest}", source="say")

@@ -17,11 +17,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from bot.markup import convert, split_text, to_plain
+from bot.markup import split_text
+from bot.sender import Policy, Sender, decide
 from core.errors import (
     Forbidden,
-    FormattingRejected,
-    Held,
     MessageNotModified,
     PlatformError,
     RateLimited,
@@ -69,6 +68,7 @@ class Renderer:
                  live_deadline_s: float = LIVE_DEADLINE_S, queue_behind: bool = False,
                  adopt: MessageRef | None = None) -> None:
         self._adapter = adapter
+        self._sender = Sender(adapter, outbox=outbox)  # every text, edit and file goes here
         # an adapter that shows the run's events as they come (the web page) sees each one
         self._observer = adapter if isinstance(adapter, EventObserver) else None
         self._outbox = outbox
@@ -130,7 +130,7 @@ class Renderer:
             return
         if self._adopt is not None:
             try:
-                await self._adapter.edit(self._adopt, Reply(
+                await self._sender.edit(self._adopt, Reply(
                     text=t("chat.working", self._lang), markup="plain",
                     in_reply_to=self._in_reply_to))
                 self._placeholder = self._adopt
@@ -150,7 +150,7 @@ class Renderer:
         try:
             # no typing action beside it: a message from the bot ends the platform's typing
             # indicator at once (Telegram, Discord), so it would cost a call and show nothing
-            placeholder = await self._adapter.send(
+            placeholder = await self._sender.send(
                 self._chat, Reply(text=t("chat.working", self._lang), markup="plain",
                                   in_reply_to=self._in_reply_to))
             self._placeholder = placeholder
@@ -276,7 +276,7 @@ class Renderer:
         if preview == self._shown:
             return
         try:
-            await self._adapter.edit(self._placeholder, Reply(
+            await self._sender.edit(self._placeholder, Reply(
                 text=preview, markup="plain", in_reply_to=self._in_reply_to))
             self._shown = preview
             self.result.edits += 1
@@ -296,36 +296,37 @@ class Renderer:
                             plain: bool) -> Outcome:
         """Deliver one piece of final text live, waiting out rate limits until the live
         deadline; how it fared."""
-        as_plain = plain or self._caps.markup == "plain"
+        as_plain = plain
         end = self._clock() + self._live_deadline_s
         while self._clock() < end:
-            text = to_plain(md) if as_plain else convert(md, self._caps.markup)
-            if len(text) > self._caps.max_message_length:
-                as_plain, text = True, to_plain(md)
-            reply = Reply(text=text, markup="plain" if as_plain else "markdown",
-                          in_reply_to=self._in_reply_to)
+            reply = self._sender.rendered(Reply(text=md, in_reply_to=self._in_reply_to),
+                                          plain=as_plain)
+            as_plain = reply.markup == "plain"
             try:
                 await op(reply)  # type: ignore[misc]
                 return "sent"
-            except MessageNotModified:
-                return "sent"
-            except FormattingRejected:
-                as_plain = True
-            except RateLimited as exc:
-                wait = min(exc.retry_after, MAX_WAIT_S, max(0.0, end - self._clock()))
-                log.info("final text for %s rate limited (retry_after %g s): waiting %.1f s,"
-                         " %.1f s of the live deadline left", self._chat.key,
-                         exc.retry_after, wait, end - self._clock())
-                await self._sleep(wait)
-            except Forbidden:
-                self._gone = True
-                return "gone"
-            except Held:  # refused for now: the outbox holds it for the chat's next message
-                self._held = self._outbox is not None
-                return "held"
-            except PlatformError as exc:  # e.g. the placeholder was deleted
-                log.warning("final text not delivered this way: %s", exc)
-                return "failed"
+            except PlatformError as exc:
+                policy = decide(exc, stored=False)
+                if policy is Policy.DONE:
+                    return "sent"
+                if policy is Policy.PLAIN:
+                    as_plain = True
+                elif policy is Policy.WAIT:
+                    assert isinstance(exc, RateLimited)
+                    wait = min(exc.retry_after, MAX_WAIT_S, max(0.0, end - self._clock()))
+                    log.info("final text for %s rate limited (retry_after %g s): waiting "
+                             "%.1f s, %.1f s of the live deadline left", self._chat.key,
+                             exc.retry_after, wait, end - self._clock())
+                    await self._sleep(wait)
+                elif policy is Policy.DROP:
+                    self._gone = True
+                    return "gone"
+                elif policy is Policy.HOLD:  # refused for now: held for the chat's next one
+                    self._held = self._outbox is not None
+                    return "held"
+                else:  # OUTBOX, e.g. the placeholder was deleted: the caller decides
+                    log.warning("final text not delivered this way: %s", exc)
+                    return "failed"
         log.warning("final text for %s still rate limited after the live deadline (%g s)",
                     self._chat.key, self._live_deadline_s)
         return "refused"
@@ -337,10 +338,7 @@ class Renderer:
         if self._gone:
             return
         self.result.final_text = md
-        limit = self._caps.max_message_length
-        if self._caps.markup == "telegram_html" and not plain:
-            limit = int(limit * 0.9)  # room for entities and escapes
-        pieces = split_text(md.strip() or "…", limit)
+        pieces = split_text(md.strip() or "…", self._sender.text_limit(plain=plain))
         ok = True
         undelivered: list[tuple[int, str]] = []
         if self._held:  # behind held deliveries: all of it waits in the outbox, in order
@@ -354,7 +352,7 @@ class Renderer:
                 ref = self._placeholder
 
                 async def edit(reply: Reply, ref: MessageRef = ref) -> None:
-                    await self._adapter.edit(ref, reply)
+                    await self._sender.edit(ref, reply)
 
                 got = await self._with_retries(edit, piece, plain)
                 # a placeholder that cannot be edited (deleted, too old) is replaced by a new
@@ -368,7 +366,7 @@ class Renderer:
                              ref.message_id, self._chat.key, got)
 
                     async def resend(reply: Reply) -> None:
-                        ref = await self._adapter.send(self._chat, reply)
+                        ref = await self._sender.send(self._chat, reply)
                         self.result.message_ids.append(ref.message_id)
 
                     got = await self._with_retries(resend, piece, plain)
@@ -377,7 +375,7 @@ class Renderer:
                 ok = got == "sent" and ok
             else:
                 async def send(reply: Reply) -> None:
-                    ref = await self._adapter.send(self._chat, reply)
+                    ref = await self._sender.send(self._chat, reply)
                     self.result.message_ids.append(ref.message_id)
 
                 sent = await self._with_retries(send, piece, plain)
@@ -425,7 +423,7 @@ class Renderer:
                 text = event.file.data.decode("utf-8", errors="replace")
                 for piece in split_text(text, self._caps.max_message_length):
                     async def send(reply: Reply) -> None:
-                        ref = await self._adapter.send(self._chat, reply)
+                        ref = await self._sender.send(self._chat, reply)
                         self.result.message_ids.append(ref.message_id)
 
                     await self._with_retries(send, piece, plain=True)
@@ -439,21 +437,22 @@ class Renderer:
         end = self._clock() + self._live_deadline_s
         while self._clock() < end:
             try:
-                ref = await self._adapter.send_file(self._chat, file)
+                ref = await self._sender.send_file(self._chat, file)
                 self.result.message_ids.append(ref.message_id)
                 return
-            except RateLimited as exc:  # the wait ends at the live deadline at the latest
-                await self._sleep(min(exc.retry_after, MAX_WAIT_S,
-                                      max(0.0, end - self._clock())))
-            except Forbidden:
-                self._gone = True
-                return
-            except Held as exc:
-                self._held = self._outbox is not None
-                await self._hand_over_file(file, exc)
-                return
             except PlatformError as exc:
-                await self._hand_over_file(file, exc)
+                policy = decide(exc, stored=False)
+                if policy is Policy.WAIT:  # the wait ends at the live deadline at the latest
+                    assert isinstance(exc, RateLimited)
+                    await self._sleep(min(exc.retry_after, MAX_WAIT_S,
+                                          max(0.0, end - self._clock())))
+                    continue
+                if policy is Policy.DROP:
+                    self._gone = True
+                    return
+                if policy is Policy.HOLD:
+                    self._held = self._outbox is not None
+                await self._hand_over_file(file, exc)  # HOLD, OUTBOX (a file has no PLAIN)
                 return
         await self._hand_over_file(file, None)
 

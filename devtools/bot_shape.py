@@ -5,7 +5,7 @@
 - `bot` modules that import each other in a circle (grimp, the graph import-linter builds;
   imports inside functions count; reported with and without those under TYPE_CHECKING),
 - direct adapter calls (`.send(`, `.edit(`, `.send_file(` on something named like an adapter)
-  outside the delivery seam (bot/renderer.py, bot/outbox.py, Gateway.send_file).
+  outside the delivery seam (`bot/sender.py`; `tests/bot/test_delivery_seam.py` holds it at 0).
 
     .venv/bin/python devtools/bot_shape.py
 """
@@ -32,15 +32,16 @@ JOBS = {  # first match wins
     "modes (offline analyst, plan, podcast, ICT answer)": (
         "bot/offline.py", "bot/offline_data.py", "bot/plan_mode.py", "bot/podcast_mode.py",
         "bot/ict_answer.py"),
-    "message path (gateway, budgets, spool, states)": (
-        "bot/gateway.py", "bot/budget_gateway.py", "bot/spool.py", "bot/state_marks.py"),
-    "delivery (renderer, outbox, markup, format)": (
-        "bot/renderer.py", "bot/outbox.py", "bot/markup.py", "bot/format.py"),
+    "message path (gateway, pipeline stages, budgets, spool, states)": (
+        "bot/gateway.py", "bot/pipeline/", "bot/budget_gateway.py", "bot/spool.py",
+        "bot/state_marks.py"),
+    "delivery (sender, renderer, outbox, markup, format)": (
+        "bot/sender.py", "bot/renderer.py", "bot/outbox.py", "bot/markup.py", "bot/format.py"),
     "web page support": ("bot/web_", ),
     "settings": ("bot/settings", ),
     "wiring (app, platforms, migrations, logs, models, symbols)": ("bot/",),
 }
-SEAM = ("bot/renderer.py", "bot/outbox.py")
+SEAM = ("bot/sender.py",)
 _CALL = re.compile(r"\b(\w*adapter\w*|_adapter)\.(send|edit|send_file)\(")
 
 

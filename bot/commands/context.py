@@ -12,14 +12,15 @@ from uuid import UUID
 
 from bot import commands
 from bot.commands import Command, Question
-from bot.outbox import say
+from bot.sender import Sender, say
 from core import clock
 from core.ports import Adapter, Outbox
 from core.store import Conversation, Store
-from core.types import Button, ChatRef, IncomingMessage, OutgoingFile, Reply
+from core.types import Button, ChatRef, IncomingMessage, OutgoingFile
 from core.words import t
 
 if TYPE_CHECKING:
+    from bot.pipeline.limits import Limits
     from core.usage_gate import UsageGate
 
 
@@ -32,15 +33,9 @@ class CommandHost(Protocol):
     @property
     def outbox(self) -> Outbox | None: ...
     @property
-    def gate(self) -> UsageGate | None: ...
+    def limits(self) -> Limits: ...
     @property
     def report_llm(self) -> Any: ...
-    @property
-    def unlinks_per_day(self) -> int: ...
-    @property
-    def subscriptions_per_person(self) -> int: ...
-    @property
-    def subscriptions_per_chat(self) -> int: ...
     @property
     def web_base_url(self) -> str | None: ...
     @property
@@ -108,13 +103,13 @@ class CommandContext:
         """`text` as plain text (no platform's Markdown touches a link); with `keep` False the
         outbox never stores it (a secret: a sign-in link that did not arrive is asked for
         again)."""
-        await say(self._adapter, self.msg, text, outbox=self._gateway.outbox if keep else None,
-                  plain=True)
+        await say(self._adapter, self.msg, text, outbox=self._gateway.outbox, plain=True,
+                  keep=keep)
 
     async def send_unkept(self, chat: ChatRef, text: str) -> None:
         """A secret `text` to another chat of the platform (the person's private chat), plain,
         never stored; raises `PlatformError` when the platform refuses it."""
-        await self._adapter.send(chat, Reply(text=text, markup="plain"))
+        await Sender(self._adapter).send_unkept(chat, text)
 
     async def send_file(self, file: OutgoingFile) -> None:
         await self._gateway.send_file(self._adapter, self.msg, file)
@@ -142,12 +137,12 @@ class CommandContext:
 
     def now(self) -> datetime:
         """The instant budgets and spend are read at (the gate's clock: a test pins it)."""
-        gate = self._gateway.gate
+        gate = self._gateway.limits.gate
         return gate.now() if gate is not None else clock.current().now()
 
     @property
     def gate(self) -> UsageGate | None:
-        return self._gateway.gate
+        return self._gateway.limits.gate
 
     @property
     def outbox(self) -> Outbox | None:
@@ -155,15 +150,15 @@ class CommandContext:
 
     @property
     def unlinks_per_day(self) -> int:
-        return self._gateway.unlinks_per_day
+        return self._gateway.limits.unlinks_per_day
 
     @property
     def subscriptions_per_person(self) -> int:
-        return self._gateway.subscriptions_per_person
+        return self._gateway.limits.subscriptions_per_person
 
     @property
     def subscriptions_per_chat(self) -> int:
-        return self._gateway.subscriptions_per_chat
+        return self._gateway.limits.subscriptions_per_chat
 
     @property
     def report_llm(self) -> Any:

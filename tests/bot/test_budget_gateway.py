@@ -10,8 +10,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bot import budget_gateway
 from bot.gateway import Gateway
+from bot.pipeline.limits import Limits, cheap_role, dearest_token_usd
 from core.agent import AgentRunner, FastMode, NormalMode
 from core.clock import FixedClock
 from core.rate_limit import Rate, RateLimiter
@@ -39,7 +39,7 @@ def make(pg_db: Any, tmp_path: Path, llm: Any, preprocess: Any = None,
                                              "debate": normal, "plan": normal,
                                              "podcast": normal})
     gw = Gateway(store=store, runner=runner, preprocess=preprocess)
-    gw.gate = UsageGate(store.budgets, **gate)
+    gw.limits.gate = UsageGate(store.budgets, **gate)
     return gw, store
 
 
@@ -166,7 +166,7 @@ async def test_no_cheaper_profile_configured_keeps_fewer_turns_at_that_level(pg_
 async def test_admin_budget_takes_effect_at_once(pg_db, tmp_path):
     llm = ScriptedLLM(default=text("answered"))
     gw, store = make(pg_db, tmp_path, llm, cache_s=3600)
-    gw.admins = frozenset({"telegram:boss"})
+    gw.limits.admins = frozenset({"telegram:boss"})
     adapter = RecordingAdapter(name="telegram")
     await adapter.start(gw.handler_for(adapter))
     boss, user = ChatRef(platform="telegram", chat_id="b"), ChatRef(platform="telegram",
@@ -201,7 +201,7 @@ async def test_admin_budget_takes_effect_at_once(pg_db, tmp_path):
 async def test_allowlist_refuses_a_stranger_and_admits_an_allowed_user(pg_db, tmp_path):
     llm = ScriptedLLM(default=text("welcome"))
     gw, _ = make(pg_db, tmp_path, llm, access="allowlist")
-    gw.admins = frozenset({"slack:ADMIN"})
+    gw.limits.admins = frozenset({"slack:ADMIN"})
     adapter = RecordingAdapter(name="slack")
     await adapter.start(gw.handler_for(adapter))
     stranger, admin = ChatRef(platform="slack", chat_id="D1"), ChatRef(platform="slack",
@@ -224,7 +224,7 @@ async def test_allowlist_refuses_a_stranger_and_admits_an_allowed_user(pg_db, tm
 async def test_a_burst_reaches_the_llm_at_most_the_allowed_number_of_times(pg_db, tmp_path):
     llm = ScriptedLLM(default=text("ok"))
     gw, _ = make(pg_db, tmp_path, llm)
-    gw.rates = RateLimiter({"message": Rate(5, 60.0)})
+    gw.limits.rates = RateLimiter({"message": Rate(5, 60.0)})
     adapter = RecordingAdapter(name="telegram")
     await adapter.start(gw.handler_for(adapter))
     chat = ChatRef(platform="telegram", chat_id="c1")
@@ -248,7 +248,7 @@ async def test_voice_notes_per_hour_and_debates_per_day_are_limited(pg_db, tmp_p
         return "what did NVDA close at"
 
     gw, _ = make(pg_db, tmp_path, llm, preprocess=hear)
-    gw.rates = RateLimiter({"message": Rate(100, 60.0), "voice": Rate(2, 3600.0),
+    gw.limits.rates = RateLimiter({"message": Rate(100, 60.0), "voice": Rate(2, 3600.0),
                             "heavy": Rate(1, 86_400.0)})
     adapter = RecordingAdapter(name="wechat")
     await adapter.start(gw.handler_for(adapter))
@@ -315,7 +315,7 @@ async def test_one_linked_person_on_telegram_and_slack_runs_one_question_at_a_ti
         pg_db, tmp_path):
     llm = Overlap()
     gw, store = make(pg_db, tmp_path, llm)
-    gw.one_run_per_person = True
+    gw.limits.one_run_per_person = True
     tg, sl = RecordingAdapter(name="telegram"), RecordingAdapter(name="slack")
     await tg.start(gw.handler_for(tg))
     await sl.start(gw.handler_for(sl))
@@ -341,8 +341,8 @@ async def test_one_person_served_by_two_processes_runs_one_question_at_a_time(
     llm = Overlap()
     gateways = [make(pg_db, tmp_path, llm)[0] for _ in range(2)]
     for gw in gateways:
-        gw.one_run_per_person = True
-        gw.person_locks = PersonLocks(pg_db.dsn, poll_s=0.05)
+        gw.limits.one_run_per_person = True
+        gw.limits.person_locks = PersonLocks(pg_db.dsn, poll_s=0.05)
     store = Store(pg_db, files_dir=tmp_path)
     tg, sl, tchat, schat = await linked_on_two_gateways(store, gateways)
     try:
@@ -361,7 +361,7 @@ async def test_one_person_served_by_two_processes_runs_one_question_at_a_time(
 async def test_two_people_still_run_side_by_side(pg_db, tmp_path):
     llm = Overlap()
     gw, _ = make(pg_db, tmp_path, llm)
-    gw.one_run_per_person = True
+    gw.limits.one_run_per_person = True
     tg = RecordingAdapter(name="telegram")
     await tg.start(gw.handler_for(tg))
     a, b = ChatRef(platform="telegram", chat_id="a"), ChatRef(platform="telegram", chat_id="b")
@@ -375,7 +375,7 @@ async def test_a_conversation_over_its_budget_closes_and_the_next_starts_with_it
         pg_db, tmp_path):
     llm = ScriptedLLM(default=text("fine"))
     gw, store = make(pg_db, tmp_path, llm)
-    gw.conversation_token_budget = 20  # each scripted answer costs 15 tokens
+    gw.limits.conversation_token_budget = 20  # each scripted answer costs 15 tokens
     adapter = RecordingAdapter(name="discord")
     await adapter.start(gw.handler_for(adapter))
     chat = ChatRef(platform="discord", chat_id="c1")
@@ -399,13 +399,17 @@ async def test_configure_reads_the_settings(pg_db, tmp_path):
     from bot.settings import load_settings
 
     gw, store = make(pg_db, tmp_path, ScriptedLLM())
-    budget_gateway.configure(gw, store, load_settings(
+    limits = Limits.from_settings(load_settings(
         access="allowlist", admins="telegram:1, slack:U2", budget_daily_tokens=5000,
-        rate_messages_per_minute=3))
-    assert gw.admins == {"telegram:1", "slack:U2"} and gw.gate is not None
-    assert gw.gate.access == "allowlist" and gw.gate.default == Budget(daily_tokens=5000)
-    assert gw.one_run_per_person
-    assert gw.gate.cheap_role is None and gw.gate.usd_per_token == 0.0  # no model configured
+        rate_messages_per_minute=3), store)
+    await gw.aclose()
+    gw = Gateway(store=store, runner=gw._runner, limits=limits)  # settings come in built
+    gate = gw.limits.gate
+    assert gw.limits.admins == {"telegram:1", "slack:U2"} and gate is not None
+    assert gate.access == "allowlist" and gate.default == Budget(daily_tokens=5000)
+    assert gw.limits.one_run_per_person and gw.limits.person_locks is not None
+    assert gate.cheap_role is None and gate.usd_per_token == 0.0  # no model configured
+    await gw.aclose()
     defaults = load_settings()
     assert (defaults.access, defaults.budget_daily_tokens, defaults.conversation_token_budget) == (
         "open", None, None)
@@ -416,15 +420,15 @@ def test_the_cheaper_role_and_the_dearest_price_come_from_the_profiles(monkeypat
 
     s = load_settings(llm_base_url="http://127.0.0.1:1/v1", llm_model="big",
                       llm_price_in_per_mtok=3.0, llm_price_out_per_mtok=15.0)
-    assert budget_gateway.cheap_role(s) is None  # the fast role is the same model
-    assert budget_gateway.dearest_token_usd(s) == 15.0 / 1e6
+    assert cheap_role(s) is None  # the fast role is the same model
+    assert dearest_token_usd(s) == 15.0 / 1e6
     monkeypatch.setenv("BULLPEN_LLM_FAST_MODEL", "small")
     monkeypatch.setenv("BULLPEN_LLM_FAST_PRICE_OUT_PER_MTOK", "0.6")
     monkeypatch.setenv("BULLPEN_LLM_JUDGE_PRICE_OUT_PER_MTOK", "60")
     s = load_settings(llm_base_url="http://127.0.0.1:1/v1", llm_model="big",  # read at load
                       llm_price_in_per_mtok=3.0, llm_price_out_per_mtok=15.0)
-    assert budget_gateway.cheap_role(s) == "fast"
-    assert budget_gateway.dearest_token_usd(s) == 60.0 / 1e6
+    assert cheap_role(s) == "fast"
+    assert dearest_token_usd(s) == 60.0 / 1e6
 
 
 def test_prices_per_profile_come_from_the_settings(monkeypatch):
@@ -446,7 +450,7 @@ def test_prices_per_profile_come_from_the_settings(monkeypatch):
 
 async def test_refusals_speak_the_users_language(pg_db, tmp_path):
     gw, store = make(pg_db, tmp_path, ScriptedLLM(), default=Budget(monthly_tokens=10))
-    gw.rates = RateLimiter({"message": Rate(1, 60.0)})
+    gw.limits.rates = RateLimiter({"message": Rate(1, 60.0)})
     adapter = RecordingAdapter(name="wechat")
     await adapter.start(gw.handler_for(adapter))
     chat = ChatRef(platform="wechat", chat_id="zh")
@@ -465,7 +469,7 @@ async def test_refusals_speak_the_users_language(pg_db, tmp_path):
 async def test_stop_while_queued_behind_ones_own_run_says_stopped(pg_db, tmp_path):
     llm = ScriptedLLM(default=text("first done"), latency_s=0.5)
     gw, _ = make(pg_db, tmp_path, llm)
-    gw.one_run_per_person = True
+    gw.limits.one_run_per_person = True
     tg = RecordingAdapter(name="telegram")
     await tg.start(gw.handler_for(tg))
     a, b = ChatRef(platform="telegram", chat_id="a"), ChatRef(platform="telegram", chat_id="b")
@@ -487,7 +491,7 @@ async def test_an_admin_is_one_on_every_linked_account(pg_db, tmp_path):
     among them. Someone who is not linked to it is still refused."""
     llm = ScriptedLLM(default=text("welcome"))
     gw, store = make(pg_db, tmp_path, llm, access="allowlist")
-    gw.admins = frozenset({"telegram:boss"})
+    gw.limits.admins = frozenset({"telegram:boss"})
     web = RecordingAdapter(name="web")
     await web.start(gw.handler_for(web))
     boss = await store.accounts.user_for("telegram", "boss")
@@ -571,7 +575,7 @@ async def test_link_spend_unlink_cycles_cannot_get_past_the_daily_budget(pg_db, 
     The unlink cap is lifted here: the budget holds by itself."""
     llm = ScriptedLLM(default=text("answer", tokens=(900, 100)))
     gw, store = make(pg_db, tmp_path, llm, default=Budget(daily_tokens=2500))
-    gw.unlinks_per_day = 0
+    gw.limits.unlinks_per_day = 0
     tg, sl = RecordingAdapter(name="telegram"), RecordingAdapter(name="slack")
     for adapter in (tg, sl):
         await adapter.start(gw.handler_for(adapter))
@@ -599,7 +603,7 @@ async def test_link_spend_unlink_cycles_cannot_get_past_the_daily_budget(pg_db, 
 
 async def test_unlinks_are_capped_per_day_in_the_users_language(pg_db, tmp_path):
     gw, store = make(pg_db, tmp_path, ScriptedLLM())
-    gw.unlinks_per_day = 2
+    gw.limits.unlinks_per_day = 2
     sl = RecordingAdapter(name="slack")
     await sl.start(gw.handler_for(sl))
     schat = ChatRef(platform="slack", chat_id="D1")
@@ -629,7 +633,7 @@ async def test_an_unlinked_account_keeps_the_persons_own_budget_and_block(pg_db,
     schat = ChatRef(platform="slack", chat_id="D1")
     await _link(store, sl, schat, ("telegram", "t1"), "s1", "l")
     await store.budgets.set_access(await store.accounts.user_for("telegram", "t1"), "block")
-    gw.gate = UsageGate(store.budgets)  # nothing cached
+    gw.limits.gate = UsageGate(store.budgets)  # nothing cached
     await sl.deliver(msg("/unlink", "u", "s1", schat))  # a blocked person is refused anyway
     alone = await store.accounts.unlink("slack", "s1")
     assert alone is not None and (await store.budgets.limits(alone)).access == "block"
@@ -647,7 +651,7 @@ async def test_two_processes_share_one_persons_rate_limit(pg_db, pg_dsn, tmp_pat
     try:
         gateways = [make(pg_db, tmp_path, llm)[0], make(other_db, tmp_path, llm)[0]]
         for gw in gateways:
-            gw.rates = SharedRateLimiter(gw._store.rate_limits, {"message": Rate(5, 60.0)})
+            gw.limits.rates = SharedRateLimiter(gw._store.rate_limits, {"message": Rate(5, 60.0)})
         store = gateways[0]._store
         tg, sl, tchat, schat = await linked_on_two_gateways(store, gateways)
         await asyncio.gather(*(tg.deliver(msg(f"q{i}", str(i), "t1", tchat)) for i in range(15)),
@@ -667,7 +671,7 @@ async def test_every_command_but_stop_counts_against_the_message_rate(pg_db, tmp
 
     llm = ScriptedLLM(default=text("ok"))
     gw, store = make(pg_db, tmp_path, llm)
-    gw.rates = SharedRateLimiter(store.rate_limits, {"message": Rate(3, 60.0)})
+    gw.limits.rates = SharedRateLimiter(store.rate_limits, {"message": Rate(3, 60.0)})
     adapter = RecordingAdapter(name="telegram")
     await adapter.start(gw.handler_for(adapter))
     chat = ChatRef(platform="telegram", chat_id="c1")

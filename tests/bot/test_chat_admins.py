@@ -81,7 +81,7 @@ async def test_a_failed_check_refuses_with_try_again_and_changes_nothing(
 
 async def test_bot_admins_may_always_and_private_chats_never_ask(pg_db, tmp_path) -> None:
     gw = make(pg_db, tmp_path)
-    gw.admins = frozenset({"test:owner"})
+    gw.limits.admins = frozenset({"test:owner"})
     adapter = AskingAdapter(set())
     await adapter.start(gw.handler_for(adapter))
     await adapter.deliver(msg("/mode fast", "1", "owner"))

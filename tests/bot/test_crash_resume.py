@@ -44,12 +44,13 @@ async def test_a_message_a_killed_process_left_is_answered_once_in_its_placehold
                                                age_s=60)
     llm = ScriptedLLM([text("NVDA looks strong.")])
     gw, _ = gateway(pg_db, tmp_path, llm)
-    assert await gw.resume_unanswered(lambda p: adapter if p == "test" else None, ["test"]) == 1
+    assert await gw.stages.resume.unanswered(
+        lambda p: adapter if p == "test" else None, ["test"]) == 1
     await gw.idle()
     assert adapter.visible_text(CHAT) == ["NVDA looks strong."]  # the placeholder became it
     assert adapter.texts[placeholder] == "NVDA looks strong."
     assert await state(pg_db, "7") == "answered"
-    assert await gw.resume_unanswered(lambda p: adapter, ["test"]) == 0  # once
+    assert await gw.stages.resume.unanswered(lambda p: adapter, ["test"]) == 0  # once
     await gw.handle(adapter, msg("NVDA outlook?", "7"))  # the platform redelivers it
     await gw.idle()
     assert adapter.visible_text(CHAT) == ["NVDA looks strong."] and len(llm.requests) == 1
@@ -60,7 +61,8 @@ async def test_a_live_process_keeps_its_messages(pg_db, tmp_path: Path) -> None:
     adapter = RecordingAdapter()
     await left_by_a_dead_process(pg_db, adapter, "still being answered", "8", age_s=5)
     gw, _ = gateway(pg_db, tmp_path, ScriptedLLM([]))
-    assert await gw.resume_unanswered(lambda p: adapter, ["test"]) == 0  # its heartbeat is recent
+    # its heartbeat is recent
+    assert await gw.stages.resume.unanswered(lambda p: adapter, ["test"]) == 0
     await gw.aclose()
 
 
@@ -69,7 +71,7 @@ async def test_one_too_old_to_answer_now_asks_to_send_it_again(pg_db, tmp_path: 
     placeholder = await left_by_a_dead_process(pg_db, adapter, "what about gold", "9",
                                                age_s=3600, status="received")
     gw, _ = gateway(pg_db, tmp_path, ScriptedLLM([]))
-    assert await gw.resume_unanswered(lambda p: adapter, ["test"]) == 1
+    assert await gw.stages.resume.unanswered(lambda p: adapter, ["test"]) == 1
     assert "Please send it again" in adapter.texts[placeholder]
     assert "what about gold" in adapter.texts[placeholder]
     assert await state(pg_db, "9") == "failed"
@@ -88,7 +90,7 @@ async def test_sigterm_mid_answer_then_the_next_process_finishes_it(
     assert await state(pg_db, "10") == "running"
     await pg_db.pool.execute("UPDATE inbound_events SET updated_at = now() - interval '1 min'")
     second, _ = gateway(pg_db, tmp_path, ScriptedLLM([text("The answer, after all.")]))
-    assert await second.resume_unanswered(lambda p: adapter, ["test"]) == 1
+    assert await second.stages.resume.unanswered(lambda p: adapter, ["test"]) == 1
     await second.idle()
     assert adapter.visible_text(CHAT) == ["The answer, after all."]  # one message, edited
     assert await state(pg_db, "10") == "answered"
@@ -125,7 +127,7 @@ async def test_an_answer_stored_before_the_process_died_is_shown_without_asking_
     await first.aclose()
     llm = ScriptedLLM([])  # asking it would fail the test: it has nothing scripted
     second, _ = gateway(pg_db, tmp_path, llm)
-    assert await second.resume_unanswered(lambda p: adapter, ["test"]) == 1
+    assert await second.stages.resume.unanswered(lambda p: adapter, ["test"]) == 1
     await second.idle()
     assert adapter.visible_text(CHAT) == ["Stored, then the lights went out."]
     assert llm.requests == []
@@ -194,7 +196,7 @@ async def test_a_message_the_sweep_and_a_redelivery_both_take_is_answered_once(
         return await real(*args, **kwargs)
 
     gw._store.accounts.user_and_lang = first_one_waits
-    sweep = asyncio.create_task(gw.resume_unanswered(lambda p: adapter, ["test"]))
+    sweep = asyncio.create_task(gw.stages.resume.unanswered(lambda p: adapter, ["test"]))
     await inside.wait()
     await gw.handle(adapter, msg("TSLA?", "14"))  # the redelivery, while the sweep holds it
     go_on.set()
@@ -257,7 +259,7 @@ async def test_an_answer_shown_again_after_a_restart_keeps_its_label(
                        Reply(text="⏳ Working on it…", markup="plain"))
     second = Gateway(store=store, runner=AgentRunner(store=store,
                                                      modes={"normal": second_mode}))
-    assert await second.resume_unanswered(lambda p: adapter, ["test"]) == 1
+    assert await second.stages.resume.unanswered(lambda p: adapter, ["test"]) == 1
     await second.idle()
     assert adapter.visible_text(CHAT) == ["NVDA closed at 123.45.\n\n_offline analyst_"]
     assert (first_mode.asked, second_mode.asked) == (1, 0)
@@ -321,7 +323,7 @@ async def test_interleaved_questions_of_one_chat_each_resume_with_their_own_answ
     await first.aclose()
     await second.aclose()
     resumer = Gateway(store=store, runner=AgentRunner(store=store, modes={"normal": third}))
-    assert await resumer.resume_unanswered(lambda p: adapter, ["test"]) == 2
+    assert await resumer.stages.resume.unanswered(lambda p: adapter, ["test"]) == 2
     await resumer.idle()
     assert adapter.texts[placeholders["31"]] == "answer to: What about NVDA?"
     assert adapter.texts[placeholders["32"]] == "answer to: And AAPL?"

@@ -65,7 +65,7 @@ def _gateway(db: Database, tmp_path: Path, llm: ScriptedLLM) -> Gateway:
     runner = AgentRunner(store=store, modes={
         "normal": NormalMode(llm=llm, registry=ToolRegistry(), plan=False)})
     gw = Gateway(store=store, runner=runner)
-    gw.record_budget_s = 0.5
+    gw.stages.record.record_budget_s = 0.5
     return gw
 
 

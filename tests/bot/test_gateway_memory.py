@@ -32,7 +32,7 @@ async def test_per_chat_state_is_let_go_once_every_chat_is_answered(pg_db: Datab
     runner = AgentRunner(store=store, modes={
         "normal": NormalMode(llm=llm, registry=ToolRegistry(), plan=False)})
     gw = Gateway(store=store, runner=runner)
-    gw.one_run_per_person = True  # the production default: a lock per person while it runs
+    gw.limits.one_run_per_person = True  # the production default: a lock per person while it runs
     adapter = RecordingAdapter()
     await adapter.start(gw.handler_for(adapter))
     chats = [ChatRef(platform="test", chat_id=f"c{i}") for i in range(CHATS)]
@@ -46,11 +46,9 @@ async def test_per_chat_state_is_let_go_once_every_chat_is_answered(pg_db: Datab
         assert adapter.visible_text(chat).count("answered") == QUESTIONS, chat
 
     gc.collect()  # the person and conversation locks are weakly held
-    assert gw._workers == {}
-    assert gw._queued == set()
-    assert gw._in_hand == set()
+    assert len(gw.stages.queue) == 0 and gw.stages.queue.pending == 0
     assert gw._resuming == {} and gw._inbound_ids == {}
-    assert gw._behind == set() and gw._unstored == {}
-    assert len(gw._person_locks) == 0
+    assert len(gw.stages.held) == 0 and gw.stages.record.unstored == 0
+    assert len(gw.stages.persons) == 0
     assert len(runner._locks) == 0
     await gw.aclose()

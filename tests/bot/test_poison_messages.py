@@ -55,7 +55,7 @@ async def test_a_run_that_raises_is_apologised_for_in_its_placeholder_and_not_re
     await gw.handle(adapter, msg("NVDA?", "41"))  # the platform redelivers it
     await pg_db.pool.execute(  # and its process looks gone: nothing resumes a failed message
         "UPDATE inbound_events SET owner = 'dead-process', updated_at = now() - interval '1h'")
-    assert await gw.resume_unanswered(lambda p: adapter, ["test"], too_old_s=1e9) == 0
+    assert await gw.stages.resume.unanswered(lambda p: adapter, ["test"], too_old_s=1e9) == 0
     await gw.idle()
     assert mode.asked == 1 and adapter.visible_text(CHAT) == [t("chat.sorry", "en")]
     await gw.aclose()

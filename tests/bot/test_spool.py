@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import secrets
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -44,19 +45,20 @@ def spooling_gateway(db: Database, tmp_path: Path, llm: ScriptedLLM) -> Gateway:
     store = Store(db, files_dir=tmp_path)
     runner = AgentRunner(store=store, modes={
         "normal": NormalMode(llm=llm, registry=ToolRegistry(), plan=False)})
-    gw = Gateway(store=store, runner=runner)
-    gw.spool = Spool(tmp_path / "spool", instance=gw.instance)
-    gw.record_budget_s = 0.5
+    instance = secrets.token_hex(8)  # each gateway is another process
+    gw = Gateway(store=store, runner=runner, instance=instance,
+                 spool=Spool(tmp_path / "spool", instance=instance))
+    gw.stages.record.record_budget_s = 0.5
     return gw
 
 
 def crash(gw: Gateway) -> None:
     """The process dies: nothing in its memory goes on, the kernel lets go of its file lock."""
-    gw._closing = True
-    for task in list(gw._retrying):
+    gw.stages.record.closing = True
+    for task in list(gw.stages.record._retrying):
         task.cancel()
-    assert gw.spool is not None
-    gw.spool.close()
+    assert gw.stages.record.spool is not None
+    gw.stages.record.spool.close()
 
 
 async def until(check: Callable[[], bool], within_s: float = 30.0) -> None:
@@ -102,13 +104,13 @@ async def test_a_message_spooled_in_an_outage_survives_a_crash_and_is_answered_o
     await proxy.up()
     llm = ScriptedLLM([text("Answered after the crash.")])
     second = spooling_gateway(db, tmp_path, llm)
-    assert await second.replay_spool(lambda p: adapter if p == "test" else None) == 1
+    assert await second.stages.record.replay_spool(lambda p: adapter if p == "test" else None) == 1
     await second.idle()
     shown = adapter.visible_text(CHAT)
     assert shown[-1] == "Answered after the crash." and len(llm.requests) == 1
     assert await status(db, "31") == "answered"
     assert spool_files(tmp_path) == []  # every record stored: the file is gone
-    assert await second.replay_spool(lambda p: adapter) == 0  # nothing twice
+    assert await second.stages.record.replay_spool(lambda p: adapter) == 0  # nothing twice
     await second.aclose()
 
 
@@ -123,10 +125,10 @@ async def test_a_live_process_spool_is_not_replayed_by_another(
     await adapter.deliver(msg("AAPL?", "32"))
     await proxy.up()
     other = spooling_gateway(db, tmp_path, ScriptedLLM([text("not mine")]))
-    assert await other.replay_spool(lambda p: adapter) == 0  # flock: its owner lives
+    assert await other.stages.record.replay_spool(lambda p: adapter) == 0  # flock: its owner lives
     assert len(spool_files(tmp_path)) == 1
     # its owner's sweep: its file renamed, let go of, replayed, deleted
-    assert await live.replay_spool(lambda p: adapter) == 1
+    assert await live.stages.record.replay_spool(lambda p: adapter) == 1
     await live.idle()
     assert adapter.visible_text(CHAT)[-1] == "Answered by its own process."
     assert spool_files(tmp_path) == []
@@ -144,7 +146,7 @@ async def test_a_torn_last_line_is_skipped_and_the_rest_answered(
     gw = spooling_gateway(pg_db, tmp_path, llm)
     adapter = RecordingAdapter()
     with caplog.at_level(logging.WARNING, logger="bot.spool"):
-        assert await gw.replay_spool(lambda p: adapter) == 1
+        assert await gw.stages.record.replay_spool(lambda p: adapter) == 1
     await gw.idle()
     assert adapter.visible_text(CHAT) == ["MSFT answered."] and len(llm.requests) == 1
     assert "line 2 skipped" in caplog.text
@@ -164,7 +166,7 @@ async def test_replay_of_a_message_stored_already_does_not_answer_it_again(
     # a dead process had spooled it too (its record was slow, then stored)
     (tmp_path / "spool").mkdir(exist_ok=True)
     (tmp_path / "spool" / "inbound-dead.jsonl").write_text(record_line("dead-1", "51", "GOOG?"))
-    assert await gw.replay_spool(lambda p: adapter) == 1  # settled
+    assert await gw.stages.record.replay_spool(lambda p: adapter) == 1  # settled
     await gw.idle()
     assert adapter.visible_text(CHAT) == ["GOOG answered once."] and len(llm.requests) == 1
     assert spool_files(tmp_path) == []
@@ -180,7 +182,7 @@ async def test_a_record_for_a_platform_not_served_here_is_kept_and_the_rest_go_o
     llm = ScriptedLLM([text("TSLA answered.")])
     gw = spooling_gateway(pg_db, tmp_path, llm)
     adapter = RecordingAdapter()
-    assert await gw.replay_spool(lambda p: adapter if p == "test" else None) == 1
+    assert await gw.stages.record.replay_spool(lambda p: adapter if p == "test" else None) == 1
     await gw.idle()
     assert adapter.visible_text(CHAT) == ["TSLA answered."]
     assert [r.message.message_id for f in spool_files(tmp_path) for r in read_records(f)] == [
@@ -194,7 +196,7 @@ async def test_a_message_stored_at_once_costs_no_fsync(pg_db: Database, tmp_path
     await adapter.start(gw.handler_for(adapter))
     await adapter.deliver(msg("fast path?", "71"))
     await gw.idle()
-    assert gw.spool is not None and gw.spool.appended == 0
+    assert gw.stages.record.spool is not None and gw.stages.record.spool.appended == 0
     assert spool_files(tmp_path) == []
     await gw.aclose()
 
@@ -204,17 +206,19 @@ async def test_a_slow_record_is_spooled_before_it_is_stored_then_answered_once(
     proxy, db = cut
     llm = ScriptedLLM([text("Answered after a slow record."), text("twice")])
     gw = spooling_gateway(db, tmp_path, llm)
-    gw.record_budget_s, gw.spool_after_s = 30.0, 0.3
+    gw.stages.record.record_budget_s, gw.stages.record.spool_after_s = 30.0, 0.3
     adapter = RecordingAdapter()
     await adapter.start(gw.handler_for(adapter))
     await proxy.down()
     await asyncio.wait_for(adapter.deliver(msg("slow store?", "81")), 5)  # returns durable:
-    assert gw.spool is not None and gw.spool.appended == 1  # on disk, while the record ...
-    assert gw._retrying  # ... goes on in a task the gateway owns
+    record = gw.stages.record
+    assert record.spool is not None and record.spool.appended == 1  # on disk, while the record
+    assert record._retrying  # ... goes on in a task the stage owns
     await proxy.up()
     await until(lambda: adapter.visible_text(CHAT) == ["Answered after a slow record."])
     await gw.idle()
-    assert await gw.replay_spool(lambda p: adapter) == 1  # the sweep settles the record
+    # the sweep settles the record
+    assert await gw.stages.record.replay_spool(lambda p: adapter) == 1
     await gw.idle()
     assert adapter.visible_text(CHAT) == ["Answered after a slow record."]
     assert len(llm.requests) == 1 and spool_files(tmp_path) == []
@@ -234,14 +238,14 @@ async def test_while_the_store_is_away_each_message_is_spooled_and_answered_once
     await proxy.down()
     await adapter.deliver(msg("first?", "91"))
     await until(lambda: any(UNAVAILABLE in t for t in adapter.visible_text(CHAT)))
-    assert gw._store_away
+    assert gw.stages.record._store_away
     await adapter.deliver(msg("second?", "92"))
-    assert gw.spool is not None and gw.spool.appended == 2
+    assert gw.stages.record.spool is not None and gw.stages.record.spool.appended == 2
     await proxy.up()
-    await gw.replay_spool(lambda p: adapter)  # racing the in-memory retries
+    await gw.stages.record.replay_spool(lambda p: adapter)  # racing the in-memory retries
     await until(lambda: {"Answer one.", "Answer two."} <= set(adapter.visible_text(CHAT)))
     await asyncio.sleep(1.0)  # the retries' next attempts: duplicates by now
-    await gw.replay_spool(lambda p: adapter)
+    await gw.stages.record.replay_spool(lambda p: adapter)
     await gw.idle()
     shown = adapter.visible_text(CHAT)
     assert sorted(t for t in shown if t.startswith("Answer")) == ["Answer one.", "Answer two."]

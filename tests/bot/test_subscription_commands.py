@@ -232,7 +232,7 @@ async def test_a_burst_of_subscribe_stops_at_the_chats_cap(chat: Chat) -> None:
 
 
 async def test_a_person_has_at_most_their_cap_of_subscriptions_anywhere(chat: Chat) -> None:
-    chat.gateway.subscriptions_per_person, chat.gateway.subscriptions_per_chat = 3, 2
+    chat.gateway.limits.subscriptions_per_person, chat.gateway.limits.subscriptions_per_chat = 3, 2
     for i, where in enumerate([CHAT, CHAT, OTHER]):
         assert "Subscribed (#" in await chat.say(f"/subscribe NVDA at 09:0{i}", chat=where)
     assert "/unsubscribe" in await chat.say("/subscribe NVDA at 09:09", chat=CHAT)  # chat cap

@@ -161,7 +161,7 @@ async def test_one_person_gets_one_sandbox_at_a_time_across_chats(chat: Chat) ->
 
 
 async def test_ta_goes_through_the_persons_rate_limit(chat: Chat) -> None:
-    chat.gateway.rates = RateLimiter({"message": Rate(count=2, per_s=60)})
+    chat.gateway.limits.rates = RateLimiter({"message": Rate(count=2, per_s=60)})
     told = [await chat.say(f"/ta NVDA\n```python\nresult = {i}\n```") for i in range(3)]
     assert "NVDA 1d" in told[0] and "NVDA 1d" in told[1]
     assert "NVDA 1d" not in told[2] and "try again" in told[2].lower(), told[2]

@@ -348,8 +348,7 @@ class BaseHarness:
             async with asyncio.timeout(IDLE_S):
                 await self.app.gateway.idle()
         except TimeoutError:
-            busy = [key for key, w in self.app.gateway._workers.items()
-                    if w.task is not None and not w.task.done()]
+            busy = self.app.gateway.stages.queue.busy_chats()
             raise AssertionError(f"the gateway still busy after {IDLE_S:g} s: chats {busy}"
                                  ) from None
 
