@@ -10,6 +10,7 @@ from uuid import UUID
 
 import asyncpg
 
+from core.store.group_commit import GroupCommit
 from core.types import ChatMessage, ChatRef, ToolCall, Usage
 
 
@@ -108,32 +109,45 @@ SELECT c.*,
 FROM c
 """
 
-# One round trip for what a run said and spent since the last write: its messages in order,
-# its usage rows, and the conversation's token count. Tool calls travel as JSON text.
+# One statement for what runs said and spent since their last writes, for a batch of runs
+# (group committed across conversations: `GroupCommit`): their messages in order, their usage
+# rows, and each conversation's token count. Tool calls travel as JSON text.
 _RUN_RECORDS = """
 WITH m AS (
     INSERT INTO messages (conversation_id, role, content, tool_calls, tool_call_id, inbound_id)
-    SELECT $1, x.role, x.content, x.calls::jsonb, x.call_id, $15::bigint
-    FROM unnest($2::text[], $3::text[], $4::text[], $5::text[])
-         WITH ORDINALITY AS x(role, content, calls, call_id, ord)
+    SELECT x.conv, x.role, x.content, x.calls::jsonb, x.call_id, x.inbound
+    FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[])
+         WITH ORDINALITY AS x(conv, role, content, calls, call_id, inbound, ord)
     ORDER BY x.ord
     RETURNING id
 ), u AS (
     INSERT INTO usage (user_id, conversation_id, provider, model, role, prompt_tokens,
                        completion_tokens, cost_usd, latency_ms, cached_tokens)
-    SELECT $6, $1, y.provider, y.model, y.role, y.prompt, y.completion, y.cost, y.latency,
-           y.cached
-    FROM unnest($7::text[], $8::text[], $9::text[], $10::int[], $11::int[], $12::numeric[],
-                $13::int[], $14::int[]) WITH ORDINALITY AS y(provider, model, role, prompt,
-                                                             completion, cost, latency, cached,
-                                                             ord)
+    SELECT y.who, y.conv, y.provider, y.model, y.role, y.prompt, y.completion, y.cost,
+           y.latency, y.cached
+    FROM unnest($7::uuid[], $8::uuid[], $9::text[], $10::text[], $11::text[], $12::int[],
+                $13::int[], $14::numeric[], $15::int[], $16::int[])
+         WITH ORDINALITY AS y(who, conv, provider, model, role, prompt, completion, cost,
+                              latency, cached, ord)
     ORDER BY y.ord
-    RETURNING prompt_tokens + completion_tokens AS tokens
+    RETURNING conversation_id, prompt_tokens + completion_tokens AS tokens
+), spent AS (
+    SELECT conversation_id, sum(tokens) AS tokens FROM u GROUP BY conversation_id
 )
-UPDATE conversations SET token_used = token_used + (SELECT sum(tokens) FROM u),
-                         updated_at = now()
-WHERE id = $1 AND EXISTS (SELECT 1 FROM u)
+UPDATE conversations c SET token_used = c.token_used + spent.tokens, updated_at = now()
+FROM spent WHERE c.id = spent.conversation_id
 """
+
+
+@dataclass(frozen=True)
+class RunRecords:
+    """What one run said and spent since its last write (`ConversationsRepo.add_run_records`)."""
+
+    conversation_id: UUID
+    user_id: UUID | None
+    messages: Sequence[ChatMessage]
+    usages: Sequence[Usage]
+    inbound_id: int | None
 
 
 def _chat_message(row: Any) -> ChatMessage:
@@ -170,6 +184,8 @@ def conversation_from(row: asyncpg.Record) -> Conversation:
 class ConversationsRepo:
     def __init__(self, pool: asyncpg.Pool) -> None:
         self._pool = pool
+        self.run_records: GroupCommit[RunRecords, None] = GroupCommit(
+            self._write_run_records, name="run-records")
 
     async def active(self, chat: ChatRef, user_id: UUID | None) -> Conversation:
         """The chat's active conversation, created on first use (race-safe)."""
@@ -301,12 +317,19 @@ class ConversationsRepo:
         `inbound_id`: the inbound message whose run said them (how its answer is found)."""
         if not messages and not usages:
             return
+        await self.run_records.submit(RunRecords(conversation_id, user_id, tuple(messages),
+                                                 tuple(usages), inbound_id))
+
+    async def _write_run_records(self, runs: list[RunRecords]) -> list[None]:
+        said = [(r, m) for r in runs for m in r.messages]
+        spent = [(r, u) for r in runs for u in r.usages]
         await self._pool.execute(
-            _RUN_RECORDS, conversation_id,
-            [m.role for m in messages], [m.content for m in messages],
-            [_calls_json(m) for m in messages], [m.tool_call_id for m in messages],
-            user_id,
-            [u.provider for u in usages], [u.model for u in usages], [u.role for u in usages],
-            [u.prompt_tokens for u in usages], [u.completion_tokens for u in usages],
-            [u.cost_usd for u in usages], [int(u.latency_s * 1000) for u in usages],
-            [u.cached_tokens for u in usages], inbound_id)
+            _RUN_RECORDS, [r.conversation_id for r, _ in said], [m.role for _, m in said],
+            [m.content for _, m in said], [_calls_json(m) for _, m in said],
+            [m.tool_call_id for _, m in said], [r.inbound_id for r, _ in said],
+            [r.user_id for r, _ in spent], [r.conversation_id for r, _ in spent],
+            [u.provider for _, u in spent], [u.model for _, u in spent],
+            [u.role for _, u in spent], [u.prompt_tokens for _, u in spent],
+            [u.completion_tokens for _, u in spent], [u.cost_usd for _, u in spent],
+            [int(u.latency_s * 1000) for _, u in spent], [u.cached_tokens for _, u in spent])
+        return [None] * len(runs)

@@ -1,0 +1,161 @@
+"""Group commit: rows of many callers written by one statement, each caller still waiting for
+its own row to be durable.
+
+Under load the gateway writes the same few statements for every chat at once (an inbound record,
+a state mark, a run's messages and usage). Each alone is a round trip, a parse/bind/execute on
+both sides and a commit (a WAL flush). `GroupCommit` gathers the calls that arrive while the
+previous batch is being written and writes them together in one statement (one transaction, one
+commit): rows arriving within the few milliseconds a write takes share it. A quiet machine writes
+each row at once, alone (no timer: the first message of a chat is never held back waiting for
+company).
+
+Nothing is acknowledged before it is committed: `submit` returns (or raises) only when the batch
+holding its item has been written. When a batch statement fails for a reason other than the
+database being away (`StoreUnavailable`), every item is written again on its own, so that only
+the caller whose row is at fault sees the error. A caller that is cancelled while waiting does
+not withdraw its row (as with a single statement already sent, it may be written).
+
+The retry budget (`core.store.retry.retry_budget`) of a batch is the shortest among its callers'.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.errors import StoreUnavailable
+from core.store.retry import current_budget, retry_budget
+
+log = logging.getLogger(__name__)
+
+MAX_BATCH = 256
+
+
+@dataclass
+class _Pending[I, R]:
+    item: I
+    done: asyncio.Future[R]
+    budget: float | None
+
+
+@dataclass
+class BatchStats:
+    """What a committer did (tests and benches read it)."""
+
+    statements: int = 0  # batch statements issued (a fallback's single writes included)
+    items: int = 0  # items written
+    largest: int = 0  # the largest batch
+    fallbacks: int = 0  # batches that failed and were written one by one
+    sizes: list[int] = field(default_factory=list, repr=False)  # the last batches' sizes
+
+
+class GroupCommit[I, R]:
+    """Writes items in batches with `write(items) -> results` (one result per item, in order).
+
+    `apart(item)`: items with the same key never share a batch (the later waits for the next),
+    for statements whose per-row reads would see each other's effects differently together
+    (the inbound record: one message per chat per batch)."""
+
+    def __init__(self, write: Callable[[list[I]], Awaitable[list[R]]], *, name: str,
+                 apart: Callable[[I], Hashable] | None = None,
+                 max_batch: int = MAX_BATCH) -> None:
+        self._write = write
+        self._name = name
+        self._apart = apart
+        self._max_batch = max_batch
+        self._pending: list[_Pending[I, R]] = []
+        self._writer: asyncio.Task[None] | None = None
+        self.stats = BatchStats()
+
+    async def submit(self, item: I) -> R:
+        """Write `item` with whatever else is waiting; its result once committed."""
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[R] = loop.create_future()
+        done.add_done_callback(_retrieved)
+        self._pending.append(_Pending(item, done, current_budget()))
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._drain(), name=f"group-commit-{self._name}")
+        return await asyncio.shield(done)
+
+    async def drain(self) -> None:
+        """Wait until everything submitted so far is written (shutdown, tests)."""
+        while self._writer is not None and not self._writer.done():
+            await asyncio.shield(self._writer)
+
+    def _take(self) -> list[_Pending[I, R]]:
+        batch: list[_Pending[I, R]] = []
+        rest: list[_Pending[I, R]] = []
+        keys: set[Hashable] = set()
+        for p in self._pending:
+            if len(batch) >= self._max_batch:
+                rest.append(p)
+                continue
+            if self._apart is not None:
+                key = self._apart(p.item)
+                if key in keys:
+                    rest.append(p)
+                    continue
+                keys.add(key)
+            batch.append(p)
+        self._pending = rest
+        return batch
+
+    async def _drain(self) -> None:
+        while self._pending:
+            batch = self._take()
+            budgets = [p.budget for p in batch if p.budget is not None]
+            try:
+                if budgets:
+                    with retry_budget(min(budgets)):
+                        await self._commit(batch)
+                else:
+                    await self._commit(batch)
+            except BaseException as exc:  # handed to every waiter
+                for p in batch:
+                    if not p.done.done():
+                        p.done.set_exception(exc)
+                if isinstance(exc, asyncio.CancelledError):
+                    raise
+
+    async def _commit(self, batch: list[_Pending[I, R]]) -> None:
+        stats = self.stats
+        stats.statements += 1
+        stats.largest = max(stats.largest, len(batch))
+        stats.sizes = [*stats.sizes[-63:], len(batch)]
+        try:
+            results = await self._write([p.item for p in batch])
+        except StoreUnavailable:
+            raise  # the database is away: every row of the batch waits for it alike
+        except Exception as exc:
+            if len(batch) == 1:
+                batch[0].done.set_exception(exc)
+                return
+            # one row at fault: each alone, so that only its caller hears of it
+            log.info("%s: a batch of %d failed (%s); writing each on its own", self._name,
+                     len(batch), type(exc).__name__)
+            stats.fallbacks += 1
+            for p in batch:
+                stats.statements += 1
+                try:
+                    (result,) = await self._write([p.item])
+                except StoreUnavailable:
+                    raise
+                except Exception as one:
+                    p.done.set_exception(one)
+                else:
+                    p.done.set_result(result)
+                    stats.items += 1
+            return
+        assert len(results) == len(batch), f"{self._name}: {len(results)} results"
+        for p, result in zip(batch, results, strict=True):
+            p.done.set_result(result)
+        stats.items += len(batch)
+
+
+def _retrieved(future: asyncio.Future[Any]) -> None:
+    """A waiter may have gone (cancelled): the error is theirs to log, not asyncio's."""
+    if not future.cancelled():
+        future.exception()
