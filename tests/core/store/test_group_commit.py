@@ -6,18 +6,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable
 from pathlib import Path
-from uuid import uuid4
+from uuid import UUID, uuid4
 
 import asyncpg
 import pytest
 
-from core.store import Database, Store
+from core.store import Database, Inbound, Store
 from core.store.inbound import merge_marks
 from core.types import ChatMessage, ChatRef, Usage
 
 
-def _record(store: Store, chat: str, mid: str, uid: str = "") -> object:
+def _record(store: Store, chat: str, mid: str, uid: str = "") -> Awaitable[Inbound]:
     return store.inbound.record_for_sender(
         platform="test", chat_id=chat, message_id=mid, sender_uid=uid or f"u{chat}",
         payload={"text": f"q{mid}"}, message={"text": f"q{mid}"}, owner="proc-a")
@@ -103,9 +104,9 @@ async def test_runs_in_one_batch_keep_each_conversations_order(
     b = await store.conversations.active(ChatRef(platform="test", chat_id="b"), None)
     before = store.conversations.run_records.stats.statements
 
-    def said(conv_id: object, *texts: str) -> object:
+    def said(conv_id: UUID, *texts: str) -> Awaitable[None]:
         return store.conversations.add_run_records(
-            conv_id, user_id=None, inbound_id=None,  # type: ignore[arg-type]
+            conv_id, user_id=None, inbound_id=None,
             messages=[ChatMessage(role="assistant", content=t) for t in texts])
 
     await asyncio.gather(said(a.id, "a1", "a2"), said(b.id, "b1"), said(a.id, "a3"))
