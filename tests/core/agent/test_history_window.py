@@ -5,8 +5,9 @@ write, the next turn sees exactly what reading the window afresh gives."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from pathlib import Path
+from typing import cast
 
 from core.agent.runner import AgentRunner, RunLimits
 from core.agent.turn import Turn
@@ -119,7 +120,8 @@ async def test_a_run_left_half_way_leaves_an_exact_window(pg_db: Database, tmp_p
     conv = await store.conversations.active(CHAT, None)
     mode = _Echo()
     runner = AgentRunner(store=store, modes={"normal": mode}, limits=RunLimits(history_limit=8))
-    run = runner.run(conversation=conv, user_id=None, text="half")
+    run = cast(AsyncGenerator[Event, None],
+               runner.run(conversation=conv, user_id=None, text="half"))
     async for _ in run:
         break  # the first event (Done) shown, then the consumer goes away
     await run.aclose()
