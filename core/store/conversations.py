@@ -65,6 +65,21 @@ FROM u LEFT JOIN LATERAL (
 """
 
 
+# The chat's active conversation, created when it has none, in one statement.
+_ACTIVE = """
+WITH found AS (
+    SELECT * FROM conversations
+    WHERE platform = $1 AND chat_id = $2 AND thread_id = $3 AND is_active
+), ins AS (
+    INSERT INTO conversations (user_id, platform, chat_id, thread_id)
+    SELECT $4, $1, $2, $3 WHERE NOT EXISTS (SELECT 1 FROM found)
+    ON CONFLICT (platform, chat_id, thread_id) WHERE is_active DO NOTHING
+    RETURNING *
+)
+SELECT * FROM found UNION ALL SELECT * FROM ins
+"""
+
+
 @dataclass(frozen=True)
 class TurnStart:
     """What `ConversationsRepo.begin_turn` read and wrote in its one round trip."""
@@ -202,12 +217,11 @@ class ConversationsRepo:
             self._write_run_records, name="run-records")
 
     async def active(self, chat: ChatRef, user_id: UUID | None) -> Conversation:
-        """The chat's active conversation, created on first use (race-safe)."""
+        """The chat's active conversation, created on first use (race-safe; one round trip
+        unless another first message of the chat raced it)."""
         thread = chat.thread_id or ""
-        row = await self._pool.fetchrow(
-            "SELECT * FROM conversations WHERE platform=$1 AND chat_id=$2 AND thread_id=$3"
-            " AND is_active", chat.platform, chat.chat_id, thread)
-        if row is None:
+        row = await self._pool.fetchrow(_ACTIVE, chat.platform, chat.chat_id, thread, user_id)
+        if row is None:  # lost a race with another first message of the chat: read it
             row = await self._pool.fetchrow(
                 "INSERT INTO conversations (user_id, platform, chat_id, thread_id)"
                 " VALUES ($1,$2,$3,$4) ON CONFLICT (platform, chat_id, thread_id)"
