@@ -73,6 +73,11 @@ class GroupCommit[I, R]:
     async def submit(self, item: I) -> R:
         """Write `item` with whatever else is waiting; its result once committed."""
         loop = asyncio.get_running_loop()
+        if self._writer is not None and self._writer.get_loop() is not loop:
+            # a store outliving its event loop (tests run one per test): what was left behind
+            # belongs to a loop that no longer runs
+            self._writer = None
+            self._pending = [p for p in self._pending if p.done.get_loop() is loop]
         done: asyncio.Future[R] = loop.create_future()
         done.add_done_callback(_retrieved)
         self._pending.append(_Pending(item, done, current_budget()))
