@@ -89,11 +89,12 @@ async def test_a_bad_row_fails_only_its_own_caller(pg_db: Database, tmp_path: Pa
         uuid4(), user_id=None, messages=[ChatMessage(role="assistant", content="lost")])
     results = await asyncio.gather(runs[0], bad, runs[1], runs[2], return_exceptions=True)
     assert isinstance(results[1], asyncpg.ForeignKeyViolationError)
-    assert [r for n, r in enumerate(results) if n != 1] == [None, None, None]
+    ids = [r for n, r in enumerate(results) if n != 1]
     assert store.conversations.run_records.stats.fallbacks == 1
     for n, c in enumerate(good):
         said = await store.conversations.messages(c.id)
         assert [m.message.content for m in said] == [f"a{n}"]
+        assert ids[n] == [said[0].id]  # each caller got the id of its own row
         assert (await store.conversations.get(c.id)).token_used == 15
 
 
@@ -104,13 +105,16 @@ async def test_runs_in_one_batch_keep_each_conversations_order(
     b = await store.conversations.active(ChatRef(platform="test", chat_id="b"), None)
     before = store.conversations.run_records.stats.statements
 
-    def said(conv_id: UUID, *texts: str) -> Awaitable[None]:
+    def said(conv_id: UUID, *texts: str) -> Awaitable[list[int]]:
         return store.conversations.add_run_records(
             conv_id, user_id=None, inbound_id=None,
             messages=[ChatMessage(role="assistant", content=t) for t in texts])
 
-    await asyncio.gather(said(a.id, "a1", "a2"), said(b.id, "b1"), said(a.id, "a3"))
+    ids = await asyncio.gather(said(a.id, "a1", "a2"), said(b.id, "b1"), said(a.id, "a3"))
     assert store.conversations.run_records.stats.statements - before == 1
+    stored = {m.message.content: m.id for c in (a, b)
+              for m in await store.conversations.messages(c.id)}
+    assert list(ids) == [[stored["a1"], stored["a2"]], [stored["b1"]], [stored["a3"]]]
     assert [m.message.content for m in await store.conversations.messages(a.id)] == \
         ["a1", "a2", "a3"]
     assert [m.message.content for m in await store.conversations.messages(b.id)] == ["b1"]
