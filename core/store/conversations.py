@@ -214,7 +214,8 @@ class ConversationsRepo:
     def __init__(self, pool: asyncpg.Pool) -> None:
         self._pool = pool
         self.run_records: GroupCommit[RunRecords, list[int]] = GroupCommit(
-            self._write_run_records, name="run-records")
+            self._write_run_records, name="run-records",
+            keys=lambda r: (r.conversation_id,))
 
     async def active(self, chat: ChatRef, user_id: UUID | None) -> Conversation:
         """The chat's active conversation, created on first use (race-safe; one round trip

@@ -7,7 +7,9 @@ both sides and a commit (a WAL flush). `GroupCommit` gathers the calls that arri
 previous batch is being written and writes them together in one statement (one transaction, one
 commit): rows arriving within the few milliseconds a write takes share it. A quiet machine writes
 each row at once, alone (no timer: the first message of a chat is never held back waiting for
-company).
+company). Two batches may be written at once, so that one held up by a locked row does not hold
+up everyone's; rows of one chat, message or conversation are written in order, never in two
+batches at once.
 
 Nothing is acknowledged before it is committed: `submit` returns (or raises) only when the batch
 holding its item has been written. When a batch statement fails for a reason other than the
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +34,7 @@ from core.store.retry import current_budget, retry_budget
 log = logging.getLogger(__name__)
 
 MAX_BATCH = 256
+MAX_IN_FLIGHT = 2
 
 
 @dataclass
@@ -55,75 +58,98 @@ class BatchStats:
 class GroupCommit[I, R]:
     """Writes items in batches with `write(items) -> results` (one result per item, in order).
 
-    `apart(item)`: items with the same key never share a batch (the later waits for the next),
-    for statements whose per-row reads would see each other's effects differently together
-    (the inbound record: one message per chat per batch)."""
+    `keys(item)`: what an item writes to (a chat, a message, a conversation); items sharing a
+    key are written in the order given, never in the same batch nor in two batches at once.
+    Up to `max_in_flight` batches are written at once: one batch held up (a row locked by a
+    long transaction) does not hold up the rows of everyone else."""
 
     def __init__(self, write: Callable[[list[I]], Awaitable[list[R]]], *, name: str,
-                 apart: Callable[[I], Hashable] | None = None,
-                 max_batch: int = MAX_BATCH) -> None:
+                 keys: Callable[[I], Iterable[Hashable]] | None = None,
+                 max_batch: int = MAX_BATCH, max_in_flight: int = MAX_IN_FLIGHT) -> None:
         self._write = write
         self._name = name
-        self._apart = apart
+        self._keys = keys
         self._max_batch = max_batch
+        self._max_in_flight = max_in_flight
         self._pending: list[_Pending[I, R]] = []
-        self._writer: asyncio.Task[None] | None = None
+        self._writers: set[asyncio.Task[None]] = set()
+        self._busy: set[Hashable] = set()  # the keys of the batches being written
+        self._starting = False  # a writer was started and has not taken its batch yet
         self.stats = BatchStats()
 
     async def submit(self, item: I) -> R:
         """Write `item` with whatever else is waiting; its result once committed."""
         loop = asyncio.get_running_loop()
-        if self._writer is not None and self._writer.get_loop() is not loop:
+        if any(w.get_loop() is not loop for w in self._writers):
             # a store outliving its event loop (tests run one per test): what was left behind
             # belongs to a loop that no longer runs
-            self._writer = None
+            self._writers.clear()
+            self._busy.clear()
+            self._starting = False
             self._pending = [p for p in self._pending if p.done.get_loop() is loop]
         done: asyncio.Future[R] = loop.create_future()
         done.add_done_callback(_retrieved)
         self._pending.append(_Pending(item, done, current_budget()))
-        if self._writer is None or self._writer.done():
-            self._writer = asyncio.create_task(self._drain(), name=f"group-commit-{self._name}")
+        self._start()
         return await asyncio.shield(done)
 
     async def drain(self) -> None:
         """Wait until everything submitted so far is written (shutdown, tests)."""
-        while self._writer is not None and not self._writer.done():
-            await asyncio.shield(self._writer)
+        while self._writers:
+            await asyncio.wait(set(self._writers))
 
-    def _take(self) -> list[_Pending[I, R]]:
+    def _start(self) -> None:
+        """A writer for what is waiting, when a slot is free and no writer is about to take:
+        the writer takes its batch when it first runs, so the calls made meanwhile join it."""
+        if self._pending and not self._starting and len(self._writers) < self._max_in_flight:
+            self._starting = True
+            writer = asyncio.create_task(self._run(), name=f"group-commit-{self._name}")
+            self._writers.add(writer)
+
+    async def _run(self) -> None:
+        self._starting = False
+        batch, keys = self._take()
+        self._busy |= keys
+        try:
+            if batch:
+                await self._flush(batch)
+        finally:
+            self._busy -= keys
+            current = asyncio.current_task()
+            if current is not None:
+                self._writers.discard(current)
+            self._start()
+
+    def _take(self) -> tuple[list[_Pending[I, R]], set[Hashable]]:
         batch: list[_Pending[I, R]] = []
         rest: list[_Pending[I, R]] = []
-        keys: set[Hashable] = set()
+        taken: set[Hashable] = set()
+        blocked = set(self._busy)  # an item left waiting blocks the later ones of its keys
         for p in self._pending:
-            if len(batch) >= self._max_batch:
+            keys = set(self._keys(p.item)) if self._keys is not None else set()
+            if len(batch) >= self._max_batch or keys & blocked or keys & taken:
                 rest.append(p)
+                blocked |= keys
                 continue
-            if self._apart is not None:
-                key = self._apart(p.item)
-                if key in keys:
-                    rest.append(p)
-                    continue
-                keys.add(key)
+            taken |= keys
             batch.append(p)
         self._pending = rest
-        return batch
+        return batch, taken
 
-    async def _drain(self) -> None:
-        while self._pending:
-            batch = self._take()
-            budgets = [p.budget for p in batch if p.budget is not None]
-            try:
-                if budgets:
-                    with retry_budget(min(budgets)):
-                        await self._commit(batch)
-                else:
+    async def _flush(self, batch: list[_Pending[I, R]]) -> None:
+        budgets = [p.budget for p in batch if p.budget is not None]
+        try:
+            if budgets:
+                with retry_budget(min(budgets)):
                     await self._commit(batch)
-            except BaseException as exc:  # handed to every waiter
-                for p in batch:
-                    if not p.done.done():
-                        p.done.set_exception(exc)
-                if isinstance(exc, asyncio.CancelledError):
-                    raise
+            else:
+                await self._commit(batch)
+        except BaseException as exc:  # handed to every waiter
+            for p in batch:
+                if not p.done.done():
+                    p.done.set_exception(exc)
+            if isinstance(exc, asyncio.CancelledError):
+                raise
 
     async def _commit(self, batch: list[_Pending[I, R]]) -> None:
         stats = self.stats

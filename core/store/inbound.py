@@ -137,9 +137,11 @@ class InboundRepo:
         # one message per chat in a batch: the per-chat reads (held deliveries released, the
         # active conversation) see the batch as they would see each update alone
         self.records: GroupCommit[_Record, Inbound] = GroupCommit(
-            self._record_many, name="inbound-record", apart=lambda r: (r.platform, r.chat_id))
+            self._record_many, name="inbound-record",
+            keys=lambda r: ((r.platform, r.chat_id),))
+        # a message's marks in the order given (never two batches at once for one message)
         self.marks: GroupCommit[Marks, None] = GroupCommit(self._mark_batches,
-                                                           name="inbound-marks")
+                                                           name="inbound-marks", keys=dict.keys)
 
     async def record(
         self, *, platform: str, chat_id: str, message_id: str, sender_uid: str = "",

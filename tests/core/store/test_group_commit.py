@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from uuid import UUID, uuid4
 
@@ -16,6 +16,17 @@ import pytest
 from core.store import Database, Inbound, Store
 from core.store.inbound import merge_marks
 from core.types import ChatMessage, ChatRef, Usage
+
+
+async def until(check: Callable[[], Awaitable[bool]], within_s: float = 60.0) -> None:
+    """Poll `check` until it holds (an event in another session: a lock waited on)."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + within_s
+    while True:
+        if await check():
+            return
+        assert loop.time() < end, "not within the time allowed"
+        await asyncio.sleep(0.02)
 
 
 def _record(store: Store, chat: str, mid: str, uid: str = "") -> Awaitable[Inbound]:
@@ -98,7 +109,7 @@ async def test_a_bad_row_fails_only_its_own_caller(pg_db: Database, tmp_path: Pa
         assert (await store.conversations.get(c.id)).token_used == 15
 
 
-async def test_runs_in_one_batch_keep_each_conversations_order(
+async def test_runs_of_many_conversations_share_a_batch_in_each_ones_order(
         pg_db: Database, tmp_path: Path) -> None:
     store = Store(pg_db, files_dir=tmp_path)
     a = await store.conversations.active(ChatRef(platform="test", chat_id="a"), None)
@@ -111,7 +122,9 @@ async def test_runs_in_one_batch_keep_each_conversations_order(
             messages=[ChatMessage(role="assistant", content=t) for t in texts])
 
     ids = await asyncio.gather(said(a.id, "a1", "a2"), said(b.id, "b1"), said(a.id, "a3"))
-    assert store.conversations.run_records.stats.statements - before == 1
+    # one conversation's runs never share a batch: a's second waits for the first
+    assert store.conversations.run_records.stats.statements - before == 2
+    assert store.conversations.run_records.stats.sizes[-2:] == [2, 1]
     stored = {m.message.content: m.id for c in (a, b)
               for m in await store.conversations.messages(c.id)}
     assert list(ids) == [[stored["a1"], stored["a2"]], [stored["b1"]], [stored["a3"]]]
@@ -135,7 +148,8 @@ async def test_marks_together_leave_what_one_after_the_other_would(
                            ("test", "1", "m1"): {"status": "ignored"}}),
         inbound.mark(platform="test", chat_id="2", message_id="m1", status="failed",
                      error="boom"))
-    assert inbound.marks.stats.statements - before == 1
+    # one message's marks never share a batch (in order, as given): two statements for three
+    assert inbound.marks.stats.statements - before == 2
     rows = {r["chat_id"]: r for r in await pg_db.pool.fetch(
         "SELECT chat_id, status, user_id, lang, placeholder, error FROM inbound_events")}
     assert (rows["0"]["status"], rows["0"]["user_id"], rows["0"]["lang"],
@@ -170,3 +184,34 @@ async def test_the_store_away_fails_the_whole_batch_at_once(
     assert calls == [5]
     with pytest.raises(StoreUnavailable):
         await commit.submit(9)
+
+
+async def test_a_batch_held_up_by_a_locked_row_does_not_hold_up_the_others(
+        pg_db: Database, tmp_path: Path) -> None:
+    """One message's row locked by a long transaction: its mark waits, another message's mark
+    is written meanwhile; a later mark of the locked message waits for the first (in order)."""
+    store = Store(pg_db, files_dir=tmp_path)
+    for n in range(2):
+        await _record(store, str(n), "m1")
+    inbound = store.inbound
+    locker = await pg_db.pool.acquire()
+    tx = locker.transaction()
+    await tx.start()
+    try:
+        await locker.execute("SELECT 1 FROM inbound_events WHERE chat_id = '0' FOR UPDATE")
+        held = asyncio.create_task(inbound.mark(platform="test", chat_id="0", message_id="m1",
+                                                status="running", placeholder="p"))
+        await until(lambda: pg_db.pool.fetchval(  # its batch is sent and waits on the lock
+            "SELECT count(*) > 0 FROM pg_locks WHERE NOT granted"))
+        after = asyncio.create_task(inbound.mark(platform="test", chat_id="0",
+                                                 message_id="m1", status="answered"))
+        await inbound.mark(platform="test", chat_id="1", message_id="m1", status="ignored")
+        assert not held.done() and not after.done()
+    finally:
+        await tx.rollback()
+        await pg_db.pool.release(locker)
+    await held
+    await after
+    row = await pg_db.pool.fetchrow(
+        "SELECT status, placeholder FROM inbound_events WHERE chat_id = '0'")
+    assert (row["status"], row["placeholder"]) == ("answered", "p")
