@@ -9,7 +9,8 @@ by its mean token log-probability plus a bonus for each security it names: peopl
 send voice notes about stocks, so a reading that names one the directory knows is more likely
 than one that names nothing, up to a point. A name that only a much less likely reading has is
 not acted on: it is offered as a question ("did you mean 五粮液 (000858)?"), and so are names the
-readings only sound less alike (:mod:`bot.voice.soundalike`).
+readings only sound less alike (:mod:`bot.voice.soundalike`), and codes heard one digit short
+(``6.0.519`` for 六零零五一九: :func:`bot.voice.codes.code_guesses`).
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.voice.backends import Hypothesis
+from bot.voice.codes import code_guesses
 from bot.voice.correct import Correction
 from bot.voice.hints import Hints
+from bot.voice.institutions import institution_spans
 from bot.voice.mandarin import correct_mandarin, simplified
 from bot.voice.soundalike import SoundIndex, sound_index, suggest
 from tools.symbols import Match, SymbolDirectory
@@ -82,6 +85,7 @@ def _corrected(text: str, directory: SymbolDirectory, index: SoundIndex,
     written in first (the heard text is kept as ``Correction.text``)."""
     fixed = correct_mandarin(text, directory, hints)
     taken = [m.span for m in directory.extract(text) if m.span is not None]
+    taken += institution_spans(text)
     sure = [s for s in suggest(text, index, taken=taken) if s.sure]
     if not sure:
         return fixed
@@ -126,5 +130,11 @@ def choose_reading(hypotheses: Sequence[Hypothesis], directory: SymbolDirectory,
         alike = _as_match(directory, s.symbol, f"sounds like {s.name}", 100.0 * s.similarity)
         if alike is not None:
             asked.setdefault(alike.code, alike)
+    for code in [c for _, _, t, _ in readings for c in code_guesses(t, directory)]:
+        entry = directory.get(code, "cn")
+        guess = None if entry is None else _as_match(directory, entry.symbol,
+                                                     "a digit heard once for twice", 50.0)
+        if guess is not None:
+            asked.setdefault(guess.code, guess)
     return Reading(text=ttext, correction=tfixed, logprob=th.logprob, rank=0,
                    suggestions=tuple(list(asked.values())[:MAX_CHOICES]))
