@@ -8,9 +8,10 @@ shape into its digits, in place and keeping the text's length (the rest is padde
 spaces, so spans found afterwards index the heard text), and only when the directory lists
 the code: any other number stays as it was said.
 
-A reading one digit short, with the digits said apart (``6.0.519``: 60519), is not acted on:
-:func:`code_guesses` offers the listed codes it makes with one of its digits doubled (600519),
-for Bullpen to ask "did you mean 贵州茅台 (600519.SH)?".
+A reading one digit short or long, with the digits said apart (``6.0.519``: 60519;
+``3-0-0-0-7-5-0``), is not acted on: :func:`code_guesses` offers the listed codes it makes with
+a digit of a repeated pair heard once or three times (600519, 300750), for Bullpen to ask "did
+you mean 贵州茅台 (600519.SH)?".
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from tools.symbols import SymbolDirectory
+from tools.symbols import Match, SymbolDirectory
 
 CJK_DIGITS = {"零": "0", "〇": "0", "○": "0", "洞": "0", "一": "1", "幺": "1", "二": "2",
               "两": "2", "三": "3", "四": "4", "五": "5", "六": "6", "七": "7", "八": "8",
@@ -146,15 +147,33 @@ def normalise_codes(text: str, directory: SymbolDirectory) -> str:
 
 
 def code_guesses(text: str, directory: SymbolDirectory, *, limit: int = 3) -> list[str]:
-    """Listed six-digit codes a five-digit reading said digit by digit may be, with one of
-    its digits heard once for twice (``6.0.519`` -> 600519); nothing for a reading the
+    """Listed six-digit codes a five- or seven-digit reading said digit by digit may be, a
+    repeated digit heard once (``6.0.519`` -> 600519) or three times (``3-0-0-0-7-5-0`` ->
+    300750); nothing for a reading the
     directory already lists, or when more than ``limit`` codes fit (too vague to ask)."""
     out: list[str] = []
     for _, _, digits, apart in _spans(text):
-        if len(digits) != 5 or not apart or directory.get(digits) is not None:
+        if len(digits) not in (5, 7) or not apart or directory.get(digits) is not None:
             continue
-        fits = {digits[:i + 1] + digits[i:] for i in range(len(digits))}
+        if len(digits) == 5:  # a doubled digit heard once
+            fits = {digits[:i + 1] + digits[i:] for i in range(len(digits))}
+        else:  # a doubled digit heard three times (3-0-0-0-7-5-0)
+            fits = {digits[:i] + digits[i + 1:] for i in range(len(digits) - 1)
+                    if digits[i] == digits[i + 1]}
         listed = sorted(code for code in fits if directory.get(code, "cn") is not None)
         if 0 < len(listed) <= limit:
             out += [c for c in listed if c not in out]
     return out
+
+
+def guessed_matches(texts: list[str], directory: SymbolDirectory) -> list[Match]:
+    """:func:`code_guesses` of each of ``texts`` as matches to ask about (no span)."""
+    out: dict[str, Match] = {}
+    for text in texts:
+        for code in code_guesses(text, directory):
+            entry = directory.get(code, "cn")
+            if entry is not None and entry.code not in out:
+                out[entry.code] = Match(code=entry.code, name=entry.name, market=entry.market,
+                                        exchange=entry.exchange, symbol=entry.symbol,
+                                        score=50.0, why="a repeated digit heard once or thrice")
+    return list(out.values())

@@ -28,6 +28,7 @@ from bot.voice.backends import (
     make_backend,
     make_multilingual,
 )
+from bot.voice.codes import guessed_matches
 from bot.voice.correct import Correction, common_words, correct
 from bot.voice.decode import (
     DEFAULT_MAX_BYTES,
@@ -375,9 +376,11 @@ class VoicePipeline:
         if not from_platform:
             self.check(raw, fixed.symbols)
         query, symbols = fixed.query, fixed.symbols
+        # a code heard a digit short or long ("3-0-0-0-7-5-0"): asked about, not acted on
+        asked = [] if symbols else guessed_matches([raw.text], directory)
         return Transcript(text=raw.text.strip(), language=raw.language, duration_s=duration,
                           elapsed_s=time.perf_counter() - start, query=query, symbols=symbols,
-                          source=raw.backend, avg_logprob=raw.avg_logprob)
+                          source=raw.backend, avg_logprob=raw.avg_logprob, suggestions=asked)
 
     def _listens(self, audio: Audio, context: LanguageContext) -> bool:
         """Whether the n-best path hears this note: a multilingual faster-whisper model, one

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.voice.backends import Hypothesis
-from bot.voice.codes import code_guesses
+from bot.voice.codes import guessed_matches
 from bot.voice.correct import Correction
 from bot.voice.hints import Hints
 from bot.voice.institutions import institution_spans
@@ -130,11 +130,7 @@ def choose_reading(hypotheses: Sequence[Hypothesis], directory: SymbolDirectory,
         alike = _as_match(directory, s.symbol, f"sounds like {s.name}", 100.0 * s.similarity)
         if alike is not None:
             asked.setdefault(alike.code, alike)
-    for code in [c for _, _, t, _ in readings for c in code_guesses(t, directory)]:
-        entry = directory.get(code, "cn")
-        guess = None if entry is None else _as_match(directory, entry.symbol,
-                                                     "a digit heard once for twice", 50.0)
-        if guess is not None:
-            asked.setdefault(guess.code, guess)
+    for guess in guessed_matches([t for _, _, t, _ in readings], directory):
+        asked.setdefault(guess.code, guess)
     return Reading(text=ttext, correction=tfixed, logprob=th.logprob, rank=0,
                    suggestions=tuple(list(asked.values())[:MAX_CHOICES]))
