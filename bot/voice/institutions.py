@@ -1,7 +1,7 @@
 """Organisations a Mandarin question names that are not listed companies: regulators, central
-banks, ministries, exchanges. A transcript's sound-alike pass never rewrites them into a stock
-(中国证监会 sounds, by two shared characters and a near syllable, like 中国能建), and no
-symbol is read inside them.
+banks, ministries, the mainland exchanges (港交所 is listed: 0388). A transcript's sound-alike
+pass never rewrites them into a stock (中国证监会 sounds, by two shared characters and a near
+syllable, like 中国能建), and no symbol is read inside them.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ INSTITUTIONS = tuple(sorted({
     "国家金融监督管理总局", "金融监管总局", "中国人民银行", "人民银行", "人行", "央行",
     "美联储", "欧洲央行", "日本央行", "英国央行", "国务院", "国家发改委", "发改委", "财政部",
     "商务部", "国家统计局", "统计局", "外汇局", "国家外汇管理局", "国资委", "证券交易所",
-    "上交所", "深交所", "北交所", "港交所", "中金所", "上海证券交易所", "深圳证券交易所",
+    "上交所", "深交所", "北交所", "中金所", "上海证券交易所", "深圳证券交易所",
     "证券业协会", "基金业协会", "社保基金", "中央汇金", "国家队", "世界银行",
     "国际货币基金组织", "交易所", "监管层", "金融委", "政治局",
 }, key=len, reverse=True))
