@@ -1,12 +1,17 @@
 """Organisations a Mandarin question names that are not listed companies: regulators, central
 banks, ministries, the mainland exchanges (港交所 is listed: 0388). A transcript's sound-alike
 pass never rewrites them into a stock (中国证监会 sounds, by two shared characters and a near
-syllable, like 中国能建), and no symbol is read inside them.
+syllable, like 中国能建), nor the words that sound exactly like them (中国政见会), and no symbol
+is read inside them.
 """
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
+
+from bot.voice.soundalike import syllables
+from tools.symbols.normalize import is_cjk_char
 
 # longest first, so that 中国证监会 is one span, not 证监会 inside it
 INSTITUTIONS = tuple(sorted({
@@ -21,9 +26,24 @@ INSTITUTIONS = tuple(sorted({
 _PATTERN = re.compile("|".join(map(re.escape, INSTITUTIONS)))
 
 
+@lru_cache(maxsize=1)
+def _by_sound() -> dict[tuple[str, ...], int]:
+    """Toneless pinyin of the organisations of three characters or more -> their length."""
+    return {syllables(name): len(name) for name in INSTITUTIONS if len(name) >= 3}
+
+
 def institution_spans(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each organisation of :data:`INSTITUTIONS` named in ``text``."""
-    return [m.span() for m in _PATTERN.finditer(text)]
+    """(start, end) of each organisation of :data:`INSTITUTIONS` named in ``text``, written
+    as such or as characters that sound the same (中国政见会 is how 中国证监会 was heard)."""
+    spans = [m.span() for m in _PATTERN.finditer(text)]
+    sounds = _by_sound()
+    for size in sorted(set(sounds.values()), reverse=True):
+        for i in range(len(text) - size + 1):
+            window = text[i:i + size]
+            if (all(is_cjk_char(ch) for ch in window) and not overlaps((i, i + size), spans)
+                    and sounds.get(syllables(window)) == size):
+                spans.append((i, i + size))
+    return sorted(spans)
 
 
 def overlaps(span: tuple[int, int], spans: list[tuple[int, int]]) -> bool:

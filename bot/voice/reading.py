@@ -68,7 +68,7 @@ def _shaky(text: str, directory: SymbolDirectory, index: SoundIndex) -> list[Mat
     out: list[Match] = []
     short = [m for m in directory.extract(text)
              if m.span is not None and m.span[1] - m.span[0] <= 2]
-    for alike in suggest(text, index) if short else []:
+    for alike in suggest(text, index, taken=institution_spans(text)) if short else []:
         for m in short:
             assert m.span is not None
             if alike.start <= m.span[0] and m.span[1] <= alike.end and alike.symbol != m.symbol:
@@ -125,7 +125,7 @@ def choose_reading(hypotheses: Sequence[Hypothesis], directory: SymbolDirectory,
     asked: dict[str, Match] = {}
     for m in fixed.symbols:  # only a far less likely reading names it
         asked.setdefault(m.code, m.model_copy(update={"span": None, "score": 50.0}))
-    found = [s for _, _, t, _ in readings for s in suggest(t, index)]
+    found = [s for _, _, t, _ in readings for s in suggest(t, index, taken=institution_spans(t))]
     for s in sorted(found, key=lambda s: -s.similarity):
         alike = _as_match(directory, s.symbol, f"sounds like {s.name}", 100.0 * s.similarity)
         if alike is not None:

@@ -125,3 +125,26 @@ async def test_a_code_heard_a_digit_long_in_english_is_found_or_asked(
     t = await pipeline.transcribe(audio("code_en_catl.amr"),
                                   context=LanguageContext(chosen="en"))
     assert "300750" in {m.code for m in [*t.symbols, *t.suggestions]}, t.text
+
+
+def test_an_organisation_heard_as_its_homophone_is_not_asked_about(
+        directory: SymbolDirectory) -> None:
+    # what Whisper base wrote for none_csrc.amr (中国证监会): once asked "did you mean 中国能建?"
+    reading = choose_reading([Hypothesis(text="中国政见会今天擦布了什么新贵?", logprob=-0.5,
+                                         tokens=14, language="zh")], directory)
+    assert reading.correction.symbols == [] and reading.suggestions == ()
+
+
+# neural Mandarin notes (ttskit, devtools/make_zh_voice_notes.py) through Whisper base
+@pytest.mark.parametrize(("file", "symbol"), [("code_601318.amr", "601318.SH"),
+                                              ("code_002594.amr", "002594.SZ")])
+async def test_a_code_read_digit_by_digit_in_mandarin_finds_it(
+        zh_pipeline: VoicePipeline, file: str, symbol: str) -> None:
+    t = await zh_pipeline.transcribe(zh_audio(file), context=LanguageContext(locale="zh"))
+    assert [m.symbol for m in t.symbols] == [symbol], t.text
+
+
+async def test_a_note_about_the_regulator_names_no_stock(zh_pipeline: VoicePipeline) -> None:
+    t = await zh_pipeline.transcribe(zh_audio("none_csrc.amr"),
+                                     context=LanguageContext(locale="zh"))
+    assert t.symbols == [] and t.suggestions == [], t.text
