@@ -339,10 +339,12 @@ class FasterWhisperBackend:
         return self._stock(model, audio, prompt, language=language, deadline=deadline)
 
     async def listen(self, audio: Audio, *, languages: tuple[str, ...] = (),
-                     decide: Decide | None = None, hypotheses: int = 5) -> Listened:
+                     decide: Decide | None = None, hypotheses: int = 5,
+                     short_context: bool | None = None) -> Listened:
         """One encoder pass; the n best readings in each language (see :meth:`listen_sync`)."""
         return await self.pool.run(lambda: self.listen_sync(
-            audio, languages=languages, decide=decide, hypotheses=hypotheses))
+            audio, languages=languages, decide=decide, hypotheses=hypotheses,
+            short_context=short_context))
 
     def listen_sync(self, audio: Audio, *, languages: tuple[str, ...] = (),
                     decide: Decide | None = None, hypotheses: int = 5,

@@ -23,7 +23,12 @@ INSTITUTIONS = tuple(sorted({
     "证券业协会", "基金业协会", "社保基金", "中央汇金", "国家队", "世界银行",
     "国际货币基金组织", "交易所", "监管层", "金融委", "政治局",
 }, key=len, reverse=True))
-_PATTERN = re.compile("|".join(map(re.escape, INSTITUTIONS)))
+# ... and any name ending as an organisation's does (上海交通大学, 中国共产党, 中山公园): its
+# first characters can sound like a company's (中国共产 / 中国巨石) but it names none
+ORGANISATION_ENDINGS = ("大学", "学院", "委员会", "协会", "政协", "共产党", "国民党", "公园",
+                        "研究院", "研究所")
+_PATTERN = re.compile("|".join(map(re.escape, INSTITUTIONS)) + "|[\u4e00-\u9fff]{0,4}(?:"
+                      + "|".join(map(re.escape, ORGANISATION_ENDINGS)) + ")")
 
 
 @lru_cache(maxsize=1)

@@ -29,7 +29,6 @@ from bot.voice.codes import CJK_DIGITS, normalise_codes
 from bot.voice.correct import Correction, _rewrite
 from bot.voice.hints import Hints
 from bot.voice.institutions import institution_spans, overlaps
-from bot.voice.soundalike import SURE_CHANGED, similarity
 from tools.symbols import SymbolDirectory, SymbolEntry
 from tools.symbols.normalize import has_cjk, is_cjk_char, to_simplified
 
@@ -132,16 +131,6 @@ def _shapes(window: str) -> list[str]:
     return out
 
 
-def _changed_alike(window: str, name: str) -> bool:
-    """The characters that differ sound alike on their own (initials and finals merged, as in
-    :func:`bot.voice.soundalike.similarity`): characters a window shares with a name are no
-    evidence it was misheard for it (中国证监 shares 中国 with 中国能建; 证监 / 能建 is 0.5)."""
-    pairs = [(a, b) for a, b in zip(window, name, strict=True) if a != b]
-    heard = tuple(s for a, _ in pairs for s in _syllables(a))
-    said = tuple(s for _, b in pairs for s in _syllables(b))
-    return len(heard) == len(said) == len(pairs) and similarity(heard, said) >= SURE_CHANGED
-
-
 def _sound_alike(window: str, names: ChineseNames,
                  short_ok: frozenset[str]) -> tuple[str, str, float] | None:
     """(name, code, similarity) of the directory name ``window`` was misheard for, or None.
@@ -163,8 +152,7 @@ def _sound_alike(window: str, names: ChineseNames,
                     continue
                 need = 85.0 if shape.count("?") == 1 else 88.0
                 sim = fuzz.ratio(heard, " ".join(_syllables(name)))
-                if sim >= need and _changed_alike(window, name) and (
-                        best is None or sim > best[2]):
+                if sim >= need and (best is None or sim > best[2]):
                     best = (name, code, sim)
     return best
 

@@ -83,8 +83,8 @@ async def test_a_note_heard_one_digit_short_asks_with_buttons(
 
 
 @pytest.mark.parametrize("heard", [
-    "中国证监会今天发布了什么新规？", "中国证监今天发布了新规", "证监会怎么说", "央行降息了吗",
-    "美联储降息对股市有什么影响？"])
+    "中国证监会今天发布了什么新规？", "中国政见会今天发布了新规", "证监会怎么说", "央行降息了吗",
+    "美联储降息对股市有什么影响？", "上海交通大学怎么样", "中国共产党"])
 def test_an_organisation_that_is_no_listed_company_finds_none(
         directory: SymbolDirectory, heard: str) -> None:
     fixed = correct_mandarin(heard, directory)
