@@ -407,8 +407,9 @@ class VoicePipeline:
         assert isinstance(multi, FasterWhisperBackend)
         limit = self.deadline_for(audio.duration_s)
         deadline = time.monotonic() + limit
-        # the short encoder window first (a third of the CPU); the full 30 s window again when
-        # it acts on no name: `bullpen bench stt_speed` saw each window keep names the other lost
+        # the short encoder window first (a third of the CPU); the full 30 s window again when a
+        # Mandarin-only reading acts on no name (`bullpen bench stt_speed`: each window kept
+        # names the other lost)
         passes = (True, False) if multi.short_context else (False,)
         for n, short in enumerate(passes):
             last = n == len(passes) - 1
@@ -444,8 +445,8 @@ class VoicePipeline:
                 if not en and last:
                     raise
                 refused = exc
-            if last or (reading is not None and reading.correction.symbols):
-                break
+            if last or en or (reading is not None and reading.correction.symbols):
+                break  # (heard in both languages: the English reading is weighed instead)
         if en and (english := await self._english_reading(en[0], directory, hint, reading,
                                                           got.language_probs)) is not None:
             return english.model_copy(update={"duration_s": audio.duration_s,
