@@ -175,9 +175,8 @@ def _english() -> dict[str, Any]:
     from bot.voice.backends import FasterWhisperBackend
     from bot.voice.correct import correct
     from bot.voice.decode import decode
-    from tools.symbols import default_directory
-
     from bot.voice.hints import build_hints
+    from tools.symbols import default_directory
 
     directory = default_directory()
     hints = build_hints(directory)  # as the English path corrects (sound-alikes of hints)
