@@ -410,7 +410,9 @@ class VoicePipeline:
         # the short encoder window first (a third of the CPU); the full 30 s window again when a
         # Mandarin-only reading acts on no name (`bullpen bench stt_speed`: each window kept
         # names the other lost)
-        passes = (True, False) if multi.short_context else (False,)
+        # Detection (no language known from the chat) keeps the full window: detected on the
+        # short one, 5 of 22 English notes were called another language and refused
+        passes = (True, False) if multi.short_context and context.prior else (False,)
         for n, short in enumerate(passes):
             last = n == len(passes) - 1
             left = deadline - time.monotonic()
