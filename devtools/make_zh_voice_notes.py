@@ -85,6 +85,11 @@ NOTES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("none_rain", "明天会下雨吗？", ()),
     ("none_pe", "帮我解释一下什么是市盈率。", ()),
     ("none_fed", "美联储降息对股市有什么影响？", ()),
+    # more codes read digit by digit, and an organisation that is no listed company
+    ("code_601318", "六零一三一八最近怎么样？", ("601318.SH",)),
+    ("code_600036", "代码六零零零三六今天涨了吗？", ("600036.SH",)),
+    ("code_002594", "零零二五九四的股价是多少？", ("002594.SZ",)),
+    ("none_csrc", "中国证监会今天发布了什么新规？", ()),
 )
 
 # Real recordings naming no stock: (id, wheel name prefix, member, transcript).

@@ -228,6 +228,28 @@ def load_faster_whisper(model: str | None = None, *, compute_type: str = "int8",
     return found
 
 
+def _context_frames(frames: int) -> int:
+    """Encoder frames for a short note of ``frames`` mel frames: the note, 30% and 1 s more,
+    at least 10 s (less makes Whisper repeat itself), at most the full 30 s window."""
+    context = min(3000, max(_MIN_CONTEXT_FRAMES, int(frames * 1.3) + 100))
+    return context + context % 2
+
+
+class _Stages:
+    """CPU seconds (all threads) of each step, added into ``into`` when given."""
+
+    def __init__(self, into: dict[str, float] | None) -> None:
+        self.into = into
+        self.last = time.process_time()
+
+    def mark(self, stage: str) -> None:
+        if self.into is None:
+            return
+        now = time.process_time()
+        self.into[stage] = self.into.get(stage, 0.0) + now - self.last
+        self.last = now
+
+
 def _compression_ratio(text: str) -> float:
     raw = text.encode("utf-8")
     return len(raw) / max(1, len(zlib.compress(raw)))
@@ -317,13 +339,17 @@ class FasterWhisperBackend:
         return self._stock(model, audio, prompt, language=language, deadline=deadline)
 
     async def listen(self, audio: Audio, *, languages: tuple[str, ...] = (),
-                     decide: Decide | None = None, hypotheses: int = 5) -> Listened:
+                     decide: Decide | None = None, hypotheses: int = 5,
+                     short_context: bool | None = None) -> Listened:
         """One encoder pass; the n best readings in each language (see :meth:`listen_sync`)."""
         return await self.pool.run(lambda: self.listen_sync(
-            audio, languages=languages, decide=decide, hypotheses=hypotheses))
+            audio, languages=languages, decide=decide, hypotheses=hypotheses,
+            short_context=short_context))
 
     def listen_sync(self, audio: Audio, *, languages: tuple[str, ...] = (),
-                    decide: Decide | None = None, hypotheses: int = 5) -> Listened:
+                    decide: Decide | None = None, hypotheses: int = 5,
+                    short_context: bool | None = None,
+                    stages: dict[str, float] | None = None) -> Listened:
         """A note of one window (<= 30 s), encoded once, decoded by beam search in each of
         ``languages`` keeping the ``hypotheses`` best readings, with no prompt. With
         ``decide``, the languages are what it says given the model's language probabilities
@@ -332,22 +358,48 @@ class FasterWhisperBackend:
         No prompt: the generic Mandarin prompt cost names (2/20 written exactly against 7/20
         without it, issue 32); names are recovered from the n-best list by the symbols
         directory instead, which knows them.
+
+        ``short_context`` (default: the backend's): the encoder sees the note and some
+        padding (at least 10 s) instead of 30 s, as the English path does; a decode that
+        repeats itself is done again with the full window (``bullpen bench stt_speed``
+        measured the encoder at most of a short note's time, and the names it keeps).
+        ``stages`` gathers the CPU seconds of each step, for that bench.
         """
         from faster_whisper.audio import pad_or_trim
-        from faster_whisper.tokenizer import Tokenizer
-        from faster_whisper.transcribe import get_suppressed_tokens
 
         model = self._model()
         if not model.model.is_multilingual:
             raise ConfigError("n-best listening needs a multilingual model")
+        clock = _Stages(stages)
         features = model.feature_extractor(audio.samples[:SHORT_NOTE_S_SAMPLES])
         frames = features.shape[-1] - 1
-        encoded = model.encode(pad_or_trim(features[:, :frames]))
+        clock.mark("features")
+        short = self.short_context if short_context is None else short_context
+        context = _context_frames(frames) if short else 3000
+        encoded = model.encode(pad_or_trim(features[:, :frames], context))
+        clock.mark("encode")
         probs: dict[str, float] = {}
         if decide is not None:
             found = model.model.detect_language(encoded)[0]
             probs = {tok.strip("<|>"): float(p) for tok, p in found}
             languages = decide(probs)
+            clock.mark("detect")
+        out = self._readings(model, encoded, languages, hypotheses)
+        clock.mark("decode")
+        if context < 3000 and any(_repeats(h[0].text) for h in out[0].values() if h):
+            log.debug("short-context n-best repeated itself; full window")
+            encoded = model.encode(pad_or_trim(features[:, :frames]))
+            out = self._readings(model, encoded, languages, hypotheses)
+            clock.mark("full_window_again")
+        return Listened(language_probs=probs, hypotheses=out[0], no_speech_prob=out[1],
+                        backend=self.name)
+
+    def _readings(self, model: Any, encoded: Any, languages: tuple[str, ...],
+                  hypotheses: int) -> tuple[dict[str, tuple[Hypothesis, ...]], float]:
+        """The ``hypotheses`` best readings of ``encoded`` in each language; no-speech prob."""
+        from faster_whisper.tokenizer import Tokenizer
+        from faster_whisper.transcribe import get_suppressed_tokens
+
         out: dict[str, tuple[Hypothesis, ...]] = {}
         no_speech = 0.0
         for lang in languages:
@@ -369,8 +421,7 @@ class FasterWhisperBackend:
                     hyps.append(Hypothesis(text=text, logprob=float(score), tokens=len(tokens),
                                            language=lang))
             out[lang] = tuple(hyps)
-        return Listened(language_probs=probs, hypotheses=out, no_speech_prob=no_speech,
-                        backend=self.name)
+        return out, no_speech
 
     def _stock(self, model: Any, audio: Audio, prompt: str, *, language: str | None = None,
                deadline: float | None = None) -> RawTranscript:
@@ -455,8 +506,7 @@ class FasterWhisperBackend:
             avg = result.scores[0] * len(tokens) / (len(tokens) + 1) if tokens else -10.0
             return tokens, float(avg), float(result.no_speech_prob), encoded
 
-        context = min(3000, max(_MIN_CONTEXT_FRAMES, int(frames * 1.3) + 100))
-        context += context % 2
+        context = _context_frames(frames)
         tokens, avg, no_speech, encoded = run(context)
         text = tokenizer.decode(tokens).strip()
         if context < 3000 and _repeats(text):

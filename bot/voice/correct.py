@@ -1,12 +1,14 @@
 """Transcript -> the question the agent sees, with stock names fixed and codes attached.
 
-Three passes, each conservative:
+Four passes, each conservative:
 
 1. Tickers spelled letter by letter ("N V D A", "n-v-d-a", "A.M.D.") become "N V D A", which
    the directory's ``extract`` reads as a ticker; only letter runs that are a listed ticker are
    touched, and the text keeps its length so spans stay valid.
-2. ``SymbolDirectory.extract`` finds names, tickers and codes (either language).
-3. Speech errors ("then video", "broad come", "KP Morgan"): runs of words no name claimed are
+2. Codes said digit by digit or as a number ("six oh oh five one nine", "600 519") become
+   the code when the directory lists it (:mod:`bot.voice.codes`; length kept).
+3. ``SymbolDirectory.extract`` finds names, tickers and codes (either language).
+4. Speech errors ("then video", "broad come", "KP Morgan"): runs of words no name claimed are
    compared by sound with the hint vocabulary only (watchlist, recent and most-traded names),
    so an ordinary sentence cannot turn into a ticker nobody mentioned.
 
@@ -23,6 +25,7 @@ from functools import lru_cache
 
 from rapidfuzz import fuzz
 
+from bot.voice.codes import normalise_codes
 from bot.voice.hints import Hints, display_name
 from tools.symbols import Match, SymbolDirectory
 from tools.symbols.normalize import has_cjk, phonetic
@@ -177,7 +180,7 @@ def correct(text: str, directory: SymbolDirectory, hints: Hints | None = None) -
     text = text.strip()
     if not text:
         return Correction(text="", query="")
-    work = normalise_spelling(text, directory)
+    work = normalise_codes(normalise_spelling(text, directory), directory)
     found = [m for m in directory.extract(work) if m.span is not None]
     if hints is not None and hints.codes:
         taken = [m.span for m in found if m.span is not None]

@@ -4,7 +4,8 @@ Whisper base writes Mandarin in traditional characters and mishears names by sou
 茅台, 林德时代 for 宁德时代) because it does not know them. Four conservative passes:
 
 1. simplified characters (opencc, via the symbols directory's normaliser);
-2. a code read digit by digit (六零零五一九) becomes 600519, only when the directory knows it;
+2. a code read digit by digit (六零零五一九, 600 519) becomes 600519, only when the directory
+   knows it (:mod:`bot.voice.codes`);
 3. ``SymbolDirectory.extract`` finds names, Chinese aliases (英伟达, 特斯拉) and codes;
 4. runs of characters no name claimed are compared with the directory's Chinese names by
    pinyin: same toneless pinyin, or one character off with near-identical pinyin (l/n, an/ang),
@@ -24,18 +25,16 @@ from functools import lru_cache
 
 from rapidfuzz import fuzz
 
+from bot.voice.codes import CJK_DIGITS, normalise_codes
 from bot.voice.correct import Correction, _rewrite
 from bot.voice.hints import Hints
+from bot.voice.institutions import institution_spans, overlaps
 from tools.symbols import SymbolDirectory, SymbolEntry
 from tools.symbols.normalize import has_cjk, is_cjk_char, to_simplified
 
 # A neutral simplified-Chinese sentence: Whisper continues in the prompt's script.
 ZH_PROMPT = "以下是普通话的句子。"
 
-_DIGITS = {"零": "0", "〇": "0", "○": "0", "洞": "0", "一": "1", "幺": "1", "二": "2",
-           "两": "2", "三": "3", "四": "4", "五": "5", "六": "6", "七": "7", "八": "8",
-           "九": "9"}
-_SPOKEN_CODE = re.compile(f"[{''.join(_DIGITS)}0-9]{{4,6}}")
 # Characters only written Cantonese uses; Mandarin transcripts do not contain them.
 CANTONESE_MARKS = frozenset("嘅咗唔係佢冇啲喺嚟噉嘢睇咩乜哋嗰呢度俾攞諗嘞喇咁")
 
@@ -73,16 +72,9 @@ def spoken_index_numbers(text: str) -> str:
 
 
 def spoken_codes(text: str, directory: SymbolDirectory) -> str:
-    """"六零零五一九" -> "600519" when the directory lists that code (length-changing)."""
-
-    def fix(m: re.Match[str]) -> str:
-        raw = m.group(0)
-        code = "".join(_DIGITS.get(ch, ch) for ch in raw)
-        if raw == code or directory.get(code) is None:
-            return raw
-        return code
-
-    return _SPOKEN_CODE.sub(fix, text)
+    """"六零零五一九" / "600 519" -> "600519" when the directory lists that code (length kept:
+    see :func:`bot.voice.codes.normalise_codes`)."""
+    return normalise_codes(text, directory)
 
 
 @lru_cache(maxsize=8192)
@@ -182,9 +174,11 @@ def correct_mandarin(text: str, directory: SymbolDirectory,
     i = 0
     while i < len(fixed):
         done = False
+        kept = institution_spans(fixed)  # 中国证监会 is no stock, whatever it sounds like
         for size in (6, 5, 4, 3, 2):
             window = fixed[i:i + size]
-            if len(window) < size or not all(is_cjk_char(ch) for ch in window):
+            if (len(window) < size or not all(is_cjk_char(ch) for ch in window)
+                    or overlaps((i, i + size), kept)):
                 continue
             if any(m.span == (0, size) for m in directory.extract(window)):
                 i += size  # already a name
@@ -198,15 +192,17 @@ def correct_mandarin(text: str, directory: SymbolDirectory,
                 break
         if not done:
             i += 1
+    kept = institution_spans(fixed)
     found = [m for m in directory.extract(fixed)
-             if m.span is not None and not _inside_a_number(fixed, *m.span)]
+             if m.span is not None and not _inside_a_number(fixed, *m.span)
+             and not overlaps(m.span, kept)]
     return Correction(text=text, query=_rewrite(fixed, found, directory, hints), symbols=found)
 
 
 def _inside_a_number(text: str, start: int, end: int) -> bool:
     """A name made of numerals that is part of a longer run of them: 二三四五 (an alias of
     岩山科技) in 一二三四五六七, which is counting."""
-    digits = set(_DIGITS) | set("十百千万")
+    digits = set(CJK_DIGITS) | set("十百千万")
     if not all(ch in digits for ch in text[start:end]):
         return False
     return (start > 0 and text[start - 1] in digits) or (end < len(text) and text[end] in digits)

@@ -28,6 +28,7 @@ from bot.voice.backends import (
     make_backend,
     make_multilingual,
 )
+from bot.voice.codes import guessed_matches
 from bot.voice.correct import Correction, common_words, correct
 from bot.voice.decode import (
     DEFAULT_MAX_BYTES,
@@ -375,9 +376,11 @@ class VoicePipeline:
         if not from_platform:
             self.check(raw, fixed.symbols)
         query, symbols = fixed.query, fixed.symbols
+        # a code heard a digit short or long ("3-0-0-0-7-5-0"): asked about, not acted on
+        asked = [] if symbols else guessed_matches([raw.text], directory)
         return Transcript(text=raw.text.strip(), language=raw.language, duration_s=duration,
                           elapsed_s=time.perf_counter() - start, query=query, symbols=symbols,
-                          source=raw.backend, avg_logprob=raw.avg_logprob)
+                          source=raw.backend, avg_logprob=raw.avg_logprob, suggestions=asked)
 
     def _listens(self, audio: Audio, context: LanguageContext) -> bool:
         """Whether the n-best path hears this note: a multilingual faster-whisper model, one
@@ -403,30 +406,49 @@ class VoicePipeline:
         multi = self.multilingual
         assert isinstance(multi, FasterWhisperBackend)
         limit = self.deadline_for(audio.duration_s)
-        try:
-            got = await asyncio.wait_for(multi.listen(
-                audio, decide=None if context.prior else self._languages(
-                    context, audio.duration_s),
-                languages=(context.prior,) if context.prior else (),
-                hypotheses=self.nbest), timeout=limit)
-        except TimeoutError as exc:
-            raise NoteTooSlow(f"not heard within {limit:.0f} s", limit=limit) from exc
-        except ConfigError as exc:
-            raise TranscriptionUnavailable(str(exc)) from exc
-        zh = got.hypotheses.get("zh", ())
-        if not zh:
-            return None
-        top, en = zh[0], got.hypotheses.get("en", ())
-        refused: AudioError | None = None
-        reading: Reading | None = None
-        try:
-            self.check_mandarin(RawTranscript(text=simplified(top.text), language="zh",
-                                              avg_logprob=top.logprob))
-            reading = await asyncio.to_thread(choose_reading, zh, directory, hint)
-        except AudioError as exc:  # not Mandarin after all? the English reading may be
-            if not en:
-                raise
-            refused = exc
+        deadline = time.monotonic() + limit
+        # the short encoder window first (a third of the CPU); the full 30 s window again when a
+        # Mandarin-only reading acts on no name (`bullpen bench stt_speed`: each window kept
+        # names the other lost)
+        # Detection (no language known from the chat) keeps the full window: detected on the
+        # short one, 5 of 22 English notes were called another language and refused
+        passes = (True, False) if multi.short_context and context.prior else (False,)
+        for n, short in enumerate(passes):
+            last = n == len(passes) - 1
+            left = deadline - time.monotonic()
+            if n and left <= 0:
+                break
+            try:
+                heard = await asyncio.wait_for(multi.listen(
+                    audio, decide=None if context.prior else self._languages(
+                        context, audio.duration_s),
+                    languages=(context.prior,) if context.prior else (),
+                    hypotheses=self.nbest, short_context=short), timeout=left)
+            except TimeoutError as exc:
+                if n:
+                    break  # the first pass stands
+                raise NoteTooSlow(f"not heard within {limit:.0f} s", limit=limit) from exc
+            except ConfigError as exc:
+                raise TranscriptionUnavailable(str(exc)) from exc
+            zh = heard.hypotheses.get("zh", ())
+            if not zh:
+                if n:
+                    break
+                return None
+            got = heard
+            top, en = zh[0], got.hypotheses.get("en", ())
+            refused: AudioError | None = None
+            reading: Reading | None = None
+            try:
+                self.check_mandarin(RawTranscript(text=simplified(top.text), language="zh",
+                                                  avg_logprob=top.logprob))
+                reading = await asyncio.to_thread(choose_reading, zh, directory, hint)
+            except AudioError as exc:  # not Mandarin after all? the English reading may be
+                if not en and last:
+                    raise
+                refused = exc
+            if last or en or (reading is not None and reading.correction.symbols):
+                break  # (heard in both languages: the English reading is weighed instead)
         if en and (english := await self._english_reading(en[0], directory, hint, reading,
                                                           got.language_probs)) is not None:
             return english.model_copy(update={"duration_s": audio.duration_s,

@@ -9,7 +9,8 @@ by its mean token log-probability plus a bonus for each security it names: peopl
 send voice notes about stocks, so a reading that names one the directory knows is more likely
 than one that names nothing, up to a point. A name that only a much less likely reading has is
 not acted on: it is offered as a question ("did you mean 五粮液 (000858)?"), and so are names the
-readings only sound less alike (:mod:`bot.voice.soundalike`).
+readings only sound less alike (:mod:`bot.voice.soundalike`), and codes heard one digit short
+(``6.0.519`` for 六零零五一九: :func:`bot.voice.codes.code_guesses`).
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.voice.backends import Hypothesis
+from bot.voice.codes import guessed_matches
 from bot.voice.correct import Correction
 from bot.voice.hints import Hints
+from bot.voice.institutions import institution_spans
 from bot.voice.mandarin import correct_mandarin, simplified
 from bot.voice.soundalike import SoundIndex, sound_index, suggest
 from tools.symbols import Match, SymbolDirectory
@@ -65,7 +68,7 @@ def _shaky(text: str, directory: SymbolDirectory, index: SoundIndex) -> list[Mat
     out: list[Match] = []
     short = [m for m in directory.extract(text)
              if m.span is not None and m.span[1] - m.span[0] <= 2]
-    for alike in suggest(text, index) if short else []:
+    for alike in suggest(text, index, taken=institution_spans(text)) if short else []:
         for m in short:
             assert m.span is not None
             if alike.start <= m.span[0] and m.span[1] <= alike.end and alike.symbol != m.symbol:
@@ -82,6 +85,7 @@ def _corrected(text: str, directory: SymbolDirectory, index: SoundIndex,
     written in first (the heard text is kept as ``Correction.text``)."""
     fixed = correct_mandarin(text, directory, hints)
     taken = [m.span for m in directory.extract(text) if m.span is not None]
+    taken += institution_spans(text)
     sure = [s for s in suggest(text, index, taken=taken) if s.sure]
     if not sure:
         return fixed
@@ -121,10 +125,12 @@ def choose_reading(hypotheses: Sequence[Hypothesis], directory: SymbolDirectory,
     asked: dict[str, Match] = {}
     for m in fixed.symbols:  # only a far less likely reading names it
         asked.setdefault(m.code, m.model_copy(update={"span": None, "score": 50.0}))
-    found = [s for _, _, t, _ in readings for s in suggest(t, index)]
+    found = [s for _, _, t, _ in readings for s in suggest(t, index, taken=institution_spans(t))]
     for s in sorted(found, key=lambda s: -s.similarity):
         alike = _as_match(directory, s.symbol, f"sounds like {s.name}", 100.0 * s.similarity)
         if alike is not None:
             asked.setdefault(alike.code, alike)
+    for guess in guessed_matches([t for _, _, t, _ in readings], directory):
+        asked.setdefault(guess.code, guess)
     return Reading(text=ttext, correction=tfixed, logprob=th.logprob, rank=0,
                    suggestions=tuple(list(asked.values())[:MAX_CHOICES]))

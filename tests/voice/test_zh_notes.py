@@ -81,7 +81,8 @@ class Twin(FasterWhisperBackend):
         self.asked: list[tuple[str, ...]] = []
 
     async def listen(self, audio: Audio, *, languages: tuple[str, ...] = (),
-                     decide: Any = None, hypotheses: int = 5) -> Listened:
+                     decide: Any = None, hypotheses: int = 5,
+                     short_context: bool | None = None) -> Listened:
         if decide is not None:
             languages = decide(self.probs)
         self.asked.append(languages)
