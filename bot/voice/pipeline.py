@@ -577,7 +577,7 @@ class VoicePipeline:
     async def _say(self, adapter: Adapter, msg: IncomingMessage, text: str,
                    buttons: list[list[Button]] | None = None) -> None:
         """The gateway's path for a short reply: at once, or through the outbox."""
-        from bot.outbox import say
+        from bot.sender import say
 
         await say(adapter, msg, text, outbox=self.outbox, plain=True, buttons=buttons)
 
