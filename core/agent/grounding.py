@@ -108,6 +108,23 @@ def unsupported_figures(answer: str, tool_texts: Iterable[str], *,
     return out
 
 
+# a question that asks for a figure (a price, a move, a ratio, how much ...): its answer
+# states one once a data tool ran
+_FIGURE_WORDS = re.compile(
+    r"\b(?:price|close|closing|closed|quote|open|opened|high|low|volume|returns?|change|"
+    r"market cap|p/?e|eps|revenue|earnings|profit|dividends?|rsi|macd|sma|ema|moving average|"
+    r"bollinger|52.week|compare|performance|perform|how much|level|worth|yield)\b|"
+    r"股价|价格|收盘|开盘|最高|最低|成交|涨|跌|市值|市盈率|营收|利润|分红|均线|多少|对比|比较|点位|"
+    r"表现|汇率|净值|收益",
+    re.IGNORECASE)
+
+
+def wants_figure(question: str) -> bool:
+    """Whether a question asks for a figure (narrower than `wants_data`: a ticker alone, the
+    news or a chart do not)."""
+    return bool(_FIGURE_WORDS.search(question))
+
+
 def wants_data(question: str) -> bool:
     """Whether a question asks for market data (a named security or a data word)."""
     if _DATA_WORDS.search(question):
@@ -178,3 +195,63 @@ def states_a_date(answer: str) -> bool:
     return bool(_DATE.search(answer) or re.search(
         r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.? \d{1,2}\b|"
         r"\d{1,2}月\d{1,2}日|\b\d{1,2}/\d{1,2}\b", answer))
+
+
+# --- dates the answer gives its data (issue 35: today's date given as the data's date) -------
+
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_FULL_DATES = re.compile(
+    r"(?<!\d)((?:19|20)\d{2})(?:[-/.]|年)(\d{1,2})(?:[-/.]|月)(\d{1,2})(?!\d)"
+    r"|\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.? (\d{1,2})(?:st|nd|rd|th)?,? "
+    r"((?:19|20)\d{2})\b"
+    r"|\b(\d{1,2}) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.? ((?:19|20)\d{2})\b",
+    re.IGNORECASE)
+_ANY_DAY = re.compile(r"(?<!\d)((?:19|20)\d{2})-?(\d{2})-?(\d{2})(?!\d)")
+
+
+def _iso(year: str, month: str | int, day: str) -> str | None:
+    m, d = int(month), int(day)
+    if not (1 <= m <= 12 and 1 <= d <= 31):
+        return None
+    return f"{int(year):04d}-{m:02d}-{d:02d}"
+
+
+def stated_dates(text: str) -> list[str]:
+    """The calendar dates with a year that `text` writes (2025-02-14, 2025/2/14, 2025年2月14日,
+    Feb 14, 2025, 14 Feb 2025), as ISO days, in order of appearance."""
+    out: list[str] = []
+    for m in _FULL_DATES.finditer(text):
+        if m.group(1):
+            day = _iso(m.group(1), m.group(2), m.group(3))
+        elif m.group(4):
+            day = _iso(m.group(6), _MONTHS.index(m.group(4).lower()[:3]) + 1, m.group(5))
+        else:
+            day = _iso(m.group(9), _MONTHS.index(m.group(8).lower()[:3]) + 1, m.group(7))
+        if day and day not in out:
+            out.append(day)
+    return out
+
+
+def _known_days(texts: Iterable[str]) -> set[str]:
+    """Every ISO day the texts carry (2025-02-14, 20250214, a timestamp's day, or a date as
+    a person writes it)."""
+    days: set[str] = set()
+    for text in texts:
+        days.update(d for m in _ANY_DAY.finditer(text) if (d := _iso(*m.groups())))
+        days.update(stated_dates(text))
+    return days
+
+
+def wrong_dates(answer: str, tool_texts: Iterable[str], *, also: Iterable[str] = ()
+                ) -> list[str]:
+    """Dates `answer` states that lie outside every date the tool results carry (the span
+    from their first to their last day), and that the question or the history did not give:
+    e.g. today's date written as the date of data that is as of an earlier close. Nothing
+    when the tool results carry no date (then nothing says which date is right)."""
+    tool_days = sorted(_known_days(tool_texts))
+    if not tool_days:
+        return []
+    given = _known_days(also)
+    first, last = tool_days[0], tool_days[-1]
+    return [d for d in stated_dates(answer)
+            if d not in given and not first <= d <= last]

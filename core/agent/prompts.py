@@ -70,6 +70,14 @@ units: the change in currency, and the percent change from the field that holds 
 DATES = """Your answer gives figures without their date. Write it again and state the date the
 tool results give for each figure ({dates})."""
 
+WRONG_DATES = """Your answer gives the date {wrong} for its data, but the tool results are dated
+{dates}. Today's date is not the date of the data. Write the answer again with the date the
+tool results give for each figure."""
+
+NO_FIGURE = """The question asks for figures and the tool results above hold them, but your
+answer states none. Answer again in one or two plain sentences with the figures the tool
+results give, and their date."""
+
 
 # a small model is told which instruments the question names (it may not know 英伟达 is NVDA)
 SYMBOLS_HINT = {"en": "\n\n(Symbols in this question: {symbols})",
@@ -120,6 +128,11 @@ def units(figures: list[str], fields: list[str]) -> str:
 
 def dates(found: list[str]) -> str:
     return DATES.format(dates=", ".join(found[:3]))
+
+
+def wrong_dates(wrong: list[str], found: list[str]) -> str:
+    return WRONG_DATES.format(wrong=", ".join(wrong[:3]),
+                              dates=", ".join(found[:3]) or "different")
 
 
 def use_tools(figures: list[str]) -> str:

@@ -35,6 +35,14 @@ WORDS: dict[str, dict[str, str]] = {
         "en": "The model answered in another language than the question's.",
         "zh": "模型没有用提问的语言回答。",
     },
+    "wrong_date": {
+        "en": "Check the date: the data is as of {dates}, not {wrong}.",
+        "zh": "请注意日期：数据日期为 {dates}，不是 {wrong}。",
+    },
+    "no_figure": {
+        "en": "Unanswered: the answer gives none of the figures the data tools returned.",
+        "zh": "未作答：回答没有给出数据工具返回的任何数字。",
+    },
     "checking": {
         "en": "Writing the answer; it is shown once its figures are checked...",
         "zh": "正在撰写回答，数字核对后再显示……",

@@ -426,3 +426,96 @@ async def test_an_echo_after_the_tools_were_withdrawn_is_said_to_be_no_answer():
     async with FakeOpenAI(script) as srv:
         events = await run(srv, "NVDA close?")
     assert "{" not in done(events).text and len(srv.requests) == 3
+
+
+# --- the wrong-date class: a date no tool gave, or a data question answered with no figure ---
+
+
+async def run_on(srv: FakeOpenAI, question: str, *, lang: str = "en",
+                 today: str = "2026-11-27") -> list[Event]:
+    """`run`, on a fixed day (the day the model may write as the data's date)."""
+    from datetime import date
+
+    router = LLMRouter(default=profile(srv, small=True))
+    mode = NormalMode(llm=router, registry=registry(), small=True,
+                      today=lambda: date.fromisoformat(today))
+    turn = Turn(text=question, history=[], recorder=MemoryRecorder(), lang=lang)
+    try:
+        return [e async for e in mode.run(turn)]
+    finally:
+        await router.aclose()
+
+
+@pytest.mark.parametrize(("question", "wrong", "fixed"), [
+    ("AAPL price?", "AAPL closed at 138.85 USD on 2026-11-27.",
+     "AAPL closed at 138.85 USD on 2025-02-14."),
+    ("AAPL price?", "As of November 27, 2026, AAPL closed at 138.85 USD.",
+     "AAPL closed at 138.85 USD on 2025-02-14."),
+    ("苹果股价？", "截至2026年11月27日，苹果收盘价为 138.85 美元。",
+     "截至2025年2月14日，苹果收盘价为 138.85 美元。"),
+])
+async def test_todays_date_given_as_the_datas_date_is_sent_back_then_fixed(question, wrong,
+                                                                          fixed):
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "AAPL"})]), Reply(text=wrong),
+              Reply(text=fixed)]
+    async with FakeOpenAI(script) as srv:
+        events = await run_on(srv, question)
+    assert "Today's date: 2026-11-27" in srv.requests[0]["messages"][0]["content"]
+    sent_back = srv.requests[2]["messages"][-1]["content"]
+    assert sent_back == prompts.wrong_dates(["2026-11-27"], ["2025-02-14"])
+    assert "tools" in srv.requests[2]  # it may look the figure up again
+    assert done(events).text == fixed and done(events).label == ""
+    assert shown(events) == fixed  # the wrongly dated draft was never shown
+
+
+async def test_a_wrong_date_that_stays_is_labelled_with_the_datas_date():
+    wrong = Reply(text="英伟达 2026-11-27 收盘价为 138.85 美元。")
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]), wrong, wrong]
+    async with FakeOpenAI(script) as srv:
+        events = await run_on(srv, "英伟达收盘价？", lang="zh")
+    assert len(srv.requests) == 3  # sent back once, not again
+    assert done(events).label == "请注意日期：数据日期为 2025-02-14，不是 2026-11-27。"
+    wrong = Reply(text="NVDA closed at 138.85 USD on 2026-11-27.")
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]), wrong, wrong]
+    async with FakeOpenAI(script) as srv:
+        events = await run_on(srv, "NVDA close?", lang="en")
+    assert done(events).label == "Check the date: the data is as of 2025-02-14, not 2026-11-27."
+
+
+@pytest.mark.parametrize(("question", "answer"), [
+    # the date the tool gave, in another way of writing it
+    ("NVDA close?", "On Feb 14, 2025 NVDA closed at 138.85 USD."),
+    ("英伟达收盘价？", "2025年2月14日英伟达收盘价为 138.85 美元。"),
+    # a date the question gave
+    ("Did NVDA close above 100 USD since 2024-01-02?", "Yes: 138.85 USD on 2025-02-14."),
+])
+async def test_a_date_the_tools_or_the_question_gave_is_not_sent_back(question, answer):
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]), Reply(text=answer)]
+    async with FakeOpenAI(script) as srv:
+        events = await run_on(srv, question)
+    assert len(srv.requests) == 2 and done(events).text == answer and done(events).label == ""
+
+
+async def test_a_data_question_answered_with_no_figure_is_sent_back_then_answered():
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "AAPL"})]),
+              Reply(text="Here is the latest quote for Apple as requested."),
+              Reply(text="AAPL closed at 138.85 USD on 2025-02-14.")]
+    async with FakeOpenAI(script) as srv:
+        events = await run_on(srv, "AAPL price?")
+    assert srv.requests[2]["messages"][-1]["content"] == prompts.NO_FIGURE
+    assert done(events).text == "AAPL closed at 138.85 USD on 2025-02-14."
+    assert "Here is the latest" not in shown(events)
+
+
+async def test_no_figure_twice_is_labelled_unanswered_and_a_question_without_one_is_not():
+    empty = Reply(text="苹果的最新行情已经查到了。")
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "AAPL"})]), empty, empty]
+    async with FakeOpenAI(script) as srv:
+        events = await run_on(srv, "苹果股价多少？", lang="zh")
+    assert done(events).label == "未作答：回答没有给出数据工具返回的任何数字。"
+    # a question that asks for no figure (the news about a ticker) is not sent back for one
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "AAPL"})]),
+              Reply(text="Apple is in the news for its new phone.")]
+    async with FakeOpenAI(script) as srv:
+        events = await run_on(srv, "Any news on AAPL?")
+    assert len(srv.requests) == 2 and done(events).label == ""
