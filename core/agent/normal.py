@@ -113,7 +113,7 @@ class NormalMode:
 
     def _messages(self, turn: Turn, lang: str, symbols: Sequence[str] = ()) -> list[ChatMessage]:
         msgs = [ChatMessage(role="system", content=prompts.system_prompt(
-            prompts.system_for(lang), self._today(), self._extra))]
+            prompts.system_for(lang, small=self._small), self._today(), self._extra))]
         if turn.summary:
             msgs.append(ChatMessage(role="system",
                                     content="Summary of the earlier conversation:\n"

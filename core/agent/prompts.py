@@ -32,6 +32,16 @@ SYSTEM_ZH = """你是 Bullpen，一名研究 A 股和美股的金融分析师。
 
 SYSTEM_BY_LANG = {"en": SYSTEM, "zh": SYSTEM_ZH}
 
+# a small model's extra rules: it copied tool results back as its answer (about 225 tokens),
+# and gave today's date (the last line of the prompt) as the date of the data
+SMALL_RULES = {
+    "en": "Answer in one or two plain sentences: each figure with the date the tool result "
+          "gives it. Never copy a tool result or JSON into your answer. The date of the data "
+          "is the date in the tool result, not today's date.",
+    "zh": "用一两句简体中文回答：每个数字都写上工具结果给出的日期。不要把工具结果或 JSON 抄进回答。"
+          "数据的日期是工具结果里的日期，不是今天的日期。",
+}
+
 PLANNING = """Before any tools run, decide how to answer the user's latest message.
 If it is small talk or needs no market data, reply exactly `ANSWER:` followed by your reply.
 Otherwise reply `PLAN:` followed by at most five short steps naming the tools you will call.
@@ -103,8 +113,9 @@ def answer_now(lang: str) -> str:
     return ANSWER_NOW[norm(lang)]
 
 
-def system_for(lang: str) -> str:
-    return SYSTEM_BY_LANG[norm(lang)]
+def system_for(lang: str, *, small: bool = False) -> str:
+    base = SYSTEM_BY_LANG[norm(lang)]
+    return base + "\n" + SMALL_RULES[norm(lang)] if small else base
 
 
 def tool_signature(schema: dict[str, Any]) -> str:

@@ -519,3 +519,36 @@ async def test_no_figure_twice_is_labelled_unanswered_and_a_question_without_one
     async with FakeOpenAI(script) as srv:
         events = await run_on(srv, "Any news on AAPL?")
     assert len(srv.requests) == 2 and done(events).label == ""
+
+
+# --- item 2: a small model's replies are capped, and it is told not to echo ------------------
+
+
+async def test_the_local_profile_caps_every_call_and_tells_the_model_not_to_echo():
+    from bot.local_llm import SMALL_MAX_TOKENS, local_profile
+
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]),
+              Reply(text="NVDA closed at 138.85 USD on 2025-02-14.")]
+    async with FakeOpenAI(script) as srv:
+        # serve's default of 1,024 asked for: the local profile writes at most its cap
+        router = LLMRouter(default=local_profile("1.5b", base_url=srv.base_url, ctx=8192,
+                                                 timeout_s=60.0, max_output_tokens=1024))
+        mode = NormalMode(llm=router, registry=registry(), small=True)
+        turn = Turn(text="NVDA close?", history=[], recorder=MemoryRecorder())
+        events = [e async for e in mode.run(turn)]
+        await router.aclose()
+    assert [r["max_tokens"] for r in srv.requests] == [SMALL_MAX_TOKENS] * 2
+    assert prompts.SMALL_RULES["en"] in srv.requests[0]["messages"][0]["content"]
+    assert done(events).text == "NVDA closed at 138.85 USD on 2025-02-14."
+    lower = local_profile("0.5b", base_url="http://x", ctx=8192, timeout_s=60.0,
+                          max_output_tokens=128)
+    assert lower.max_output_tokens == 128  # a lower setting stands
+
+
+async def test_a_large_model_gets_no_small_model_rules():
+    async with FakeOpenAI(default=Reply(text="ok")) as large:
+        await run(large, "NVDA close?", small=False)
+    async with FakeOpenAI(default=Reply(text="ok")) as small:
+        await run(small, "英伟达收盘价？", small=True)
+    assert prompts.SMALL_RULES["en"] not in large.requests[0]["messages"][0]["content"]
+    assert prompts.SMALL_RULES["zh"] in small.requests[0]["messages"][0]["content"]
