@@ -158,22 +158,62 @@ def _decoded(text: str) -> object:
         return None
 
 
+# a number written as a percent ("3.56%", "3.56 percent", "3.56个百分点", "百分之3.56") or as
+# an amount of money ("$3.56", "3.56 USD", "3.56 美元")
+_NUM = r"(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+_AS_PERCENT = re.compile(
+    rf"(?<![\d.]){_NUM}\s*(?:%|％|percent\b|per cent\b|pct\b|个百分点)|百分之\s*{_NUM}",
+    re.IGNORECASE)
+_AS_MONEY = re.compile(
+    rf"(?:US\$|HK\$|[$¥￥€£])\s*{_NUM}|(?<![\d.]){_NUM}\s*"
+    r"(?:(?:USD|CNY|RMB|HKD|EUR|dollars?|yuan)\b|美元|港元|欧元|元)", re.IGNORECASE)
+
+
+def _written(pattern: re.Pattern[str], text: str) -> list[tuple[str, float, float]]:
+    """(as written, value, tolerance at the precision written) for each match."""
+    out = []
+    for m in pattern.finditer(text):
+        digits = next(g for g in m.groups() if g).replace(",", "")
+        decimals = len(digits.split(".")[1]) if "." in digits else 0
+        out.append((m.group(0).strip(), float(digits), 0.5 * 10 ** -decimals))
+    return out
+
+
+def _numeric_fields(tool_texts: Iterable[str]) -> list[tuple[str, float]]:
+    return [(k, float(v)) for text in tool_texts for k, v in _fields(_decoded(text))
+            if isinstance(v, (int, float)) and not isinstance(v, bool)]
+
+
+def _near(numbers: list[tuple[str, float]], value: float, tol: float) -> list[str]:
+    return [k for k, x in numbers if abs(abs(x) - abs(value)) <= tol * (1 + 1e-9)]
+
+
 def unit_mismatches(answer: str, tool_texts: Iterable[str]) -> list[tuple[str, str]]:
     """(figure, field) for each percentage in `answer` whose number the tool results hold only
-    as an amount (e.g. `change` = 3.56 USD written as "3.56%"), never as a percent."""
-    numbers = [(k, float(v)) for text in tool_texts for k, v in _fields(_decoded(text))
-               if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    as an amount (e.g. `change` = 3.56 USD written as "3.56%" or "3.56 percent"), never as a
+    percent."""
+    numbers = _numeric_fields(tool_texts)
     out: list[tuple[str, str]] = []
-    for written, value, tol in figures(answer):
-        if not written.endswith(("%", "％")):
-            continue
-        near = [(k, x) for k, x in numbers if abs(abs(x) - abs(value)) <= tol * (1 + 1e-9)]
-        as_percent = any(_PCT_FIELD.search(k) for k, _ in near) or any(
-            _PCT_FIELD.search(k) and abs(abs(x) - abs(value) / 100) <= tol / 100 * (1 + 1e-9)
-            for k, x in numbers)
-        amounts = [k for k, _ in near if k and not _PCT_FIELD.search(k)]
+    for written, value, tol in _written(_AS_PERCENT, answer):
+        near = _near(numbers, value, tol)
+        as_percent = any(_PCT_FIELD.search(k) for k in near) or any(
+            _PCT_FIELD.search(k) for k in _near(numbers, value / 100, tol / 100))
+        amounts = [k for k in near if k and not _PCT_FIELD.search(k)]
         if amounts and not as_percent:
             out.append((written, amounts[0]))
+    return out
+
+
+def percent_as_money(answer: str, tool_texts: Iterable[str]) -> list[tuple[str, str]]:
+    """(figure, field) for each amount of money in `answer` whose number the tool results
+    hold only as a percent (`change_pct` = 2.63 written as "$2.63" or "2.63 美元")."""
+    numbers = _numeric_fields(tool_texts)
+    out: list[tuple[str, str]] = []
+    for written, value, tol in _written(_AS_MONEY, answer):
+        near = [k for k in _near(numbers, value, tol) if k]
+        percents = [k for k in near if _PCT_FIELD.search(k)]
+        if percents and len(percents) == len(near):
+            out.append((written, percents[0]))
     return out
 
 

@@ -77,6 +77,10 @@ UNITS = """Your answer writes {figures} as a percentage, but in the tool results
 a price move in currency ({fields}), not a percent. Write the answer again with the right
 units: the change in currency, and the percent change from the field that holds percent."""
 
+UNITS_PCT = """Your answer writes {figures} as an amount of money, but in the tool results that
+number is a percent change ({fields}). Write the answer again with the right units: the
+percent change with a % sign, and the change in currency from the field that holds it."""
+
 DATES = """Your answer gives figures without their date. Write it again and state the date the
 tool results give for each figure ({dates})."""
 
@@ -135,6 +139,10 @@ def planning(schemas: Sequence[dict[str, Any]]) -> str:
 
 def units(figures: list[str], fields: list[str]) -> str:
     return UNITS.format(figures=", ".join(figures[:4]), fields=", ".join(fields[:4]))
+
+
+def units_pct(figures: list[str], fields: list[str]) -> str:
+    return UNITS_PCT.format(figures=", ".join(figures[:4]), fields=", ".join(fields[:4]))
 
 
 def dates(found: list[str]) -> str:

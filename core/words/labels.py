@@ -31,6 +31,10 @@ WORDS: dict[str, dict[str, str]] = {
         "en": "Check the units: {figures} is a price move in currency, not a percentage.",
         "zh": "请注意单位：{figures} 是以货币计的价格变动，不是百分比。",
     },
+    "units_pct": {
+        "en": "Check the units: {figures} is a percent change, not an amount of money.",
+        "zh": "请注意单位：{figures} 是涨跌幅（百分比），不是金额。",
+    },
     "wrong_language": {
         "en": "The model answered in another language than the question's.",
         "zh": "模型没有用提问的语言回答。",

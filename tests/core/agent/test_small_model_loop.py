@@ -552,3 +552,37 @@ async def test_a_large_model_gets_no_small_model_rules():
         await run(small, "英伟达收盘价？", small=True)
     assert prompts.SMALL_RULES["en"] not in large.requests[0]["messages"][0]["content"]
     assert prompts.SMALL_RULES["zh"] in small.requests[0]["messages"][0]["content"]
+
+
+# --- item 3: units in every spelling, both ways -------------------------------------------------
+
+
+@pytest.mark.parametrize(("question", "wrong", "lang", "note"), [
+    ("How did NVDA do?", "NVDA rose 3.56 percent to 138.85 USD on 2025-02-14.", "en",
+     "Check the units: 3.56 percent is a price move in currency, not a percentage."),
+    ("英伟达今天表现如何？", "英伟达 2025-02-14 上涨百分之3.56，收于 138.85 美元。", "zh",
+     "请注意单位：百分之3.56 是以货币计的价格变动，不是百分比。"),
+    ("How did NVDA do?", "NVDA rose $2.63 to 138.85 USD on 2025-02-14.", "en",
+     "Check the units: $2.63 is a percent change, not an amount of money."),
+    ("英伟达今天表现如何？", "英伟达 2025-02-14 上涨 2.63 美元，收于 138.85 美元。", "zh",
+     "请注意单位：2.63 美元 是涨跌幅（百分比），不是金额。"),
+])
+async def test_a_unit_error_in_any_spelling_is_sent_back_once_then_labelled(question, wrong,
+                                                                            lang, note):
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]), Reply(text=wrong),
+              Reply(text=wrong)]
+    async with FakeOpenAI(script) as srv:
+        events = await run(srv, question, lang=lang)
+    assert len(srv.requests) == 3  # sent back once
+    sent_back = srv.requests[2]["messages"][-1]["content"]
+    assert ("change_pct" in sent_back) == ("2.63" in note)
+    assert done(events).label == note
+    assert shown(events) == done(events).text == wrong  # shown once, with its label
+
+
+async def test_the_right_units_pass_in_both_directions():
+    right = Reply(text="NVDA rose 3.56 USD ($3.56, 2.63 percent) to $138.85 on 2025-02-14.")
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]), right]
+    async with FakeOpenAI(script) as srv:
+        events = await run(srv, "How did NVDA do?")
+    assert len(srv.requests) == 2 and done(events).label == ""
