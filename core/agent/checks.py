@@ -3,7 +3,8 @@
 - figures: every figure comes from this run's tool results (or the question, or the history);
 - a data question was answered with a tool;
 - units: a percentage is not a price move in currency that a tool gave as an amount, nor is
-  an amount of money a change a tool gave in percent;
+  an amount of money a change a tool gave in percent, nor written in another currency than
+  the tool's;
 - language: the answer is in the question's language;
 - dates: an answer with figures says the date of its data (else the tools' date is added
   to it), and a date it states is one the tool results carry (not, say, today's date given
@@ -30,6 +31,7 @@ from core.agent.grounding import (
     unsupported_figures,
     wants_data,
     wants_figure,
+    wrong_currency,
     wrong_dates,
 )
 from core.agent.labels import label
@@ -49,6 +51,7 @@ class Check:
     no_tool: bool = False
     units: list[tuple[str, str]] = field(default_factory=list)
     units_pct: list[tuple[str, str]] = field(default_factory=list)  # a percent as money
+    currency: list[tuple[str, str]] = field(default_factory=list)  # (figure, tools' currency)
     wrong_language: bool = False
     dates: list[str] = field(default_factory=list)  # the data's dates, when the answer has none
     wrong_dates: list[str] = field(default_factory=list)  # dates stated that no tool gave
@@ -59,13 +62,15 @@ class Check:
         """What to ask the model to fix next (each kind once), or None."""
         if (self.unsupported or self.no_tool) and can_use_tools and "figures" not in done:
             return SendBack("figures", prompts.use_tools(self.unsupported))
-        if (self.units or self.units_pct) and "units" not in done:
+        if (self.units or self.units_pct or self.currency) and "units" not in done:
             return SendBack("units", "\n".join(
                 [prompts.units([f for f, _ in self.units], [k for _, k in self.units])
                  if self.units else "",
                  prompts.units_pct([f for f, _ in self.units_pct],
                                    [k for _, k in self.units_pct])
-                 if self.units_pct else ""]).strip())
+                 if self.units_pct else "",
+                 prompts.currency([f for f, _ in self.currency], [c for _, c in self.currency])
+                 if self.currency else ""]).strip())
         if self.wrong_language and "language" not in done:
             return SendBack("language", prompts.LANGUAGE[self.lang])
         if self.wrong_dates and "dates" not in done:
@@ -84,6 +89,9 @@ class Check:
             if self.units else "",
             label("units_pct", lang, figures=", ".join(f for f, _ in self.units_pct[:4]))
             if self.units_pct else "",
+            label("currency", lang, figures=", ".join(f for f, _ in self.currency[:4]),
+                  currency=", ".join(dict.fromkeys(c for _, c in self.currency)))
+            if self.currency else "",
             label("wrong_language", lang) if self.wrong_language else "",
             label("wrong_date", lang, wrong=", ".join(self.wrong_dates[:2]),
                   dates=", ".join(self.data_dates[:2]))
@@ -116,6 +124,7 @@ def check_answer(answer: str, *, question: str, lang: str, tool_texts: list[str]
         no_tool=tools_used == 0 and wants_data(question),
         units=unit_mismatches(answer, tool_texts),
         units_pct=percent_as_money(answer, tool_texts),
+        currency=wrong_currency(answer, tool_texts),
         wrong_language=bool(answer.strip()) and not written_in(answer, lang),
         dates=dates,
         wrong_dates=wrong,

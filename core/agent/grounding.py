@@ -295,3 +295,47 @@ def wrong_dates(answer: str, tool_texts: Iterable[str], *, also: Iterable[str] =
     first, last = tool_days[0], tool_days[-1]
     return [d for d in stated_dates(answer)
             if d not in given and not first <= d <= last]
+
+
+# --- the currency an amount is written in --------------------------------------------------------
+
+_CURRENCY_OF = (("HKD", re.compile(r"HK\$|港元|港币|HKD", re.IGNORECASE)),
+                ("EUR", re.compile(r"€|欧元|EUR", re.IGNORECASE)),
+                ("USD", re.compile(r"US\$|\$|美元|USD|dollars?", re.IGNORECASE)),
+                ("CNY", re.compile(r"[¥￥]|人民币|元|CNY|RMB|yuan", re.IGNORECASE)))
+
+
+def _written_currency(money: str) -> str:
+    return next((code for code, pattern in _CURRENCY_OF if pattern.search(money)), "")
+
+
+def _priced(value: object) -> list[tuple[str, list[float]]]:
+    """(currency, the numbers beside it) for every object of a decoded tool result that
+    says its currency."""
+    out: list[tuple[str, list[float]]] = []
+    if isinstance(value, dict):
+        currency = value.get("currency")
+        if isinstance(currency, str) and currency:
+            out.append((currency.upper(), [float(v) for v in value.values()
+                                           if isinstance(v, (int, float))
+                                           and not isinstance(v, bool)]))
+        for v in value.values():
+            out += _priced(v)
+    elif isinstance(value, list):
+        for v in value:
+            out += _priced(v)
+    return out
+
+
+def wrong_currency(answer: str, tool_texts: Iterable[str]) -> list[tuple[str, str]]:
+    """(figure, the tools' currency) for each amount `answer` writes in a currency that no
+    tool result holding that number is in (NVDA's 138.85 USD written as "138.85元")."""
+    priced = [p for text in tool_texts for p in _priced(_decoded(text))]
+    out: list[tuple[str, str]] = []
+    for written, value, tol in _written(_AS_MONEY, answer):
+        said = _written_currency(written)
+        holders = {c for c, numbers in priced
+                   if any(abs(abs(x) - value) <= tol * (1 + 1e-9) for x in numbers)}
+        if said and holders and said not in holders:
+            out.append((written, sorted(holders)[0]))
+    return out

@@ -81,6 +81,9 @@ UNITS_PCT = """Your answer writes {figures} as an amount of money, but in the to
 number is a percent change ({fields}). Write the answer again with the right units: the
 percent change with a % sign, and the change in currency from the field that holds it."""
 
+CURRENCY = """Your answer writes {figures} in another currency than the tool results give it in
+({currency}). Write the answer again with the currency the tool results give."""
+
 DATES = """Your answer gives figures without their date. Write it again and state the date the
 tool results give for each figure ({dates})."""
 
@@ -143,6 +146,11 @@ def units(figures: list[str], fields: list[str]) -> str:
 
 def units_pct(figures: list[str], fields: list[str]) -> str:
     return UNITS_PCT.format(figures=", ".join(figures[:4]), fields=", ".join(fields[:4]))
+
+
+def currency(figures: list[str], codes: list[str]) -> str:
+    return CURRENCY.format(figures=", ".join(figures[:4]),
+                           currency=", ".join(dict.fromkeys(codes)))
 
 
 def dates(found: list[str]) -> str:

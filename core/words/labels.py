@@ -35,6 +35,10 @@ WORDS: dict[str, dict[str, str]] = {
         "en": "Check the units: {figures} is a percent change, not an amount of money.",
         "zh": "请注意单位：{figures} 是涨跌幅（百分比），不是金额。",
     },
+    "currency": {
+        "en": "Check the currency: the data gives {figures} in {currency}.",
+        "zh": "请注意币种：数据中 {figures} 的币种是 {currency}。",
+    },
     "wrong_language": {
         "en": "The model answered in another language than the question's.",
         "zh": "模型没有用提问的语言回答。",

@@ -586,3 +586,18 @@ async def test_the_right_units_pass_in_both_directions():
     async with FakeOpenAI(script) as srv:
         events = await run(srv, "How did NVDA do?")
     assert len(srv.requests) == 2 and done(events).label == ""
+
+
+async def test_an_amount_in_another_currency_than_the_tools_is_sent_back_then_labelled():
+    wrong = Reply(text="英伟达 2025-02-14 收盘价是138.85元。")  # the 1.5B's answer, in yuan
+    right = Reply(text="英伟达 2025-02-14 收盘价是 138.85 美元。")
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]), wrong, right]
+    async with FakeOpenAI(script) as srv:
+        events = await run(srv, "英伟达最新收盘价是多少？", lang="zh")
+    assert srv.requests[2]["messages"][-1]["content"] == prompts.currency(["138.85元"], ["USD"])
+    assert done(events).text == right.text and done(events).label == ""
+    assert "138.85元" not in shown(events)
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]), wrong, wrong]
+    async with FakeOpenAI(script) as srv:
+        events = await run(srv, "英伟达最新收盘价是多少？", lang="zh")
+    assert done(events).label == "请注意币种：数据中 138.85元 的币种是 USD。"
