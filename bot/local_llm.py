@@ -113,6 +113,12 @@ DEFAULT_MODEL = "1.5b"
 # what the issue measured on 2 cores, quiet: the pace assumed before the first call is timed
 PROMPT_TPS = {"0.5b": 200.0, "1.5b": 85.0}
 GEN_TPS = {"0.5b": 45.0, "1.5b": 20.0}
+# the most a local model writes in one call. Measured with the 0.5B (`make test-llm`, the
+# eval): a tool call 18 - 30 tokens, a quote answer 18 - 30, a two-close compare about twice
+# that; what ran longer was a tool result echoed back (225 and 384 tokens, up to 2 minutes on
+# a loaded machine) or a system prompt recited (1,089 over an indicator question). 256 leaves
+# a compare four times its room and cuts a runaway reply at a third of the 1,024 default.
+SMALL_MAX_TOKENS = 256
 _BIN = re.compile(r"[^/]+/data/[^/]+\.bin$")
 
 
@@ -354,11 +360,12 @@ def local_profile(key: str, *, base_url: str, ctx: int, timeout_s: float,
                   max_output_tokens: int, prompt_tps: float | None = None,
                   gen_tps: float | None = None) -> ModelProfile:
     """A small profile whose limits follow its pace, starting from the rates given (measured
-    at start), else what the issue measured on a quiet machine."""
+    at start), else what the issue measured on a quiet machine; it writes at most
+    `SMALL_MAX_TOKENS` a call (a lower `max_output_tokens` stands)."""
     pin = MODELS[key]
     return ModelProfile(name=f"local-{key}", base_url=base_url, model=pin.model,
                         context_tokens=ctx, timeout_s=timeout_s, max_retries=0,
-                        max_output_tokens=max_output_tokens, small=True,
+                        max_output_tokens=min(max_output_tokens, SMALL_MAX_TOKENS), small=True,
                         derive_timeouts=True, prompt_tps=prompt_tps or PROMPT_TPS[key],
                         gen_tps=gen_tps or GEN_TPS[key])
 

@@ -123,6 +123,7 @@ async def ask(q: Question, make_mode: ModeFactory, registry: ToolRegistry,
     row.wall_s = round(time.perf_counter() - started, 2)
     row.prompt_tokens = sum(u.prompt_tokens for u in recorder.usages)
     row.completion_tokens = sum(u.completion_tokens for u in recorder.usages)
+    row.first_prompt_tokens = recorder.usages[0].prompt_tokens if recorder.usages else 0
     row.answer = answer[:600]
     row.markup_leak = markup_leaked(answer)
     if q.lang == "zh":  # all the person reads: the whole answer, its label, a failure

@@ -81,6 +81,9 @@ class Row:
     wall_s: float = 0.0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    # the answer's first model request (the planner's, else the agent's): what a question
+    # costs before any tool result, the figure issue 35 bounds (1,500 for a quote question)
+    first_prompt_tokens: int = 0
     answer: str = ""
     label: str = ""
     error: str = ""
@@ -139,6 +142,7 @@ def summary(rows: list[Row]) -> dict[str, Any]:
         "wall_s_total": round(sum(r.wall_s for r in rows), 1),
         "prompt_tokens": sum(r.prompt_tokens for r in rows),
         "completion_tokens": sum(r.completion_tokens for r in rows),
+        "first_prompt_tokens_max": max((r.first_prompt_tokens for r in rows), default=0),
     }
 
 

@@ -108,6 +108,23 @@ def unsupported_figures(answer: str, tool_texts: Iterable[str], *,
     return out
 
 
+# a question that asks for a figure (a price, a move, a ratio, how much ...): its answer
+# states one once a data tool ran
+_FIGURE_WORDS = re.compile(
+    r"\b(?:price|close|closing|closed|quote|open|opened|high|low|volume|returns?|change|"
+    r"market cap|p/?e|eps|revenue|earnings|profit|dividends?|rsi|macd|sma|ema|moving average|"
+    r"bollinger|52.week|compare|performance|perform|how much|level|worth|yield)\b|"
+    r"股价|价格|收盘|开盘|最高|最低|成交|涨|跌|市值|市盈率|营收|利润|分红|均线|多少|对比|比较|点位|"
+    r"表现|汇率|净值|收益",
+    re.IGNORECASE)
+
+
+def wants_figure(question: str) -> bool:
+    """Whether a question asks for a figure (narrower than `wants_data`: a ticker alone, the
+    news or a chart do not)."""
+    return bool(_FIGURE_WORDS.search(question))
+
+
 def wants_data(question: str) -> bool:
     """Whether a question asks for market data (a named security or a data word)."""
     if _DATA_WORDS.search(question):
@@ -141,22 +158,62 @@ def _decoded(text: str) -> object:
         return None
 
 
+# a number written as a percent ("3.56%", "3.56 percent", "3.56个百分点", "百分之3.56") or as
+# an amount of money ("$3.56", "3.56 USD", "3.56 美元")
+_NUM = r"(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+_AS_PERCENT = re.compile(
+    rf"(?<![\d.]){_NUM}\s*(?:%|％|percent\b|per cent\b|pct\b|个百分点)|百分之\s*{_NUM}",
+    re.IGNORECASE)
+_AS_MONEY = re.compile(
+    rf"(?:US\$|HK\$|[$¥￥€£])\s*{_NUM}|(?<![\d.]){_NUM}\s*"
+    r"(?:(?:USD|CNY|RMB|HKD|EUR|dollars?|yuan)\b|美元|港元|欧元|元)", re.IGNORECASE)
+
+
+def _written(pattern: re.Pattern[str], text: str) -> list[tuple[str, float, float]]:
+    """(as written, value, tolerance at the precision written) for each match."""
+    out = []
+    for m in pattern.finditer(text):
+        digits = next(g for g in m.groups() if g).replace(",", "")
+        decimals = len(digits.split(".")[1]) if "." in digits else 0
+        out.append((m.group(0).strip(), float(digits), 0.5 * 10 ** -decimals))
+    return out
+
+
+def _numeric_fields(tool_texts: Iterable[str]) -> list[tuple[str, float]]:
+    return [(k, float(v)) for text in tool_texts for k, v in _fields(_decoded(text))
+            if isinstance(v, (int, float)) and not isinstance(v, bool)]
+
+
+def _near(numbers: list[tuple[str, float]], value: float, tol: float) -> list[str]:
+    return [k for k, x in numbers if abs(abs(x) - abs(value)) <= tol * (1 + 1e-9)]
+
+
 def unit_mismatches(answer: str, tool_texts: Iterable[str]) -> list[tuple[str, str]]:
     """(figure, field) for each percentage in `answer` whose number the tool results hold only
-    as an amount (e.g. `change` = 3.56 USD written as "3.56%"), never as a percent."""
-    numbers = [(k, float(v)) for text in tool_texts for k, v in _fields(_decoded(text))
-               if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    as an amount (e.g. `change` = 3.56 USD written as "3.56%" or "3.56 percent"), never as a
+    percent."""
+    numbers = _numeric_fields(tool_texts)
     out: list[tuple[str, str]] = []
-    for written, value, tol in figures(answer):
-        if not written.endswith(("%", "％")):
-            continue
-        near = [(k, x) for k, x in numbers if abs(abs(x) - abs(value)) <= tol * (1 + 1e-9)]
-        as_percent = any(_PCT_FIELD.search(k) for k, _ in near) or any(
-            _PCT_FIELD.search(k) and abs(abs(x) - abs(value) / 100) <= tol / 100 * (1 + 1e-9)
-            for k, x in numbers)
-        amounts = [k for k, _ in near if k and not _PCT_FIELD.search(k)]
+    for written, value, tol in _written(_AS_PERCENT, answer):
+        near = _near(numbers, value, tol)
+        as_percent = any(_PCT_FIELD.search(k) for k in near) or any(
+            _PCT_FIELD.search(k) for k in _near(numbers, value / 100, tol / 100))
+        amounts = [k for k in near if k and not _PCT_FIELD.search(k)]
         if amounts and not as_percent:
             out.append((written, amounts[0]))
+    return out
+
+
+def percent_as_money(answer: str, tool_texts: Iterable[str]) -> list[tuple[str, str]]:
+    """(figure, field) for each amount of money in `answer` whose number the tool results
+    hold only as a percent (`change_pct` = 2.63 written as "$2.63" or "2.63 美元")."""
+    numbers = _numeric_fields(tool_texts)
+    out: list[tuple[str, str]] = []
+    for written, value, tol in _written(_AS_MONEY, answer):
+        near = [k for k in _near(numbers, value, tol) if k]
+        percents = [k for k in near if _PCT_FIELD.search(k)]
+        if percents and len(percents) == len(near):
+            out.append((written, percents[0]))
     return out
 
 
@@ -178,3 +235,107 @@ def states_a_date(answer: str) -> bool:
     return bool(_DATE.search(answer) or re.search(
         r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.? \d{1,2}\b|"
         r"\d{1,2}月\d{1,2}日|\b\d{1,2}/\d{1,2}\b", answer))
+
+
+# --- dates the answer gives its data (issue 35: today's date given as the data's date) -------
+
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_FULL_DATES = re.compile(
+    r"(?<!\d)((?:19|20)\d{2})(?:[-/.]|年)(\d{1,2})(?:[-/.]|月)(\d{1,2})(?!\d)"
+    r"|\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.? (\d{1,2})(?:st|nd|rd|th)?,? "
+    r"((?:19|20)\d{2})\b"
+    r"|\b(\d{1,2}) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.? ((?:19|20)\d{2})\b",
+    re.IGNORECASE)
+_ANY_DAY = re.compile(r"(?<!\d)((?:19|20)\d{2})-?(\d{2})-?(\d{2})(?!\d)")
+
+
+def _iso(year: str, month: str | int, day: str) -> str | None:
+    m, d = int(month), int(day)
+    if not (1 <= m <= 12 and 1 <= d <= 31):
+        return None
+    return f"{int(year):04d}-{m:02d}-{d:02d}"
+
+
+def stated_dates(text: str) -> list[str]:
+    """The calendar dates with a year that `text` writes (2025-02-14, 2025/2/14, 2025年2月14日,
+    Feb 14, 2025, 14 Feb 2025), as ISO days, in order of appearance."""
+    out: list[str] = []
+    for m in _FULL_DATES.finditer(text):
+        if m.group(1):
+            day = _iso(m.group(1), m.group(2), m.group(3))
+        elif m.group(4):
+            day = _iso(m.group(6), _MONTHS.index(m.group(4).lower()[:3]) + 1, m.group(5))
+        else:
+            day = _iso(m.group(9), _MONTHS.index(m.group(8).lower()[:3]) + 1, m.group(7))
+        if day and day not in out:
+            out.append(day)
+    return out
+
+
+def _known_days(texts: Iterable[str]) -> set[str]:
+    """Every ISO day the texts carry (2025-02-14, 20250214, a timestamp's day, or a date as
+    a person writes it)."""
+    days: set[str] = set()
+    for text in texts:
+        days.update(d for m in _ANY_DAY.finditer(text) if (d := _iso(*m.groups())))
+        days.update(stated_dates(text))
+    return days
+
+
+def wrong_dates(answer: str, tool_texts: Iterable[str], *, also: Iterable[str] = ()
+                ) -> list[str]:
+    """Dates `answer` states that lie outside every date the tool results carry (the span
+    from their first to their last day), and that the question or the history did not give:
+    e.g. today's date written as the date of data that is as of an earlier close. Nothing
+    when the tool results carry no date (then nothing says which date is right)."""
+    tool_days = sorted(_known_days(tool_texts))
+    if not tool_days:
+        return []
+    given = _known_days(also)
+    first, last = tool_days[0], tool_days[-1]
+    return [d for d in stated_dates(answer)
+            if d not in given and not first <= d <= last]
+
+
+# --- the currency an amount is written in --------------------------------------------------------
+
+_CURRENCY_OF = (("HKD", re.compile(r"HK\$|港元|港币|HKD", re.IGNORECASE)),
+                ("EUR", re.compile(r"€|欧元|EUR", re.IGNORECASE)),
+                ("USD", re.compile(r"US\$|\$|美元|USD|dollars?", re.IGNORECASE)),
+                ("CNY", re.compile(r"[¥￥]|人民币|元|CNY|RMB|yuan", re.IGNORECASE)))
+
+
+def _written_currency(money: str) -> str:
+    return next((code for code, pattern in _CURRENCY_OF if pattern.search(money)), "")
+
+
+def _priced(value: object) -> list[tuple[str, list[float]]]:
+    """(currency, the numbers beside it) for every object of a decoded tool result that
+    says its currency."""
+    out: list[tuple[str, list[float]]] = []
+    if isinstance(value, dict):
+        currency = value.get("currency")
+        if isinstance(currency, str) and currency:
+            out.append((currency.upper(), [float(v) for v in value.values()
+                                           if isinstance(v, (int, float))
+                                           and not isinstance(v, bool)]))
+        for v in value.values():
+            out += _priced(v)
+    elif isinstance(value, list):
+        for v in value:
+            out += _priced(v)
+    return out
+
+
+def wrong_currency(answer: str, tool_texts: Iterable[str]) -> list[tuple[str, str]]:
+    """(figure, the tools' currency) for each amount `answer` writes in a currency that no
+    tool result holding that number is in (NVDA's 138.85 USD written as "138.85元")."""
+    priced = [p for text in tool_texts for p in _priced(_decoded(text))]
+    out: list[tuple[str, str]] = []
+    for written, value, tol in _written(_AS_MONEY, answer):
+        said = _written_currency(written)
+        holders = {c for c, numbers in priced
+                   if any(abs(abs(x) - value) <= tol * (1 + 1e-9) for x in numbers)}
+        if said and holders and said not in holders:
+            out.append((written, sorted(holders)[0]))
+    return out

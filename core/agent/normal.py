@@ -109,7 +109,7 @@ class NormalMode:
 
     def _messages(self, turn: Turn, lang: str, symbols: Sequence[str] = ()) -> list[ChatMessage]:
         msgs = [ChatMessage(role="system", content=prompts.system_prompt(
-            prompts.system_for(lang), self._today(), self._extra))]
+            prompts.system_for(lang, small=self._small), self._today(), self._extra))]
         if turn.summary:
             msgs.append(ChatMessage(role="system",
                                     content="Summary of the earlier conversation:\n"
@@ -176,6 +176,7 @@ class NormalMode:
         ran: set[str] = set()  # the calls run in this turn (a repeat is not run again)
         tools_off = False  # set after a repeated call: the model answers from what it has
         tools_used = 0
+        made_files = False  # a tool sent a chart or a file: that is the answer's figure
         sent_back: set[str] = set()  # each check sends an answer back at most once
         checked: tuple[str, Any] | None = None  # the answer last sent back, and its check
         continued = False
@@ -251,6 +252,7 @@ class NormalMode:
                 messages.append(assistant)
                 await turn.recorder.message(assistant)
                 async for event in self._run_tools(calls, messages, turn):
+                    made_files = made_files or isinstance(event, File)
                     yield event
                 continue
             if response.finish_reason == "length" and not continued and not final_turn:
@@ -263,7 +265,7 @@ class NormalMode:
             tool_texts = [m.content for m in messages[run_start:] if m.role == "tool"]
             check = check_answer(answer, question=turn.text, lang=lang, tool_texts=tool_texts,
                                  also=[turn.summary, *(m.content for m in turn.history)],
-                                 tools_used=tools_used)
+                                 tools_used=tools_used, made_files=made_files)
             again = check.send_back(sent_back, can_use_tools=bool(offer))
             if again is not None and not final_turn:
                 sent_back.add(again.kind)

@@ -32,6 +32,16 @@ SYSTEM_ZH = """你是 Bullpen，一名研究 A 股和美股的金融分析师。
 
 SYSTEM_BY_LANG = {"en": SYSTEM, "zh": SYSTEM_ZH}
 
+# a small model's extra rules: it copied tool results back as its answer (about 225 tokens),
+# and gave today's date (the last line of the prompt) as the date of the data
+SMALL_RULES = {
+    "en": "Answer in one or two plain sentences: each figure with the date the tool result "
+          "gives it. Never copy a tool result or JSON into your answer. The date of the data "
+          "is the date in the tool result, not today's date.",
+    "zh": "用一两句简体中文回答：每个数字都写上工具结果给出的日期。不要把工具结果或 JSON 抄进回答。"
+          "数据的日期是工具结果里的日期，不是今天的日期。",
+}
+
 PLANNING = """Before any tools run, decide how to answer the user's latest message.
 If it is small talk or needs no market data, reply exactly `ANSWER:` followed by your reply.
 Otherwise reply `PLAN:` followed by at most five short steps naming the tools you will call.
@@ -67,8 +77,23 @@ UNITS = """Your answer writes {figures} as a percentage, but in the tool results
 a price move in currency ({fields}), not a percent. Write the answer again with the right
 units: the change in currency, and the percent change from the field that holds percent."""
 
+UNITS_PCT = """Your answer writes {figures} as an amount of money, but in the tool results that
+number is a percent change ({fields}). Write the answer again with the right units: the
+percent change with a % sign, and the change in currency from the field that holds it."""
+
+CURRENCY = """Your answer writes {figures} in another currency than the tool results give it in
+({currency}). Write the answer again with the currency the tool results give."""
+
 DATES = """Your answer gives figures without their date. Write it again and state the date the
 tool results give for each figure ({dates})."""
+
+WRONG_DATES = """Your answer gives the date {wrong} for its data, but the tool results are dated
+{dates}. Today's date is not the date of the data. Write the answer again with the date the
+tool results give for each figure."""
+
+NO_FIGURE = """The question asks for figures and the tool results above hold them, but your
+answer states none. Answer again in one or two plain sentences with the figures the tool
+results give, and their date."""
 
 
 # a small model is told which instruments the question names (it may not know 英伟达 is NVDA)
@@ -95,8 +120,9 @@ def answer_now(lang: str) -> str:
     return ANSWER_NOW[norm(lang)]
 
 
-def system_for(lang: str) -> str:
-    return SYSTEM_BY_LANG[norm(lang)]
+def system_for(lang: str, *, small: bool = False) -> str:
+    base = SYSTEM_BY_LANG[norm(lang)]
+    return base + "\n" + SMALL_RULES[norm(lang)] if small else base
 
 
 def tool_signature(schema: dict[str, Any]) -> str:
@@ -118,8 +144,22 @@ def units(figures: list[str], fields: list[str]) -> str:
     return UNITS.format(figures=", ".join(figures[:4]), fields=", ".join(fields[:4]))
 
 
+def units_pct(figures: list[str], fields: list[str]) -> str:
+    return UNITS_PCT.format(figures=", ".join(figures[:4]), fields=", ".join(fields[:4]))
+
+
+def currency(figures: list[str], codes: list[str]) -> str:
+    return CURRENCY.format(figures=", ".join(figures[:4]),
+                           currency=", ".join(dict.fromkeys(codes)))
+
+
 def dates(found: list[str]) -> str:
     return DATES.format(dates=", ".join(found[:3]))
+
+
+def wrong_dates(wrong: list[str], found: list[str]) -> str:
+    return WRONG_DATES.format(wrong=", ".join(wrong[:3]),
+                              dates=", ".join(found[:3]) or "different")
 
 
 def use_tools(figures: list[str]) -> str:

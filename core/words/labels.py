@@ -31,9 +31,25 @@ WORDS: dict[str, dict[str, str]] = {
         "en": "Check the units: {figures} is a price move in currency, not a percentage.",
         "zh": "请注意单位：{figures} 是以货币计的价格变动，不是百分比。",
     },
+    "units_pct": {
+        "en": "Check the units: {figures} is a percent change, not an amount of money.",
+        "zh": "请注意单位：{figures} 是涨跌幅（百分比），不是金额。",
+    },
+    "currency": {
+        "en": "Check the currency: the data gives {figures} in {currency}.",
+        "zh": "请注意币种：数据中 {figures} 的币种是 {currency}。",
+    },
     "wrong_language": {
         "en": "The model answered in another language than the question's.",
         "zh": "模型没有用提问的语言回答。",
+    },
+    "wrong_date": {
+        "en": "Check the date: the data is as of {dates}, not {wrong}.",
+        "zh": "请注意日期：数据日期为 {dates}，不是 {wrong}。",
+    },
+    "no_figure": {
+        "en": "Unanswered: the answer gives none of the figures the data tools returned.",
+        "zh": "未作答：回答没有给出数据工具返回的任何数字。",
     },
     "checking": {
         "en": "Writing the answer; it is shown once its figures are checked...",

@@ -13,7 +13,7 @@ from analyst.offline import OfflineAnalyst
 from bot.cli.eval import select
 from bot.eval.questions import QUESTIONS, quote
 from bot.eval.run import recording_ict, run_questions
-from bot.eval.score import english_words, has_date, has_figure, markdown, to_json
+from bot.eval.score import english_words, has_date, has_figure, markdown, summary, to_json
 from bot.symbols_bridge import find_symbols
 from core.agent import NormalMode
 from core.llm import LLMRouter, ModelProfile
@@ -91,7 +91,7 @@ async def test_a_model_run_scores_grounded_and_invented_answers_and_logs_request
 
     nvda = await get_quote(symbol="NVDA")
     call = ('<tool_call>{"name": "get_quote", "arguments": {"symbol": "NVDA"}}</tool_call>')
-    script = [Turn(text="PLAN: call get_quote"), Turn(text=call),
+    script = [Turn(text="PLAN: call get_quote", prompt_tokens=310), Turn(text=call),
               Turn(text=f"NVDA closed at {nvda.close} on {nvda.as_of}."),
               Turn(text="PLAN: answer"), Turn(text="Bitcoin is at 99,999.99 today."),
               Turn(text="Bitcoin is at 99,999.99 today.")]
@@ -109,6 +109,9 @@ async def test_a_model_run_scores_grounded_and_invented_answers_and_logs_request
     assert good.correct and good.tool_calls == 1 and not good.unsupported
     assert not bad.correct and bad.unsupported == ["99,999.99"] and bad.labelled
     assert "Unverified" in bad.label
+    # the first request's prompt, as the server counted it, apart from the answer's total
+    assert good.first_prompt_tokens == 310 < good.prompt_tokens
+    assert summary(rows)["first_prompt_tokens_max"] == 310
     assert not srv.refused and all(prompt_size(r) + r["max_tokens"] <= 8192
                                    for r in srv.requests)
     assert 0 < peak <= 8192  # the fake's usage counts 20 prompt tokens: plus max_tokens

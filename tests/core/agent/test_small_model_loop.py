@@ -426,3 +426,178 @@ async def test_an_echo_after_the_tools_were_withdrawn_is_said_to_be_no_answer():
     async with FakeOpenAI(script) as srv:
         events = await run(srv, "NVDA close?")
     assert "{" not in done(events).text and len(srv.requests) == 3
+
+
+# --- the wrong-date class: a date no tool gave, or a data question answered with no figure ---
+
+
+async def run_on(srv: FakeOpenAI, question: str, *, lang: str = "en",
+                 today: str = "2026-11-27") -> list[Event]:
+    """`run`, on a fixed day (the day the model may write as the data's date)."""
+    from datetime import date
+
+    router = LLMRouter(default=profile(srv, small=True))
+    mode = NormalMode(llm=router, registry=registry(), small=True,
+                      today=lambda: date.fromisoformat(today))
+    turn = Turn(text=question, history=[], recorder=MemoryRecorder(), lang=lang)
+    try:
+        return [e async for e in mode.run(turn)]
+    finally:
+        await router.aclose()
+
+
+@pytest.mark.parametrize(("question", "wrong", "fixed"), [
+    ("AAPL price?", "AAPL closed at 138.85 USD on 2026-11-27.",
+     "AAPL closed at 138.85 USD on 2025-02-14."),
+    ("AAPL price?", "As of November 27, 2026, AAPL closed at 138.85 USD.",
+     "AAPL closed at 138.85 USD on 2025-02-14."),
+    ("苹果股价？", "截至2026年11月27日，苹果收盘价为 138.85 美元。",
+     "截至2025年2月14日，苹果收盘价为 138.85 美元。"),
+])
+async def test_todays_date_given_as_the_datas_date_is_sent_back_then_fixed(question, wrong,
+                                                                          fixed):
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "AAPL"})]), Reply(text=wrong),
+              Reply(text=fixed)]
+    async with FakeOpenAI(script) as srv:
+        events = await run_on(srv, question)
+    assert "Today's date: 2026-11-27" in srv.requests[0]["messages"][0]["content"]
+    sent_back = srv.requests[2]["messages"][-1]["content"]
+    assert sent_back == prompts.wrong_dates(["2026-11-27"], ["2025-02-14"])
+    assert "tools" in srv.requests[2]  # it may look the figure up again
+    assert done(events).text == fixed and done(events).label == ""
+    assert shown(events) == fixed  # the wrongly dated draft was never shown
+
+
+async def test_a_wrong_date_that_stays_is_labelled_with_the_datas_date():
+    wrong = Reply(text="英伟达 2026-11-27 收盘价为 138.85 美元。")
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]), wrong, wrong]
+    async with FakeOpenAI(script) as srv:
+        events = await run_on(srv, "英伟达收盘价？", lang="zh")
+    assert len(srv.requests) == 3  # sent back once, not again
+    assert done(events).label == "请注意日期：数据日期为 2025-02-14，不是 2026-11-27。"
+    wrong = Reply(text="NVDA closed at 138.85 USD on 2026-11-27.")
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]), wrong, wrong]
+    async with FakeOpenAI(script) as srv:
+        events = await run_on(srv, "NVDA close?", lang="en")
+    assert done(events).label == "Check the date: the data is as of 2025-02-14, not 2026-11-27."
+
+
+@pytest.mark.parametrize(("question", "answer"), [
+    # the date the tool gave, in another way of writing it
+    ("NVDA close?", "On Feb 14, 2025 NVDA closed at 138.85 USD."),
+    ("英伟达收盘价？", "2025年2月14日英伟达收盘价为 138.85 美元。"),
+    # a date the question gave
+    ("Did NVDA close above 100 USD since 2024-01-02?", "Yes: 138.85 USD on 2025-02-14."),
+])
+async def test_a_date_the_tools_or_the_question_gave_is_not_sent_back(question, answer):
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]), Reply(text=answer)]
+    async with FakeOpenAI(script) as srv:
+        events = await run_on(srv, question)
+    assert len(srv.requests) == 2 and done(events).text == answer and done(events).label == ""
+
+
+async def test_a_data_question_answered_with_no_figure_is_sent_back_then_answered():
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "AAPL"})]),
+              Reply(text="Here is the latest quote for Apple as requested."),
+              Reply(text="AAPL closed at 138.85 USD on 2025-02-14.")]
+    async with FakeOpenAI(script) as srv:
+        events = await run_on(srv, "AAPL price?")
+    assert srv.requests[2]["messages"][-1]["content"] == prompts.NO_FIGURE
+    assert done(events).text == "AAPL closed at 138.85 USD on 2025-02-14."
+    assert "Here is the latest" not in shown(events)
+
+
+async def test_no_figure_twice_is_labelled_unanswered_and_a_question_without_one_is_not():
+    empty = Reply(text="苹果的最新行情已经查到了。")
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "AAPL"})]), empty, empty]
+    async with FakeOpenAI(script) as srv:
+        events = await run_on(srv, "苹果股价多少？", lang="zh")
+    assert done(events).label == "未作答：回答没有给出数据工具返回的任何数字。"
+    # a question that asks for no figure (the news about a ticker) is not sent back for one
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "AAPL"})]),
+              Reply(text="Apple is in the news for its new phone.")]
+    async with FakeOpenAI(script) as srv:
+        events = await run_on(srv, "Any news on AAPL?")
+    assert len(srv.requests) == 2 and done(events).label == ""
+
+
+# --- item 2: a small model's replies are capped, and it is told not to echo ------------------
+
+
+async def test_the_local_profile_caps_every_call_and_tells_the_model_not_to_echo():
+    from bot.local_llm import SMALL_MAX_TOKENS, local_profile
+
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]),
+              Reply(text="NVDA closed at 138.85 USD on 2025-02-14.")]
+    async with FakeOpenAI(script) as srv:
+        # serve's default of 1,024 asked for: the local profile writes at most its cap
+        router = LLMRouter(default=local_profile("1.5b", base_url=srv.base_url, ctx=8192,
+                                                 timeout_s=60.0, max_output_tokens=1024))
+        mode = NormalMode(llm=router, registry=registry(), small=True)
+        turn = Turn(text="NVDA close?", history=[], recorder=MemoryRecorder())
+        events = [e async for e in mode.run(turn)]
+        await router.aclose()
+    assert [r["max_tokens"] for r in srv.requests] == [SMALL_MAX_TOKENS] * 2
+    assert prompts.SMALL_RULES["en"] in srv.requests[0]["messages"][0]["content"]
+    assert done(events).text == "NVDA closed at 138.85 USD on 2025-02-14."
+    lower = local_profile("0.5b", base_url="http://x", ctx=8192, timeout_s=60.0,
+                          max_output_tokens=128)
+    assert lower.max_output_tokens == 128  # a lower setting stands
+
+
+async def test_a_large_model_gets_no_small_model_rules():
+    async with FakeOpenAI(default=Reply(text="ok")) as large:
+        await run(large, "NVDA close?", small=False)
+    async with FakeOpenAI(default=Reply(text="ok")) as small:
+        await run(small, "英伟达收盘价？", small=True)
+    assert prompts.SMALL_RULES["en"] not in large.requests[0]["messages"][0]["content"]
+    assert prompts.SMALL_RULES["zh"] in small.requests[0]["messages"][0]["content"]
+
+
+# --- item 3: units in every spelling, both ways -------------------------------------------------
+
+
+@pytest.mark.parametrize(("question", "wrong", "lang", "note"), [
+    ("How did NVDA do?", "NVDA rose 3.56 percent to 138.85 USD on 2025-02-14.", "en",
+     "Check the units: 3.56 percent is a price move in currency, not a percentage."),
+    ("英伟达今天表现如何？", "英伟达 2025-02-14 上涨百分之3.56，收于 138.85 美元。", "zh",
+     "请注意单位：百分之3.56 是以货币计的价格变动，不是百分比。"),
+    ("How did NVDA do?", "NVDA rose $2.63 to 138.85 USD on 2025-02-14.", "en",
+     "Check the units: $2.63 is a percent change, not an amount of money."),
+    ("英伟达今天表现如何？", "英伟达 2025-02-14 上涨 2.63 美元，收于 138.85 美元。", "zh",
+     "请注意单位：2.63 美元 是涨跌幅（百分比），不是金额。"),
+])
+async def test_a_unit_error_in_any_spelling_is_sent_back_once_then_labelled(question, wrong,
+                                                                            lang, note):
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]), Reply(text=wrong),
+              Reply(text=wrong)]
+    async with FakeOpenAI(script) as srv:
+        events = await run(srv, question, lang=lang)
+    assert len(srv.requests) == 3  # sent back once
+    sent_back = srv.requests[2]["messages"][-1]["content"]
+    assert ("change_pct" in sent_back) == ("2.63" in note)
+    assert done(events).label == note
+    assert shown(events) == done(events).text == wrong  # shown once, with its label
+
+
+async def test_the_right_units_pass_in_both_directions():
+    right = Reply(text="NVDA rose 3.56 USD ($3.56, 2.63 percent) to $138.85 on 2025-02-14.")
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]), right]
+    async with FakeOpenAI(script) as srv:
+        events = await run(srv, "How did NVDA do?")
+    assert len(srv.requests) == 2 and done(events).label == ""
+
+
+async def test_an_amount_in_another_currency_than_the_tools_is_sent_back_then_labelled():
+    wrong = Reply(text="英伟达 2025-02-14 收盘价是138.85元。")  # the 1.5B's answer, in yuan
+    right = Reply(text="英伟达 2025-02-14 收盘价是 138.85 美元。")
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]), wrong, right]
+    async with FakeOpenAI(script) as srv:
+        events = await run(srv, "英伟达最新收盘价是多少？", lang="zh")
+    assert srv.requests[2]["messages"][-1]["content"] == prompts.currency(["138.85元"], ["USD"])
+    assert done(events).text == right.text and done(events).label == ""
+    assert "138.85元" not in shown(events)
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]), wrong, wrong]
+    async with FakeOpenAI(script) as srv:
+        events = await run(srv, "英伟达最新收盘价是多少？", lang="zh")
+    assert done(events).label == "请注意币种：数据中 138.85元 的币种是 USD。"
