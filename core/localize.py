@@ -94,3 +94,24 @@ def source_label(src: Any, lang: str) -> str:
         return provider + when
     return t("src.label", lang, provider=provider, dataset=localize(src.dataset, lang),
              when=when)
+
+
+# the arguments that name an instrument, first found first (the web page's `SYMBOL_ARGS`)
+_SYMBOL_ARGS = ("symbol", "code", "ticker", "query", "name")
+
+
+def tool_label(name: str, args: Mapping[str, Any], lang: str, english: str) -> str:
+    """A tool call's progress line in `lang`: the catalogue's `web.tool_<name>` (every tool has
+    one; `{symbol}` filled from the first argument naming an instrument) for a Chinese reader,
+    the tool's own `english` label otherwise."""
+    if not is_zh(lang):
+        return english
+    key = f"web.tool_{name}"
+    template = catalogue().get(key, {}).get("zh")
+    if template is None:
+        return t("web.tool_other", lang)
+    if "{symbol}" not in template:
+        return template
+    symbol = next((v for a in _SYMBOL_ARGS if isinstance(v := args.get(a), str) and v), None)
+    return t(key, lang, symbol=symbol) if symbol else t("web.tool_other", lang)
+

@@ -97,8 +97,9 @@ async def generate_chart(
     interval = normalize_interval(interval)
     intraday = interval_minutes(interval) < 1440
     resolved = [resolve_symbol(s) for s in dict.fromkeys(symbols)]
-    emit_status(f"Loading bars for {', '.join(s.code for s in resolved)}")
     lang = current().lang  # the chart is for the person who asked: their words on it
+    emit_status(t("labels.status_loading_bars", lang,
+                  codes=t("grammar.list_sep", lang).join(s.code for s in resolved)))
     bar_size = word("ta.interval_", interval, lang)
     frames = [await get_bars(sym, interval) for sym in resolved]
     range_note = ""

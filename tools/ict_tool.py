@@ -28,6 +28,7 @@ import ict
 from core.context import current, emit_file, emit_status
 from core.errors import BullpenError, DataUnavailable, InvalidArguments
 from core.types import OutgoingFile
+from core.words import t
 from ict import BiasStack, Enforcement, ICTAnalysis, ICTInputError, Timeframe, TradePlan
 from ict.timeframes import INTERVAL_MINUTES
 from ict.types import SessionTemplate
@@ -538,7 +539,7 @@ async def ict_analyze(
     result = result_of(run, plan=plan)
     result.notes.extend(overrides)
     if chart:
-        emit_status(f"Drawing the ICT chart of {run.symbol}")
+        emit_status(t("ict.status_chart", current().lang, code=run.symbol))
         try:
             file = await chart_file(run)
         except ValueError as exc:  # bars and analysis disagree: report, keep the analysis

@@ -9,9 +9,11 @@ from typing import Annotated, Any
 import pandas as pd
 from pydantic import BaseModel, Field
 
-from core.context import emit_file, emit_status
+from core.context import current, emit_file, emit_status
 from core.errors import DataUnavailable
+from core.localize import word
 from core.types import OutgoingFile
+from core.words import t
 from tools.bars import normalize_interval
 from tools.data.prices import get_bars
 from tools.market import source_from
@@ -80,7 +82,9 @@ async def execute_script(symbol: str, code: str, *, interval: str = "1d", bars: 
     if df.empty:
         raise DataUnavailable(f"no {interval} bars for {sym.code} in that range",
                               provider=str(df.attrs.get("provider", "")))
-    emit_status(f"Running the script over {len(df)} {interval} bars of {sym.code}")
+    lang = current().lang
+    emit_status(t("ta.status_script", lang, n=len(df), code=sym.code,
+                  interval=word("ta.interval_", interval, lang)))
     run = await default_sandbox().run(code, frames={"df": df[["open", "high", "low", "close",
                                                                "volume"]]})
     if not run.ok:

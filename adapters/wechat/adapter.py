@@ -88,10 +88,6 @@ SEEN_MESSAGES = 20_000
 # WeChat retries a callback not answered within 5 s: "success" waits this long at most for the
 # core to take the message (the handler to return)
 ACK_WAIT_S = 3.0
-# What a bot that replies passively should wait at most (the `passive_reply_s` to give): an
-# answer ready this long after the callback arrived goes out as the callback's own answer (no
-# API call, no 48-hour window needed), inside WeChat's 5 s; a later one through the API
-PASSIVE_WAIT_S = 4.0
 _AUDIO_MIME = {"amr": "audio/amr", "speex": "audio/speex", "mp3": "audio/mpeg"}
 _SEPARATORS = ("\n\n", "\n", "。", ". ", "！", "？", "! ", "? ", "；", "; ", "，", ", ", " ")
 
@@ -123,7 +119,7 @@ class WeChatAdapter:
     `hold_in_outbox` (the bot's setting): a reply refused while the window is closed raises
     `core.errors.Held` instead of being kept here; the bot's outbox holds it until the user
     writes, as it does every delivery. `passive_reply_s` (plain mode; 0 is off,
-    `PASSIVE_WAIT_S` the most WeChat allows): the first text reply ready within that many
+    4 s the most that stays inside WeChat's 5 s): the first text reply ready within that many
     seconds of its callback is the callback's own answer (a passive reply) instead of a
     customer-service message; what follows it goes through the API, after it.
     """

@@ -29,9 +29,11 @@ from core.llm.base import Final, TextChunk, ThinkingChunk
 from core.llm.fit import TOOLS_SHARE
 from core.llm.markup import MarkupGate, strip_markup
 from core.llm.textcalls import parse_text_calls, remap_symbol_calls, symbol_tools
+from core.localize import tool_label
 from core.ports import LLMProvider
 from core.tools import ToolOutcome, ToolRegistry
 from core.types import ChatMessage, LLMResponse, OutgoingFile, ToolCall
+from core.words import t
 
 MAX_TURNS = 30
 PLAN_MAX_TOKENS = 256
@@ -145,7 +147,7 @@ class NormalMode:
         cheap = turn.options.profile_role
         schemas = await self.schemas_for(turn.text, cheap or "agent")
         if self._plan:
-            yield Status(text="Planning...")
+            yield Status(text=t("answer.status_planning", turn.lang))
             plan = await self._llm.complete(
                 [*messages, ChatMessage(role="system", content=prompts.planning(schemas))],
                 role=cheap or "planner", max_tokens=PLAN_MAX_TOKENS)
@@ -259,7 +261,7 @@ class NormalMode:
                 continued, prefix = True, _join_parts(prefix, content)
                 messages += [ChatMessage(role="assistant", content=content),
                              ChatMessage(role="user", content=prompts.CONTINUE)]
-                yield Status(text="Continuing a cut-off answer...")
+                yield Status(text=t("answer.status_continuing", turn.lang))
                 continue
             answer = _join_parts(prefix, content)
             tool_texts = [m.content for m in messages[run_start:] if m.role == "tool"]
@@ -273,7 +275,7 @@ class NormalMode:
                 prefix = ""
                 messages += [ChatMessage(role="assistant", content=answer),
                              ChatMessage(role="user", content=again.prompt)]
-                yield Status(text="Checking the figures with a tool...")
+                yield Status(text=t("answer.status_checking", turn.lang))
                 continue
             notes = [label("cut_off", turn.lang, tokens=response.usage.completion_tokens)
                      if response.finish_reason == "length" else "",
@@ -297,8 +299,10 @@ class NormalMode:
                                  on_file=files.append, interval=turn.options.interval)
         for call in calls:
             args = _args_dict(call)
-            label = (self._registry.get(call.name).render_label(args)
-                     if call.name in self._registry else f"Running {call.name}...")
+            english = (self._registry.get(call.name).render_label(args)
+                       if call.name in self._registry
+                       else t("answer.status_tool", turn.lang, name=call.name))
+            label = tool_label(call.name, args, turn.lang, english)
             yield ToolStarted(call_id=call.id, name=call.name, arguments=args, label=label)
             yield Status(text=label)
 

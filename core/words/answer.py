@@ -67,4 +67,9 @@ WORDS: dict[str, dict[str, str]] = {
         "en": "{text}.",
         "zh": "{text}。",
     },
+    # what the agent is doing, in the progress line (the person's language)
+    "status_planning": {"en": "Planning...", "zh": "正在规划……"},
+    "status_continuing": {"en": "Continuing a cut-off answer...", "zh": "回答被截断，正在续写……"},
+    "status_checking": {"en": "Checking the figures with a tool...", "zh": "正在用工具核对数字……"},
+    "status_tool": {"en": "Running {name}...", "zh": "正在运行 {name}……"},
 }

@@ -397,4 +397,5 @@ WORDS: dict[str, dict[str, str]] = {
         "en": "Inside a preferred kill zone",
         "zh": "处于首选交易时段",
     },
+    "status_chart": {"en": "Drawing the ICT chart of {code}", "zh": "正在绘制 {code} 的 ICT 图"},
 }

@@ -76,4 +76,5 @@ WORDS: dict[str, dict[str, str]] = {
         "en": " vs ",
         "zh": " 对比 ",
     },
+    "status_loading_bars": {"en": "Loading bars for {codes}", "zh": "正在加载 {codes} 的行情"},
 }

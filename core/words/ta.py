@@ -199,4 +199,8 @@ WORDS: dict[str, dict[str, str]] = {
         "en": "**{name}** indicators ({interval}, as of {day}, close {close}):",
         "zh": "**{name}** 技术指标（{interval}线，截至 {day}，收盘 {close}）：",
     },
+    "status_script": {
+        "en": "Running the script over {n} {interval} bars of {code}",
+        "zh": "正在对 {code} 的 {n} 根{interval}线运行脚本",
+    },
 }

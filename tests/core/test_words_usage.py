@@ -60,6 +60,7 @@ DYNAMIC: dict[str, str] = {
     "subs.error_": "jobs/schedule.py (ScheduleError's key)",
     "subs.days_": "jobs/schedule.py (a weekly schedule's day: its recurrence)",
     "subs.calendar_": "jobs/schedule.py (a trading-day schedule's exchange calendar)",
+    "web.tool_": "core/localize.py tool_label (a tool call's progress line, by the tool's name)",
 }
 # Prefixes `core.localize.localize` replaces in English text the tools write: a key is used when
 # the fixed part of its English appears in the product's source (the tool that writes it).
@@ -81,6 +82,7 @@ NOT_A_BRANCH: dict[str, str] = {
                  "the phrases expected in each: an oracle kept apart from the catalogue",
     "bot/benches/stt.py": "the speech benchmark groups its notes by the language spoken",
     "bot/benches/stt_zh.py": "the Mandarin speech benchmark counts notes by the language heard",
+    "bot/benches/stt_speed.py": "the speech speed benchmark picks its English notes by language",
     "core/agent/prompts.py": "what the model is told, in the language it must answer in: "
                              "instructions to a model, not words to a person",
     "core/agent/language.py": "which language a text is written in (a check, not words)",

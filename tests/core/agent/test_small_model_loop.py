@@ -11,6 +11,7 @@ import pytest
 from pydantic import BaseModel
 
 import tools
+from bot.eval.score import english_words
 from core.agent import NormalMode, Turn, prompts
 from core.agent.runner import llm_failure
 from core.agent.toolpick import BASE, fingerprint
@@ -228,6 +229,10 @@ async def test_a_unit_error_that_stays_is_labelled():
     async with FakeOpenAI(script) as srv:
         events = await run(srv, "英伟达今天表现如何？", lang="zh")
     assert "3.56% 是以货币计的价格变动" in done(events).label
+    # the progress line while the answer was sent back is in the person's language too
+    statuses = [e.text for e in events if isinstance(e, Status)]
+    assert "正在用工具核对数字……" in statuses
+    assert not any(english_words(s) for s in statuses), statuses
 
 
 async def test_a_small_models_invented_figure_is_never_shown():
