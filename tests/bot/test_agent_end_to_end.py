@@ -23,14 +23,18 @@ def adapter() -> RecordingAdapter:
 
 
 async def test_tool_call_then_streamed_text_reaches_the_chat_and_the_store(make_app):
-    answer = "NVDA closed at the price the tool reported, per the offline snapshot."
     script = [
         Turn(text="PLAN: 1. get_quote NVDA"),
         Turn(tool_calls=[("get_quote", {"symbol": "NVDA"})]),
-        Turn(text=answer, chunk=7),
     ]
     async with FakeOpenAI(script) as llm:
         async with make_app(llm_base_url=llm.base_url, llm_model="fake-model") as app:
+            # the answer quotes what the tool returns (an answer without the figure asked for
+            # is sent back and labelled unanswered)
+            quote = json.loads((await app.registry.call("get_quote", {"symbol": "NVDA"})).content)
+            answer = (f"NVDA closed at {quote['close']} USD on {quote['source']['as_of']}, "
+                      "per the offline snapshot.")
+            llm.script.append(Turn(text=answer, chunk=7))
             chat = adapter()
             await app.start_adapters([chat])
             await chat.deliver(msg("What is NVDA's latest close?"))
