@@ -55,6 +55,7 @@ from core.errors import (
     Forbidden,
     InputError,
     PlatformError,
+    PlatformUnavailable,
     RateLimited,
     TooLarge,
 )
@@ -797,9 +798,10 @@ def _error(op: str, exc: BaseException) -> PlatformError:
             return Forbidden(f"{where}: {text or 'forbidden'} ({exc.code})")
         if exc.code == 10008:
             return PlatformError(f"{where}: unknown message")
-        return PlatformError(f"{where}: HTTP {exc.status} ({exc.code}) {text}".rstrip())
+        failed = f"{where}: HTTP {exc.status} ({exc.code}) {text}".rstrip()
+        return PlatformUnavailable(failed) if exc.status >= 500 else PlatformError(failed)
     if isinstance(exc, aiohttp.ClientError | OSError | TimeoutError):
-        return PlatformError(f"{where}: network error ({type(exc).__name__})")
+        return PlatformUnavailable(f"{where}: network error ({type(exc).__name__})")
     return PlatformError(f"{where}: {type(exc).__name__}")
 
 

@@ -57,6 +57,7 @@ from core.errors import (
     FormattingRejected,
     InputError,
     PlatformError,
+    PlatformUnavailable,
     RateLimited,
     TooLarge,
 )
@@ -617,8 +618,10 @@ class SlackAdapter:
         if not isinstance(exc, SlackApiError):
             if isinstance(exc, SlackClientError):  # e.g. the upload POST failed
                 return PlatformError(where + type(exc).__name__)
-            return PlatformError(where + (type(exc).__name__ if not isinstance(exc, TimeoutError)
-                                          else "timed out"))
+            # aiohttp's errors and timeouts: not reached
+            return PlatformUnavailable(where + (type(exc).__name__
+                                                if not isinstance(exc, TimeoutError)
+                                                else "timed out"))
         code = _code(exc)
         if exc.response.status_code == 429 or code == "ratelimited":
             return RateLimited(where + "rate limited", retry_after=_retry_after(exc))
@@ -626,7 +629,9 @@ class SlackAdapter:
             return Forbidden(where + code)
         if code in _FORMATTING:
             return FormattingRejected(where + code)
-        return PlatformError(where + (code or f"HTTP {exc.response.status_code}"))
+        failed = where + (code or f"HTTP {exc.response.status_code}")
+        return (PlatformUnavailable(failed) if exc.response.status_code >= 500
+                else PlatformError(failed))
 
 
 # --- helpers -----------------------------------------------------------------------------------

@@ -59,6 +59,7 @@ from core.errors import (
     InputError,
     MessageNotModified,
     PlatformError,
+    PlatformUnavailable,
     RateLimited,
     StoreUnavailable,
     TooLarge,
@@ -620,6 +621,8 @@ class TelegramAdapter:
             return PlatformError(f"{where}group moved to supergroup {exc.new_chat_id}")
         if isinstance(exc, tg.InvalidToken) and method == "download":
             return PlatformError(where + "file not found")
+        if isinstance(exc, tg.NetworkError) and not isinstance(exc, tg.BadRequest):
+            return PlatformUnavailable(where + text)  # 5xx, a timeout, the network
         return PlatformError(where + text)
 
 

@@ -410,8 +410,16 @@ class Gateway:
                 await asyncio.shield(renderer.cut_short(
                     t("chat.interrupted" if shutdown else "chat.stopped", job.lang)))
             raise
-        except StoreUnavailable:
-            raise  # the database is away: not this message's fault, nor a reason to give up
+        except StoreUnavailable as exc:
+            # the database is away: not this message's fault, nor a reason to give up; it
+            # stays running and is taken again here once the database is back
+            status = "running"
+            log.warning("message %s/%s waits for the database: %s", msg.platform,
+                        msg.message_id, exc)
+            if renderer is not None:
+                await renderer.aclose()  # its placeholder stays, for the next try to adopt
+            self.stages.resume.left(job.adapter, msg, renderer.placeholder_id
+                                    if renderer is not None else job.placeholder)
         except Exception as exc:  # a poison message: said, recorded, not tried again
             status, error = "failed", _error_of(exc)
             await asyncio.shield(self._poisoned(job.adapter, msg, job.lang, exc, renderer))
@@ -439,6 +447,8 @@ class Gateway:
             await self._store.inbound.mark(
                 platform=msg.platform, chat_id=msg.chat.chat_id, message_id=msg.message_id,
                 status="running", user_id=job.user_id, lang=job.lang, placeholder=placeholder)
+        except StoreUnavailable:
+            raise  # the run waits for the database; the placeholder is written then
         except Exception as exc:
             log.warning("placeholder of %s/%s not recorded: %s", msg.platform, msg.message_id,
                         exc)

@@ -29,11 +29,13 @@ from core.errors import (
     FormattingRejected,
     MessageNotModified,
     PlatformError,
+    PlatformUnavailable,
     RateLimited,
     StoreError,
 )
 from core.ports import Adapter, DeliveryRequest, OutItem, Receipt
 from core.store.deliveries import CHANNEL, DeliveriesRepo, Delivery
+from core.store.retry import DATABASE_TROUBLE
 from core.types import ChatRef, IncomingMessage, MessageRef, utcnow
 
 __all__ = ["AdapterRegistry", "PostgresOutbox", "say"]  # `say`: bot.sender's, for old callers
@@ -230,7 +232,7 @@ class PostgresOutbox:
             return await self._attempt(d)
         except StoreError:
             raise
-        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+        except DATABASE_TROUBLE:
             raise  # the lease runs out and the delivery is taken again
         finally:
             event = self._done.pop(d.key, None)
@@ -321,14 +323,17 @@ class PostgresOutbox:
     async def _send_piece(sender: Sender, chat: ChatRef, piece: Piece, *,
                           plain: bool) -> MessageRef | None:
         """One piece through the seam; an edit into a placeholder that cannot be edited any
-        more (deleted, too old) is sent anew instead."""
+        more (deleted, too old) is sent anew instead. A platform that failed on its side says
+        nothing about the placeholder: the edit is tried again later (`RESCHEDULE`), so it
+        does not stay behind saying it is working."""
         if piece.reply is not None and piece.edit_of is not None:
             reply = sender.rendered(piece.reply, plain=plain)
             ref = MessageRef(chat=chat, message_id=piece.edit_of)
             try:  # the placeholder becomes the answer; a gone one: sent anew
                 await sender.edit(ref, reply)
                 return ref
-            except (MessageNotModified, RateLimited, FormattingRejected, Forbidden):
+            except (MessageNotModified, RateLimited, FormattingRejected, Forbidden,
+                    PlatformUnavailable):
                 raise
             except PlatformError as exc:
                 log.info("outbox: placeholder not editable (%s); sending anew", exc)

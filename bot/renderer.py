@@ -23,6 +23,7 @@ from core.errors import (
     Forbidden,
     MessageNotModified,
     PlatformError,
+    PlatformUnavailable,
     RateLimited,
 )
 from core.events import Done, Event, Failed, File, Status, TextDelta, ToolStarted
@@ -33,13 +34,16 @@ from core.words import t
 log = logging.getLogger(__name__)
 
 # The final text is retried live for this long (rate limits waited out, a formatting refusal
-# resent as plain text); what still did not arrive goes to the outbox, which keeps trying until
-# its own deadline, rather than being dropped.
+# resent as plain text, a platform that failed on its side tried again after FIRST_RETRY_S,
+# doubling up to RETRY_CAP_S); what still did not arrive goes to the outbox, which keeps trying
+# until its own deadline, rather than being dropped.
 LIVE_DEADLINE_S = 30.0
 MAX_WAIT_S = 60.0
+FIRST_RETRY_S, RETRY_CAP_S = 0.5, 4.0
 
-# How one piece of final text fared live: `sent`; `refused` (rate limited until the live
-# deadline); `failed` (another platform error: the placeholder was deleted, a timeout);
+# How one piece of final text fared live: `sent`; `refused` (rate limited or the platform
+# failing until the live deadline: the outbox edits it into the placeholder later); `failed`
+# (another platform error: the placeholder was deleted or is too old);
 # `gone` (the bot may not write to the chat any more); `held` (the outbox holds it for now).
 Outcome = Literal["sent", "refused", "failed", "gone", "held"]
 
@@ -134,9 +138,9 @@ class Renderer:
                     text=t("chat.working", self._lang), markup="plain",
                     in_reply_to=self._in_reply_to))
                 self._placeholder = self._adopt
-            except (MessageNotModified, RateLimited):
-                # a rate limit says nothing about the placeholder: it is still there, and a
-                # new one would leave it behind for good, saying it is working
+            except (MessageNotModified, RateLimited, PlatformUnavailable):
+                # a rate limit or an outage says nothing about the placeholder: it is still
+                # there, and a new one would leave it behind for good, saying it is working
                 self._placeholder = self._adopt
             except PlatformError as exc:  # gone or too old: a new one below
                 log.info("placeholder %s not reused: %s", self._adopt.message_id, exc)
@@ -298,6 +302,7 @@ class Renderer:
         deadline; how it fared."""
         as_plain = plain
         end = self._clock() + self._live_deadline_s
+        backoff = FIRST_RETRY_S
         while self._clock() < end:
             reply = self._sender.rendered(Reply(text=md, in_reply_to=self._in_reply_to),
                                           plain=as_plain)
@@ -318,6 +323,11 @@ class Renderer:
                              "%.1f s, %.1f s of the live deadline left", self._chat.key,
                              exc.retry_after, wait, end - self._clock())
                     await self._sleep(wait)
+                elif policy is Policy.RETRY:  # not reached, or failed on its side
+                    log.info("final text for %s not taken (%s): again in %.1f s",
+                             self._chat.key, exc, backoff)
+                    await self._sleep(min(backoff, max(0.0, end - self._clock())))
+                    backoff = min(backoff * 2, RETRY_CAP_S)
                 elif policy is Policy.DROP:
                     self._gone = True
                     return "gone"
@@ -327,7 +337,7 @@ class Renderer:
                 else:  # OUTBOX, e.g. the placeholder was deleted: the caller decides
                     log.warning("final text not delivered this way: %s", exc)
                     return "failed"
-        log.warning("final text for %s still rate limited after the live deadline (%g s)",
+        log.warning("final text for %s still refused for now after the live deadline (%g s)",
                     self._chat.key, self._live_deadline_s)
         return "refused"
 
@@ -452,7 +462,7 @@ class Renderer:
                     return
                 if policy is Policy.HOLD:
                     self._held = self._outbox is not None
-                await self._hand_over_file(file, exc)  # HOLD, OUTBOX (a file has no PLAIN)
+                await self._hand_over_file(file, exc)  # HOLD, RETRY, OUTBOX (no PLAIN for files)
                 return
         await self._hand_over_file(file, None)
 

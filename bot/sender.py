@@ -14,8 +14,14 @@ plain fallback, and one table says what each refusal means:
 | Held               | HOLD: to the outbox, held for    | HOLD: due when the chat writes    |
 |                    | the chat's next message          |                                   |
 | Forbidden          | DROP: may not write there (log)  | DROP: `failed`, `on_forbidden`    |
+| PlatformUnavailable| RETRY: the final text again      | RESCHEDULE; an edit into a        |
+| (5xx, network)     | after 0.5, 1, 2 ... s until the  | placeholder stays an edit (the    |
+|                    | live deadline, then OUTBOX, an   | placeholder is still there)       |
+|                    | edit still an edit (`say`, a     |                                   |
+|                    | file: OUTBOX at once)            |                                   |
 | other PlatformError| OUTBOX: stored, retried until    | RESCHEDULE: back off (1, 2, 4 ... |
-|                    | its deadline                     | 60 s) until the deadline          |
+|                    | its deadline                     | 60 s) until the deadline; an edit |
+|                    |                                  | into a placeholder: sent anew     |
 
 `decide(exc, stored=...)` reads the table; the renderer's live retries and the outbox's
 attempts branch on what it returns. Progress edits of a growing answer are best effort: any
@@ -40,6 +46,7 @@ from core.errors import (
     Held,
     MessageNotModified,
     PlatformError,
+    PlatformUnavailable,
     RateLimited,
 )
 from core.ports import Adapter, Outbox, OutItem
@@ -57,6 +64,7 @@ class Policy(StrEnum):
     RESCHEDULE = "reschedule"
     PLAIN = "plain"
     HOLD = "hold"
+    RETRY = "retry"
     OUTBOX = "outbox"
     DROP = "drop"
 
@@ -68,6 +76,7 @@ _TABLE: dict[type[PlatformError], tuple[Policy, Policy]] = {
     FormattingRejected: (Policy.PLAIN, Policy.PLAIN),
     Held: (Policy.HOLD, Policy.HOLD),
     Forbidden: (Policy.DROP, Policy.DROP),
+    PlatformUnavailable: (Policy.RETRY, Policy.RESCHEDULE),
     PlatformError: (Policy.OUTBOX, Policy.RESCHEDULE),
 }
 

@@ -45,8 +45,9 @@
     │   ├── FormattingRejected the platform rejected the markup (retry as plain text)
     │   ├── Forbidden          the user blocked the bot or the chat is gone
     │   ├── Held               refused for now (WeChat's closed window): when the chat next writes
-    │   ├── WindowClosed            [adapters.wechat.clients] keep the reply
-    │   └── Unreachable             [adapters.wechat.clients] not reached: a kept reply stays
+    │   ├── PlatformUnavailable  not reached or failed on its side (5xx, network): try again
+    │   │   └── Unreachable         [adapters.wechat.clients] not reached: a kept reply stays
+    │   └── WindowClosed            [adapters.wechat.clients] keep the reply
     ├── SignatureError         a webhook's signature or secret did not verify
     ├── RunCancelled           /stop ended a run
     └── BudgetExhausted             [debate.budget] a call past the debate's token budget
@@ -185,6 +186,13 @@ class SignatureError(BullpenError):
 
 class RunCancelled(BullpenError):
     pass
+
+
+class PlatformUnavailable(PlatformError):
+    """The platform was not reached or failed on its side (HTTP 5xx, a network error, a
+    timeout): nothing says the operation was refused, so the same one may work in a moment.
+    A placeholder whose edit failed this way is still there: it is edited again later, never
+    replaced by a new message (which would leave it saying it is working, for good)."""
 
 
 class Held(PlatformError):

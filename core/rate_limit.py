@@ -16,15 +16,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 from uuid import UUID
 
-import asyncpg
-
 from core.errors import StoreUnavailable
-from core.store.retry import retry_budget
+from core.store.retry import DATABASE_TROUBLE, retry_budget
 
 if TYPE_CHECKING:
     from core.store.rate_limits import RateLimitsRepo
 
 log = logging.getLogger(__name__)
+
+# the database away: messages go through unchecked until it answers
+_NOT_CHECKED: tuple[type[BaseException], ...] = (*DATABASE_TROUBLE, StoreUnavailable)
 
 RETRY_S = 2.0  # a database restarting is waited for this long before a message goes unrated
 
@@ -105,8 +106,7 @@ class SharedRateLimiter:
         try:
             with retry_budget(RETRY_S):
                 got = await self._repo.take(user_id, limits)
-        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError,
-                StoreUnavailable) as exc:
+        except _NOT_CHECKED as exc:
             if not self._warned:
                 self._warned = True
                 log.warning("rate limits not checked (%s: %s): letting messages through until"

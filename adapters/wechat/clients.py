@@ -21,7 +21,7 @@ from wechatpy import WeChatClient
 from wechatpy.enterprise import WeChatClient as WeComClient
 from wechatpy.exceptions import WeChatClientException
 
-from core.errors import Forbidden, PlatformError, RateLimited, TooLarge
+from core.errors import Forbidden, PlatformError, PlatformUnavailable, RateLimited, TooLarge
 
 OFFICIAL_API = "https://api.weixin.qq.com/cgi-bin/"
 WECOM_API = "https://qyapi.weixin.qq.com/cgi-bin/"
@@ -57,7 +57,7 @@ class WindowClosed(PlatformError):
     """The user can't be messaged now (48-hour window closed or quota used): keep the reply."""
 
 
-class Unreachable(PlatformError):
+class Unreachable(PlatformUnavailable):
     """WeChat was not reached, or answered without an errcode (network error, HTTP status):
     nothing says the message was refused, so a kept reply stays kept."""
 

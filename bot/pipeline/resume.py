@@ -16,6 +16,7 @@ from typing import Any
 
 from bot.pipeline.chat_queue import ChatQueue
 from bot.pipeline.record import Record
+from core.errors import StoreUnavailable
 from core.ports import Adapter
 from core.store import Store
 from core.types import IncomingMessage
@@ -27,6 +28,8 @@ log = logging.getLogger(__name__)
 SWEEP_S = 10.0
 STALE_S = 30.0
 TOO_OLD_S = 600.0
+# a message left by a database outage mid-answer is tried again after 1, 2, 4 ... 15 s
+RETAKE_FIRST_S, RETAKE_CAP_S = 1.0, 15.0
 
 Adapters = Callable[[str], Adapter | None]
 TakeOver = Callable[[Adapter, IncomingMessage, dict[str, Any], float],
@@ -46,6 +49,7 @@ class Resume:
         self.enabled = enabled
         self._platforms: list[str] = []
         self._sweeper: asyncio.Task[None] | None = None
+        self._retaking: set[asyncio.Task[None]] = set()
 
     async def unanswered(self, adapters: Adapters, platforms: Sequence[str] | None = None, *,
                          stale_s: float | None = None, too_old_s: float | None = None) -> int:
@@ -89,6 +93,44 @@ class Resume:
         await self._resume(adapter, row, self.too_old_s)
         return True
 
+    def left(self, adapter: Adapter, msg: IncomingMessage, placeholder: str | None) -> None:
+        """A message this process was answering when the database went away (`StoreUnavailable`
+        mid-answer). Nothing else would take it: this process's heartbeat keeps it its own, and
+        its platform acknowledged it already. Taken again here once the database answers (its
+        placeholder written first, the one the chat shows), then answered as a stopped
+        process's message is; left to another process that took it meanwhile."""
+        if not self.enabled:
+            log.warning("%s/%s left unanswered: the database went away", msg.platform,
+                        msg.message_id)
+            return
+        task = asyncio.create_task(self._retake(adapter, msg, placeholder),
+                                   name=f"retake:{msg.chat.key}:{msg.message_id}")
+        self._retaking.add(task)
+        task.add_done_callback(self._retaking.discard)
+
+    async def _retake(self, adapter: Adapter, msg: IncomingMessage,
+                      placeholder: str | None) -> None:
+        wait = RETAKE_FIRST_S
+        while True:
+            await asyncio.sleep(wait)
+            wait = min(wait * 2, RETAKE_CAP_S)
+            try:
+                row = await self._store.inbound.claim(
+                    owner=self._instance, platform=msg.platform, chat_id=msg.chat.chat_id,
+                    message_id=msg.message_id, stale_s=self.stale_s)
+                if row is None:
+                    log.info("%s/%s is another process's now", msg.platform, msg.message_id)
+                    return
+                if placeholder is not None and row["placeholder"] is None:
+                    await self._store.inbound.placeholder(row["id"], placeholder)
+                    row["placeholder"] = placeholder
+            except StoreUnavailable as exc:
+                log.info("%s/%s not taken again yet: %s", msg.platform, msg.message_id, exc)
+                continue
+            log.info("%s/%s taken again: the database is back", msg.platform, msg.message_id)
+            await self._resume(adapter, row, self.too_old_s)
+            return
+
     async def _resume(self, adapter: Adapter, row: dict[str, Any], too_old_s: float) -> None:
         """A message taken over: answered once, in its placeholder (or asked for again)."""
         msg = IncomingMessage(**row["message"])
@@ -111,6 +153,8 @@ class Resume:
                                                 name="inbound-sweeper")
 
     async def aclose(self) -> None:
+        for task in list(self._retaking):  # the next process's sweep takes these
+            task.cancel()
         if self._sweeper is not None:
             self._sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):

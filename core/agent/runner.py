@@ -12,7 +12,7 @@ from weakref import WeakValueDictionary
 
 from core.agent import prompts
 from core.agent.turn import Turn, TurnOptions
-from core.errors import BullpenError, LLMError, LLMTimeout
+from core.errors import BullpenError, LLMError, LLMTimeout, StoreUnavailable
 from core.events import Done, Event, Failed, File
 from core.llm.base import AllProfilesFailed
 from core.ports import LLMProvider, Mode
@@ -209,6 +209,10 @@ class AgentRunner:
                        if exc.args and exc.args[0] == CANCEL_SHUTDOWN
                        else "[stopped by the user]")
                 await asyncio.shield(recorder.flush(ChatMessage(role="assistant", content=why)))
+                raise
+            except StoreUnavailable:
+                # the database went away, not the run: the gateway answers the message again
+                # once it is back (`bot.pipeline.resume`), so nothing is said or stored here
                 raise
             except LLMTimeout as exc:
                 log.warning("run failed: %s", exc)

@@ -20,6 +20,8 @@ from uuid import UUID
 
 import asyncpg
 
+from core.store.retry import DATABASE_TROUBLE
+
 log = logging.getLogger(__name__)
 
 RETRY_CONNECT_S = 10.0  # after a failed connect, runs go unlocked this long before a retry
@@ -84,8 +86,7 @@ class PersonLocks:
                 return None
             try:
                 got = await conn.fetchval("SELECT pg_try_advisory_lock($1)", key, timeout=5)
-            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError,
-                    TimeoutError) as exc:
+            except DATABASE_TROUBLE as exc:
                 self._lost(exc)
                 return None
             return bool(got), conn
@@ -97,8 +98,7 @@ class PersonLocks:
                 return  # that connection (and the lock with it) is gone
             try:
                 await current.fetchval("SELECT pg_advisory_unlock($1)", key, timeout=5)
-            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError,
-                    TimeoutError) as exc:
+            except DATABASE_TROUBLE as exc:
                 self._lost(exc)
 
     async def _connection(self) -> asyncpg.Connection | None:
@@ -109,7 +109,7 @@ class PersonLocks:
             return None
         try:
             self._conn = await asyncpg.connect(self._dsn, timeout=5)
-        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError) as exc:
+        except DATABASE_TROUBLE as exc:
             self._down_until = loop.time() + RETRY_CONNECT_S
             self._lost(exc)
             return None

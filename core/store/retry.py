@@ -49,7 +49,19 @@ def transient(exc: BaseException) -> bool:
         asyncpg.CannotConnectNowError,  # starting up or shutting down
         asyncpg.PostgresConnectionError,  # class 08
         asyncpg.AdminShutdownError, asyncpg.CrashShutdownError,
+        # a connection the server dropped mid-statement can be left in its protocol's
+        # middle state: the next statement on it is refused with "cannot switch to state
+        # N; another operation is in progress" (seen when the postmaster was killed under
+        # load); that connection is discarded and the statement tried on another
+        asyncpg.InternalClientError,
     )) and not isinstance(exc, asyncpg.TooManyConnectionsError)
+
+
+# what a statement can raise when the database, not the statement, is the trouble (a caller
+# that carries on without the database catches these; the pool's retries are above)
+DATABASE_TROUBLE: tuple[type[BaseException], ...] = (
+    OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError,
+    asyncpg.InternalClientError)
 
 
 def unusable_input(exc: BaseException) -> bool:

@@ -22,7 +22,14 @@ from adapters.discord import DiscordAdapter
 from bot.app import App
 from bot.commands import COMMANDS, menu
 from bot.settings import load_settings
-from core.errors import ConfigError, Forbidden, InputError, PlatformError, RateLimited
+from core.errors import (
+    ConfigError,
+    Forbidden,
+    InputError,
+    PlatformError,
+    PlatformUnavailable,
+    RateLimited,
+)
 from core.types import ChatRef, IncomingMessage, OutgoingFile, Reply
 from tests.adapters.conftest import (
     AUDIO,
@@ -555,3 +562,26 @@ async def test_a_voice_message_is_downloaded_through_the_adapter_and_answered(
     question = user_texts(llm)[0]  # transcribed by the bundled Whisper, names corrected
     assert "NVDA" in question and "AAPL" in question
     assert dc.calls_of("download")
+
+
+def test_a_server_error_or_the_network_is_unavailable_not_a_refusal() -> None:
+    """discord.py tries a 5xx five times itself (about 25 s) before it raises, so the mapping
+    of what it raises then is checked directly: failed on Discord's side, or not reached, is
+    `PlatformUnavailable` (tried again; a placeholder's edit stays an edit); a 4xx is not."""
+    from types import SimpleNamespace
+
+    import discord
+
+    from adapters.discord import _error
+
+    def http(status: int, code: int = 0) -> discord.HTTPException:
+        return discord.HTTPException(SimpleNamespace(status=status, reason="x"),
+                                     {"code": code, "message": "x"})
+
+    assert type(_error("edit", discord.DiscordServerError(
+        SimpleNamespace(status=503, reason="x"), "x"))) is PlatformUnavailable
+    assert type(_error("edit", http(502))) is PlatformUnavailable
+    assert type(_error("send", aiohttp.ServerDisconnectedError())) is PlatformUnavailable
+    assert type(_error("send", TimeoutError())) is PlatformUnavailable
+    assert type(_error("edit", http(404, 10008))) is PlatformError
+    assert type(_error("send", http(400, 50035))) is PlatformError

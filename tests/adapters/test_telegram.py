@@ -24,6 +24,7 @@ from core.errors import (
     InputError,
     MessageNotModified,
     PlatformError,
+    PlatformUnavailable,
     RateLimited,
     StoreUnavailable,
 )
@@ -508,9 +509,12 @@ async def test_platform_refusals_map_to_the_core_error_types(bare, tg):
     with pytest.raises(FormattingRejected):
         await adapter.send(chat, Reply(text="<b>unclosed"))
     tg.fail("sendMessage", ApiError(500, "Internal Server Error"))
-    with pytest.raises(PlatformError) as other:
+    with pytest.raises(PlatformUnavailable) as other:  # failed on its side: try again
         await adapter.send(chat, Reply(text="x", markup="plain"))
-    assert type(other.value) is PlatformError
+    tg.fail("editMessageText", ApiError(400, "Bad Request: message to edit not found"))
+    with pytest.raises(PlatformError) as gone:  # refused: not to be tried again
+        await adapter.edit(ref, Reply(text="x", markup="plain"))
+    assert type(gone.value) is PlatformError
     tg.fail("sendMessage", blocked())
     with pytest.raises(Forbidden):
         await adapter.send(chat, Reply(text="x", markup="plain"))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import pytest
@@ -119,4 +120,52 @@ async def test_a_redelivering_platform_gets_the_error_and_its_redelivery_is_answ
     shown = adapter.visible_text(CHAT)
     assert len([t for t in shown if UNAVAILABLE in t]) == 1
     assert shown[-1] == "Answered on redelivery." and len(llm.requests) == 1
+    await gw.aclose()
+
+
+class GatedLLM(ScriptedLLM):
+    """Answers once `gate` is set; `asked` is set when the first question reaches it."""
+
+    def __init__(self, answer: str) -> None:
+        super().__init__(default=text(answer))
+        self.asked, self.gate = asyncio.Event(), asyncio.Event()
+
+    async def complete(self, *args: Any, **kwargs: Any) -> Any:
+        self.asked.set()
+        await self.gate.wait()
+        return await super().complete(*args, **kwargs)
+
+
+async def test_an_outage_in_the_middle_of_an_answer_is_answered_in_its_placeholder_after(
+        cut: tuple[PgProxy, Database], tmp_path: Path) -> None:
+    """The database goes away while the model answers (the message stored, its placeholder
+    shown, the platform's update acknowledged): nothing else would ever take the message
+    (this process's heartbeat keeps it its own), so the gateway takes it again itself once
+    the database is back, and answers it once, in the placeholder the chat shows."""
+    proxy, db = cut
+    answer = "Answered once the database was back."
+    llm = GatedLLM(answer)
+    gw = _gateway(db, tmp_path, llm)
+    adapter = RecordingAdapter()
+    await adapter.start(gw.handler_for(adapter))
+    await adapter.deliver(msg("TSLA, while the database goes?", "23"))
+    await asyncio.wait_for(llm.asked.wait(), 20)
+    await proxy.down()
+    llm.gate.set()
+    await asyncio.sleep(2.0)  # the run's next statements give up (the pool's budget is 1 s)
+    await proxy.up()
+
+    async def status() -> str | None:
+        return await db.pool.fetchval(
+            "SELECT status FROM inbound_events WHERE message_id = '23'")
+
+    for _ in range(300):
+        if await status() == "answered":
+            break
+        await asyncio.sleep(0.1)
+    await gw.idle()
+    assert await status() == "answered"
+    assert adapter.visible_text(CHAT) == [answer]  # one message: the placeholder, answered
+    assert await db.pool.fetchval(
+        "SELECT count(*) FROM messages WHERE role = 'assistant' AND content = $1", answer) == 1
     await gw.aclose()

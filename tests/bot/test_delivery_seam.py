@@ -10,7 +10,14 @@ from pathlib import Path
 from bot.outbox import AdapterRegistry, PostgresOutbox
 from bot.sender import Policy, Sender, decide
 from core import errors
-from core.errors import Forbidden, FormattingRejected, Held, PlatformError, RateLimited
+from core.errors import (
+    Forbidden,
+    FormattingRejected,
+    Held,
+    PlatformError,
+    PlatformUnavailable,
+    RateLimited,
+)
 from core.store import Database, DeliveriesRepo
 from core.testing import RecordingAdapter
 from core.types import ChatRef, IncomingMessage
@@ -58,6 +65,8 @@ def test_every_platform_refusal_has_a_policy_both_ways() -> None:
     assert decide(Forbidden("x"), stored=False) is Policy.DROP
     assert decide(PlatformError("x"), stored=False) is Policy.OUTBOX
     assert decide(PlatformError("x"), stored=True) is Policy.RESCHEDULE
+    assert decide(PlatformUnavailable("x"), stored=False) is Policy.RETRY
+    assert decide(PlatformUnavailable("x"), stored=True) is Policy.RESCHEDULE
 
 
 def _msg(mid: str) -> IncomingMessage:

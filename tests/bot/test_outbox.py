@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 
 from bot.outbox import AdapterRegistry, PostgresOutbox
-from core.errors import Forbidden, Held, PlatformError, RateLimited
+from core.errors import Forbidden, Held, PlatformError, PlatformUnavailable, RateLimited
 from core.store import Database, DeliveriesRepo
 from core.testing import RecordingAdapter
 from core.types import ChatRef, OutgoingFile, Reply, utcnow
@@ -348,3 +348,55 @@ async def test_a_sender_waiting_out_429s_keeps_its_lease_so_no_other_sends_twice
         await b.drain()
     await first
     assert [o.text for o in adapter.ops] == ["once"]
+
+
+async def test_a_platform_failing_on_its_side_gets_the_answer_into_the_placeholder(
+        pg_db: Database) -> None:
+    """A 5xx (or no answer) on the final edit says nothing about the placeholder: the edit is
+    tried again (0.5, 1, 2 ... s) and the answer lands in it, never in a new message that
+    would leave the placeholder saying it is working for good (seen in a kill-load run, a
+    500 on the final edit)."""
+    from bot.renderer import Renderer
+    from core.events import Done
+
+    clock = Clock()
+    adapter = RecordingAdapter()
+    renderer = Renderer(adapter, CHAT, outbox=outbox(pg_db, adapter), in_reply_to="q1",
+                        clock=clock, sleep=clock.sleep)
+    await renderer.start()
+    adapter.faults["edit"] = [PlatformUnavailable("telegram editMessageText: Internal Server"
+                                                  " Error (500)") for _ in range(3)]
+    start = clock()
+    await renderer.on_event(Done(text="the answer"))
+    assert renderer.result.delivered and not renderer.result.handed_over
+    assert adapter.visible_text(CHAT) == ["the answer"]  # one message: the placeholder
+    assert clock() - start == 0.5 + 1 + 2
+
+
+async def test_a_platform_failing_past_the_live_deadline_hands_the_edit_to_the_outbox(
+        pg_db: Database) -> None:
+    """Still failing at the live deadline: the outbox keeps the answer as an edit of the
+    placeholder, and a 5xx there reschedules it (not sent anew); once the platform answers,
+    the placeholder becomes the answer and nothing else is said."""
+    from bot.renderer import LIVE_DEADLINE_S, Renderer
+    from core.events import Done
+
+    clock = Clock()
+    adapter = RecordingAdapter()
+    box = outbox(pg_db, adapter)
+    renderer = Renderer(adapter, CHAT, outbox=box, in_reply_to="q2", clock=clock,
+                        sleep=clock.sleep)
+    await renderer.start()
+    adapter.faults["edit"] = [PlatformUnavailable("slack chat.update: HTTP 503")
+                              for _ in range(40)]
+    start = clock()
+    await renderer.on_event(Done(text="the answer"))
+    assert renderer.result.handed_over and renderer.result.delivered
+    assert clock() - start == LIVE_DEADLINE_S
+    adapter.faults["edit"] = [PlatformUnavailable("slack chat.update: HTTP 503")]
+    await box.drain()  # refused again: rescheduled, nothing sent anew
+    assert [o.kind for o in adapter.ops] == ["send"]  # the placeholder only
+    await pg_db.pool.execute("UPDATE deliveries SET next_attempt_at = now()")
+    await box.drain()
+    assert adapter.visible_text(CHAT) == ["the answer"]
+    assert [o.kind for o in adapter.ops] == ["send", "edit"]

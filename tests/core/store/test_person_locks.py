@@ -100,3 +100,44 @@ def test_keys_are_stable_signed_64_bit_and_differ_per_person() -> None:
     ann, bob = uuid4(), uuid4()
     assert lock_key(ann) == lock_key(ann) != lock_key(bob)
     assert -(2 ** 63) <= lock_key(ann) < 2 ** 63
+
+
+class _LeftMidStatement:
+    """A connection as asyncpg leaves one the server dropped mid-statement (the postmaster
+    killed under load): its protocol refuses the next statement with InternalClientError."""
+
+    terminated = False
+
+    def is_closed(self) -> bool:
+        return False
+
+    async def fetchval(self, *args: object, **kwargs: object) -> object:
+        raise asyncpg.InternalClientError(
+            "cannot switch to state 12; another operation (2) is in progress")
+
+    def terminate(self) -> None:
+        self.terminated = True
+
+
+async def test_a_connection_left_mid_statement_is_dropped_and_the_run_goes_on(
+        pg_dsn: str) -> None:
+    """Seen in a kill-load run: the error escaped `acquire` and the question was answered
+    'something went wrong'. Now the connection is dropped, the run goes on unlocked, and the
+    next run locks on a fresh connection."""
+    from core.store.retry import transient
+
+    assert transient(asyncpg.InternalClientError("cannot switch to state 12"))
+    locks = PersonLocks(pg_dsn, poll_s=0.05)
+    broken = _LeftMidStatement()
+    locks._conn = broken  # type: ignore[assignment]
+    release = await locks.acquire(uuid4(), Waits())
+    await release()
+    assert broken.terminated
+    locks._down_until = 0.0
+    ann = uuid4()
+    release = await locks.acquire(ann, Waits())
+    other = PersonLocks(pg_dsn, poll_s=0.05)
+    assert not (await other._try(lock_key(ann)) or (False,))[0]  # really held again
+    await release()
+    await other.aclose()
+    await locks.aclose()
