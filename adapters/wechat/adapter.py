@@ -101,6 +101,7 @@ class CallbackStats:
     rejected: int = 0  # forged, stale or replayed: 403
     malformed: int = 0  # 400
     ignored: int = 0  # authentic events and other things that are not for the core
+    passive: int = 0  # replies given as the callback's own answer
 
 
 class WeChatAdapter:
@@ -117,7 +118,10 @@ class WeChatAdapter:
     `max_download_bytes` bounds what `fetch_attachment` reads (`TooLarge` past it).
     `hold_in_outbox` (the bot's setting): a reply refused while the window is closed raises
     `core.errors.Held` instead of being kept here; the bot's outbox holds it until the user
-    writes, as it does every delivery.
+    writes, as it does every delivery. `passive_reply_s` (plain mode; 0 is off,
+    4 s the most that stays inside WeChat's 5 s): the first text reply ready within that many
+    seconds of its callback is the callback's own answer (a passive reply) instead of a
+    customer-service message; what follows it goes through the API, after it.
     """
 
     def __init__(self, *, kind: Kind = "official", token: str, app_id: str, app_secret: str,
@@ -129,7 +133,7 @@ class WeChatAdapter:
                  proxy_url: str | None = None, kept_replies: KeptReplies | None = None,
                  keep_for_s: float = 7 * 86400.0,
                  max_download_bytes: int = MAX_DOWNLOAD_BYTES,
-                 hold_in_outbox: bool = False) -> None:
+                 hold_in_outbox: bool = False, passive_reply_s: float = 0.0) -> None:
         if kind not in ("official", "wecom"):
             raise ConfigError(f"WeChat adapter kind must be official or wecom, not {kind!r}")
         if not app_id or not app_secret:
@@ -175,6 +179,12 @@ class WeChatAdapter:
         self._runner: web.AppRunner | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self.ack_wait_s = ACK_WAIT_S
+        # plain mode only: a passive reply in safe mode must be encrypted and signed again
+        self.passive_wait_s = passive_reply_s if not self._verifier.safe_mode else 0.0
+        # users whose callback is open for a passive reply, and those whose passive reply is
+        # on its way (what is sent after it waits until it is written)
+        self._passive: dict[str, asyncio.Future[str]] = {}
+        self._passive_out: dict[str, asyncio.Event] = {}
         self._seen: OrderedDict[tuple[str, str], None] = OrderedDict()
         self._inbound = Lanes()
         self._outbound = Lanes()
@@ -262,8 +272,10 @@ class WeChatAdapter:
             return web.Response(status=exc.status)
         return web.Response(text=echo)
 
-    async def _callback(self, request: web.Request) -> web.Response:
-        """One callback: authenticate, parse, take it, answer "success" at once."""
+    async def _callback(self, request: web.Request) -> web.StreamResponse:
+        """One callback: authenticate, parse, take it, answer "success" once the core has it;
+        or, when the answer is ready within `passive_wait_s`, the answer itself."""
+        arrived = asyncio.get_running_loop().time()
         try:
             body = await request.read()
             message = self._parse(self._verifier.open(request.query, body))
@@ -274,10 +286,61 @@ class WeChatAdapter:
         except Rejected as exc:
             self._count_refusal(exc, request)
             return web.Response(status=exc.status)
-        taking = self._take(str(message.source), incoming)
-        if taking is not None and incoming is not None:
+        user = str(message.source)
+        taking = self._take(user, incoming)
+        if taking is None or incoming is None:
+            return web.Response(text="success")
+        slot = self._open_passive(user)
+        try:
             await asyncio.wait({taking}, timeout=self.ack_wait_s)
-        return web.Response(text="success")
+            left = arrived + self.passive_wait_s - asyncio.get_running_loop().time()
+            if slot is not None and left > 0 and not taking.cancelled() \
+                    and taking.done() and taking.exception() is None:
+                await asyncio.wait({slot}, timeout=left)
+        finally:
+            if slot is not None and self._passive.get(user) is slot:
+                del self._passive[user]
+        if slot is None or not slot.done() or slot.cancelled():
+            return web.Response(text="success")
+        return await self._passive_reply(request, user, message, slot.result())
+
+    def _open_passive(self, user: str) -> asyncio.Future[str] | None:
+        """A slot for the user's first reply while this callback waits; None when passive
+        replies are off, another callback of the user holds one, or replies are kept for the
+        user (they go first, through the API)."""
+        if self.passive_wait_s <= 0 or user in self._passive or user in self._kept_users \
+                or user in self._flush_on_send:
+            return None
+        slot: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._passive[user] = slot
+        return slot
+
+    async def _passive_reply(self, request: web.Request, user: str, message: Any,
+                             text: str) -> web.StreamResponse:
+        """The reply as the callback's answer; what is sent to the user after it waits until
+        it is written."""
+        from wechatpy.replies import TextReply
+
+        written = self._passive_out[user]
+        response = web.Response(
+            text=TextReply(message=message, content=text).render(),
+            content_type="application/xml")
+        try:
+            await response.prepare(request)
+            await response.write_eof()
+            self.stats.passive += 1
+        except Exception as exc:  # WeChat went away: the reply goes through the API instead
+            log.info("%s: passive reply not written (%s); sending it", self.name, exc)
+            try:
+                await self._push(user, KeptReply(text=text))
+            except PlatformError as again:
+                log.warning("%s: a reply to %s could not be sent: %s", self.name, user, again)
+                await self._keep(user, KeptReply(text=text))
+        finally:
+            written.set()
+            if self._passive_out.get(user) is written:
+                del self._passive_out[user]
+        return response
 
     def _count_refusal(self, exc: Rejected, request: web.Request) -> None:
         if exc.status == 400:
@@ -430,6 +493,15 @@ class WeChatAdapter:
     async def _deliver(self, chat: ChatRef, out: KeptReply) -> MessageRef:
         user = chat.chat_id
         async with self._outbound.hold(user):
+            slot = self._passive.pop(user, None)
+            if slot is not None and not slot.done() and out.file is None \
+                    and user not in self._kept_users and user not in self._flush_on_send:
+                # the callback is still open: the reply is its answer
+                self._passive_out[user] = asyncio.Event()
+                slot.set_result(out.text)
+                return MessageRef(chat=chat, message_id=f"passive-{next(self._ids)}")
+            if (written := self._passive_out.get(user)) is not None:
+                await written.wait()  # after the passive reply, never before it
             if user in self._flush_on_send:
                 await self._flush_locked(user)
             if user not in self._kept_users:

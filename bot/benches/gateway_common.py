@@ -39,13 +39,15 @@ FAKES = Path(__file__).resolve().parents[2] / "tests" / "fakes"
 class Side:
     """One bot under load: `to` tells the fake where its questions go (a bot's token, the name
     a bot's events URL was given, or a callback URL), `expect` is the text that completes an
-    answer; the rows of the closed-loop rounds and of the paced ones."""
+    answer; the rows of the first message of each chat, of the closed-loop rounds and of the
+    paced ones."""
 
     to: str
     chats: Sequence[int | str]
     expect: str
     closed: list[list[dict[str, Any]]] = field(default_factory=list)
     paced: list[dict[str, Any]] = field(default_factory=list)
+    first: list[dict[str, Any]] = field(default_factory=list)
 
 
 def run_bench(fake: Path, bench: Callable[..., Coroutine[Any, Any, dict[str, Any]]], *, chats: int,
@@ -106,10 +108,11 @@ async def load(control: aiohttp.ClientSession, side: Side, per_chat: int,
 
 
 async def drive(control: aiohttp.ClientSession, sides: Sequence[Side], rounds: int) -> None:
-    """One warm-up message per chat (users, conversations, connections), then `rounds` rounds
-    of (closed loop, paced), the sides' loads alternating."""
+    """One first message per chat, all at once (new users, new conversations, new
+    connections: measured, as `first_message`, not only warming up), then `rounds` rounds of
+    (closed loop, paced), the sides' loads alternating."""
     for side in sides:
-        await load(control, side, 1)
+        side.first = await load(control, side, 1)
     for _ in range(rounds):
         for side in sides:
             side.closed.append(await load(control, side, MESSAGES_PER_CHAT))
@@ -170,6 +173,10 @@ def summary(side: Side, *, with_acks: bool = False) -> dict[str, Any]:
                   **latency(side.paced)},
         "saturated": {**({"ack_ms": acks(saturated)} if with_acks else {}),
                       **latency(saturated)},
+        # every chat's first message at once: what a burst of new chats costs
+        **({"first_message": {"messages": len(side.first),
+                              "messages_per_s": round(steady_rate(side.first), 1),
+                              **latency(side.first)}} if side.first else {}),
     }
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import AsyncIterator, Mapping
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
 from uuid import UUID
 from weakref import WeakValueDictionary
@@ -28,6 +29,7 @@ CANCEL_SHUTDOWN = "shutdown"
 HISTORY_LIMIT = 20
 SUMMARIZE_THRESHOLD = 60
 MAX_INPUT_CHARS = 20_000
+WINDOWS_KEPT = 2_000  # conversations whose history window is kept between turns
 
 
 @dataclass
@@ -42,7 +44,7 @@ class _StoreRecorder:
     the run's next event goes out (and when the run ends, fails or is stopped)."""
 
     def __init__(self, store: Store, conversation: Conversation, user_id: UUID | None,
-                 inbound_id: int | None = None) -> None:
+                 inbound_id: int | None = None, window: _Window | None = None) -> None:
         self._store = store
         self._conv = conversation
         self._user = user_id
@@ -50,6 +52,7 @@ class _StoreRecorder:
         self.usages: list[Usage] = []
         self._messages: list[ChatMessage] = []
         self._pending_usages: list[Usage] = []
+        self.window = window  # the conversation's window, kept up with what is written
 
     async def message(self, message: ChatMessage) -> None:
         self._messages.append(message)
@@ -67,9 +70,35 @@ class _StoreRecorder:
         messages, self._messages = [*self._messages, *also], []
         usages, self._pending_usages = self._pending_usages, []
         if messages or usages:
-            await self._store.conversations.add_run_records(
+            window, self.window = self.window, None  # unknown until the write returns
+            ids = await self._store.conversations.add_run_records(
                 self._conv.id, user_id=self._user, messages=messages, usages=usages,
                 inbound_id=self._inbound_id)
+            if window is not None and len(ids) == len(messages):
+                self.window = window.plus(zip(ids, messages, strict=True))
+
+
+@dataclass(frozen=True)
+class _Window:
+    """A conversation's history window as this process last read and wrote it: the last
+    `limit` messages after the summary watermark, with their ids. Only a hint: the next turn
+    sends the ids to the database, which sends the rows again unless they are exactly these
+    (another process wrote, the summary moved on), so a window kept here is never stale."""
+
+    limit: int
+    rows: tuple[tuple[int, ChatMessage], ...]
+
+    @property
+    def ids(self) -> list[int]:
+        return [i for i, _ in self.rows]
+
+    @property
+    def messages(self) -> list[ChatMessage]:
+        return [m for _, m in self.rows]
+
+    def plus(self, rows: Iterable[tuple[int, ChatMessage]]) -> _Window:
+        every = (*self.rows, *rows)
+        return _Window(self.limit, every[-self.limit:] if self.limit > 0 else ())
 
 
 def sanitize_history(messages: list[ChatMessage]) -> list[ChatMessage]:
@@ -137,6 +166,9 @@ class AgentRunner:
         self._summarizer = summarizer
         self._limits = limits or RunLimits()
         self._locks: WeakValueDictionary[UUID, asyncio.Lock] = WeakValueDictionary()
+        # the history window of the conversations answered lately (least recent dropped first)
+        self._windows: OrderedDict[UUID, _Window] = OrderedDict()
+        self.window_hits = 0  # turns whose window was not read again (tests, benches)
 
     @property
     def modes(self) -> list[str]:
@@ -177,9 +209,10 @@ class AgentRunner:
         mode_name = mode or conversation.mode
         runner = self._modes.get(mode_name) or self._modes["normal"]
         async with self.lock_for(conversation.id):
-            conv, history = await self._begin(conversation.id, text, platform_message_id,
-                                              stored_as, inbound_id)
-            recorder = _StoreRecorder(self._store, conv, user_id, inbound_id)
+            conv, history, window = await self._begin(conversation.id, text,
+                                                      platform_message_id, stored_as,
+                                                      inbound_id)
+            recorder = _StoreRecorder(self._store, conv, user_id, inbound_id, window)
             turn = Turn(text=text, history=sanitize_history(history),
                         recorder=recorder, conversation_id=conv.id, user_id=user_id,
                         lang=lang, summary=conv.summary, options=options or TurnOptions())
@@ -234,28 +267,48 @@ class AgentRunner:
                 yield Failed(error=error_of(exc), kind="internal")
             finally:
                 if recorder.pending:  # an unexpected error, or the consumer closed the run
+                    recorder.window = None
                     await asyncio.shield(recorder.flush())
+                self._keep_window(conv.id, recorder.window)
+
+    def _keep_window(self, conversation_id: UUID, window: _Window | None) -> None:
+        self._windows.pop(conversation_id, None)
+        if window is not None:
+            self._windows[conversation_id] = window
+            while len(self._windows) > WINDOWS_KEPT:
+                self._windows.popitem(last=False)
 
     async def _begin(self, conversation_id: UUID, text: str, platform_message_id: str | None,
                      stored_as: int | None = None, inbound_id: int | None = None,
-                     ) -> tuple[Conversation, list[ChatMessage]]:
+                     ) -> tuple[Conversation, list[ChatMessage], _Window | None]:
         """Under the lock: the conversation as it is now, its history window, and the user's
-        message stored (one round trip unless a summary is due first)."""
+        message stored (one round trip unless a summary is due first); the window to keep up
+        during the run (None when this turn leaves it unknown: resumed or summarised)."""
         limits = self._limits
         conversations = self._store.conversations
+        kept = self._windows.pop(conversation_id, None)  # back when the run ends well
         if stored_as is not None:  # resumed: the message is there, the history precedes it
             conv = await conversations.get(conversation_id)
             history = [m.message for m in await conversations.messages(
                 conv.id, after_id=conv.summary_up_to, before_id=stored_as,
                 limit=limits.history_limit)]
-            return conv, history
+            return conv, history, None
         title = text.strip().splitlines()[0]
         start = await conversations.begin_turn(
             conversation_id, text, title=title, platform_message_id=platform_message_id,
             history_limit=limits.history_limit,
             summarize_threshold=limits.summarize_threshold if self._summarizer else None,
-            inbound_id=inbound_id)
-        conv, history = start.conversation, start.history
+            inbound_id=inbound_id,
+            known_window=kept.ids if kept is not None and kept.limit == limits.history_limit
+            else None)
+        conv = start.conversation
+        if start.history_known and kept is not None:
+            self.window_hits += 1
+            window = kept
+        else:
+            window = _Window(limits.history_limit,
+                             tuple(zip(start.history_ids, start.history, strict=True)))
+        history = window.messages
         if start.message_id is None:  # past the threshold: summarise, then store the message
             if await self._summarize(conv):
                 conv = await conversations.get(conversation_id)
@@ -266,7 +319,9 @@ class AgentRunner:
                 platform_message_id=platform_message_id, inbound_id=inbound_id)
             if not conv.title:
                 await conversations.set_title(conv.id, title)
-        return conv, history
+            return conv, history, None
+        return conv, history, window.plus(
+            [(start.message_id, ChatMessage(role="user", content=text))])
 
     async def _summarize(self, conv: Conversation) -> bool:
         """Summarise the messages older than the history window (the caller found more than

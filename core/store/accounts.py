@@ -41,6 +41,26 @@ def code_hash(code: str) -> bytes:
     return hashlib.sha256(code.strip().encode("utf-8", "surrogatepass")).digest()
 
 
+# The user behind an account and their language; on first sight the user and the account are
+# created in the same statement (a race with another first sight leaves the account to the
+# winner: `created` is then null and `new_user` is to be removed).
+_USER_AND_LANG = """
+WITH found AS (
+    SELECT pa.user_id, u.lang FROM platform_accounts pa JOIN users u ON u.id = pa.user_id
+    WHERE pa.platform = $1 AND pa.platform_uid = $2
+), nu AS (
+    INSERT INTO users (display_name) SELECT $3 WHERE NOT EXISTS (SELECT 1 FROM found)
+    RETURNING id
+), acct AS (
+    INSERT INTO platform_accounts (user_id, platform, platform_uid, display_name)
+    SELECT id, $1, $2, $3 FROM nu
+    ON CONFLICT (platform, platform_uid) DO NOTHING RETURNING user_id
+)
+SELECT (SELECT user_id FROM found) AS user_id, (SELECT lang FROM found) AS lang,
+       (SELECT user_id FROM acct) AS created, (SELECT id FROM nu) AS new_user
+"""
+
+
 class AccountsRepo:
     def __init__(self, pool: asyncpg.Pool) -> None:
         self._pool = pool
@@ -69,13 +89,16 @@ class AccountsRepo:
 
     async def user_and_lang(self, platform: str, platform_uid: str,
                             display_name: str = "") -> tuple[UUID, str | None]:
-        """The user behind an account and the language they chose, in one round trip when the
-        account is known (the hot path of every message)."""
-        row = await self._pool.fetchrow(
-            "SELECT pa.user_id, u.lang FROM platform_accounts pa JOIN users u ON u.id = pa.user_id"
-            " WHERE pa.platform=$1 AND pa.platform_uid=$2", platform, platform_uid)
-        if row:
+        """The user behind an account and the language they chose, in one round trip (the hot
+        path of every message; on first sight, the user and the account are created in it)."""
+        row = await self._pool.fetchrow(_USER_AND_LANG, platform, platform_uid, display_name)
+        assert row is not None
+        if row["user_id"] is not None:
             return UUID(str(row["user_id"])), row["lang"]
+        if row["created"] is not None:  # first sight: created in the same round trip
+            return UUID(str(row["created"])), None
+        # lost a race with another first sight of the account: its user won
+        await self._pool.execute("DELETE FROM users WHERE id=$1", row["new_user"])
         return await self.user_for(platform, platform_uid, display_name), None
 
     async def accounts_of(self, user_id: UUID) -> list[Account]:

@@ -10,6 +10,7 @@ from uuid import UUID
 
 import asyncpg
 
+from core.store.group_commit import GroupCommit
 from core.types import ChatMessage, ChatRef, ToolCall, Usage
 
 
@@ -64,6 +65,21 @@ FROM u LEFT JOIN LATERAL (
 """
 
 
+# The chat's active conversation, created when it has none, in one statement.
+_ACTIVE = """
+WITH found AS (
+    SELECT * FROM conversations
+    WHERE platform = $1 AND chat_id = $2 AND thread_id = $3 AND is_active
+), ins AS (
+    INSERT INTO conversations (user_id, platform, chat_id, thread_id)
+    SELECT $4, $1, $2, $3 WHERE NOT EXISTS (SELECT 1 FROM found)
+    ON CONFLICT (platform, chat_id, thread_id) WHERE is_active DO NOTHING
+    RETURNING *
+)
+SELECT * FROM found UNION ALL SELECT * FROM ins
+"""
+
+
 @dataclass(frozen=True)
 class TurnStart:
     """What `ConversationsRepo.begin_turn` read and wrote in its one round trip."""
@@ -72,12 +88,18 @@ class TurnStart:
     history: list[ChatMessage]  # the window after the summary watermark, oldest first
     unsummarised: int | None  # messages after the watermark, capped at threshold + 1
     message_id: int | None  # the user message's id; None when a summary is due first
+    history_ids: tuple[int, ...] = ()  # the window's message ids, oldest first
+    # True: the window is exactly the `known_window` given, and `history` is empty (not sent)
+    history_known: bool = False
 
 
 # One round trip for the start of a run: the conversation as it is now, the number of messages
 # past the summary watermark (counted only up to threshold + 1, and only with a threshold), the
 # history window, and -- unless a summary is due first -- the user message and the title.
 # Every sub-statement sees the same snapshot, so the history never contains the new message.
+# A caller that keeps the window (the runner) passes the ids it holds: when they are exactly the
+# window's, the rows are not sent again (messages are never edited; a row another process added
+# or removed changes the ids).
 _BEGIN_TURN = """
 WITH c AS (
     SELECT * FROM conversations WHERE id = $1
@@ -87,10 +109,16 @@ WITH c AS (
         WHERE $6::int IS NOT NULL AND conversation_id = $1
           AND id > (SELECT summary_up_to FROM c)
         LIMIT $6::int + 1) x
-), h AS (
-    SELECT id, role, content, tool_calls, tool_call_id FROM messages
+), hid AS (
+    SELECT id FROM messages
     WHERE conversation_id = $1 AND id > (SELECT summary_up_to FROM c)
     ORDER BY id DESC LIMIT $5
+), ids AS (
+    SELECT coalesce(array_agg(id ORDER BY id), '{}') AS ids FROM hid
+), h AS (  -- the rows, unless the caller has exactly these already ($8: their ids)
+    SELECT m.id, m.role, m.content, m.tool_calls, m.tool_call_id
+    FROM messages m JOIN hid USING (id)
+    WHERE NOT coalesce((SELECT ids FROM ids) = $8::bigint[], false)
 ), ins AS (
     INSERT INTO messages (conversation_id, role, content, platform_message_id, inbound_id)
     SELECT $1, 'user', $2, $3, $7::bigint FROM c
@@ -102,38 +130,53 @@ WITH c AS (
 )
 SELECT c.*,
        CASE WHEN $6::int IS NULL THEN NULL ELSE (SELECT n FROM n) END AS unsummarised,
-       (SELECT id FROM ins) AS message_id,
+       (SELECT id FROM ins) AS message_id, (SELECT ids FROM ids) AS history_ids,
        (SELECT array_agg(ROW(h.id, h.role, h.content, h.tool_calls::text, h.tool_call_id)
                          ORDER BY h.id) FROM h) AS history
 FROM c
 """
 
-# One round trip for what a run said and spent since the last write: its messages in order,
-# its usage rows, and the conversation's token count. Tool calls travel as JSON text.
+# One statement for what runs said and spent since their last writes, for a batch of runs
+# (group committed across conversations: `GroupCommit`): their messages in order, their usage
+# rows, and each conversation's token count. Tool calls travel as JSON text.
 _RUN_RECORDS = """
 WITH m AS (
     INSERT INTO messages (conversation_id, role, content, tool_calls, tool_call_id, inbound_id)
-    SELECT $1, x.role, x.content, x.calls::jsonb, x.call_id, $15::bigint
-    FROM unnest($2::text[], $3::text[], $4::text[], $5::text[])
-         WITH ORDINALITY AS x(role, content, calls, call_id, ord)
+    SELECT x.conv, x.role, x.content, x.calls::jsonb, x.call_id, x.inbound
+    FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[])
+         WITH ORDINALITY AS x(conv, role, content, calls, call_id, inbound, ord)
     ORDER BY x.ord
     RETURNING id
 ), u AS (
     INSERT INTO usage (user_id, conversation_id, provider, model, role, prompt_tokens,
                        completion_tokens, cost_usd, latency_ms, cached_tokens)
-    SELECT $6, $1, y.provider, y.model, y.role, y.prompt, y.completion, y.cost, y.latency,
-           y.cached
-    FROM unnest($7::text[], $8::text[], $9::text[], $10::int[], $11::int[], $12::numeric[],
-                $13::int[], $14::int[]) WITH ORDINALITY AS y(provider, model, role, prompt,
-                                                             completion, cost, latency, cached,
-                                                             ord)
+    SELECT y.who, y.conv, y.provider, y.model, y.role, y.prompt, y.completion, y.cost,
+           y.latency, y.cached
+    FROM unnest($7::uuid[], $8::uuid[], $9::text[], $10::text[], $11::text[], $12::int[],
+                $13::int[], $14::numeric[], $15::int[], $16::int[])
+         WITH ORDINALITY AS y(who, conv, provider, model, role, prompt, completion, cost,
+                              latency, cached, ord)
     ORDER BY y.ord
-    RETURNING prompt_tokens + completion_tokens AS tokens
+    RETURNING conversation_id, prompt_tokens + completion_tokens AS tokens
+), spent AS (
+    SELECT conversation_id, sum(tokens) AS tokens FROM u GROUP BY conversation_id
+), counted AS (
+    UPDATE conversations c SET token_used = c.token_used + spent.tokens, updated_at = now()
+    FROM spent WHERE c.id = spent.conversation_id
 )
-UPDATE conversations SET token_used = token_used + (SELECT sum(tokens) FROM u),
-                         updated_at = now()
-WHERE id = $1 AND EXISTS (SELECT 1 FROM u)
+SELECT coalesce(array_agg(id ORDER BY id), '{}') AS ids FROM m  -- in the order given
 """
+
+
+@dataclass(frozen=True)
+class RunRecords:
+    """What one run said and spent since its last write (`ConversationsRepo.add_run_records`)."""
+
+    conversation_id: UUID
+    user_id: UUID | None
+    messages: Sequence[ChatMessage]
+    usages: Sequence[Usage]
+    inbound_id: int | None
 
 
 def _chat_message(row: Any) -> ChatMessage:
@@ -170,14 +213,16 @@ def conversation_from(row: asyncpg.Record) -> Conversation:
 class ConversationsRepo:
     def __init__(self, pool: asyncpg.Pool) -> None:
         self._pool = pool
+        self.run_records: GroupCommit[RunRecords, list[int]] = GroupCommit(
+            self._write_run_records, name="run-records",
+            keys=lambda r: (r.conversation_id,))
 
     async def active(self, chat: ChatRef, user_id: UUID | None) -> Conversation:
-        """The chat's active conversation, created on first use (race-safe)."""
+        """The chat's active conversation, created on first use (race-safe; one round trip
+        unless another first message of the chat raced it)."""
         thread = chat.thread_id or ""
-        row = await self._pool.fetchrow(
-            "SELECT * FROM conversations WHERE platform=$1 AND chat_id=$2 AND thread_id=$3"
-            " AND is_active", chat.platform, chat.chat_id, thread)
-        if row is None:
+        row = await self._pool.fetchrow(_ACTIVE, chat.platform, chat.chat_id, thread, user_id)
+        if row is None:  # lost a race with another first message of the chat: read it
             row = await self._pool.fetchrow(
                 "INSERT INTO conversations (user_id, platform, chat_id, thread_id)"
                 " VALUES ($1,$2,$3,$4) ON CONFLICT (platform, chat_id, thread_id)"
@@ -273,6 +318,7 @@ class ConversationsRepo:
         self, conversation_id: UUID, text: str, *, title: str,
         platform_message_id: str | None = None, history_limit: int | None = None,
         summarize_threshold: int | None = None, inbound_id: int | None = None,
+        known_window: Sequence[int] | None = None,
     ) -> TurnStart:
         """The start of a run in one round trip: re-read the conversation, read the history
         window after its summary watermark, and store the user's message (setting the title
@@ -281,32 +327,51 @@ class ConversationsRepo:
         With `summarize_threshold`, the messages past the watermark are counted first; when
         there are more than that, nothing is written (`message_id` is None): the caller
         summarises, then stores the message itself (`add_message`, `set_title`).
+
+        `known_window`: the ids of the window the caller holds (oldest first); when the
+        window's ids are exactly these, its rows are not read again (`history_known`).
         """
         row = await self._pool.fetchrow(
             _BEGIN_TURN, conversation_id, text, platform_message_id, title[:120],
-            history_limit, summarize_threshold, inbound_id)
+            history_limit, summarize_threshold, inbound_id,
+            list(known_window) if known_window is not None else None)
         assert row is not None, f"no conversation {conversation_id}"
+        ids = tuple(row["history_ids"] or ())
+        rows = row["history"] or ()
         return TurnStart(
             conversation=conversation_from(row),
-            history=[_chat_message(r) for r in row["history"] or ()],
-            unsummarised=row["unsummarised"], message_id=row["message_id"])
+            history=[_chat_message(r) for r in rows],
+            unsummarised=row["unsummarised"], message_id=row["message_id"],
+            history_ids=ids, history_known=bool(ids) and not rows)
 
     async def add_run_records(
         self, conversation_id: UUID, *, user_id: UUID | None,
         messages: Sequence[ChatMessage] = (), usages: Sequence[Usage] = (),
         inbound_id: int | None = None,
-    ) -> None:
+    ) -> list[int]:
         """Messages (in order) and usage rows of one conversation in one statement; the
         conversation's token count moves with the usage, as `UsageRepo.record` does.
-        `inbound_id`: the inbound message whose run said them (how its answer is found)."""
+        `inbound_id`: the inbound message whose run said them (how its answer is found).
+        The messages' ids, in order."""
         if not messages and not usages:
-            return
-        await self._pool.execute(
-            _RUN_RECORDS, conversation_id,
-            [m.role for m in messages], [m.content for m in messages],
-            [_calls_json(m) for m in messages], [m.tool_call_id for m in messages],
-            user_id,
-            [u.provider for u in usages], [u.model for u in usages], [u.role for u in usages],
-            [u.prompt_tokens for u in usages], [u.completion_tokens for u in usages],
-            [u.cost_usd for u in usages], [int(u.latency_s * 1000) for u in usages],
-            [u.cached_tokens for u in usages], inbound_id)
+            return []
+        return await self.run_records.submit(RunRecords(
+            conversation_id, user_id, tuple(messages), tuple(usages), inbound_id))
+
+    async def _write_run_records(self, runs: list[RunRecords]) -> list[list[int]]:
+        said = [(r, m) for r in runs for m in r.messages]
+        spent = [(r, u) for r in runs for u in r.usages]
+        ids: list[int] = list(await self._pool.fetchval(
+            _RUN_RECORDS, [r.conversation_id for r, _ in said], [m.role for _, m in said],
+            [m.content for _, m in said], [_calls_json(m) for _, m in said],
+            [m.tool_call_id for _, m in said], [r.inbound_id for r, _ in said],
+            [r.user_id for r, _ in spent], [r.conversation_id for r, _ in spent],
+            [u.provider for _, u in spent], [u.model for _, u in spent],
+            [u.role for _, u in spent], [u.prompt_tokens for _, u in spent],
+            [u.completion_tokens for _, u in spent], [u.cost_usd for _, u in spent],
+            [int(u.latency_s * 1000) for _, u in spent], [u.cached_tokens for _, u in spent]))
+        out: list[list[int]] = []
+        for r in runs:  # the ids in the order given, run after run
+            out.append(ids[:len(r.messages)])
+            ids = ids[len(r.messages):]
+        return out

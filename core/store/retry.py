@@ -72,6 +72,11 @@ def unusable_input(exc: BaseException) -> bool:
     return isinstance(exc, asyncpg.DataError)
 
 
+def current_budget() -> float | None:
+    """The budget `retry_budget` set for this task, or None (the pool's own)."""
+    return _budget.get()
+
+
 @contextlib.contextmanager
 def retry_budget(seconds: float) -> Iterator[None]:
     """Within this block (and the tasks it starts), give up on an unreachable database after

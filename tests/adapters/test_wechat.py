@@ -689,3 +689,118 @@ async def test_success_waits_until_the_core_has_taken_the_message_but_not_past_i
     finally:
         taken.set()
         await adapter.aclose()
+
+
+# --- passive replies (issue 34: reply inside the callback when the answer is ready in time) ---
+# The tests give the adapter far more than WeChat's 5 s to wait for an answer, so that a busy
+# machine cannot turn a passive reply into an API one; the fake does not hold them to 5 s.
+
+
+@asynccontextmanager
+async def answering_adapter(wx: FakeWeChat, answer: Callable[[IncomingMessage], Any],
+                            **kwargs: Any) -> AsyncIterator[WeChatAdapter]:
+    """The adapter alone, whose core takes each message (returns) and then answers it from a
+    task of its own, as the gateway does."""
+    tasks: set[asyncio.Task[Any]] = set()
+    adapter = wechat_adapter(wx, **kwargs)
+
+    async def on_message(message: IncomingMessage) -> None:
+        task = asyncio.create_task(answer(message))
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+
+    await adapter.start(on_message)
+    wx.callback_url = f"http://127.0.0.1:{adapter.port}/wechat"
+    try:
+        yield adapter
+    finally:
+        for task in list(tasks):
+            await task
+        await adapter.aclose()
+
+
+def passive_content(text: str) -> str | None:
+    from xml.etree import ElementTree
+
+    if not text.startswith("<xml>"):
+        return None
+    root = ElementTree.fromstring(text)
+    assert root.findtext("MsgType") == "text" and root.findtext("ToUserName") == USER
+    return root.findtext("Content")
+
+
+async def test_an_answer_ready_in_time_is_the_callbacks_own_answer(wx: FakeWeChat) -> None:
+    """No customer-service call for it; a second piece goes through the API, after it."""
+    sent: list[str] = []
+
+    async def answer(message: IncomingMessage) -> None:
+        await adapter.send(message.chat, Reply(text=f"pong: {message.text}", markup="plain"))
+        sent.append("first")
+        await adapter.send(message.chat, Reply(text="and more", markup="plain"))
+        sent.append("second")
+
+    async with answering_adapter(wx, answer, passive_reply_s=30.0) as adapter:
+        got = await wx.post(wx.text(USER, "ping"))
+        assert got.status == 200 and passive_content(got.text) == "pong: ping"
+        await wx.wait_for(lambda: sent == ["first", "second"])
+    assert wx.calls_of("message/custom/send") and wx.texts(USER) == ["and more"]
+    assert adapter.stats.passive == 1
+
+
+async def test_an_answer_too_late_for_the_callback_goes_through_the_api(wx: FakeWeChat) -> None:
+    released = asyncio.Event()
+
+    async def answer(message: IncomingMessage) -> None:
+        await released.wait()  # the callback has been answered "success" by then
+        await adapter.send(message.chat, Reply(text="late answer", markup="plain"))
+
+    async with answering_adapter(wx, answer, passive_reply_s=0.3) as adapter:
+        got = await wx.post(wx.text(USER, "slow question"))
+        assert (got.status, got.text) == (200, "success")
+        released.set()
+        await wx.wait_for(lambda: wx.texts(USER) == ["late answer"])
+    assert adapter.stats.passive == 0
+
+
+async def test_passive_replies_are_off_by_default_and_in_safe_mode(wx: FakeWeChat) -> None:
+    async def answer(message: IncomingMessage) -> None:
+        await adapter.send(message.chat, Reply(text="via the api", markup="plain"))
+
+    async with answering_adapter(wx, answer) as adapter:
+        got = await wx.post(wx.text(USER, "q"))
+        assert got.text == "success"
+        await wx.wait_for(lambda: wx.texts(USER) == ["via the api"])
+    async with FakeWeChat(encoding_aes_key=AES_KEY) as safe, \
+            answering_adapter(safe, answer, passive_reply_s=30.0) as adapter:
+        got = await safe.post(safe.text(USER, "q"))
+        assert got.status == 200 and passive_content(got.text) is None
+        await safe.wait_for(lambda: safe.texts(USER) == ["via the api"])
+
+
+async def test_kept_replies_go_first_so_no_passive_reply_jumps_them(wx: FakeWeChat) -> None:
+    """A reply kept while the window was closed is owed first: the next answer is not given
+    passively ahead of it, both go through the API in order."""
+    async def answer(message: IncomingMessage) -> None:
+        await adapter.send(message.chat, Reply(text=f"re: {message.text}", markup="plain"))
+
+    async with answering_adapter(wx, answer, passive_reply_s=30.0) as adapter:
+        wx.close_window(USER)
+        await adapter.send(ChatRef(platform="wechat", chat_id=USER),
+                           Reply(text="owed", markup="plain"))  # kept: the window is closed
+        got = await wx.post(wx.text(USER, "hello again"))
+        assert passive_content(got.text) is None
+        await wx.wait_for(lambda: wx.texts(USER) == ["owed", "re: hello again"])
+
+
+async def test_the_app_answers_passively_when_the_adapter_is_set_to(
+        wechat_app: AppFactory, wx: FakeWeChat) -> None:
+    """Through the real gateway: the question stored, the answer stored, and the answer in the
+    callback's own response."""
+    async with FakeOpenAI(default=Turn(text="A quick answer.")) as llm, \
+            wechat_app(wx, llm=llm, passive_reply_s=30.0) as (app, _):
+        got = await wx.post(wx.text(USER, "quick?"))
+        await app.gateway.idle()
+        stored = await app.db.pool.fetchval(
+            "SELECT content FROM messages WHERE role = 'assistant' ORDER BY id DESC LIMIT 1")
+    assert passive_content(got.text) == "A quick answer." == stored
+    assert wx.calls_of("message/custom/send") == []

@@ -1,0 +1,42 @@
+"""A chat's first message stays cheap: the user behind a new account and the chat's first
+conversation are each created in one statement, and stay race-safe when several first
+messages of one account or one chat arrive at once (one user, one active conversation, no
+orphaned rows)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from core.store import Database, Store
+from core.types import ChatRef
+
+
+async def test_first_sight_creates_one_user_whoever_races(pg_db: Database,
+                                                         tmp_path: Path) -> None:
+    store = Store(pg_db, files_dir=tmp_path)
+    got = await asyncio.gather(*(store.accounts.user_and_lang("test", "new-1", "Newcomer")
+                                 for _ in range(8)))
+    assert len({user for user, _ in got}) == 1
+    assert all(lang is None for _, lang in got)
+    users = await pg_db.pool.fetchval("SELECT count(*) FROM users WHERE display_name = $1",
+                                      "Newcomer")
+    assert users == 1  # the losers' users were removed
+    # known now: the same user and, once chosen, their language
+    user = got[0][0]
+    await store.accounts.set_lang(user, "zh")
+    assert await store.accounts.user_and_lang("test", "new-1") == (user, "zh")
+
+
+async def test_a_chats_first_conversation_is_created_once(pg_db: Database,
+                                                          tmp_path: Path) -> None:
+    store = Store(pg_db, files_dir=tmp_path)
+    chat = ChatRef(platform="test", chat_id="first", thread_id="t")
+    got = await asyncio.gather(*(store.conversations.active(chat, None) for _ in range(8)))
+    assert len({c.id for c in got}) == 1
+    assert got[0].chat_key == "test:first:t" and got[0].mode == "normal"
+    assert await pg_db.pool.fetchval(
+        "SELECT count(*) FROM conversations WHERE chat_id = 'first'") == 1
+    # after /new the active one is the new one
+    new = await store.conversations.start_new(chat, None)
+    assert (await store.conversations.active(chat, None)).id == new.id != got[0].id
