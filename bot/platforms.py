@@ -94,6 +94,7 @@ def build_adapters(settings: Settings, platforms: list[str], *,
                 api_base_url=settings.wechat_api_base_url, proxy_url=settings.wechat_proxy_url,
                 listen=settings.wechat_listen, port=settings.wechat_port,
                 path=settings.wechat_path, kept_replies=kept_replies,
+                passive_reply_s=settings.wechat_passive_reply_s,
                 hold_in_outbox=hold_in_outbox,
             ))
         elif name == "wecom":
