@@ -383,9 +383,13 @@ class Gateway:
                 conv = got_conv
             adopt = (MessageRef(chat=msg.chat, message_id=job.placeholder)
                      if job.placeholder else None)
+            async def holder(message_id: str) -> None:
+                await self._running(job, message_id)
+
             renderer = Renderer(job.adapter, msg.chat, lang=job.lang,
                                 in_reply_to=msg.message_id, outbox=self.outbox,
-                                queue_behind=self.stages.held.behind(msg.chat), adopt=adopt)
+                                queue_behind=self.stages.held.behind(msg.chat), adopt=adopt,
+                                on_holder=holder)
             await renderer.start()
             job.shown()
             await self._running(job, renderer.placeholder_id)
@@ -435,9 +439,10 @@ class Gateway:
 
     async def _running(self, job: Job, placeholder: str | None) -> None:
         """The message is running, with what a resumed run needs (user, language, the
-        placeholder). A placeholder just sent is recorded at once, not behind the batched
-        states: until its id is written a crash leaves it unreplaceable, saying it is working
-        (Telegram has no way to find a bot's message again)."""
+        placeholder: the message that holds the answer, or one sent anew to hold it when no
+        placeholder could be sent). One just sent is recorded at once, not behind the batched
+        states: until its id is written a crash leaves it unreplaceable, saying it is working,
+        or the answer shown twice (Telegram has no way to find a bot's message again)."""
         msg = job.message
         if placeholder is None or placeholder == job.placeholder:
             await self._mark(msg, "running", user_id=job.user_id, lang=job.lang,

@@ -70,7 +70,8 @@ class Renderer:
                  min_edit_interval_s: float | None = None,
                  in_reply_to: str | None = None, outbox: Outbox | None = None,
                  live_deadline_s: float = LIVE_DEADLINE_S, queue_behind: bool = False,
-                 adopt: MessageRef | None = None) -> None:
+                 adopt: MessageRef | None = None,
+                 on_holder: Callable[[str], Awaitable[None]] | None = None) -> None:
         self._adapter = adapter
         self._sender = Sender(adapter, outbox=outbox)  # every text, edit and file goes here
         # an adapter that shows the run's events as they come (the web page) sees each one
@@ -96,6 +97,10 @@ class Renderer:
         self._placeholder: MessageRef | None = None
         # an answer resumed after a crash reuses the placeholder the stopped process left
         self._adopt = adopt
+        # told the id of a message sent anew to hold the answer (no placeholder could be sent,
+        # or it was gone), before anything else is sent: recorded as the placeholder is, so a
+        # crash's survivor edits that message rather than showing the answer twice
+        self._on_holder = on_holder
         self._status = ""
         self._text = ""
         self._shown = ""
@@ -378,15 +383,18 @@ class Renderer:
                     async def resend(reply: Reply) -> None:
                         ref = await self._sender.send(self._chat, reply)
                         self.result.message_ids.append(ref.message_id)
+                        await self._holds_the_answer(ref)
 
                     got = await self._with_retries(resend, piece, plain)
                 if got != "sent" and not self._gone:
                     undelivered.append((i, piece))
                 ok = got == "sent" and ok
             else:
-                async def send(reply: Reply) -> None:
+                async def send(reply: Reply, first: bool = i == 0) -> None:
                     ref = await self._sender.send(self._chat, reply)
                     self.result.message_ids.append(ref.message_id)
+                    if first:  # no placeholder: this message holds the answer
+                        await self._holds_the_answer(ref)
 
                 sent = await self._with_retries(send, piece, plain)
                 if sent != "sent" and not self._gone:
@@ -398,6 +406,16 @@ class Renderer:
         self.result.delivered = ok
         log.info("answer to %s/%s %s live: %d piece(s)", self._chat.platform,
                  self._chat.chat_id, "delivered" if ok else "NOT delivered", len(pieces))
+
+    async def _holds_the_answer(self, ref: MessageRef) -> None:
+        """`ref`, sent anew with the answer's first piece, holds the answer from now on."""
+        self._placeholder = ref
+        if self._on_holder is not None:
+            try:
+                await self._on_holder(ref.message_id)
+            except Exception as exc:  # shown either way; only a crash's survivor would miss it
+                log.warning("message %s holding the answer in %s not recorded: %s",
+                            ref.message_id, self._chat.key, exc)
 
     async def _hand_over(self, pieces: list[tuple[int, str]], plain: bool) -> None:
         """The platform would not take these pieces live: the outbox delivers them (stored

@@ -229,11 +229,40 @@ async def test_final_text_is_sent_anew_when_the_placeholder_is_gone():
 
     chat = RecordingAdapter()
     chat.faults["edit"] = [PlatformError("message to edit not found")]
-    r = Renderer(chat, CHAT)
+    holders: list[str] = []
+
+    async def holder(message_id: str) -> None:
+        holders.append(message_id)
+
+    r = Renderer(chat, CHAT, on_holder=holder)
     await r.start()
     await r.on_event(Done(text="the answer"))
     assert r.result.delivered
     assert chat.visible_text(CHAT)[-1] == "the answer"
+    # the new message holds the answer now: recorded, so a crash's survivor edits it
+    assert holders == [chat.ops[-1].message_id] and r.placeholder_id == holders[0]
+
+
+async def test_an_answer_sent_without_a_placeholder_is_recorded_as_its_holder():
+    """The placeholder could not be sent (a 500): the answer goes as a new message, whose id
+    is handed over before anything else is sent, as a placeholder's is (a resumed run edits
+    it instead of showing the answer twice: seen in a kill-load run)."""
+    from core.errors import PlatformUnavailable
+
+    chat = RecordingAdapter()
+    chat.faults["send"] = [PlatformUnavailable("telegram sendMessage: Internal Server Error")]
+    holders: list[str] = []
+
+    async def holder(message_id: str) -> None:
+        assert chat.visible_text(CHAT) == ["the answer"]  # called once it is shown
+        holders.append(message_id)
+
+    r = Renderer(chat, CHAT, on_holder=holder)
+    await r.start()
+    assert r.placeholder_id is None
+    await r.on_event(Done(text="the answer"))
+    assert r.result.delivered and chat.visible_text(CHAT) == ["the answer"]
+    assert holders == [chat.ops[-1].message_id]
 
 
 class AnswerTracingAdapter(RecordingAdapter):

@@ -130,16 +130,17 @@ async def campaign(dsn: str, tmp_path: Path, fetch: Fetch, kills: list[str], *,
         return {r["placeholder"] for r in rows}
 
     async def placeholder_unrecorded() -> str | None:
-        """A placeholder Telegram shows whose id the process has not written yet: the one
-        moment a kill leaves a message nobody can find again (the database away: unknown,
-        so not a moment to kill either). Which one, or None."""
+        """A placeholder (or an answer sent anew because no placeholder could be sent) that
+        Telegram shows and whose id the process has not written yet: the one moment a kill
+        leaves a message nobody can find again (the database away: unknown, so not a moment
+        to kill either). Which one, or None."""
         try:
             recorded = await recorded_placeholders()
         except (OSError, asyncpg.PostgresError, TimeoutError) as exc:
             return f"the database not read ({type(exc).__name__}: {exc})"
         # read after the query: one shown meanwhile is not in `recorded`, so it holds too
         unrecorded = [(chat, m.message_id, m.text[:40]) for chat in chats
-                      for m in tg.bot_messages(chat) if m.text.startswith(WORKING)
+                      for m in tg.bot_messages(chat) if m.text.startswith((WORKING, "About "))
                       and str(m.message_id) not in recorded]
         return (f"placeholder(s) shown, id not recorded (chat, message, text): {unrecorded}"
                 if unrecorded else None)
