@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import logging
 
 from core.testing import RecordingAdapter
 from core.types import Capabilities, ChatRef, IncomingMessage, Sender
@@ -83,16 +84,25 @@ async def test_malformed_tool_arguments_go_back_to_the_model_and_the_run_continu
     assert chat.visible_text(CHAT)[-1] == "Recovered."
 
 
-async def test_llm_timeout_falls_back_then_reports_a_clear_failure(make_app, monkeypatch):
+async def test_llm_timeout_falls_back_then_reports_a_clear_failure(make_app, monkeypatch,
+                                                                   caplog):
+    """Both profiles hang: the agent's own model, then the default, each cut off at its
+    timeout, then a clear failure. The router's log says which profiles were tried (at a load
+    of 8 a 0.3 s timeout ran out before the second request reached the fake, so the fake's
+    record alone is not the proof)."""
     monkeypatch.setenv("BULLPEN_LLM_AGENT_MODEL", "agent-model")
     async with FakeOpenAI([Turn(fault="hang")], default=Turn(fault="hang")) as llm:
         async with make_app(llm_base_url=llm.base_url, llm_model="fake-model", llm_plan=False,
-                            llm_timeout_s=0.3, llm_max_retries=0) as app:
+                            llm_timeout_s=1.5, llm_max_retries=0) as app:
             chat = adapter()
             await app.start_adapters([chat])
-            await chat.deliver(msg("quote nvda"))
-            await app.gateway.idle()
-    assert [r["model"] for r in llm.requests] == ["agent-model", "fake-model"]
+            with caplog.at_level(logging.WARNING, logger="core.llm.router"):
+                await chat.deliver(msg("quote nvda"))
+                await app.gateway.idle()
+    tried = [r.getMessage().split(" failed")[0] for r in caplog.records
+             if r.name == "core.llm.router"]
+    assert tried == ["llm profile agent", "llm profile default"]
+    assert [r["model"] for r in llm.requests][:1] == ["agent-model"]
     final = chat.visible_text(CHAT)[-1]
     assert "did not answer in time" in final and final.startswith("⚠️")
 
