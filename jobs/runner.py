@@ -319,7 +319,7 @@ class JobRunner:
         # the fire instants of each schedule: pure computation (a trading calendar loads on
         # first use), in a thread so that the serving loop keeps running meanwhile
         windows = await asyncio.to_thread(_windows, groups, start, at, marks)
-        missed: list[FireResult] = []
+        missed: list[FireResult] = []  # per schedule, by subscription and fire time
         fired: list[FireResult] = []
         for group, fires in windows:
             late = [f for f in fires if (at - f).total_seconds() > self.grace_s]
@@ -330,7 +330,6 @@ class JobRunner:
                 await self._subs.mark_fired(group, late[-1])
             for fire_at in recent:
                 fired += await self.fire_schedule(group, fire_at, only=only)
-        missed.sort(key=lambda r: (r.subscription_id, r.fire_at))
         return missed + fired
 
     async def fire_schedule(self, group: Group, fire_at: datetime, *,
