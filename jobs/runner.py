@@ -5,6 +5,8 @@ restart, a second process or `bullpen jobs due` twice delivers nothing twice."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import hashlib
 import json
 import logging
@@ -16,7 +18,7 @@ from typing import Any, TypeVar
 from core.errors import ConfigError
 from core.llm.speech import SpeechClient
 from core.ports import DeliveryRequest, LLMProvider, Outbox, OutItem
-from core.store.subscriptions import FireOutcome, Subscription, SubscriptionsRepo
+from core.store.subscriptions import FireOutcome, Group, Subscription, SubscriptionsRepo
 from core.store.usage import UsageRepo
 from core.types import Reply
 from core.usage_gate import UsageGate
@@ -53,11 +55,19 @@ def delivery_key(sub: Subscription, fire_at: datetime) -> str:
     report once per fire time whichever of them fires first, in any process. What the push
     says: the kind, the symbols in any order (a watchlist one: its owner's list), the language
     and the options."""
-    what = json.dumps([sub.kind, sorted(sub.symbols) or f"watchlist:{sub.owner_id}", sub.lang,
-                       sub.options], sort_keys=True, default=str)
-    digest = hashlib.sha256(what.encode()).hexdigest()[:16]
+    options = json.dumps(sub.options, sort_keys=True, default=str) if sub.options else "{}"
+    digest = _what_digest(sub.kind, tuple(sorted(sub.symbols)) or f"watchlist:{sub.owner_id}",
+                          sub.lang, options)
     return (f"push:{sub.chat.key}:{digest}:"
             f"{fire_at.astimezone(UTC).strftime('%Y-%m-%dT%H:%MZ')}")
+
+
+@functools.lru_cache(maxsize=4096)
+def _what_digest(kind: str, symbols: tuple[str, ...] | str, lang: str, options: str) -> str:
+    """The digest of what a push says (10,000 subscribers of a fire share a few hundred)."""
+    what = json.dumps([kind, list(symbols) if isinstance(symbols, tuple) else symbols, lang,
+                       json.loads(options)], sort_keys=True, default=str)
+    return hashlib.sha256(what.encode()).hexdigest()[:16]
 
 
 ReportBuilder = Callable[..., Awaitable[Report]]
@@ -191,8 +201,13 @@ class JobRunner:
                 results[i] = got
         return [r for r in results if r is not None]
 
-    async def _complete_batch(self, fires: Sequence[tuple[Subscription, datetime]]
+    async def _complete_batch(self, fires: Sequence[tuple[Subscription, datetime]], *,
+                              made: dict[tuple[Any, ...], _Ready | FireResult] | None = None
                               ) -> list[FireResult]:
+        """Build and store fires recorded already. `made`: what each key's fire said, kept
+        across the pages of one schedule's fire (without a budget gate, a fire's items depend
+        only on its key)."""
+        made = {} if made is None else made
         owners = list({s.owner_id for s, _ in fires if not s.symbols})
         watchlists = await self._subs.watchlists(owners) if owners else {}
         sem = asyncio.Semaphore(FIRE_CONCURRENCY)
@@ -218,10 +233,13 @@ class JobRunner:
                 symbols = tuple(sub.symbols or watchlists.get(sub.owner_id, []))
                 by_key.setdefault((sub.kind, symbols, sub.lang, bool(sub.options.get("pdf")),
                                    fire_at.astimezone(UTC).date()), []).append(i)
-            firsts = [ids[0] for ids in by_key.values()]
-            made = await asyncio.gather(*(prepare(*fires[i]) for i in firsts))
+            todo = [k for k in by_key if k not in made]
+            for k, got in zip(todo, await asyncio.gather(
+                    *(prepare(*fires[by_key[k][0]]) for k in todo)), strict=True):
+                made[k] = got
             each: dict[int, _Ready | FireResult] = {}
-            for ids, got in zip(by_key.values(), made, strict=True):
+            for key, ids in by_key.items():
+                got = made[key]
                 for i in ids:
                     sub, fire_at = fires[i]
                     each[i] = (_Ready(sub, fire_at, got.items, got.status, got.detail)
@@ -283,30 +301,71 @@ class JobRunner:
         return _Ready(sub, fire_at, items, "done", "")
 
     async def due(self, at: datetime, *, since: datetime | None = None,
-                  only: int | None = None) -> list[FireResult]:
+                  only: int | None = None, from_marks: bool = False) -> list[FireResult]:
         """Fire every active subscription's fires in (since, at]; `since` defaults to the grace
-        period before `at`. Fires older than the grace period are recorded as missed."""
+        period before `at`. Fires older than the grace period are recorded as missed. Work is
+        per schedule, set-based: a schedule's missed fires are one statement, its fires a
+        page of subscriptions per statement (`fire_schedule`), so no subscription is read
+        into the process unless it fires now. `from_marks` (a new leader's catch-up): each
+        schedule from where it was last fired through (`job_schedule_marks`), not from
+        `since`, so a restart re-reads nothing already done."""
         start = since or at - timedelta(seconds=self.grace_s)
-        missed: list[tuple[int, datetime]] = []
-        to_fire: list[tuple[Subscription, datetime]] = []
-        fires_of: dict[tuple[str, str, str, str], list[datetime]] = {}  # one per schedule
-        for sub in await self._subs.active():
-            if only is not None and sub.id != only:
-                continue
-            group = (sub.at_time, sub.recurrence, sub.tz, sub.calendar or "")
-            if group not in fires_of:
-                fires_of[group] = schedule_of_group(group).fires_between(start, at)
-            for fire_at in fires_of[group]:
-                if sub.created_at is not None and fire_at < sub.created_at - timedelta(
-                        minutes=1):
-                    continue  # before the subscription existed
-                if (at - fire_at).total_seconds() > self.grace_s:
-                    missed.append((sub.id, fire_at))
-                else:
-                    to_fire.append((sub, fire_at))
-        recorded = await self._subs.record_fires(missed, status="missed")
-        results = [FireResult(s, f, "missed") for s, f in missed if (s, f) in recorded]
-        return results + await self.fire_all(to_fire)
+        if only is not None:
+            sub = await self._subs.get(only)
+            groups = [_group(sub)] if sub is not None and sub.status == "active" else []
+        else:
+            groups = await self._subs.groups()
+        marks = await self._subs.schedule_marks() if from_marks else {}
+        # the fire instants of each schedule: pure computation (a trading calendar loads on
+        # first use), in a thread so that the serving loop keeps running meanwhile
+        windows = await asyncio.to_thread(_windows, groups, start, at, marks)
+        missed: list[FireResult] = []  # per schedule, by subscription and fire time
+        fired: list[FireResult] = []
+        for group, fires in windows:
+            late = [f for f in fires if (at - f).total_seconds() > self.grace_s]
+            recent = fires[len(late):]
+            missed += [FireResult(s, f, "missed") for s, f in
+                       await self._subs.record_schedule_missed(group, late, only=only)]
+            if late and not recent and only is None:
+                await self._subs.mark_fired(group, late[-1])
+            for fire_at in recent:
+                fired += await self.fire_schedule(group, fire_at, only=only)
+        return missed + fired
+
+    async def fire_schedule(self, group: Group, fire_at: datetime, *,
+                            only: int | None = None) -> list[FireResult]:
+        """Fire one schedule's active subscriptions at `fire_at` (the scheduler's cron job),
+        FIRE_BATCH at a time: a page read and its fires recorded in one statement, then built
+        (once per report) and stored in a few set-based statements (`_complete_batch`). Fires
+        recorded before are `skipped`. The whole schedule done (not `only`), it is marked
+        fired through `fire_at`."""
+        results: list[FireResult] = []
+        made: dict[tuple[Any, ...], _Ready | FireResult] = {}  # what a fire says, per key
+
+        def page_after(after: int) -> asyncio.Task[list[tuple[Subscription, bool]]]:
+            return asyncio.create_task(self._subs.record_schedule_fire(
+                group, fire_at, after_id=after, limit=FIRE_BATCH, only=only))
+
+        # the next page is read (and recorded) by Postgres while this one is built and stored
+        # here: a fire recorded and not stored (this process dying) is `resume`d
+        following: asyncio.Task[list[tuple[Subscription, bool]]] | None = page_after(0)
+        try:
+            while following is not None:
+                page = await following
+                following = (page_after(page[-1][0].id) if len(page) == FIRE_BATCH
+                             else None)
+                results += [FireResult(s.id, fire_at, "skipped") for s, new in page if not new]
+                fresh = [(s, fire_at) for s, new in page if new]
+                if fresh:
+                    results += await self._complete_batch(fresh, made=made)
+        finally:
+            if following is not None:
+                following.cancel()
+                with contextlib.suppress(BaseException):
+                    await following
+        if only is None:
+            await self._subs.mark_fired(group, fire_at)
+        return results
 
     async def fire_now(self, sub: Subscription, *, at: datetime | None = None) -> FireResult:
         """`bullpen jobs run ID`: a fire at this instant, outside the schedule."""
@@ -319,10 +378,7 @@ class JobRunner:
         late: list[FireOutcome] = []
         now_due: list[tuple[Subscription, datetime]] = []
         now = datetime.now(UTC)
-        for sub_id, fire_at in await self._subs.unfinished_fires():
-            sub = await self._subs.get(sub_id)
-            if sub is None:
-                continue
+        for sub, fire_at in await self._subs.unfinished():
             if (now - fire_at).total_seconds() > self.grace_s:  # too late to be news
                 late.append(FireOutcome(sub.id, fire_at, "missed",
                                         detail="not delivered before a restart"))
@@ -330,5 +386,24 @@ class JobRunner:
             else:
                 now_due.append((sub, fire_at))
         await self._subs.finish_fires(late)
-        return out + (await self._complete_batch(now_due) if now_due else [])
+        for start in range(0, len(now_due), FIRE_BATCH):
+            out += await self._complete_batch(now_due[start:start + FIRE_BATCH])
+        return out
+
+
+def _group(sub: Subscription) -> Group:
+    return (sub.at_time, sub.recurrence, sub.tz, sub.calendar or "")
+
+
+def _windows(groups: Sequence[Group], start: datetime, end: datetime,
+             marks: Mapping[Group, datetime]) -> list[tuple[Group, list[datetime]]]:
+    """Each schedule's fire instants in (start or its mark if later, end], oldest first."""
+    out = []
+    for group in groups:
+        mark = marks.get(group)
+        fires = schedule_of_group(group).fires_between(
+            max(start, mark) if mark is not None else start, end)
+        if fires:
+            out.append((group, fires))
+    return out
 

@@ -97,6 +97,12 @@ class DeliveriesRepo:
         blobs = {_sha(i.data): i.data for r in requests for i in r.items
                  if isinstance(i, OutgoingFile)}
         keys = [r.key for r in requests]
+        # JSON as text: a list of lists would be taken for a 2-D array. The items of a fan-out
+        # are one list shared by its requests: encoded once per list, not per request.
+        encoded: dict[int, str] = {}
+        for r in requests:
+            if id(r.items) not in encoded:
+                encoded[id(r.items)] = json.dumps([_item_json(i) for i in r.items])
         async with self._pool.acquire() as conn, conn.transaction():
             if blobs:
                 await conn.executemany(
@@ -110,9 +116,8 @@ class DeliveriesRepo:
                 " AS t(k, p, c, ch, it, so, sub)"
                 " ON CONFLICT (key) DO NOTHING RETURNING key",
                 keys, [r.chat.platform for r in requests], [r.chat.chat_id for r in requests],
-                # JSON as text: a list of lists would be taken for a 2-D array
                 [json.dumps(r.chat.model_dump(mode="json")) for r in requests],
-                [json.dumps([_item_json(i) for i in r.items]) for r in requests],
+                [encoded[id(r.items)] for r in requests],
                 [r.source for r in requests], [r.subscription_id for r in requests],
                 deadline, status)
             created = {r["key"] for r in rows}

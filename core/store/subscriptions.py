@@ -58,6 +58,19 @@ class FireOutcome:
     detail: str = ""
 
 
+CHANNEL = "bullpen_subscriptions"  # NOTIFY'd with the ids of subscriptions added or changed
+MAX_PAYLOAD = 7000  # bytes of ids in one NOTIFY (Postgres allows just under 8000)
+Group = tuple[str, str, str, str]  # a schedule: (at_time, recurrence, tz, calendar or "")
+# a schedule's active subscriptions, along subscriptions_active_by_schedule ($1-$4: the group)
+_OF_SCHEDULE = ("status = 'active' AND at_time = $1 AND recurrence = $2 AND tz = $3"
+                " AND coalesce(calendar, '') = $4")
+
+
+def schedule_key(group: Group) -> str:
+    """A schedule as one string (the scheduler's job id, `job_schedule_marks.schedule`)."""
+    return "|".join(group)
+
+
 WATCHLISTS_SQL = ("SELECT user_id, symbol FROM watchlist WHERE user_id = ANY($1::uuid[])"
                   " ORDER BY user_id, position, added_at")
 
@@ -119,7 +132,7 @@ class SubscriptionsRepo:
             _INSERT, owner_id, chat.platform, chat.chat_id, chat.model_dump(mode="json"), kind,
             symbols, at_time, recurrence, tz, calendar, lang, options or {})
         assert row is not None
-        await self._pool.execute("SELECT pg_notify('bullpen_subscriptions', $1)", str(row["id"]))
+        await self._notify([row["id"]])
         return _subscription(row)
 
     async def subscribe(self, *, owner_id: UUID, chat: ChatRef, symbols: list[str],
@@ -165,8 +178,7 @@ class SubscriptionsRepo:
                                       chat.model_dump(mode="json"), kind, symbols, at_time,
                                       recurrence, tz, calendar, lang, options)
             assert row is not None
-            await conn.execute("SELECT pg_notify('bullpen_subscriptions', $1)",
-                               str(row["id"]))
+            await conn.execute("SELECT pg_notify($1, $2)", CHANNEL, str(row["id"]))
         return Subscribed(_subscription(row))
 
     async def get(self, subscription_id: int) -> Subscription | None:
@@ -185,14 +197,80 @@ class SubscriptionsRepo:
             "SELECT * FROM subscriptions WHERE status = 'active' ORDER BY id")
         return [_subscription(r) for r in rows]
 
-    async def active_on(self, at_time: str, recurrence: str, tz: str,
-                        calendar: str | None) -> list[Subscription]:
-        """The active subscriptions of one schedule (a scheduler job's group), in one query."""
+    async def record_schedule_fire(self, group: Group, fire_at: datetime, *, after_id: int = 0,
+                                   limit: int = 500, only: int | None = None
+                                   ) -> list[tuple[Subscription, bool]]:
+        """One page of a schedule's fire: the next `limit` active subscriptions of `group`
+        (by id, after `after_id`; existing at the fire time) with the fire recorded for each
+        in the same statement; `(subscription, True)` for those this caller recorded first,
+        False for those recorded before (another process, a repeated catch-up)."""
         rows = await self._pool.fetch(
-            "SELECT * FROM subscriptions WHERE status = 'active' AND at_time = $1"
-            " AND recurrence = $2 AND tz = $3 AND calendar IS NOT DISTINCT FROM $4 ORDER BY id",
-            at_time, recurrence, tz, calendar)
-        return [_subscription(r) for r in rows]
+            "WITH page AS (SELECT * FROM subscriptions WHERE " + _OF_SCHEDULE +
+            "   AND created_at <= $5::timestamptz + interval '1 minute' AND id > $6"
+            "   AND ($8::bigint IS NULL OR id = $8) ORDER BY id LIMIT $7),"
+            " fresh AS (INSERT INTO job_fires (subscription_id, fire_at, status)"
+            "   SELECT id, $5::timestamptz, 'fired' FROM page ON CONFLICT DO NOTHING"
+            "   RETURNING subscription_id)"
+            " SELECT page.*, fresh.subscription_id IS NOT NULL AS fresh FROM page"
+            " LEFT JOIN fresh ON fresh.subscription_id = page.id ORDER BY page.id",
+            *group, fire_at, after_id, limit, only)
+        return [(_subscription(r), r["fresh"]) for r in rows]
+
+    async def record_schedule_missed(self, group: Group, fires: Sequence[datetime], *,
+                                     only: int | None = None) -> list[tuple[int, datetime]]:
+        """The fires of `group` past the grace period recorded `missed` for every active
+        subscription that existed then, in one statement; the (subscription, fire time) pairs
+        recorded now (not before)."""
+        if not fires:
+            return []
+        rows = await self._pool.fetch(
+            "INSERT INTO job_fires (subscription_id, fire_at, status)"
+            " SELECT s.id, f, 'missed' FROM subscriptions s"
+            " CROSS JOIN unnest($5::timestamptz[]) AS f WHERE " + _OF_SCHEDULE +
+            " AND s.created_at <= f + interval '1 minute' AND ($6::bigint IS NULL OR s.id = $6)"
+            " ON CONFLICT DO NOTHING RETURNING subscription_id, fire_at",
+            *group, list(fires), only)
+        return sorted((r["subscription_id"], r["fire_at"]) for r in rows)
+
+    async def schedule_marks(self) -> dict[Group, datetime]:
+        """How far each schedule has been fired (`mark_fired`)."""
+        rows = await self._pool.fetch("SELECT schedule, fired_through FROM job_schedule_marks")
+        out: dict[Group, datetime] = {}
+        for r in rows:
+            parts = r["schedule"].split("|")
+            if len(parts) == 4:
+                out[(parts[0], parts[1], parts[2], parts[3])] = r["fired_through"]
+        return out
+
+    async def mark_fired(self, group: Group, fire_at: datetime) -> None:
+        """Every active subscription of `group` has its fires recorded through `fire_at`."""
+        await self._pool.execute(
+            "INSERT INTO job_schedule_marks (schedule, fired_through) VALUES ($1, $2)"
+            " ON CONFLICT (schedule) DO UPDATE SET fired_through ="
+            " greatest(job_schedule_marks.fired_through, EXCLUDED.fired_through)",
+            schedule_key(group), fire_at)
+
+    async def schedules_of(self, ids: Sequence[int]) -> list[tuple[int, bool, Group]]:
+        """(id, active, schedule) of these subscriptions: what a change NOTIFY'd means to the
+        scheduler, read by primary key."""
+        rows = await self._pool.fetch(
+            "SELECT id, status = 'active' AS active, at_time, recurrence, tz,"
+            " coalesce(calendar, '') AS calendar FROM subscriptions WHERE id = ANY($1::bigint[])",
+            list(ids))
+        return [(r["id"], r["active"],
+                 (r["at_time"], r["recurrence"], r["tz"], r["calendar"])) for r in rows]
+
+    async def schedules_in_use(self, groups: Sequence[Group]) -> set[Group]:
+        """Which of these schedules still have an active subscription (one index probe each)."""
+        if not groups:
+            return set()
+        rows = await self._pool.fetch(
+            "SELECT a, r, z, c FROM unnest($1::text[], $2::text[], $3::text[], $4::text[])"
+            " AS g(a, r, z, c) WHERE EXISTS (SELECT 1 FROM subscriptions WHERE status = 'active'"
+            " AND at_time = a AND recurrence = r AND tz = z AND coalesce(calendar, '') = c)",
+            [g[0] for g in groups], [g[1] for g in groups], [g[2] for g in groups],
+            [g[3] for g in groups])
+        return {(r["a"], r["r"], r["z"], r["c"]) for r in rows}
 
     async def listing(self) -> list[Subscription]:
         rows = await self._pool.fetch(
@@ -209,9 +287,10 @@ class SubscriptionsRepo:
             " AND ((platform = $1 AND chat_id = $2)"
             "      OR ($3::bigint IS NOT NULL AND owner_id = $4::uuid)) RETURNING id",
             chat.platform, chat.chat_id, subscription_id, owner_id)
-        if rows:
-            await self._pool.execute("SELECT pg_notify('bullpen_subscriptions', 'removed')")
-        return [r["id"] for r in rows]
+        ids = [r["id"] for r in rows]
+        if ids:
+            await self._notify(ids)
+        return ids
 
     async def cancel_deliveries(self, subscription_id: int) -> int:
         """Its deliveries not sent yet are cancelled (an unsubscribe that raced a fire)."""
@@ -220,9 +299,18 @@ class SubscriptionsRepo:
         return await DeliveriesRepo(self._pool).cancel_for_subscription(subscription_id)
 
     async def pause(self, subscription_id: int, reason: str) -> None:
-        await self._pool.execute(
+        paused = await self._pool.fetchval(
             "UPDATE subscriptions SET status = 'paused', paused_reason = $2, updated_at = now()"
-            " WHERE id = $1 AND status = 'active'", subscription_id, reason)
+            " WHERE id = $1 AND status = 'active' RETURNING id", subscription_id, reason)
+        if paused is not None:
+            await self._notify([subscription_id])
+
+    async def _notify(self, ids: Sequence[int]) -> None:
+        """Tell the leading scheduler which subscriptions changed (it reads only those); a
+        list too long for a NOTIFY payload says "reload" instead."""
+        payload = ",".join(str(i) for i in ids)
+        await self._pool.execute("SELECT pg_notify($1, $2)", CHANNEL,
+                                 payload if len(payload) <= MAX_PAYLOAD else "reload")
 
     async def acknowledge_pause(self, subscription_id: int) -> None:
         """The owner was told: keep it paused, stop telling."""
@@ -281,13 +369,21 @@ class SubscriptionsRepo:
             out[r["user_id"]].append(r["symbol"])
         return out
 
-    async def groups(self) -> list[tuple[str, str, str, str]]:
+    async def groups(self) -> list[Group]:
         """The distinct schedules of the active subscriptions (the scheduler's jobs), read
         without reading the subscriptions themselves."""
         rows = await self._pool.fetch(
             "SELECT DISTINCT at_time, recurrence, tz, coalesce(calendar, '') AS calendar"
             " FROM subscriptions WHERE status = 'active'")
         return [(r["at_time"], r["recurrence"], r["tz"], r["calendar"]) for r in rows]
+
+    async def unfinished(self) -> list[tuple[Subscription, datetime]]:
+        """`unfinished_fires` with their subscriptions, in one query."""
+        rows = await self._pool.fetch(
+            "SELECT s.*, f.fire_at AS unfinished_fire_at FROM job_fires f"
+            " JOIN subscriptions s ON s.id = f.subscription_id"
+            " WHERE f.status = 'fired' AND s.status = 'active' ORDER BY f.fire_at, s.id")
+        return [(_subscription(r), r["unfinished_fire_at"]) for r in rows]
 
     async def unfinished_fires(self) -> list[tuple[int, datetime]]:
         """Fires recorded but not done (a crash between the fire and the delivery's storing)."""
