@@ -403,7 +403,9 @@ async def test_configure_reads_the_settings(pg_db, tmp_path):
         access="allowlist", admins="telegram:1, slack:U2", budget_daily_tokens=5000,
         rate_messages_per_minute=3), store)
     await gw.aclose()
-    gw = Gateway(store=store, runner=gw._runner, limits=limits)  # settings come in built
+    runner = AgentRunner(store=store, modes={
+        "normal": NormalMode(llm=ScriptedLLM(), registry=ToolRegistry(), plan=False)})
+    gw = Gateway(store=store, runner=runner, limits=limits)  # settings come in built
     gate = gw.limits.gate
     assert gw.limits.admins == {"telegram:1", "slack:U2"} and gate is not None
     assert gate.access == "allowlist" and gate.default == Budget(daily_tokens=5000)
