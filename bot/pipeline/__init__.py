@@ -122,9 +122,10 @@ def build_pipeline(*, store: Store, runner: AgentRunner, outbox: Outbox | None, 
     | rate_limits        | BULLPEN_STAGE_RATE_LIMITS=false     | yes, a cost: floods reach the |
     |                    |                                     | model                         |
     | chat_queue         | never                               | no: order and /stop live here |
-    | spend              | BULLPEN_STAGE_SPEND=false           | yes, a cost: budgets and the  |
-    |                    |                                     | conversations' token budget   |
-    |                    |                                     | are not enforced              |
+    | spend              | BULLPEN_STAGE_SPEND=false           | yes, a cost: budgets (before  |
+    |                    |                                     | a run and a gated command)    |
+    |                    |                                     | and the conversations' token  |
+    |                    |                                     | budget are not enforced       |
     | one_run_per_person | BULLPEN_ONE_RUN_PER_PERSON=false    | yes: a person runs several    |
     |                    |                                     | answers at once               |
     | answer             | never                               | no: it is what the path is for|
@@ -160,12 +161,12 @@ def build_pipeline(*, store: Store, runner: AgentRunner, outbox: Outbox | None, 
     admission = Admission(limits=limits, store=store, enabled="admission" not in off)
     rates = Rates(limits=limits, enabled="rate_limits" not in off)
     queue = ChatQueue(answer=answer_)
-    routing = Routing(store=store, queue=queue, admission=admission, rates=rates, epoch=epoch,
+    spend = Spend(limits=limits, store=store, epoch=epoch, enabled="spend" not in off)
+    routing = Routing(store=store, queue=queue, spend=spend, rates=rates, epoch=epoch,
                       outcome=outcome, dispatch=dispatch, voice=preprocess is not None)
     arrivals = Arrivals(store=store, held=held, admission=admission, outcome=outcome,
                         added=tuple(stage for stage in added if stage.name not in off),
                         routing=routing)
-    spend = Spend(limits=limits, store=store, epoch=epoch, enabled="spend" not in off)
     persons = PersonTurns(limits=limits, enabled="one_run_per_person" not in off)
     resume = Resume(store=store, instance=instance, record=record, queue=queue,
                     take_over=routing.take_over, stale_s=stale_s, too_old_s=too_old_s,

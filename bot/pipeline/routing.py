@@ -1,7 +1,7 @@
 """Routing: a recorded, admitted message to its answer. A voice note (an attachment without text)
 goes to the preprocessor through the chat queue; a command to its declaration (`bot.commands`:
 `in_order` waits for the placeholder of a question sent before it, `new_epoch` moves the
-conversation epoch, `gated` asks admission, `rated` the person's rate); the rest is a question,
+conversation epoch, `gated` asks spend, `rated` the person's rate); the rest is a question,
 counted against the person's rates (`rate_limits`) and queued on the chat queue. A message taken
 over from a stopped process (`take_over`, from the resume stage) is routed the same way, in its
 placeholder, without being counted again.
@@ -24,7 +24,7 @@ from bot.commands import Command, Question
 from bot.pipeline.chat_queue import ChatQueue
 from bot.pipeline.context import Epoch, Job
 from bot.pipeline.outcome import Outcome
-from bot.pipeline.spend import Admission, Rates
+from bot.pipeline.spend import Rates, Spend
 from bot.sender import Sender
 from core.errors import StoreUnavailable
 from core.ports import Adapter
@@ -41,11 +41,11 @@ Dispatch = Callable[[Adapter, IncomingMessage, UUID, str, Command, Conversation 
 
 
 class Routing:
-    def __init__(self, *, store: Store, queue: ChatQueue, admission: Admission, rates: Rates,
+    def __init__(self, *, store: Store, queue: ChatQueue, spend: Spend, rates: Rates,
                  epoch: Epoch, outcome: Outcome, dispatch: Dispatch, voice: bool) -> None:
         self._store = store
         self._queue = queue
-        self._admission = admission
+        self._spend = spend
         self._rates = rates
         self._epoch = epoch
         self._outcome = outcome
@@ -121,7 +121,7 @@ class Routing:
             await self._outcome.say(adapter, msg, text)
 
         if (declared is not None and declared.gated
-                and not await self._admission.command_allowed(user_id, lang, tell)):
+                and not await self._spend.command_allowed(user_id, lang, tell)):
             return
         if ((declared is None or declared.rated)
                 and (msg.chat.key, msg.message_id) not in self._resuming):
