@@ -14,6 +14,7 @@ from bot.commands import web as web_commands
 from bot.gateway import Gateway
 from bot.migrations import MIGRATIONS
 from bot.outbox import AdapterRegistry, PostgresOutbox
+from bot.pipeline import switched_off
 from bot.pipeline.limits import Limits
 from bot.platforms import build_adapters
 from bot.settings import Settings
@@ -137,7 +138,8 @@ class App:
                           limits=Limits.from_settings(settings, store), instance=instance,
                           spool=Spool(settings.spool_dir, instance=instance),
                           spool_after_s=settings.inbound_spool_after_s,
-                          stale_s=settings.inbound_stale_s, too_old_s=settings.inbound_too_old_s)
+                          stale_s=settings.inbound_stale_s, too_old_s=settings.inbound_too_old_s,
+                          off=switched_off(settings))
         web_commands.configure(gateway, base_url=settings.web_links_base())  # /web, /share
         jobs = JobRunner(subscriptions=store.subscriptions, outbox=outbox, llm=llm,
                          grace_s=settings.jobs_grace_s, pool=db.pool, speech=speech,

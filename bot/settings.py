@@ -320,6 +320,20 @@ class Settings(BaseSettings):
         True, validation_alias=_env("BULLPEN_ONE_RUN_PER_PERSON"),
         description=("A person's messages are answered one at a time, across all their chats and "
                      "platforms. Turn it off to let one person run several answers at once."))
+    stage_admission: bool = Field(
+        True, validation_alias=_env("BULLPEN_STAGE_ADMISSION"),
+        description=("The admission stage of the message path: BULLPEN_ACCESS, the people an "
+                     "admin allowed or blocked. Turning it off (a security layer; debugging "
+                     "only) lets anyone who writes, blocked people too, use the bot."))
+    stage_rate_limits: bool = Field(
+        True, validation_alias=_env("BULLPEN_STAGE_RATE_LIMITS"),
+        description=("The rate-limit stage of the message path (BULLPEN_RATE_*). Turning it off "
+                     "lets a flood of messages, voice notes or debates reach the model."))
+    stage_spend: bool = Field(
+        True, validation_alias=_env("BULLPEN_STAGE_SPEND"),
+        description=("The spend stage of the message path: the budgets (BULLPEN_BUDGET_*, /admin "
+                     "budget) and BULLPEN_CONVERSATION_TOKEN_BUDGET, checked before each run. "
+                     "Turning it off lets a person spend without limit."))
     malloc_arena_max: int = Field(
         2, ge=0, validation_alias=_env("BULLPEN_MALLOC_ARENA_MAX"),
         description=("glibc malloc arenas of a serve process (0: glibc's default, 8 per core); "
@@ -416,6 +430,16 @@ class Settings(BaseSettings):
         600.0, gt=0, validation_alias=_env("BULLPEN_INBOUND_TOO_OLD_S"),
         description=("A message a stopped process left unanswered for longer than this many "
                      "seconds is not answered late: the user is asked to send it again."))
+    stage_held_deliveries: bool = Field(
+        True, validation_alias=_env("BULLPEN_STAGE_HELD_DELIVERIES"),
+        description=("When a chat writes, what the outbox held for it (a closed WeChat window) is "
+                     "sent first and the answer waits behind it. Turned off, the outbox's own "
+                     "sender sends those in its time and a new answer may overtake them."))
+    stage_resume: bool = Field(
+        True, validation_alias=_env("BULLPEN_STAGE_RESUME"),
+        description=("The resume stage of the message path: the sweeper that beats, replays the "
+                     "spool and answers what a stopped process left, and the retake of an "
+                     "answer a database outage cut short. Turned off, those stay unanswered."))
 
     # --- Podcast audio ----------------------------------------------------------------------------
     tts_base_url: str | None = Field(

@@ -48,18 +48,6 @@ class Admission:
             return True
         return await gate.admitted(user_id) or await self.is_admin_person(msg, user_id)
 
-    async def command_allowed(self, user_id: UUID, lang: str, say: Say) -> bool:
-        """A command that spends model calls outside a run (`gated=True`): refused, with the
-        reset time, when the person's budget is spent."""
-        gate = self._limits.gate
-        if gate is None:
-            return True
-        decision = await gate.check(user_id)
-        if decision.action != "refuse":
-            return True
-        await say(budget_refusal(decision, lang, gate.now()))
-        return False
-
 
 # Every command counts against the person's message rate like a question (a command is work:
 # a database write, a report built, a sandbox started, a reply sent), unless its declaration
@@ -91,7 +79,8 @@ class Rates:
 
 
 class Spend:
-    """The usage gate's decision before a run, and the conversations' token budget."""
+    """The usage gate's decision before a run (and before a command declared `gated`), and
+    the conversations' token budget."""
 
     def __init__(self, *, limits: Limits, store: Store, epoch: Epoch,
                  enabled: bool = True) -> None:
@@ -104,6 +93,18 @@ class Spend:
     def active(self) -> bool:
         return self.enabled and (self._limits.gate is not None
                                  or self._limits.conversation_token_budget is not None)
+
+    async def command_allowed(self, user_id: UUID, lang: str, say: Say) -> bool:
+        """A command that spends model calls outside a run (`gated=True`): refused, with the
+        reset time, when the person's budget is spent (and this stage is on)."""
+        gate = self._limits.gate
+        if gate is None or not self.enabled:
+            return True
+        decision = await gate.check(user_id)
+        if decision.action != "refuse":
+            return True
+        await say(budget_refusal(decision, lang, gate.now()))
+        return False
 
     async def before_run(self, job: Job, conv: Conversation, say: Say) -> Conversation | None:
         """The usage gate's decision for `job`: None when refused (the person told when the

@@ -129,3 +129,4 @@ async def test_duplicate_delivery_runs_once(make_app):
         await chat.deliver(msg("NVDA latest close", "7"))
         await app.gateway.idle()
         assert len([o for o in chat.ops if o.kind == "send"]) == 1
+        assert app.gateway.stages.dedupe.dropped == 1  # the second, by the dedupe stage

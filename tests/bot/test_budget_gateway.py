@@ -281,6 +281,37 @@ async def test_report_is_refused_when_the_budget_is_spent(pg_db, tmp_path):
     assert "daily spending budget. It resets at" in adapter.visible_text(chat)[-1]
 
 
+async def test_with_the_spend_stage_off_a_spent_budget_refuses_nothing(pg_db, tmp_path):
+    """BULLPEN_STAGE_SPEND=false: the budget is enforced neither before a run nor before a
+    gated command (/report's narrative)."""
+    from bot.pipeline import switched_off
+    from bot.settings import load_settings
+
+    llm = ScriptedLLM(default=text("an answer"))
+    store = Store(pg_db, files_dir=tmp_path)
+    runner = AgentRunner(store=store, modes={
+        "normal": NormalMode(llm=llm, registry=ToolRegistry(), plan=False)})
+    gw = Gateway(store=store, runner=runner,
+                 off=switched_off(load_settings(stage_spend=False)))
+    assert "spend" not in gw.stages.on
+    gw.limits.gate = UsageGate(store.budgets, default=Budget(daily_usd=0.01))
+    adapter = RecordingAdapter(name="telegram")
+    await adapter.start(gw.handler_for(adapter))
+    chat = ChatRef(platform="telegram", chat_id="c1")
+    await spent(store, "telegram", "u1", 10)  # $0.01: the day's budget is spent
+    await adapter.deliver(msg("How is NVDA?", "1", "u1", chat))
+    await gw.idle()
+    assert adapter.visible_text(chat) == ["an answer"]
+    said: list[str] = []
+
+    async def say(text: str) -> None:
+        said.append(text)
+
+    user = await store.accounts.user_for("telegram", "u1")
+    assert await gw.stages.spend.command_allowed(user, "en", say) and said == []
+    await gw.aclose()
+
+
 class Overlap:
     """A scripted LLM that counts how many of its calls run at once."""
 
@@ -403,7 +434,9 @@ async def test_configure_reads_the_settings(pg_db, tmp_path):
         access="allowlist", admins="telegram:1, slack:U2", budget_daily_tokens=5000,
         rate_messages_per_minute=3), store)
     await gw.aclose()
-    gw = Gateway(store=store, runner=gw._runner, limits=limits)  # settings come in built
+    runner = AgentRunner(store=store, modes={
+        "normal": NormalMode(llm=ScriptedLLM(), registry=ToolRegistry(), plan=False)})
+    gw = Gateway(store=store, runner=runner, limits=limits)  # settings come in built
     gate = gw.limits.gate
     assert gw.limits.admins == {"telegram:1", "slack:U2"} and gate is not None
     assert gate.access == "allowlist" and gate.default == Budget(daily_tokens=5000)

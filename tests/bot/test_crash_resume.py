@@ -217,6 +217,7 @@ async def test_a_redelivery_while_its_process_is_alive_is_a_duplicate(
     await gw.handle(adapter, msg("MSFT?", "13"))
     await gw.idle()
     assert llm.requests == [] and await state(pg_db, "13") == "running"
+    assert gw.stages.dedupe.dropped == 1
     await gw.aclose()
 
 

@@ -47,7 +47,7 @@ async def test_per_chat_state_is_let_go_once_every_chat_is_answered(pg_db: Datab
 
     gc.collect()  # the person and conversation locks are weakly held
     assert len(gw.stages.queue) == 0 and gw.stages.queue.pending == 0
-    assert gw._resuming == {} and gw._inbound_ids == {}
+    assert len(gw.stages.routing) == 0  # no command in hand
     assert len(gw.stages.held) == 0 and gw.stages.record.unstored == 0
     assert len(gw.stages.persons) == 0
     assert len(runner._locks) == 0

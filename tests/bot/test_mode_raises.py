@@ -38,7 +38,7 @@ async def test_a_mode_raising_mid_answer_ends_with_the_failure_sentence(
     adapter = RecordingAdapter()
     events: list[Event] = []
     gw, _ = gateway_with(pg_db, tmp_path, RaisesMidAnswer())
-    gw._on_event = lambda m, e: events.append(e)  # what the web page is shown
+    gw.stages.answer.on_event = lambda m, e: events.append(e)  # what the web page is shown
     await gw.handle(adapter, msg("浦发银行2024年9月的走势", "51"))
     await gw.idle()
     assert adapter.visible_text(CHAT) == [t("chat.sorry", "zh")]  # in the placeholder, in Chinese

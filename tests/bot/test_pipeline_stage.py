@@ -1,6 +1,7 @@
 """The recipe for a stage, as a test: a stage declared here, with its own state, added to the
 path by `build_pipeline(added=...)` (through `Gateway(added=...)`), on by default and off only
-by its name; and the stage list itself, in order, built by one function."""
+by its name; the stage list itself, in order, built by one function; and the built-in stages
+that may be off, each off only by its named setting."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ import pytest
 
 from bot.budget_gateway import account_of
 from bot.gateway import Gateway
-from bot.pipeline import ALWAYS_ON, STAGES, build_pipeline
+from bot.pipeline import ALWAYS_ON, STAGES, SWITCHES, build_pipeline, switched_off
 from bot.pipeline.context import Arrival
 from bot.pipeline.limits import Limits
+from bot.settings import Settings, env_names, load_settings
 from core.agent import AgentRunner, NormalMode
 from core.store import Store
 from core.testing import RecordingAdapter, ScriptedLLM, text
@@ -85,15 +87,14 @@ async def test_a_stage_is_off_only_by_its_name(pg_db, tmp_path):
 
 async def test_the_stage_list_is_built_in_order_by_one_function(pg_db, tmp_path):
     store = Store(pg_db, files_dir=tmp_path)
+    runner = AgentRunner(store=store, modes={
+        "normal": NormalMode(llm=ScriptedLLM(), registry=ToolRegistry(), plan=False)})
 
-    async def answer(job):  # type: ignore[no-untyped-def]
+    async def dispatch(*_):  # type: ignore[no-untyped-def]
         return None
 
-    async def recorded(*_):  # type: ignore[no-untyped-def]
-        return None
-
-    kw = {"store": store, "outbox": None, "limits": Limits(), "instance": "i",
-          "recorded": recorded, "answer": answer, "take_over": recorded}
+    kw = {"store": store, "runner": runner, "outbox": None, "limits": Limits(),
+          "instance": "i", "dispatch": dispatch}
     built = build_pipeline(**kw)
     assert built.on == STAGES
     assert STAGES.index("record") == 0 and STAGES.index("admission") < STAGES.index("routing")
@@ -103,3 +104,51 @@ async def test_the_stage_list_is_built_in_order_by_one_function(pg_db, tmp_path)
     for core_stage in ALWAYS_ON:
         with pytest.raises(ValueError, match="cannot be switched off"):
             build_pipeline(**kw, off=[core_stage])
+
+
+def test_each_stage_that_may_be_off_has_its_named_setting(monkeypatch):
+    """The switches are settings like any other (validated, in docs/settings.md): one per
+    stage that may be off, on by default, named BULLPEN_..., read from the environment."""
+    assert ALWAYS_ON == {"record", "routing", "chat_queue", "answer"}
+    assert set(SWITCHES) == set(STAGES) - ALWAYS_ON
+    stage_fields = {name for name in Settings.model_fields if name.startswith("stage_")}
+    assert stage_fields <= set(SWITCHES.values())  # no switch that switches nothing
+    assert switched_off(load_settings()) == ()  # every stage on by default
+    for stage, field in SWITCHES.items():
+        env = env_names()[list(Settings.model_fields).index(field)]
+        assert env.startswith("BULLPEN_"), env
+        monkeypatch.setenv(env, "false")
+        assert switched_off(load_settings()) == (stage,), env
+        monkeypatch.delenv(env)
+    monkeypatch.setenv("BULLPEN_STAGE_SPEND", "perhaps")
+    with pytest.raises(ValueError, match=r"(?i)stage_spend"):
+        load_settings()  # not a yes or a no: loud, never taken for on
+
+
+async def test_a_setting_switches_the_rate_limits_off_in_a_served_gateway(pg_db, tmp_path,
+                                                                          monkeypatch):
+    """BULLPEN_STAGE_RATE_LIMITS=false, as `serve` builds its gateway: the person's second
+    message in the minute is answered, where the stage on refuses it."""
+    store = Store(pg_db, files_dir=tmp_path)
+    llm = ScriptedLLM(default=text("an answer"))
+    said: dict[bool, list[str]] = {}
+    for switched in (False, True):
+        if switched:
+            monkeypatch.setenv("BULLPEN_STAGE_RATE_LIMITS", "false")
+        settings = load_settings(rate_messages_per_minute=1, one_run_per_person=False)
+        runner = AgentRunner(store=store, modes={
+            "normal": NormalMode(llm=llm, registry=ToolRegistry(), plan=False)})
+        gw = Gateway(store=store, runner=runner, limits=Limits.from_settings(settings, store),
+                     off=switched_off(settings))
+        assert ("rate_limits" in gw.stages.on) is not switched
+        adapter = RecordingAdapter()
+        await adapter.start(gw.handler_for(adapter))
+        chat = ChatRef(platform="test", chat_id=f"r{switched}")
+        await adapter.deliver(_msg(chat, f"rated{switched}", "1", "How is NVDA?"))
+        await gw.idle()
+        await adapter.deliver(_msg(chat, f"rated{switched}", "2", "And AAPL?"))
+        await gw.idle()
+        said[switched] = adapter.visible_text(chat)
+        await gw.aclose()
+    assert said[True] == ["an answer", "an answer"]
+    assert said[False][0] == "an answer" and said[False][1] != "an answer"  # refused

@@ -380,7 +380,7 @@ async def test_a_console_question_is_one_line_and_bullpen_status_shows_it(
     env = _env(tmp_path, DATABASE_URL=pg_dsn, BULLPEN_LOG_LEVEL="INFO")
     code, out, err = await _bullpen(env, "serve", cwd=tmp_path, stdin=b"hello\n")
     assert code == 0, err
-    assert re.search(r"bot\.gateway: message console/\S+ answered: mode normal, [\d.]+ s, "
+    assert re.search(r"bot\.pipeline\.answer: message console/\S+ answered: mode normal, [\d.]+ s, "
                      r"0 tokens", err), err
     assert re.search(r"bot\.renderer: answer to console/\S+ delivered live", err), err
     code, out, err = await _bullpen(env, "status", "--recent", "1", cwd=tmp_path)
