@@ -113,7 +113,7 @@ class ReadWork:
     a bounded amount, so the three bound the work; `extract` is the directory's own
     (`ExtractWork`, when the directory takes one). Tests hold the bound on these counts."""
 
-    __slots__ = ("chars", "probes", "searches", "extract")
+    __slots__ = ("chars", "extract", "probes", "searches")
 
     def __init__(self) -> None:
         self.chars = 0

@@ -48,7 +48,7 @@ class SpeechClient:
             raise LLMError(f"speech: HTTP {exc.status_code}: {exc.message}") from exc
         except openai.APIError as exc:
             raise LLMError(f"speech: {type(exc).__name__}: {exc}") from exc
-        data = got.content
+        data: bytes = got.content
         if not data:
             raise LLMBadResponse("speech: empty audio")
         return data
