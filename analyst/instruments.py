@@ -64,7 +64,7 @@ _INDICATOR_NAMES = frozenset("RSI MACD KDJ ATR OBV EMA SMA BOLL CCI ADX VWAP EPS
 # ("what about netflix"), unlike "apple", "target" or "visa"
 _ONLY_A_COMPANY = frozenset("amazon ebay intel microsoft netflix".split())
 # a Chinese question after a bare alias ("苹果怎么样"): what makes it a question about a stock
-_ZH_CUE = re.compile(r"^(?:的)?(?:怎么样|怎样|如何|股价|价格|走势|表现|行情|最近|今天|现在|明天|"
+_ZH_CUE = re.compile(r"(?:的)?(?:怎么样|怎样|如何|股价|价格|走势|表现|行情|最近|今天|现在|明天|"
                      r"会|能|值得|还|市盈率|市净率|市值|财报|营收|利润|分红|股息|涨|跌|多少|和|与|跟|、|"
                      r"对比|比较|[?？]|$)")
 _LATIN = re.compile(r"[A-Za-z][A-Za-z&\-]*(?:['’]s)?")
@@ -105,8 +105,33 @@ def _cn_exchange(code: str, kind: str) -> str:
     return "SZ"
 
 
-def find_instruments(text: str, directory: Any) -> list[Instrument]:
-    """The instruments `text` names, in order, each once (see the module's docstring)."""
+class ReadWork:
+    """What one `find_instruments` call did, counted: the characters its own passes read
+    (pass 1 and 3, only the parts `extract` reads: `extract_windows`), its probes (each index
+    word found, each Latin word looked at, each Chinese question cue tried) and its directory
+    searches (fuzzy `resolve`, the costly step, at most `MAX_NAME_LOOKUPS`). Every probe costs
+    a bounded amount, so the three bound the work; `extract` is the directory's own
+    (`ExtractWork`, when the directory takes one). Tests hold the bound on these counts."""
+
+    __slots__ = ("chars", "extract", "probes", "searches")
+
+    def __init__(self) -> None:
+        self.chars = 0
+        self.probes = 0
+        self.searches = 0
+        self.extract: Any = None
+
+
+def find_instruments(text: str, directory: Any, *,
+                     work: ReadWork | None = None) -> list[Instrument]:
+    """The instruments `text` names, in order, each once (see the module's docstring). Only
+    the head and tail `extract` reads are read, so a long paste costs what its first
+    `EXTRACT_MAX_CHARS` characters cost; `work`, when given, counts what was done."""
+    from tools.symbols.index import extract_windows
+
+    work = work if work is not None else ReadWork()
+    windows = [(o, o + len(w)) for o, w in extract_windows(text)]
+    work.chars = sum(e - s for s, e in windows)
     taken = [False] * (len(text) + 1)
     found: list[Instrument] = []
 
@@ -117,18 +142,24 @@ def find_instruments(text: str, directory: Any) -> list[Instrument]:
             taken[i] = True
         return True
 
-    for m in _INDEX_RE.finditer(text):
-        if claim(m.start(), m.end()):
-            symbol, name = _INDEX_BY_WORD[m.group(0).lower()]
-            found.append(Instrument(symbol=symbol, code=symbol.split(".")[0], name=name,
-                                    market="cn", kind="index", written=m.group(0),
-                                    at=m.start()))
+    for a, b in windows:
+        for m in _INDEX_RE.finditer(text, a, b):
+            work.probes += 1
+            if claim(m.start(), m.end()):
+                symbol, name = _INDEX_BY_WORD[m.group(0).lower()]
+                found.append(Instrument(symbol=symbol, code=symbol.split(".")[0], name=name,
+                                        market="cn", kind="index", written=m.group(0),
+                                        at=m.start()))
     if directory is None:
         return _ordered(found)
     masked = "".join(" " if taken[i] else ch for i, ch in enumerate(text))
     try:
-        matches = directory.extract(masked)
+        if work.extract is not None:
+            matches = directory.extract(masked, work=work.extract)
+        else:
+            matches = directory.extract(masked)
         if not matches and not found and _ONE_WORD.match(text):
+            work.searches += 1
             matches = _only_a_symbol(directory, text)
             if matches:
                 m = matches[0]
@@ -140,7 +171,7 @@ def find_instruments(text: str, directory: Any) -> list[Instrument]:
         if m.span is not None and not claim(s, e):
             continue
         found.append(_from_match(m, directory, text[s:e], s))
-    found.extend(_sentence_names(text, taken, directory))
+    found.extend(_sentence_names(text, taken, directory, windows, work))
     return _ordered(found)
 
 
@@ -171,70 +202,86 @@ def _from_match(m: Any, directory: Any, written: str, at: int) -> Instrument:
                       market=str(m.market), kind=str(m.kind), written=written, at=at)
 
 
-def _sentence_names(text: str, taken: list[bool], directory: Any) -> list[Instrument]:
+def _sentence_names(text: str, taken: list[bool], directory: Any,
+                    windows: list[tuple[int, int]], work: ReadWork) -> list[Instrument]:
     """Pass 3: well-known names in lower case or possessive, misspelt names, Chinese aliases
-    before a question word; only in characters no earlier pass claimed."""
-    from tools.symbols.index import common_word, extract_windows
+    before a question word; only in characters no earlier pass claimed, only in `windows`
+    (the parts `extract` read), each word searched once and at most `MAX_NAME_LOOKUPS`
+    searches whatever was pasted."""
+    from tools.symbols.index import common_word
 
-    # bounded work: the parts of a long text `extract` reads, and at most MAX_NAME_LOOKUPS
-    # directory searches (each word once), whatever was pasted
-    windows = [(o, o + len(w)) for o, w in extract_windows(text)]
     seen: dict[str, tuple[Any | None, float]] = {}
 
     def best(word: str) -> tuple[Any | None, float]:
         if word not in seen:
-            seen[word] = _best(directory, word) if len(seen) < MAX_NAME_LOOKUPS else (None, 0.0)
+            if len(seen) < MAX_NAME_LOOKUPS:
+                work.searches += 1
+                seen[word] = _best(directory, word)
+            else:
+                seen[word] = (None, 0.0)
         return seen[word]
 
-    def read(at: int) -> bool:
-        return any(a <= at < b for a, b in windows)
-
     out: list[Instrument] = []
-    for m in _LATIN.finditer(text):
-        s, e = m.start(), m.end()
-        word = re.sub(r"['’]s$", "", m.group(0))
-        low = word.lower()
-        if (any(taken[s:e]) or len(word) < 3 or low in _NOT_NAMES or low in _CHAT_WORDS
-                or word.isupper() or not read(s)):
-            continue  # all capitals: a ticker, which pass 2 judged already
-        everyday = common_word(word, very=True) and low not in _ONLY_A_COMPANY
-        if word.islower() and everyday:
-            continue  # neither rule below can take it: skip the directory's search
-        top, second = best(word)
-        if top is None or top.kind not in ("stock", "index", "crypto"):
-            continue
-        if top.why.startswith(_CODE_WHY):
-            continue  # a code in lower case inside a sentence ("my dji drone"): pass 2's call
-        exact = top.score >= 99.0 and not top.why.startswith(("fuzzy", "sounds", "initials"))
-        if exact:
-            # an everyday word ("apple") only as a proper noun ("Apple's", "Apple")
-            ok = not everyday or word[:1].isupper()
-        else:
-            # a misspelt name ("Nvidea", "Microsfot"): no English word, clearly one company
-            ok = (top.score >= 87.0 and len(word) >= 5 and not common_word(word)
-                  and top.score - second >= (5.0 if top.score >= 90.0 else 10.0))
-        if ok:
-            out.append(_from_match(top, directory, m.group(0), s))
-            for i in range(s, e):
-                taken[i] = True
-    for run in _CJK_RUN.finditer(text):
-        if not read(run.start()):
-            continue
-        i = run.start()
-        while i < run.end():
-            step = 1
-            for n in range(min(6, run.end() - i), 1, -1):
-                if any(taken[i:i + n]) or not _ZH_CUE.match(text[i + n:]):
-                    continue
-                hit, _ = best(text[i:i + n])
-                if hit is None or hit.score < 99.0 or hit.why.startswith(("fuzzy", "sounds")):
-                    continue
-                out.append(_from_match(hit, directory, text[i:i + n], i))
-                for k in range(i, i + n):
-                    taken[k] = True
-                step = n
-                break
-            i += step
+    for a, b in windows:
+        for m in _LATIN.finditer(text, a, b):
+            work.probes += 1
+            s, e = m.start(), m.end()
+            word = re.sub(r"['’]s$", "", m.group(0))
+            low = word.lower()
+            if (any(taken[s:e]) or len(word) < 3 or low in _NOT_NAMES or low in _CHAT_WORDS
+                    or word.isupper()):
+                continue  # all capitals: a ticker, which pass 2 judged already
+            everyday = common_word(word, very=True) and low not in _ONLY_A_COMPANY
+            if word.islower() and everyday:
+                continue  # neither rule below can take it: skip the directory's search
+            top, second = best(word)
+            if top is None or top.kind not in ("stock", "index", "crypto"):
+                continue
+            if top.why.startswith(_CODE_WHY):
+                continue  # a code in lower case in a sentence ("my dji drone"): pass 2's call
+            exact = top.score >= 99.0 and not top.why.startswith(("fuzzy", "sounds",
+                                                                  "initials"))
+            if exact:
+                # an everyday word ("apple") only as a proper noun ("Apple's", "Apple")
+                ok = not everyday or word[:1].isupper()
+            else:
+                # a misspelt name ("Nvidea", "Microsfot"): no English word, clearly one company
+                ok = (top.score >= 87.0 and len(word) >= 5 and not common_word(word)
+                      and top.score - second >= (5.0 if top.score >= 90.0 else 10.0))
+            if ok:
+                out.append(_from_match(top, directory, m.group(0), s))
+                for i in range(s, e):
+                    taken[i] = True
+        for run in _CJK_RUN.finditer(text, a, b):
+            out.extend(_aliases_before_cues(text, run.start(), run.end(), taken, best,
+                                            directory, work))
+    return out
+
+
+def _aliases_before_cues(text: str, start: int, end: int, taken: list[bool], best: Any,
+                         directory: Any, work: ReadWork) -> list[Instrument]:
+    """A Chinese alias (two to six characters) in ``text[start:end]`` followed by a question
+    cue (苹果怎么样): at most five cue probes per character, each reading a few characters
+    (the cue is matched in place, never on a copy of the rest of the text)."""
+    out: list[Instrument] = []
+    i = start
+    while i < end:
+        step = 1
+        for n in range(min(6, end - i), 1, -1):
+            if any(taken[i:i + n]):
+                continue
+            work.probes += 1
+            if not _ZH_CUE.match(text, i + n):
+                continue
+            hit, _ = best(text[i:i + n])
+            if hit is None or hit.score < 99.0 or hit.why.startswith(("fuzzy", "sounds")):
+                continue
+            out.append(_from_match(hit, directory, text[i:i + n], i))
+            for k in range(i, i + n):
+                taken[k] = True
+            step = n
+            break
+        i += step
     return out
 
 

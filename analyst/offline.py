@@ -125,13 +125,12 @@ def _coverage(packs_root: str) -> Coverage:
         spans = []
         for series in snapshot.series_for(symbol):
             try:
-                df = snapshot.load(symbol, series.interval)
-            except (BullpenError, OSError, ValueError) as exc:
+                got = snapshot.span(symbol, series.interval)
+            except (BullpenError, OSError, ValueError, KeyError) as exc:
                 log.debug("snapshot %s %s unavailable: %s", symbol, series.interval, exc)
                 continue
-            if len(df):
-                spans.append((series.interval, str(df.index[0].date()),
-                              str(df.index[-1].date())))
+            if got is not None:
+                spans.append((series.interval, str(got[0]), str(got[1])))
         if spans:
             out.append((symbol, snapshot.info(symbol).name, tuple(spans)))
     return tuple(out)

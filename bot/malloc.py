@@ -34,3 +34,17 @@ def limit_arenas(n: int) -> bool:
         return bool(libc.mallopt(ctypes.c_int(M_ARENA_MAX), ctypes.c_int(n)))
     except (OSError, AttributeError):
         return False
+
+
+def trim() -> bool:
+    """Give the memory glibc holds free back to the system (`malloc_trim(0)`: every arena,
+    not only the top of the main heap). Serve calls it once its start-up is done: loading the
+    symbols directory and reading every offline series for the start-up line leave freed
+    chunks in the arenas of the threads that did it (issue 34). False where the C library is
+    not glibc."""
+    if platform.libc_ver()[0] != "glibc":
+        return False
+    try:
+        return bool(ctypes.CDLL(None).malloc_trim(ctypes.c_size_t(0)))
+    except (OSError, AttributeError):
+        return False

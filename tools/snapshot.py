@@ -344,6 +344,18 @@ def _load_cached(symbol: str, interval: str) -> pd.DataFrame:
 @functools.lru_cache(maxsize=48)
 def _load_in(symbol: str, interval: str, packs_root: str) -> pd.DataFrame:
     del packs_root  # part of the cache key: another packs directory is read afresh
+    return _read_series(symbol, interval)
+
+
+def span(symbol: str, interval: str) -> tuple[date, date] | None:
+    """The first and last bar dates of one series (None: no bars), read without keeping its
+    bars: the start-up line and the coverage table read every series once, and caching them
+    all held ~25 MB of frames a server may never be asked about (issue 34)."""
+    df = _read_series(symbol, interval)
+    return (df.index[0].date(), df.index[-1].date()) if len(df) else None
+
+
+def _read_series(symbol: str, interval: str) -> pd.DataFrame:
     matches = [s for s in series_for(symbol) if s.interval == interval]
     if not matches:
         raise KeyError(symbol)

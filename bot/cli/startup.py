@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from bot import malloc
 from core.words import t
 
 if TYPE_CHECKING:
@@ -177,11 +179,14 @@ async def report(app: App, adapters: Sequence[Adapter], *, serving: bool,
         log.info(model_line(app, lang))
         await load_symbols(lang, every_s=every_s)
         if not telling:
+            malloc.trim()
             return
         try:
             line = await asyncio.to_thread(data_line, app.settings, lang)
         except Exception as exc:  # a broken pack is the data layer's to report; start anyway
             line = t("startup.data_failed", lang, error=f"{type(exc).__name__}: {exc}")
+        gc.collect()
+        malloc.trim()  # what the start-up's threads freed goes back (bot.malloc.trim)
         log.info(line)
         log.info(t("startup.ready", lang, platforms=", ".join(a.name for a in adapters)))
     except Exception as exc:

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.errors import ConfigError, LLMBadResponse, LLMError
 from core.llm.base import AllProfilesFailed, Final, StreamItem
-from core.llm.openai_provider import OpenAIProvider
 from core.llm.profiles import ModelProfile
 from core.types import ChatMessage, LLMResponse
+
+if TYPE_CHECKING:
+    from core.llm.openai_provider import OpenAIProvider
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +38,10 @@ class LLMRouter:
 
     def _provider(self, profile: ModelProfile) -> OpenAIProvider:
         if profile.name not in self._providers:
+            # imported on the first call: `openai` is ~20 MB a server without a model (the
+            # offline analyst) never needs (issue 34)
+            from core.llm.openai_provider import OpenAIProvider
+
             self._providers[profile.name] = OpenAIProvider(profile)
         return self._providers[profile.name]
 

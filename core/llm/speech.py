@@ -2,13 +2,14 @@
 
 One call per turn of a dialogue, WAV back (so turns can be joined without a lossy step); a
 provider's refusal becomes a `core.errors.LLMError` with the reason, never a silent gap.
+`openai` (~20 MB with its pydantic types) is imported when a client is made, not with this
+module: serve imports it for the type, and most servers have no speech endpoint (issue 34).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import openai
+from typing import Any
 
 from core.errors import LLMBadResponse, LLMError, LLMRateLimited, LLMTimeout
 
@@ -25,12 +26,16 @@ class SpeechProfile:
 
 class SpeechClient:
     def __init__(self, profile: SpeechProfile) -> None:
+        import openai
+
         self.profile = profile
-        self._client = openai.AsyncOpenAI(base_url=profile.base_url, api_key=profile.api_key,
+        self._client: Any = openai.AsyncOpenAI(base_url=profile.base_url, api_key=profile.api_key,
                                           timeout=profile.timeout_s, max_retries=2)
 
     async def speak(self, text: str, *, voice: str) -> bytes:
         """`text` read by `voice`, as WAV bytes."""
+        import openai  # loaded by __init__ already
+
         try:
             got = await self._client.audio.speech.create(
                 model=self.profile.model, voice=voice, input=text[:MAX_INPUT_CHARS],
@@ -43,7 +48,7 @@ class SpeechClient:
             raise LLMError(f"speech: HTTP {exc.status_code}: {exc.message}") from exc
         except openai.APIError as exc:
             raise LLMError(f"speech: {type(exc).__name__}: {exc}") from exc
-        data = got.content
+        data: bytes = got.content
         if not data:
             raise LLMBadResponse("speech: empty audio")
         return data
