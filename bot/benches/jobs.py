@@ -107,6 +107,18 @@ BUILDER = ("synthetic: a small jobs.report.Report (short text, no chart) for any
 # --- the report builder ----------------------------------------------------------------------
 
 
+
+def subscription_rows(n: int) -> list[tuple[Any, ...]]:
+    """`n` subscriptions' rows for `insert_subscriptions`, over 144 schedules (24 times x 3
+    zones x 2 recurrences)."""
+    rows = []
+    for i in range(n):
+        rec, cal = _RECURRENCES[i % 2]
+        t = (i // 6) % 24  # i % 6 picks the zone and the recurrence
+        at = f"{7 + t // 12:02d}:{t % 12 * 5:02d}"
+        rows.append((CHAT_BASE + i, symbol_set(i % 200), at, rec, _TZS[i % 3], cal))
+    return rows
+
 def symbol_set(k: int) -> list[str]:
     return [f"S{k:03d}"]
 
@@ -450,12 +462,7 @@ async def load_test(server: str, n: int) -> dict[str, Any]:
     from jobs.runner import JobRunner
     from jobs.scheduler import Scheduler
 
-    rows = []
-    for i in range(n):
-        rec, cal = _RECURRENCES[i % 2]
-        t = (i // 6) % 24  # i % 6 picks the zone and the recurrence
-        at = f"{7 + t // 12:02d}:{t % 12 * 5:02d}"
-        rows.append((CHAT_BASE + i, symbol_set(i % 200), at, rec, _TZS[i % 3], cal))
+    rows = subscription_rows(n)
     async with _database(server) as dsn:
         db = await Database.open(dsn=dsn, data_dir=Path(tempfile.gettempdir()))
         try:

@@ -47,14 +47,13 @@ from bot.benches.jobs import (
     _database,
     _server,
     insert_subscriptions,
+    subscription_rows,
     symbol_set,
 )
 
 TARGET_FIRE_S = 5.0
 TARGET_LOAD_S = 1.0
 DIRECTION = "every *_s and *_ms figure: lower is better; duplicates and lost must be 0"
-_TZS = ("Asia/Shanghai", "America/New_York", "Europe/London")
-_RECURRENCES = (("tradingdays", "XSHG"), ("weekdays", None))
 
 
 class LoopStall:
@@ -154,14 +153,6 @@ async def measure_fire(server: str, n: int, symbols: int) -> dict[str, Any]:
                     "recorded and its delivery stored (no platform send)"}
 
 
-def load_rows(n: int) -> list[tuple[Any, ...]]:
-    rows = []
-    for i in range(n):
-        rec, cal = _RECURRENCES[i % 2]
-        t = (i // 6) % 24  # i % 6 picks the zone and the recurrence
-        at = f"{7 + t // 12:02d}:{t % 12 * 5:02d}"
-        rows.append((CHAT_BASE + i, symbol_set(i % 200), at, rec, _TZS[i % 3], cal))
-    return rows
 
 
 async def _takeover(runner: Any, scheduler: Any) -> Any:
@@ -181,7 +172,7 @@ async def measure_load_and_change(server: str, n: int) -> dict[str, Any]:
     async with _database(server) as dsn:
         db = await Database.open(dsn=dsn, data_dir=Path(tempfile.gettempdir()))
         try:
-            await insert_subscriptions(db.pool, load_rows(n))
+            await insert_subscriptions(db.pool, subscription_rows(n))
             await db.pool.execute(
                 "UPDATE subscriptions SET created_at = now() - interval '8 days'")
             await db.pool.execute("VACUUM ANALYZE subscriptions")
