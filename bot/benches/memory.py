@@ -26,14 +26,16 @@ the packages. Target: serve's own RSS after warm-up under 250 MB without voice (
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -208,8 +210,10 @@ async def serve_memory(*, chats: int = 50, messages: int = 1000,
     fake = common.FAKES / "telegram_server.py"
     ids = list(range(4_000_000, 4_000_000 + chats))
     per_chat = max(1, messages // chats)
-    with tempfile.TemporaryDirectory(prefix="bullpen-bench-mem-") as name:
-        tmp = Path(name)
+    # not TemporaryDirectory: serve's embedded Postgres may still be writing its data directory
+    # for a moment after serve exits ("Directory not empty" failed the bench after it measured)
+    with _scratch_dir("bullpen-bench-mem-") as tmp:
+        name = str(tmp)
         async with common.fake_process(fake, "--token", TOKEN, "--lean", "1") as base, \
                 _serve(tmp, base) as first:
             await _ready(first, tmp / "serve.log")
@@ -312,6 +316,28 @@ def _symbols_child(mode: str, dsn: str) -> dict[str, Any]:
                          capture_output=True, text=True, timeout=600, check=True)
     result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
     return result
+
+
+@contextlib.contextmanager
+def _scratch_dir(prefix: str, *, within_s: float = 30.0) -> Iterator[Path]:
+    """A temporary directory, removed once whatever still writes into it has stopped (tried
+    again for up to `within_s`, then left behind with a warning)."""
+    tmp = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield tmp
+    finally:
+        end = time.monotonic() + within_s
+        while True:
+            try:
+                shutil.rmtree(tmp)
+                break
+            except FileNotFoundError:
+                break
+            except OSError as exc:
+                if time.monotonic() >= end:
+                    print(f"bench memory: {tmp} left behind: {exc}", file=sys.stderr)
+                    break
+                time.sleep(0.5)
 
 
 def _symbols_rss() -> dict[str, Any]:
