@@ -174,6 +174,14 @@ async def test_the_empty_chat_suggests_questions_and_says_what_the_data_covers(
             await context.close()
 
 
+async def search(page: Any, text: str) -> None:
+    """Type into the search box and wait until the list shows that search's results (until
+    then it shows the list from before, which may hold any number of rows)."""
+    await page.fill("#search", text)
+    await page.wait_for_function(
+        "(q) => document.getElementById('convs').dataset.query === q", arg=text)
+
+
 async def test_new_chat_rename_delete_and_search_persist_across_reloads(
         chromium: Any, serving: Any, shot: Any) -> None:
     async with FakeOpenAI(default=Turn(text="Answered.")) as llm, \
@@ -194,11 +202,11 @@ async def test_new_chat_rename_delete_and_search_persist_across_reloads(
 
             # search finds the first by its text, and only it
             await drawer(page, width)
-            await page.fill("#search", f"topic{name}")
-            await page.wait_for_function(
-                "(n) => document.querySelectorAll('#convs li[data-id]').length === n", arg=1)
-            first = page.locator("#convs li[data-id]").first
-            conv_id = await first.get_attribute("data-id")
+            await search(page, f"topic{name}")
+            assert await page.locator("#convs li[data-id]").count() == 1
+            conv_id = await page.locator("#convs li[data-id]").get_attribute("data-id")
+            assert conv_id
+            first = page.locator(f'#convs li[data-id="{conv_id}"]')
             await check_frame(page, width, scheme)
             await shot(page, f"{name}-search")
 
@@ -213,9 +221,8 @@ async def test_new_chat_rename_delete_and_search_persist_across_reloads(
             await drawer(page, width)
             await page.locator(f'#convs li[data-id="{conv_id}"]',
                                has_text=f"Renamed {name}").wait_for()
-            await page.fill("#search", f"Renamed {name}")
-            await page.wait_for_function(
-                "(n) => document.querySelectorAll('#convs li[data-id]').length === n", arg=1)
+            await search(page, f"Renamed {name}")
+            assert await page.locator("#convs li[data-id]").count() == 1
             await shot(page, f"{name}-renamed")
 
             # delete: gone at once, after a reload, and from the search
@@ -226,7 +233,7 @@ async def test_new_chat_rename_delete_and_search_persist_across_reloads(
             await drawer(page, width)
             await page.locator("#convs li[data-id]").first.wait_for()
             assert await page.locator(f'#convs li[data-id="{conv_id}"]').count() == 0
-            await page.fill("#search", f"topic{name}")
+            await search(page, f"topic{name}")
             await page.locator("#convs li.note").wait_for()
             assert await page.locator("#convs li[data-id]").count() == 0
             await check_frame(page, width, scheme)

@@ -434,6 +434,7 @@ async function loadConversations() {
   if (q !== state.query || state.renaming) return; // a later search is on its way, or a rename
   const ul = $("convs");
   ul.replaceChildren();
+  ul.dataset.query = q; // what the list shows: a search's results, or (empty) every conversation
   if (!conversations.length && q) ul.append(el("li", "note", t("no_results")));
   for (const c of conversations) {
     const li = el("li");
