@@ -174,6 +174,13 @@ async def test_the_empty_chat_suggests_questions_and_says_what_the_data_covers(
             await context.close()
 
 
+async def answered(page: Any, question: str) -> None:
+    """Wait for the scripted answer to `question` (an "Answered." after it: the page opens on
+    the chat's earlier messages, whose "Answered." says nothing about this question)."""
+    await page.locator(f'#log .msg.user:has-text("{question}") ~ .msg.assistant'
+                       ':has-text("Answered.")').first.wait_for()
+
+
 async def search(page: Any, text: str) -> None:
     """Type into the search box and wait until the list shows that search's results (until
     then it shows the list from before, which may hold any number of rows)."""
@@ -191,7 +198,7 @@ async def test_new_chat_rename_delete_and_search_persist_across_reloads(
             context, page = await page_for(chromium, app, width, scheme)
             page.on("dialog", lambda d: asyncio.ensure_future(d.accept()))
             await ask(page, f"first question topic{name}")
-            await page.locator("#log .msg.assistant", has_text="Answered.").last.wait_for()
+            await answered(page, f"first question topic{name}")
             # New chat: an empty conversation; the first is in the list
             await drawer(page, width)
             await page.click("#new-chat")
@@ -352,7 +359,7 @@ async def test_the_admin_console_shows_usage_status_and_sorts_by_value(
         for width, scheme in COMBOS:
             context, page = await page_for(chromium, app, width, scheme)
             await ask(page, f"usage {width} {scheme}")
-            await page.locator("#log .msg.assistant", has_text="Answered.").last.wait_for()
+            await answered(page, f"usage {width} {scheme}")
             admin = await context.new_page()
             await admin.goto(page.url.rstrip("/") + "/admin")
             await admin.wait_for_selector("body[data-ready]")
