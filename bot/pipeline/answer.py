@@ -34,6 +34,7 @@ from core.errors import StoreUnavailable
 from core.events import Done, Event, Failed
 from core.ports import Adapter, Outbox
 from core.store import Conversation, Store
+from core.store.retry import DATABASE_TROUBLE
 from core.types import IncomingMessage, MessageRef
 from core.words import t
 
@@ -42,6 +43,8 @@ log = logging.getLogger(__name__)
 # turns a voice note (or another attachment) into the question's text; None: refused, said
 Preprocessor = Callable[[Adapter, IncomingMessage, UUID, str], Awaitable[str | None]]
 OnEvent = Callable[[IncomingMessage, Event], None]
+# what keeping a stopped question in the history may meet: the database away
+_HISTORY_TROUBLE: tuple[type[BaseException], ...] = (*DATABASE_TROUBLE, StoreUnavailable)
 
 
 class Answer:
@@ -73,6 +76,19 @@ class Answer:
 
         return await self._persons.take(user_id, tell)
 
+    async def _keep_stopped(self, job: Job, conv: Conversation | None, text: str) -> None:
+        """A question the person stopped before its run began is kept in the conversation it
+        was asked in (read when it arrived: /new has started another by now), its stop noted."""
+        conv = conv or job.conversation
+        try:
+            if conv is None:
+                conv = await self._store.conversations.active(job.message.chat, job.user_id)
+            await self._store.conversations.keep_stopped(conv.id, text,
+                                                         inbound_id=job.inbound_id)
+        except _HISTORY_TROUBLE as exc:  # the stop is said; only the history misses it
+            log.warning("stopped question %s/%s not kept: %s", job.message.platform,
+                        job.message.message_id, exc)
+
     async def __call__(self, job: Job) -> None:
         msg = job.message
         began = job.queued_at or asyncio.get_running_loop().time()  # a voice note: from now
@@ -81,6 +97,7 @@ class Answer:
         error: str | None = None
         person: Release | None = None
         renderer: Renderer | None = None
+        conv: Conversation | None = None
         try:
             # resumed: how far the stopped process got (the question stored, its own answer
             # too), found by the message's inbound id
@@ -142,6 +159,8 @@ class Answer:
                     and not renderer.ended:
                 await asyncio.shield(renderer.cut_short(
                     t("chat.interrupted" if shutdown else "chat.stopped", job.lang)))
+            if not shutdown and text:
+                await asyncio.shield(self._keep_stopped(job, conv, text))
             raise
         except StoreUnavailable as exc:
             # the database is away: not this message's fault, nor a reason to give up; it

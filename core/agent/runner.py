@@ -17,7 +17,7 @@ from core.errors import BullpenError, LLMError, LLMTimeout, StoreUnavailable
 from core.events import Done, Event, Failed, File
 from core.llm.base import AllProfilesFailed
 from core.ports import LLMProvider, Mode
-from core.store import Conversation, Store
+from core.store import INTERRUPTED_NOTE, STOPPED_NOTE, Conversation, Store
 from core.types import ChatMessage, Usage
 from core.words import t
 
@@ -238,9 +238,8 @@ class AgentRunner:
                 await recorder.flush()
             except asyncio.CancelledError as exc:
                 # the record says who stopped it: the user (/stop), or a shutdown of the bot
-                why = ("[interrupted: Bullpen was shutting down]"
-                       if exc.args and exc.args[0] == CANCEL_SHUTDOWN
-                       else "[stopped by the user]")
+                why = (INTERRUPTED_NOTE if exc.args and exc.args[0] == CANCEL_SHUTDOWN
+                       else STOPPED_NOTE)
                 await asyncio.shield(recorder.flush(ChatMessage(role="assistant", content=why)))
                 raise
             except StoreUnavailable:

@@ -6,7 +6,14 @@ from pathlib import Path
 
 from core.store.accounts import AccountsRepo
 from core.store.budgets import Budget, BudgetsRepo, Spend
-from core.store.conversations import Conversation, ConversationsRepo, StoredMessage, TurnStart
+from core.store.conversations import (
+    INTERRUPTED_NOTE,
+    STOPPED_NOTE,
+    Conversation,
+    ConversationsRepo,
+    StoredMessage,
+    TurnStart,
+)
 from core.store.database import Database
 from core.store.deliveries import DeliveriesRepo, Delivery
 from core.store.files import FilesRepo
@@ -43,6 +50,8 @@ class Store:
 
 
 __all__ = [
+    "INTERRUPTED_NOTE",
+    "STOPPED_NOTE",
     "AccountsRepo",
     "Budget",
     "BudgetsRepo",

@@ -45,8 +45,11 @@ class StoredTurn:
     label: str = ""  # the note shown under the answer ("offline analyst", "unverified ...")
 
 
-# Marks a run leaves in place of an answer when it was cut short (core.agent.runner).
-_CUT_SHORT = ("[interrupted:", "[stopped by the user]")
+# Marks left in place of an answer when it was cut short: by a shutdown (the next process
+# answers it) or by the person (/stop, /new). core.agent.runner writes them; `keep_stopped` too.
+INTERRUPTED_NOTE = "[interrupted: Bullpen was shutting down]"
+STOPPED_NOTE = "[stopped by the user]"
+_CUT_SHORT = (INTERRUPTED_NOTE.split()[0], STOPPED_NOTE)
 
 # An inbound message's turn: its user row and its answer -- the last assistant row without tool
 # calls that its own run wrote -- both found by the inbound row's id, never by position (rows of
@@ -278,6 +281,28 @@ class ConversationsRepo:
             " platform_message_id, inbound_id) VALUES ($1,$2,$3,$4,$5,$6,$7) RETURNING id",
             conversation_id, message.role, message.content, calls, message.tool_call_id,
             platform_message_id, inbound_id))
+
+    async def keep_stopped(self, conversation_id: UUID, text: str, *,
+                           inbound_id: int | None) -> bool:
+        """A question stopped before its run stored it (/stop or /new while it waited its
+        turn): kept in its conversation with the stop noted, as a run stopped midway leaves it,
+        so nothing the person asked vanishes from their history or their search. False when its
+        run had stored it already (the run notes its own stop)."""
+        async with self._pool.acquire() as conn, conn.transaction():
+            if inbound_id is not None and await conn.fetchval(
+                    "SELECT 1 FROM messages WHERE inbound_id = $1 AND role = 'user' LIMIT 1",
+                    inbound_id):
+                return False
+            await conn.executemany(
+                "INSERT INTO messages (conversation_id, role, content, inbound_id)"
+                " VALUES ($1, $2, $3, $4)",
+                [(conversation_id, "user", text, inbound_id),
+                 (conversation_id, "assistant", STOPPED_NOTE, inbound_id)])
+            await conn.execute(
+                "UPDATE conversations SET updated_at = now(),"
+                " title = CASE WHEN title = '' THEN $2 ELSE title END WHERE id = $1",
+                conversation_id, text.strip().splitlines()[0][:120] if text.strip() else "")
+        return True
 
     async def turn_of(self, inbound_id: int) -> StoredTurn | None:
         """How far the run for an inbound message (its `inbound_events` id) got before its

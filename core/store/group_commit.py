@@ -118,7 +118,11 @@ class GroupCommit[I, R]:
             current = asyncio.current_task()
             if current is not None:
                 self._writers.discard(current)
-            self._start()
+            if batch:
+                # an empty batch: everything waiting is behind a batch still being written,
+                # whose own end starts the next writer (starting one here would spin, a task
+                # per turn of the loop, for as long as that batch is held up)
+                self._start()
 
     def _take(self) -> tuple[list[_Pending[I, R]], set[Hashable]]:
         batch: list[_Pending[I, R]] = []

@@ -8,12 +8,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from bot.gateway import Gateway
 from bot.renderer import Renderer
 from core.agent import AgentRunner, NormalMode
 from core.errors import FormattingRejected, RateLimited
 from core.events import Done, Failed, TextDelta
-from core.store import Store
+from core.store import STOPPED_NOTE, Store
 from core.testing import RecordingAdapter, ScriptedLLM, text
 from core.tools import ToolRegistry
 from core.types import Capabilities, ChatRef, IncomingMessage, MessageRef, Reply, Sender
@@ -99,13 +101,16 @@ class Watching(RecordingAdapter):
         self.events.append((ref.message_id if ref is not None else None, event))
 
 
+@pytest.mark.parametrize("stop", ["/stop", "/new"])
 async def test_a_stop_between_the_placeholder_and_the_run_is_said_in_the_placeholder(
-        pg_db, tmp_path):
-    """/stop (or /new) while the run records its placeholder, before it asks the model: the
-    placeholder says it stopped (not "working" for good), and a page watching the run is told
-    it ended (or it shows the run, and its Stop button, for good)."""
+        pg_db, tmp_path, stop):
+    """/stop or /new while the run records its placeholder, before it asks the model: the
+    placeholder says it stopped (not "working" for good), a page watching the run is told it
+    ended (or it shows the run, and its Stop button, for good), and the question stays in the
+    conversation it was asked in, its stop noted, as a run stopped midway leaves it (it had
+    vanished: not in the history, not found by the web page's search)."""
     llm = ScriptedLLM([text("never asked")])
-    gw, _ = gateway(pg_db, tmp_path, llm)
+    gw, store = gateway(pg_db, tmp_path, llm)
     locker = await pg_db.pool.acquire()
     tx = locker.transaction()
 
@@ -119,13 +124,23 @@ async def test_a_stop_between_the_placeholder_and_the_run_is_said_in_the_placeho
         await chat.deliver(msg("slow question", "1"))
         await until(lambda: pg_db.pool.fetchval(  # the run waits on the lock
             "SELECT count(*) > 0 FROM pg_locks WHERE NOT granted"))
-        await chat.deliver(msg("/stop", "2"))
+        asked_in = await store.conversations.active(CHAT, None)
+        await chat.deliver(msg(stop, "2"))
     finally:
         await tx.rollback()
         await pg_db.pool.release(locker)
     await gw.idle()
-    assert chat.visible_text(CHAT) == ["⏹ Stopped."]
+    assert chat.visible_text(CHAT)[0] == "⏹ Stopped."
+    assert len(chat.visible_text(CHAT)) == (1 if stop == "/stop" else 2)  # /new: and says so
     assert llm.requests == []
+    kept = [(m.message.role, m.message.content)
+            for m in await store.conversations.messages(asked_in.id)]
+    assert kept == [("user", "slow question"), ("assistant", STOPPED_NOTE)]
+    assert (await store.conversations.get(asked_in.id)).title == "slow question"
+    if stop == "/new":
+        now = await store.conversations.active(CHAT, None)
+        assert now.id != asked_in.id
+        assert await store.conversations.messages(now.id) == []
     seen = [(type(e).__name__, getattr(e, "kind", "")) for ref, e in chat.events
             if ref == chat.placeholder]
     assert seen == [("Status", ""), ("Failed", "cancelled")]  # running from the placeholder

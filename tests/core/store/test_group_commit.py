@@ -14,6 +14,7 @@ import asyncpg
 import pytest
 
 from core.store import Database, Inbound, Store
+from core.store.group_commit import GroupCommit
 from core.store.inbound import merge_marks
 from core.types import ChatMessage, ChatRef, Usage
 
@@ -215,3 +216,31 @@ async def test_a_batch_held_up_by_a_locked_row_does_not_hold_up_the_others(
     row = await pg_db.pool.fetchrow(
         "SELECT status, placeholder FROM inbound_events WHERE chat_id = '0'")
     assert (row["status"], row["placeholder"]) == ("answered", "p")
+
+
+async def test_a_writer_with_nothing_it_may_take_ends_instead_of_spinning() -> None:
+    """Everything waiting is behind a batch still being written (same key): the writer
+    started for it finds nothing to take and ends; the held batch's end starts the next. It
+    used to start itself again at once, a new task on every turn of the loop (100% of a core)
+    for as long as the held batch took, a locked row's whole wait."""
+    release = asyncio.Event()
+    written: list[list[str]] = []
+
+    async def write(items: list[str]) -> list[None]:
+        if not written:
+            await release.wait()  # the first batch is held up
+        written.append(items)
+        return [None] * len(items)
+
+    committer: GroupCommit[str, None] = GroupCommit(write, name="test", keys=lambda i: ("k",))
+    first = asyncio.ensure_future(committer.submit("a"))
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)  # "a" is being written, held up
+    second = asyncio.ensure_future(committer.submit("b"))  # behind it: same key
+    held = set(committer._writers)
+    for _ in range(50):
+        await asyncio.sleep(0)
+    assert len(held) == 1 and committer._writers == held  # no writer comes and goes meanwhile
+    release.set()
+    await asyncio.wait_for(asyncio.gather(first, second), 10)
+    assert written == [["a"], ["b"]]
