@@ -9,9 +9,10 @@ question, as a WeChat user meets it (the platform says Mandarin) and with nothin
 speaker (detection, both languages for a short unsure note); a note found to be English is
 heard by the model serve is configured with (``whisper_english_model``, base by default). A
 note is *found* when its symbol is acted on, *asked* when Bullpen asks "did you mean ...?"
-offering it, *false* when a symbol acted on was not said. Peer, in the same process on the same notes: faster-whisper's
-``WhisperModel.transcribe`` with the same model and beam (``language="zh"`` for Mandarin, its own
-detection for English) and the directory's ``extract`` on its text.
+offering it, *false* when a symbol acted on was not said. Peer, in the same process on the same
+notes: faster-whisper's ``WhisperModel.transcribe`` with the same model and beam
+(``language="zh"`` for Mandarin, its own detection for English) and the directory's ``extract``
+on its text.
 
 With ``pieces`` (``run(pieces=True)``; not by default, it triples the run) also what was measured
 and not kept: the one-best reading (no n-best choice), the generic Mandarin prompt the pipeline
