@@ -6,11 +6,13 @@ stock), and the English notes of ``tests/fixtures/audio/manifest.json``.
 
 Ours: :class:`VoicePipeline` with the whisper-base pack, from the file's bytes to the corrected
 question, as a WeChat user meets it (the platform says Mandarin) and with nothing known of the
-speaker (detection, both languages for a short unsure note). A note is *found* when its symbol
-is acted on, *asked* when Bullpen asks "did you mean ...?" offering it, *false* when a symbol
-acted on was not said. Peer, in the same process on the same notes: faster-whisper's
-``WhisperModel.transcribe`` with the same model and beam (``language="zh"`` for Mandarin, its own
-detection for English) and the directory's ``extract`` on its text.
+speaker (detection, both languages for a short unsure note); a note found to be English is
+heard by the model serve is configured with (``whisper_english_model``, base by default). A
+note is *found* when its symbol is acted on, *asked* when Bullpen asks "did you mean ...?"
+offering it, *false* when a symbol acted on was not said. Peer, in the same process on the same
+notes: faster-whisper's ``WhisperModel.transcribe`` with the same model and beam
+(``language="zh"`` for Mandarin, its own detection for English) and the directory's ``extract``
+on its text.
 
 With ``pieces`` (``run(pieces=True)``; not by default, it triples the run) also what was measured
 and not kept: the one-best reading (no n-best choice), the generic Mandarin prompt the pipeline
@@ -134,11 +136,12 @@ def run(*, repeat: int = 1, mandarin_only: bool = False, pieces: bool = False) -
                                 cpu_threads=settings.whisper_cpu_threads)
     base.pool = tiny.pool
     return asyncio.run(_run(directory, tiny, base, repeat=max(1, repeat),
-                            mandarin_only=mandarin_only, pieces=pieces))
+                            mandarin_only=mandarin_only, pieces=pieces,
+                            english_model=settings.whisper_english_model))
 
 
 async def _run(directory: Any, tiny: Any, base: Any, *, repeat: int,
-               mandarin_only: bool, pieces: bool) -> dict[str, Any]:
+               mandarin_only: bool, pieces: bool, english_model: str) -> dict[str, Any]:
     from bot.benches.stt import FIXTURES, cpu_isa, cpu_model
     from bot.voice.decode import AudioError, decode
     from bot.voice.language import LanguageContext
@@ -150,9 +153,11 @@ async def _run(directory: Any, tiny: Any, base: Any, *, repeat: int,
     load_s = time.perf_counter() - t0
     # names are measured apart from the machine's load: no note is cut at its deadline here;
     # how many would have been (at this load) is counted instead
-    production = VoicePipeline(backend=tiny, multilingual=base, directory=directory)
+    # English is heard by the model serve is configured with (BULLPEN_WHISPER_ENGLISH_MODEL)
+    production = VoicePipeline(backend=tiny, multilingual=base, directory=directory,
+                               english_model=english_model)
     ours = VoicePipeline(backend=tiny, multilingual=base, directory=directory,
-                         deadline_s=600.0, deadline_max_s=600.0)
+                         deadline_s=600.0, deadline_max_s=600.0, english_model=english_model)
     await ours.warm_up()
     hints = ours.hints_for()
     wechat, unknown = LanguageContext(locale="zh"), LanguageContext()
@@ -232,6 +237,7 @@ async def _run(directory: Any, tiny: Any, base: Any, *, repeat: int,
         "bench": "stt_zh", "cpu": cpu_model(), "cpu_isa": cpu_isa(), "cores": os.cpu_count(),
         "load_avg": [round(x, 2) for x in load_avg], "model": "whisper-base pack, int8",
         "model_load_s": round(load_s, 3), "beam_size": base.beam_size, "n_best": ours.nbest,
+        "english_model": english_model,
         "peer": "faster-whisper base WhisperModel.transcribe, same model and beam, stock "
                 "options; directory extract on its text",
         "mandarin": mandarin,

@@ -11,7 +11,8 @@ the code: any other number stays as it was said.
 A reading one digit short or long, with the digits said apart (``6.0.519``: 60519;
 ``3-0-0-0-7-5-0``), is not acted on: :func:`code_guesses` offers the listed codes it makes with
 a digit of a repeated pair heard once or three times (600519, 300750), for Bullpen to ask "did
-you mean 贵州茅台 (600519.SH)?".
+you mean 贵州茅台 (600519.SH)?". So is a code whose repeated digit was written as another
+character said as often (``引引引858`` for 零零零八五八: :func:`repeated_syllable_guesses`).
 """
 
 from __future__ import annotations
@@ -166,11 +167,39 @@ def code_guesses(text: str, directory: SymbolDirectory, *, limit: int = 3) -> li
     return out
 
 
+def repeated_syllable_guesses(text: str, directory: SymbolDirectory, *,
+                              limit: int = 3) -> list[str]:
+    """Listed six-digit codes a reading may be whose repeated digit was written as another
+    character said as often (零零零八五八 heard as ``引引引858``, 零零 as ``灵灵``): two or three
+    of one Chinese character that is no numeral, next to the rest of the code in digits. Which
+    digit was said is unknown, so each is tried; nothing when none or more than ``limit`` fit."""
+    from tools.symbols.normalize import is_cjk_char
+
+    out: list[str] = []
+    for start, end, digits, _ in _spans(text):
+        k = 6 - len(digits)
+        if k not in (2, 3):
+            continue
+        sides = ((text[max(0, start - k - 1):start], True), (text[end:end + k + 1], False))
+        for near, before in sides:
+            run = near[-k:] if before else near[:k]
+            other = near[:-k] if before else near[k:]  # must not be a longer repeat
+            if (len(run) != k or len(set(run)) != 1 or not is_cjk_char(run[0])
+                    or run[0] in CJK_DIGITS or other == run[0]):
+                continue
+            fits = [d * k + digits if before else digits + d * k for d in "0123456789"]
+            listed = [c for c in fits if directory.get(c, "cn") is not None]
+            if 0 < len(listed) <= limit:
+                out += [c for c in listed if c not in out]
+    return out
+
+
 def guessed_matches(texts: list[str], directory: SymbolDirectory) -> list[Match]:
     """:func:`code_guesses` of each of ``texts`` as matches to ask about (no span)."""
     out: dict[str, Match] = {}
     for text in texts:
-        for code in code_guesses(text, directory):
+        for code in [*code_guesses(text, directory),
+                     *repeated_syllable_guesses(text, directory)]:
             entry = directory.get(code, "cn")
             if entry is not None and entry.code not in out:
                 out[entry.code] = Match(code=entry.code, name=entry.name, market=entry.market,

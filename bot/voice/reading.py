@@ -10,7 +10,8 @@ send voice notes about stocks, so a reading that names one the directory knows i
 than one that names nothing, up to a point. A name that only a much less likely reading has is
 not acted on: it is offered as a question ("did you mean 五粮液 (000858)?"), and so are names the
 readings only sound less alike (:mod:`bot.voice.soundalike`), and codes heard one digit short
-(``6.0.519`` for 六零零五一九: :func:`bot.voice.codes.code_guesses`).
+(``6.0.519`` for 六零零五一九: :func:`bot.voice.codes.code_guesses`) or with a repeated digit
+written as another character (``引引引858`` for 零零零八五八).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from bot.voice.backends import FasterWhisperBackend, Hypothesis
-from bot.voice.codes import code_guesses, normalise_codes
+from bot.voice.codes import code_guesses, normalise_codes, repeated_syllable_guesses
 from bot.voice.correct import correct
 from bot.voice.institutions import institution_spans
 from bot.voice.language import LanguageContext
@@ -69,6 +69,27 @@ def test_a_code_heard_one_digit_short_is_a_guess_to_ask_about(
                                          language="zh")], directory)
     assert reading.correction.symbols == [] and reading.unsure
     assert "600519.SH" in [m.symbol for m in reading.suggestions]
+
+
+# 零零零八五八 as Whisper base wrote it (code_000858.ogg): the beam's readings on this
+# machine, and the stock decoder's
+@pytest.mark.parametrize("heard", ["引引引858的走势怎么样?", "迎迎迎858的走势怎么样?",
+                                   "灵灵0858的走势怎么样?"])
+def test_a_repeated_digit_heard_as_another_character_is_asked_about(
+        directory: SymbolDirectory, heard: str) -> None:
+    assert repeated_syllable_guesses(heard, directory) == ["000858"]
+    assert correct_mandarin(heard, directory).symbols == []  # a guess: not acted on
+    reading = choose_reading([Hypothesis(text=heard, logprob=-0.5, tokens=10, language="zh")],
+                             directory)
+    assert reading.correction.symbols == [] and reading.unsure
+    assert [m.symbol for m in reading.suggestions] == ["000858.SZ"]
+
+
+@pytest.mark.parametrize("said", ["哈哈哈，今天涨了3%", "哈哈哈123", "谢谢谢谢858", "我买了858股",
+                                  "贏贏贫858的走势", "六零零五一九", "看看600519"])
+def test_repeated_characters_that_are_no_code_are_no_guess(directory: SymbolDirectory,
+                                                           said: str) -> None:
+    assert repeated_syllable_guesses(said, directory) == []
 
 
 async def test_a_note_heard_one_digit_short_asks_with_buttons(
