@@ -23,7 +23,7 @@ from bot.cli import _runtime_dir
 from core import clock
 from core.clock import FixedClock
 from core.store import Database, migrate
-from tests import stuck
+from tests import slow_first, stuck
 
 _runtime_dir()
 
@@ -57,6 +57,14 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     root = os.environ.get(_OWN_TEMPROOT)
     if root and not hasattr(session.config, "workerinput") and exitstatus == 0:
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under xdist the longest tests start first, one share of them per worker
+    (`tests/slow_first.py`); every worker collects, and orders, the same way."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    items[:] = slow_first.order(items, workers)
 
 
 @pytest.hookimpl(hookwrapper=True)

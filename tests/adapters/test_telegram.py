@@ -244,7 +244,10 @@ async def test_link_from_the_console_then_the_code_from_telegram_joins_the_accou
                                  console=Console(file=out, width=200))
         await app.start_adapters([console])
         await asyncio.wait_for(console.closed.wait(), 10)
-        await console.aclose()  # the reply is printed when its live view stops
+        # the console's input ends once /link is handed over, its answer comes after (at a
+        # load of 10 the console was closed before the code was printed)
+        await tg.wait_for(lambda: "link code is" in out.getvalue())
+        await console.aclose()
         code = re.search(r"link code is (\d{8})", out.getvalue()).group(1)
         tg.push(tg.message(CHAT, f"/link {code}"))
         await tg.wait_for(lambda: shows(tg, CHAT, "Linked"))

@@ -346,6 +346,11 @@ async def test_kill_9_mid_answer_then_restart_answers_each_question_once(
             # the final edit, or a progress edit that already showed the whole text (its
             # status line empty) just before the run stored the answer: only a stored answer
             # can be shown again without asking the model
+            # what the dead process had sent Postgres is done once its connections are gone
+            # (a COMMIT already on the wire still commits): read before that, a loaded
+            # machine showed the answer unstored that the next process then found stored
+            await until(_disconnected(pg_dsn, first.name), within_s=60,
+                        what="the killed process's connections closed", procs=procs)
             stored = await _answer_stored(pg_dsn)
             second = await procs.serve("second")
             await procs.started(second)
@@ -378,6 +383,20 @@ async def _answer_stored(dsn: str) -> bool:
             f"%{LAST_WORDS}%"))
     finally:
         await conn.close()
+
+
+def _disconnected(dsn: str, name: str) -> Callable[[], Awaitable[bool]]:
+    """No connection named `name` (its `application_name`) is left on the server."""
+
+    async def check() -> bool:
+        conn = await asyncpg.connect(dsn)
+        try:
+            return not await conn.fetchval(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", name)
+        finally:
+            await conn.close()
+
+    return check
 
 
 def _exited(serve: Serve) -> Callable[[], Any]:

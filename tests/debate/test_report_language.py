@@ -88,21 +88,31 @@ async def test_an_english_debate_report_has_no_chinese(registry, panel: str) -> 
     assert pages_ending_in_a_heading(pdf) == []
 
 
-async def test_no_heading_ends_a_page_wherever_the_content_pushes_it(registry) -> None:
-    """Caveats of growing length push the chart, round and table headings across every
-    position at the foot of a page; none may be left there alone."""
+@pytest.fixture(scope="module")
+async def zh_debate_and_chart(registry) -> tuple[DebateArtifact, bytes]:
+    """One Chinese experts' debate and its chart, shared read-only by the page layouts below
+    (each layout copies the artifact; nothing changes it)."""
     outcome, _, _ = await produce(make_mode(None, registry), "600519", lang="zh")
     art: DebateArtifact = outcome.artifact
     chart = render_chart(await fake_bars("600519"), "贵州茅台 (600519)", "cn")
     assert chart is not None and art.experts is not None
-    bad = {}
-    for lines in range(0, 44, 2):
-        conclusion = art.experts.conclusion.model_copy(update={"caveats": [
-            f"第 {i + 1} 条提示：数据有限，仅供参考。" for i in range(lines)], "withheld": False})
-        padded = art.model_copy(update={"experts": art.experts.model_copy(
-            update={"conclusion": conclusion})})
-        pdf = render_pdf(padded, chart)
-        if ends := pages_ending_in_a_heading(pdf):
-            bad[lines] = ends
-            rasterise(pdf, f"debate-heading-at-foot-{lines}")
-    assert bad == {}
+    return art, chart
+
+
+# one test per layout: they spread over the xdist workers (one test of all 22 took 6 minutes
+# of one worker under load)
+@pytest.mark.parametrize("lines", range(0, 44, 2))
+async def test_no_heading_ends_a_page_wherever_the_content_pushes_it(
+        zh_debate_and_chart: tuple[DebateArtifact, bytes], lines: int) -> None:
+    """Caveats of growing length (`lines` of them, 0 to 42) push the chart, round and table
+    headings across every position at the foot of a page; none may be left there alone."""
+    art, chart = zh_debate_and_chart
+    assert art.experts is not None
+    conclusion = art.experts.conclusion.model_copy(update={"caveats": [
+        f"第 {i + 1} 条提示：数据有限，仅供参考。" for i in range(lines)], "withheld": False})
+    padded = art.model_copy(update={"experts": art.experts.model_copy(
+        update={"conclusion": conclusion})})
+    pdf = render_pdf(padded, chart)
+    if ends := pages_ending_in_a_heading(pdf):
+        rasterise(pdf, f"debate-heading-at-foot-{lines}")
+    assert ends == []
