@@ -13,6 +13,7 @@ import os
 import statistics
 import sys
 import tempfile
+import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
@@ -48,6 +49,10 @@ class Side:
     closed: list[list[dict[str, Any]]] = field(default_factory=list)
     paced: list[dict[str, Any]] = field(default_factory=list)
     first: list[dict[str, Any]] = field(default_factory=list)
+    # CPU milliseconds per answered message over each closed-loop round: this process (the
+    # bot whose load it is runs; the others idle) and the Postgres server (when measured)
+    cpu_ms: list[float] = field(default_factory=list)
+    postgres_cpu_ms: list[float] = field(default_factory=list)
 
 
 def run_bench(fake: Path, bench: Callable[..., Coroutine[Any, Any, dict[str, Any]]], *, chats: int,
@@ -107,17 +112,53 @@ async def load(control: aiohttp.ClientSession, side: Side, per_chat: int,
     return rows
 
 
-async def drive(control: aiohttp.ClientSession, sides: Sequence[Side], rounds: int) -> None:
+async def drive(control: aiohttp.ClientSession, sides: Sequence[Side], rounds: int, *,
+                postgres: Callable[[], float] | None = None) -> None:
     """One first message per chat, all at once (new users, new conversations, new
     connections: measured, as `first_message`, not only warming up), then `rounds` rounds of
-    (closed loop, paced), the sides' loads alternating."""
+    (closed loop, paced), the sides' loads alternating. Each closed-loop round's CPU per
+    message is kept (`Side.cpu_ms`; with `postgres`, the server's cumulative CPU seconds,
+    `Side.postgres_cpu_ms`): CPU, unlike rates, reads the same on a busy machine."""
     for side in sides:
         side.first = await load(control, side, 1)
     for _ in range(rounds):
         for side in sides:
-            side.closed.append(await load(control, side, MESSAGES_PER_CHAT))
+            cpu, pg = time.process_time(), postgres() if postgres is not None else 0.0
+            rows = await load(control, side, MESSAGES_PER_CHAT)
+            side.closed.append(rows)
+            side.cpu_ms.append((time.process_time() - cpu) * 1000 / len(rows))
+            if postgres is not None:
+                side.postgres_cpu_ms.append((postgres() - pg) * 1000 / len(rows))
         for side in sides:
             side.paced += await load(control, side, PACED_PER_CHAT, rate=PACED_RATE)
+
+
+async def postgres_cpu(pool: Any) -> Callable[[], float] | None:
+    """The CPU seconds so far of the Postgres server behind `pool` (its postmaster and the
+    backends alive now; a backend that exited takes its share with it, so read it over
+    windows in which the pools keep their connections), or None when the server is not a
+    process of this machine that may be read."""
+    import psutil
+
+    try:
+        postmaster = psutil.Process(int(await pool.fetchval("SELECT pg_backend_pid()"))).parent()
+        if postmaster is None:
+            return None
+        postmaster.cpu_times()
+    except (psutil.Error, ValueError):
+        return None
+
+    def seconds() -> float:
+        total = 0.0
+        for proc in (postmaster, *postmaster.children()):
+            try:
+                times = proc.cpu_times()
+            except psutil.Error:
+                continue
+            total += times.user + times.system
+        return total
+
+    return seconds
 
 
 def pct(values: list[float], q: float) -> float:
@@ -168,6 +209,11 @@ def summary(side: Side, *, with_acks: bool = False) -> dict[str, Any]:
         "messages_per_s": round(statistics.median(rates), 1),
         "messages_per_s_rounds": [round(r, 1) for r in rates],
         "messages_per_s_to_last_answer": round(messages / sum(spans), 1),
+        **({"cpu_ms_per_message": {
+            "process": round(statistics.median(side.cpu_ms), 2),
+            "process_rounds": [round(c, 2) for c in side.cpu_ms],
+            **({"postgres": round(statistics.median(side.postgres_cpu_ms), 2)}
+               if side.postgres_cpu_ms else {})}} if side.cpu_ms else {}),
         "paced": {"questions_per_s": PACED_RATE, "messages": len(side.paced),
                   **({"ack_ms": acks(side.paced)} if with_acks else {}),
                   **latency(side.paced)},
