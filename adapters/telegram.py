@@ -295,6 +295,7 @@ class TelegramAdapter:
         self._outcomes: dict[int, asyncio.Future[bool]] = {}  # in hand, by update_id
         self._poller: asyncio.Task[None] | None = None
         self.webhook_port: int | None = None  # the bound port once the webhook server runs
+        self.updates_parsed = 0  # PTB `Update` objects built from what Telegram sent (tests)
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -387,6 +388,7 @@ class TelegramAdapter:
                 if outcome is None:  # in hand, or handled behind the first one in hand
                     continue
                 update = Update.de_json(data, self._app.bot)
+                self.updates_parsed += 1
                 self._app.bot.insert_callback_data(update)
                 self._outcomes[update.update_id] = outcome
                 await self._app.update_queue.put(update)
@@ -446,6 +448,7 @@ class TelegramAdapter:
             update = Update.de_json(data, self._app.bot)
         except Exception:  # not an update: nothing reaches the bot
             return web.Response(status=400)
+        self.updates_parsed += 1
         outcome = self._confirmations.take(update.update_id)
         if outcome is None:  # Telegram's retry of one in hand
             return web.Response(status=200)

@@ -77,6 +77,8 @@ async def _run(*, chats: int, rounds: int, database_url: str | None) -> dict[str
     out["durable_peer"] = DURABLE_PEER
     out["durable_peer_result"] = durables
     out["durable_throughput_ratio"] = round(common.ratio(mine, durables), 3)
+    if common.cpu_ratio(mine, durables):
+        out["durable_cpu_per_message_ratio"] = common.cpu_ratio(mine, durables)
     return out
 
 

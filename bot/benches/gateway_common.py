@@ -226,6 +226,17 @@ def summary(side: Side, *, with_acks: bool = False) -> dict[str, Any]:
     }
 
 
+def cpu_ratio(mine: dict[str, Any], theirs: dict[str, Any]) -> dict[str, Any]:
+    """Our process's CPU per message over the peer's, measured in the same rounds (lower is
+    better for Bullpen): the machine's load inflates both alike, so this reads the same on a
+    busy machine where the throughput ratio swings. Empty when either was not measured."""
+    a, b = mine.get("cpu_ms_per_message"), theirs.get("cpu_ms_per_message")
+    if not a or not b or not b["process"]:
+        return {}
+    return {"process": round(a["process"] / b["process"], 3),
+            "reads": "ours / peer, CPU ms per message: lower is better for Bullpen"}
+
+
 def ratio(mine: dict[str, Any], theirs: dict[str, Any]) -> float:
     """Our throughput over the peer's (0 when the peer's is 0)."""
     return float(mine["messages_per_s"] / theirs["messages_per_s"]) \
@@ -277,6 +288,8 @@ def report(*, platform: str, chats: int, rounds: int, ours: dict[str, Any],
         "peer_result": peer_result,
         "throughput_ratio": round(ratio(ours, peer_result), 3),
         "ratio_reads": "ours / peer: higher is better for Bullpen",
+        **({"cpu_per_message_ratio": cpu_ratio(ours, peer_result)}
+           if cpu_ratio(ours, peer_result) else {}),
         "load_average": [round(x, 2) for x in os.getloadavg()],
     }
     if adapter_only is not None:
