@@ -53,6 +53,7 @@ class Side:
     # bot whose load it is runs; the others idle) and the Postgres server (when measured)
     cpu_ms: list[float] = field(default_factory=list)
     postgres_cpu_ms: list[float] = field(default_factory=list)
+    first_cpu_ms: float | None = None  # the same over the first messages (new chats)
 
 
 def run_bench(fake: Path, bench: Callable[..., Coroutine[Any, Any, dict[str, Any]]], *, chats: int,
@@ -120,7 +121,9 @@ async def drive(control: aiohttp.ClientSession, sides: Sequence[Side], rounds: i
     message is kept (`Side.cpu_ms`; with `postgres`, the server's cumulative CPU seconds,
     `Side.postgres_cpu_ms`): CPU, unlike rates, reads the same on a busy machine."""
     for side in sides:
+        cpu = time.process_time()
         side.first = await load(control, side, 1)
+        side.first_cpu_ms = (time.process_time() - cpu) * 1000 / len(side.first)
     for _ in range(rounds):
         for side in sides:
             # the server's CPU read outside the process's window (psutil reads /proc)
@@ -224,6 +227,8 @@ def summary(side: Side, *, with_acks: bool = False) -> dict[str, Any]:
         # every chat's first message at once: what a burst of new chats costs
         **({"first_message": {"messages": len(side.first),
                               "messages_per_s": round(steady_rate(side.first), 1),
+                              **({"cpu_ms_per_message": round(side.first_cpu_ms, 2)}
+                                 if side.first_cpu_ms is not None else {}),
                               **latency(side.first)}} if side.first else {}),
     }
 
