@@ -65,7 +65,8 @@ async def _run(*, chats: int, rounds: int, database_url: str | None) -> dict[str
                                    "--token", DURABLE_TOKEN) as base, \
             aiohttp.ClientSession(base) as control, _our_app(base, database_url) as app, \
             _echo_bot(base, PEER_TOKEN), _echo_bot(base, DURABLE_TOKEN, dsn=app.db.dsn):
-        await common.drive(control, (peer, durable, ours), rounds)
+        await common.drive(control, (peer, durable, ours), rounds,
+                           postgres=await common.postgres_cpu(app.db.pool))
         counts = await common.persisted(app)
     mine, theirs, durables = (common.summary(ours), common.summary(peer),
                               common.summary(durable))
@@ -76,6 +77,8 @@ async def _run(*, chats: int, rounds: int, database_url: str | None) -> dict[str
     out["durable_peer"] = DURABLE_PEER
     out["durable_peer_result"] = durables
     out["durable_throughput_ratio"] = round(common.ratio(mine, durables), 3)
+    if common.cpu_ratio(mine, durables):
+        out["durable_cpu_per_message_ratio"] = common.cpu_ratio(mine, durables)
     return out
 
 

@@ -13,6 +13,7 @@ import os
 import statistics
 import sys
 import tempfile
+import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
@@ -48,6 +49,11 @@ class Side:
     closed: list[list[dict[str, Any]]] = field(default_factory=list)
     paced: list[dict[str, Any]] = field(default_factory=list)
     first: list[dict[str, Any]] = field(default_factory=list)
+    # CPU milliseconds per answered message over each closed-loop round: this process (the
+    # bot whose load it is runs; the others idle) and the Postgres server (when measured)
+    cpu_ms: list[float] = field(default_factory=list)
+    postgres_cpu_ms: list[float] = field(default_factory=list)
+    first_cpu_ms: float | None = None  # the same over the first messages (new chats)
 
 
 def run_bench(fake: Path, bench: Callable[..., Coroutine[Any, Any, dict[str, Any]]], *, chats: int,
@@ -107,17 +113,57 @@ async def load(control: aiohttp.ClientSession, side: Side, per_chat: int,
     return rows
 
 
-async def drive(control: aiohttp.ClientSession, sides: Sequence[Side], rounds: int) -> None:
+async def drive(control: aiohttp.ClientSession, sides: Sequence[Side], rounds: int, *,
+                postgres: Callable[[], float] | None = None) -> None:
     """One first message per chat, all at once (new users, new conversations, new
     connections: measured, as `first_message`, not only warming up), then `rounds` rounds of
-    (closed loop, paced), the sides' loads alternating."""
+    (closed loop, paced), the sides' loads alternating. Each closed-loop round's CPU per
+    message is kept (`Side.cpu_ms`; with `postgres`, the server's cumulative CPU seconds,
+    `Side.postgres_cpu_ms`): CPU, unlike rates, reads the same on a busy machine."""
     for side in sides:
+        cpu = time.process_time()
         side.first = await load(control, side, 1)
+        side.first_cpu_ms = (time.process_time() - cpu) * 1000 / len(side.first)
     for _ in range(rounds):
         for side in sides:
-            side.closed.append(await load(control, side, MESSAGES_PER_CHAT))
+            # the server's CPU read outside the process's window (psutil reads /proc)
+            pg = postgres() if postgres is not None else 0.0
+            cpu = time.process_time()
+            rows = await load(control, side, MESSAGES_PER_CHAT)
+            side.cpu_ms.append((time.process_time() - cpu) * 1000 / len(rows))
+            side.closed.append(rows)
+            if postgres is not None:
+                side.postgres_cpu_ms.append((postgres() - pg) * 1000 / len(rows))
         for side in sides:
             side.paced += await load(control, side, PACED_PER_CHAT, rate=PACED_RATE)
+
+
+async def postgres_cpu(pool: Any) -> Callable[[], float] | None:
+    """The CPU seconds so far of the Postgres server behind `pool` (its postmaster and the
+    backends alive now; a backend that exited takes its share with it, so read it over
+    windows in which the pools keep their connections), or None when the server is not a
+    process of this machine that may be read."""
+    import psutil
+
+    try:
+        postmaster = psutil.Process(int(await pool.fetchval("SELECT pg_backend_pid()"))).parent()
+        if postmaster is None:
+            return None
+        postmaster.cpu_times()
+    except (psutil.Error, ValueError):
+        return None
+
+    def seconds() -> float:
+        total = 0.0
+        for proc in (postmaster, *postmaster.children()):
+            try:
+                times = proc.cpu_times()
+            except psutil.Error:
+                continue
+            total += times.user + times.system
+        return total
+
+    return seconds
 
 
 def pct(values: list[float], q: float) -> float:
@@ -168,6 +214,11 @@ def summary(side: Side, *, with_acks: bool = False) -> dict[str, Any]:
         "messages_per_s": round(statistics.median(rates), 1),
         "messages_per_s_rounds": [round(r, 1) for r in rates],
         "messages_per_s_to_last_answer": round(messages / sum(spans), 1),
+        **({"cpu_ms_per_message": {
+            "process": round(statistics.median(side.cpu_ms), 2),
+            "process_rounds": [round(c, 2) for c in side.cpu_ms],
+            **({"postgres": round(statistics.median(side.postgres_cpu_ms), 2)}
+               if side.postgres_cpu_ms else {})}} if side.cpu_ms else {}),
         "paced": {"questions_per_s": PACED_RATE, "messages": len(side.paced),
                   **({"ack_ms": acks(side.paced)} if with_acks else {}),
                   **latency(side.paced)},
@@ -176,8 +227,21 @@ def summary(side: Side, *, with_acks: bool = False) -> dict[str, Any]:
         # every chat's first message at once: what a burst of new chats costs
         **({"first_message": {"messages": len(side.first),
                               "messages_per_s": round(steady_rate(side.first), 1),
+                              **({"cpu_ms_per_message": round(side.first_cpu_ms, 2)}
+                                 if side.first_cpu_ms is not None else {}),
                               **latency(side.first)}} if side.first else {}),
     }
+
+
+def cpu_ratio(mine: dict[str, Any], theirs: dict[str, Any]) -> dict[str, Any]:
+    """Our process's CPU per message over the peer's, measured in the same rounds (lower is
+    better for Bullpen): the machine's load inflates both alike, so this reads the same on a
+    busy machine where the throughput ratio swings. Empty when either was not measured."""
+    a, b = mine.get("cpu_ms_per_message"), theirs.get("cpu_ms_per_message")
+    if not a or not b or not b["process"]:
+        return {}
+    return {"process": round(a["process"] / b["process"], 3),
+            "reads": "ours / peer, CPU ms per message: lower is better for Bullpen"}
 
 
 def ratio(mine: dict[str, Any], theirs: dict[str, Any]) -> float:
@@ -231,6 +295,8 @@ def report(*, platform: str, chats: int, rounds: int, ours: dict[str, Any],
         "peer_result": peer_result,
         "throughput_ratio": round(ratio(ours, peer_result), 3),
         "ratio_reads": "ours / peer: higher is better for Bullpen",
+        **({"cpu_per_message_ratio": cpu_ratio(ours, peer_result)}
+           if cpu_ratio(ours, peer_result) else {}),
         "load_average": [round(x, 2) for x in os.getloadavg()],
     }
     if adapter_only is not None:

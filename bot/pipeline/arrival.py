@@ -37,8 +37,15 @@ class Arrivals:
         if msg.is_edit or (msg.chat.is_group and not msg.addressed):
             await self._outcome.mark(msg, "ignored")
             return  # edits are not re-answered; group chatter is not for us
+        conversation = got.conversation
         if got.user_id is not None:
             user_id, chosen = got.user_id, got.lang
+        elif conversation is None and self._admission.everyone:
+            # a new account in a chat without a conversation, nobody refused at the door: the
+            # person and the chat's conversation in one round trip
+            first = await self._store.accounts.first_sight(
+                msg.chat, msg.sender.platform_uid, msg.sender.display_name)
+            user_id, chosen, conversation = first.user_id, first.lang, first.conversation
         else:  # first sight of this account: create its user
             user_id, chosen = await self._store.accounts.user_and_lang(
                 msg.platform, msg.sender.platform_uid, msg.sender.display_name)
@@ -53,7 +60,7 @@ class Arrivals:
         if self.added and await self._added(adapter, msg, user_id, lang):
             await self._outcome.mark(msg, "answered")
             return
-        await self._routing.route(adapter, msg, user_id, lang, got.conversation, epoch,
+        await self._routing.route(adapter, msg, user_id, lang, conversation, epoch,
                                  inbound_id=got.id)
 
     async def _added(self, adapter: Adapter, msg: IncomingMessage, user_id: UUID,

@@ -42,6 +42,11 @@ class Admission:
         accounts = await self._store.accounts.accounts_of(user_id)
         return any(f"{a.platform}:{a.platform_uid}" in self._limits.admins for a in accounts)
 
+    @property
+    def everyone(self) -> bool:
+        """Everyone is admitted (off, or no usage gate): nobody is refused at the door."""
+        return not self.enabled or self._limits.gate is None
+
     async def admitted(self, msg: IncomingMessage, user_id: UUID) -> bool:
         gate = self._limits.gate
         if not self.enabled or gate is None or self.is_admin(msg):

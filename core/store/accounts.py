@@ -15,6 +15,7 @@ from uuid import UUID
 
 import asyncpg
 
+from core.store.conversations import Conversation, conversation_from
 from core.types import ChatRef
 
 LINK_CODE_TTL = timedelta(minutes=10)
@@ -61,6 +62,42 @@ SELECT (SELECT user_id FROM found) AS user_id, (SELECT lang FROM found) AS lang,
 """
 
 
+# A new chat's first message from a new account: the user, the account and the chat's first
+# conversation in one statement (`AccountsRepo.first_sight`). The account's columns are
+# renamed beside the conversation's (`conversations.user_id` is the conversation's); no
+# conversation comes back when the chat has one already or the account was lost to a race.
+_FIRST_SIGHT = """
+WITH found AS (
+    SELECT pa.user_id, u.lang FROM platform_accounts pa JOIN users u ON u.id = pa.user_id
+    WHERE pa.platform = $1 AND pa.platform_uid = $2
+), nu AS (
+    INSERT INTO users (display_name) SELECT $3 WHERE NOT EXISTS (SELECT 1 FROM found)
+    RETURNING id
+), acct AS (
+    INSERT INTO platform_accounts (user_id, platform, platform_uid, display_name)
+    SELECT id, $1, $2, $3 FROM nu
+    ON CONFLICT (platform, platform_uid) DO NOTHING RETURNING user_id
+), who AS (
+    SELECT coalesce((SELECT user_id FROM found), (SELECT user_id FROM acct)) AS id
+), conv AS (
+    INSERT INTO conversations (user_id, platform, chat_id, thread_id)
+    SELECT who.id, $1, $4, $5 FROM who WHERE who.id IS NOT NULL
+    ON CONFLICT (platform, chat_id, thread_id) WHERE is_active DO NOTHING
+    RETURNING *
+)
+SELECT (SELECT user_id FROM found) AS found_user, (SELECT lang FROM found) AS found_lang,
+       (SELECT user_id FROM acct) AS created, (SELECT id FROM nu) AS new_user, conv.*
+FROM (SELECT 1) one LEFT JOIN conv ON true
+"""
+
+
+@dataclass(frozen=True)
+class FirstSight:
+    user_id: UUID
+    lang: str | None
+    conversation: Conversation | None  # created with the user (None: the chat had one)
+
+
 class AccountsRepo:
     def __init__(self, pool: asyncpg.Pool) -> None:
         self._pool = pool
@@ -100,6 +137,26 @@ class AccountsRepo:
         # lost a race with another first sight of the account: its user won
         await self._pool.execute("DELETE FROM users WHERE id=$1", row["new_user"])
         return await self.user_for(platform, platform_uid, display_name), None
+
+    async def first_sight(self, chat: ChatRef, platform_uid: str,
+                          display_name: str = "") -> FirstSight:
+        """`user_and_lang` for an account never seen in a chat without a conversation: the
+        chat's first conversation is created in the same round trip (a new chat's first
+        message cost two statements for these, one after the other). The chat's own
+        conversation is left as it is when one exists (`conversation` None: read it with
+        `ConversationsRepo.active`)."""
+        row = await self._pool.fetchrow(_FIRST_SIGHT, chat.platform, platform_uid,
+                                        display_name, chat.chat_id, chat.thread_id or "")
+        assert row is not None
+        conversation = conversation_from(row) if row["id"] is not None else None
+        if row["found_user"] is not None:
+            return FirstSight(UUID(str(row["found_user"])), row["found_lang"], conversation)
+        if row["created"] is not None:
+            return FirstSight(UUID(str(row["created"])), None, conversation)
+        # lost a race with another first sight of the account: its user won
+        await self._pool.execute("DELETE FROM users WHERE id=$1", row["new_user"])
+        return FirstSight(await self.user_for(chat.platform, platform_uid, display_name), None,
+                          None)
 
     async def accounts_of(self, user_id: UUID) -> list[Account]:
         rows = await self._pool.fetch(

@@ -198,11 +198,21 @@ def _forget_dead_holders(path: Path) -> list[int]:
     return dead
 
 
+# The array types the store's batched statements bind and read (bigint, int, numeric, uuid,
+# jsonb and record arrays). asyncpg learns a type it has no built-in codec for by asking the
+# server on the connection's first statement that uses it, three round trips each time (JIT
+# off, the type query, JIT back): one new connection met them over ~3 statements, ~9 round
+# trips, in the middle of a burst of first messages. Asked here once, all together.
+_ARRAY_TYPES = ("SELECT NULL::bigint[], NULL::int[], NULL::numeric[], NULL::uuid[],"
+                " NULL::jsonb[], ARRAY[ROW(1)]")
+
+
 async def _init_connection(conn: asyncpg.Connection) -> None:
     await conn.set_type_codec("jsonb", encoder=json.dumps, decoder=json.loads,
                               schema="pg_catalog")
     await conn.set_type_codec("json", encoder=json.dumps, decoder=json.loads,
                               schema="pg_catalog")
+    await conn.fetchrow(_ARRAY_TYPES)
 
 
 async def _keep_session(conn: asyncpg.Connection) -> None:

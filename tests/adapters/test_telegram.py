@@ -473,6 +473,34 @@ async def test_a_process_that_dies_with_an_update_in_hand_leaves_it_to_the_next(
     await adapter.aclose()
 
 
+async def test_an_update_in_hand_is_parsed_once_however_often_polls_bring_it_again(tg):
+    """While an update is in hand the offset stays before it, so every poll brings it and all
+    after it again: only the updates handed on are turned into PTB objects (a burst of new
+    chats parsed each ~8 times)."""
+    stop = asyncio.Event()
+    handed: list[str] = []
+
+    async def slow(message: IncomingMessage) -> None:
+        handed.append(message.text)
+        if message.text == "first":
+            await stop.wait()  # in hand: its store is slow
+
+    adapter = telegram_adapter(tg)
+    await adapter.start(slow)
+    try:
+        tg.push(tg.message(CHAT, "first"))
+        await tg.wait_for(lambda: handed == ["first"], within_s=30)
+        polls = tg.polls
+        tg.push(tg.message(CHAT + 1, "second"))  # another chat: handled meanwhile
+        await tg.wait_for(lambda: "second" in handed and tg.polls >= polls + 3, within_s=30)
+        assert tg.pending_updates() == 2  # both brought again by every poll since
+        assert adapter.updates_parsed == 2
+    finally:
+        stop.set()
+        await adapter.aclose()
+    assert handed == ["first", "second"]
+
+
 async def test_webhook_answers_503_for_an_update_that_could_not_be_stored(tg):
     adapter = telegram_adapter(tg, webhook_url="https://bot.example.com/hook", webhook_port=0,
                                webhook_secret="s3cret-Token")
@@ -615,6 +643,11 @@ def test_the_gateway_bench_runs_the_three_bots_and_each_persisting_one_stores_ev
     assert result["ratio_reads"].startswith("ours / peer") and len(result["load_average"]) == 3
     assert "aiohttp" in result["peer"]
     assert {"throughput_ratio", "durable_throughput_ratio", "within_target"} <= result.keys()
+    for side in ("ours", "peer_result", "durable_peer_result"):  # CPU per message, each round
+        cpu = result[side]["cpu_ms_per_message"]
+        assert len(cpu["process_rounds"]) == 2 and cpu["process"] > 0
+    assert result["cpu_per_message_ratio"]["process"] > 0
+    assert result["durable_cpu_per_message_ratio"]["reads"].endswith("lower is better for Bullpen")
 
 
 async def test_a_voice_note_is_downloaded_through_the_adapter_and_answered(telegram_app, tg):

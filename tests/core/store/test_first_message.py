@@ -40,3 +40,27 @@ async def test_a_chats_first_conversation_is_created_once(pg_db: Database,
     # after /new the active one is the new one
     new = await store.conversations.start_new(chat, None)
     assert (await store.conversations.active(chat, None)).id == new.id != got[0].id
+
+
+async def test_a_new_chats_first_sight_creates_the_person_and_the_conversation_once(
+        pg_db: Database, tmp_path: Path) -> None:
+    """A new account in a chat without a conversation: user, account and the chat's first
+    conversation in one statement, race-safe; a chat that has a conversation keeps it."""
+    store = Store(pg_db, files_dir=tmp_path)
+    chat = ChatRef(platform="test", chat_id="brand-new")
+    got = await asyncio.gather(*(store.accounts.first_sight(chat, "new-2", "Firstcomer")
+                                 for _ in range(8)))
+    assert len({g.user_id for g in got}) == 1 and all(g.lang is None for g in got)
+    made = [g.conversation for g in got if g.conversation is not None]
+    assert len(made) == 1 and made[0].user_id == got[0].user_id
+    assert made[0].chat_key == "test:brand-new:" and made[0].mode == "normal"
+    assert (await store.conversations.active(chat, None)).id == made[0].id
+    assert await pg_db.pool.fetchval(
+        "SELECT count(*) FROM users WHERE display_name = 'Firstcomer'") == 1
+    assert await pg_db.pool.fetchval(
+        "SELECT count(*) FROM conversations WHERE chat_id = 'brand-new'") == 1
+    # known now: the same person, the chat's conversation untouched
+    again = await store.accounts.first_sight(chat, "new-2")
+    assert (again.user_id, again.conversation) == (got[0].user_id, None)
+    other = await store.accounts.first_sight(chat, "new-3", "Second")  # a group's next person
+    assert other.conversation is None and other.user_id != got[0].user_id
