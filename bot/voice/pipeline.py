@@ -305,16 +305,22 @@ class VoicePipeline:
             if multi is None:
                 return await self.backend.transcribe(audio, prompt=prompt)
             lang = context.certain
-            if lang in (None, "en") and self._short_english(audio):
-                assert isinstance(multi, FasterWhisperBackend)
-                sure = None if lang == "en" else (
-                    lambda probs: surely_english(context, probs))
-                english = await multi.english(audio, prompt=prompt, sure=sure,
-                                              again=self._doubtful(prompt, hint))
+            # English on base: the short encoder window, detected on it first when the
+            # language is not certain (the full window detects when that is unsure)
+            short = isinstance(multi, FasterWhisperBackend) and self._short_english(audio)
+            if short and lang is None:
+                english = await multi.english(
+                    audio, prompt=prompt, sure=lambda probs: surely_english(context, probs),
+                    again=self._doubtful(prompt, hint))
                 if english is not None:
                     return short_english(english, prompt)
             if lang is None:
                 lang = choose(context, await multi.detect(audio))
+            if short and lang == "en":
+                english = await multi.english(audio, prompt=prompt,
+                                              again=self._doubtful(prompt, hint))
+                assert english is not None  # (None only when asked to detect)
+                return short_english(english, prompt)
             if lang == "en" and self.english_model != "base":
                 return await self.backend.transcribe(audio, prompt=prompt)
             # no prompt for Mandarin: the generic one cost names (2/20 exact, 7/20 without)

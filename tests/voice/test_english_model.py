@@ -67,8 +67,9 @@ def test_a_short_window_reading_is_doubtful_without_a_name_or_opening_with_a_pro
     assert not doubtful("Compare Tesla with NVIDIA.")  # a name said mid-sentence stands
 
 
-@pytest.mark.parametrize("context", [LanguageContext(chosen="en"), LanguageContext()],
-                         ids=["chat_in_english", "language_detected"])
+@pytest.mark.parametrize("context", [LanguageContext(chosen="en"), LanguageContext(),
+                                     LanguageContext(recent="en")],
+                         ids=["chat_in_english", "language_detected", "recent_english"])
 async def test_a_clear_english_note_is_heard_from_the_short_window(
         zh_pipeline: VoicePipeline, context: LanguageContext) -> None:
     t = await zh_pipeline.transcribe(audio("msft_amzn.amr"), context=context)
