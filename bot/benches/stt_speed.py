@@ -156,6 +156,7 @@ def run(*, repeat: int = 1, speed_notes: int = 10, notes_limit: int = 0) -> dict
             summary["heard"] = {r["file"]: r["heard"] for r in rows}
         out["settings"][setting.name] = summary
     out["english"] = _english()
+    out["english_passes"] = run_english_passes()
     out["table"] = [
         {"setting": k, "cpu_rtf_median": v["cpu_rtf"].get("median"),
          "wall_rtf_median": v["wall_rtf"].get("median"),
@@ -200,3 +201,82 @@ def _english() -> dict[str, Any]:
         result[name] = {"names": score(rows, "found"),
                         "cpu_rtf": _ratios([r["cpu_rtf"] for r in rows])}
     return result
+
+
+def run_english_passes() -> dict[str, Any]:
+    """What each pass of the English path costs and gains, on the English notes with nothing
+    known of the language and the hint prompt (``bullpen bench stt_speed`` runs it last):
+
+    - ``before``: detection on the 30 s window, faster-whisper's ``transcribe`` with the
+      prompt (a second 30 s encode), the re-scoring without it (a third);
+    - ``full_window_once``: one 30 s encode for detection, decode and re-scoring;
+    - ``short_window_only``: one short encode for all three;
+    - ``short_then_full_when_doubtful``: what runs, the full window again for a reading that
+      names nothing or opens with a prompt name (:meth:`VoicePipeline._doubtful`).
+
+    Per variant: symbols found / false (through the English correction, after prompt leaks
+    are dropped), the leaks dropped, the CPU RTF and, for the one-pass variants, by step.
+    """
+    import json
+
+    from bot.benches.stt import FIXTURES
+    from bot.benches.stt_zh import score
+    from bot.voice.backends import FasterWhisperBackend, RawTranscript
+    from bot.voice.correct import correct
+    from bot.voice.decode import decode
+    from bot.voice.pipeline import VoicePipeline, drop_prompt_leaks
+    from tools.symbols import default_directory
+
+    directory = default_directory()
+    pipeline = VoicePipeline(directory=directory)
+    hints = pipeline.hints_for()
+    prompt = hints.prompt
+    doubtful = pipeline._doubtful(prompt, hints)
+    short, full = FasterWhisperBackend(model="base"), FasterWhisperBackend(
+        model="base", short_context=False)
+    short._model()
+    notes = [n for n in json.loads((FIXTURES / "manifest.json").read_text("utf-8"))["notes"]
+             if n["language"] == "en"]
+
+    def before(audio: Any, stages: dict[str, float]) -> RawTranscript | None:
+        full.detect_sync(audio)
+        return full.transcribe_sync(audio, prompt=prompt, language="en")
+
+    variants: dict[str, Any] = {
+        "before": before,
+        "full_window_once": lambda audio, stages: full.english_sync(
+            audio, prompt=prompt, sure=lambda probs: True, stages=stages),
+        "short_window_only": lambda audio, stages: short.english_sync(
+            audio, prompt=prompt, sure=lambda probs: True, stages=stages),
+        "short_then_full_when_doubtful": lambda audio, stages: short.english_sync(
+            audio, prompt=prompt, sure=lambda probs: True, again=doubtful, stages=stages),
+    }
+    out: dict[str, Any] = {"bench": "stt_speed english passes", "notes": len(notes),
+                           "load_avg": [round(x, 2) for x in os.getloadavg()], "variants": {}}
+    for name, hear in variants.items():
+        rows = []
+        for n in notes:
+            audio = decode((FIXTURES / n["file"]).read_bytes())
+            stages: dict[str, float] = {}
+            c0 = time.process_time()
+            raw = hear(audio, stages)
+            cpu = time.process_time() - c0
+            assert raw is not None
+            text = drop_prompt_leaks(raw, prompt)
+            found = [m.code for m in correct(text, directory, hints).symbols]
+            rows.append({"file": n["file"], "expected": n["expected"], "found": found,
+                         "heard": text, "leak_dropped": text != raw.text.strip(),
+                         "window": raw.backend.rsplit(":", 1)[-1], "cpu_s": cpu,
+                         "duration_s": audio.duration_s, "stages": stages})
+        steps = sorted({k for r in rows for k in r["stages"]})
+        out["variants"][name] = {
+            "names": score(rows, "found"),
+            "leaks_dropped": sum(r["leak_dropped"] for r in rows),
+            "full_window_again": sum(r["window"] == "full" for r in rows)
+            if name.startswith("short") else None,
+            "cpu_rtf": _ratios([r["cpu_s"] / r["duration_s"] for r in rows]),
+            "cpu_rtf_by_step": {k: _ratios([r["stages"].get(k, 0.0) / r["duration_s"]
+                                            for r in rows]) for k in steps},
+            "heard": {r["file"]: r["heard"] for r in rows},
+        }
+    return out

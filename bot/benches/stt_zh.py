@@ -117,8 +117,11 @@ async def _pieces(row: dict[str, Any], file: str, audio: Any, base: Any, directo
             listened.hypotheses["zh"], directory, hints).correction.symbols]
 
 
-def run(*, repeat: int = 1, mandarin_only: bool = False, pieces: bool = False) -> dict[str, Any]:
-    """Every note once through ours and the peer (``repeat`` > 1 repeats the timing)."""
+def run(*, repeat: int = 1, mandarin_only: bool = False, english_only: bool = False,
+        pieces: bool = False) -> dict[str, Any]:
+    """Every note once through ours and the peer (``repeat`` > 1 repeats the timing;
+    ``mandarin_only`` / ``english_only``: one part, for a machine where the whole run takes
+    longer than a command may)."""
     from bot.settings import load_settings
     from bot.voice.backends import FasterWhisperBackend, base_model_path
     from core.errors import ConfigError
@@ -136,12 +139,14 @@ def run(*, repeat: int = 1, mandarin_only: bool = False, pieces: bool = False) -
                                 cpu_threads=settings.whisper_cpu_threads)
     base.pool = tiny.pool
     return asyncio.run(_run(directory, tiny, base, repeat=max(1, repeat),
-                            mandarin_only=mandarin_only, pieces=pieces,
+                            mandarin_only=mandarin_only, english_only=english_only,
+                            pieces=pieces,
                             english_model=settings.whisper_english_model))
 
 
 async def _run(directory: Any, tiny: Any, base: Any, *, repeat: int,
-               mandarin_only: bool, pieces: bool, english_model: str) -> dict[str, Any]:
+               mandarin_only: bool, english_only: bool, pieces: bool,
+               english_model: str) -> dict[str, Any]:
     from bot.benches.stt import FIXTURES, cpu_isa, cpu_model
     from bot.voice.decode import AudioError, decode
     from bot.voice.language import LanguageContext
@@ -170,11 +175,11 @@ async def _run(directory: Any, tiny: Any, base: Any, *, repeat: int,
         except AudioError as exc:
             return {"codes": [], "asked": [], "heard": "", "language": "",
                     "refused": type(exc).__name__, "s": time.perf_counter() - w0,
-                    "cpu_s": time.process_time() - c0}
+                    "cpu_s": time.process_time() - c0, "source": ""}
         return {"codes": [m.symbol for m in t.symbols],
                 "asked": [m.symbol for m in t.suggestions], "heard": t.text,
                 "language": t.language, "refused": "", "s": time.perf_counter() - w0,
-                "cpu_s": time.process_time() - c0}
+                "cpu_s": time.process_time() - c0, "source": t.source}
 
     def peer(samples: NDArray[np.float32], language: str | None) -> tuple[str, float, float]:
         w0, c0 = time.perf_counter(), time.process_time()
@@ -183,7 +188,7 @@ async def _run(directory: Any, tiny: Any, base: Any, *, repeat: int,
         return text, time.perf_counter() - w0, time.process_time() - c0
 
     zh_rows: list[dict[str, Any]] = []
-    for note in zh_notes():
+    for note in [] if english_only else zh_notes():
         data = (ZH_FIXTURES / note["file"]).read_bytes()
         audio = decode(data)
         row: dict[str, Any] = {"file": note["file"], "voice": note["voice"],
@@ -199,7 +204,8 @@ async def _run(directory: Any, tiny: Any, base: Any, *, repeat: int,
                     "ours_cpu_s": statistics.median(cpu)})
         alone = await hear(ours, data, unknown)
         row.update({"no_context": alone["codes"], "no_context_asked": alone["asked"],
-                    "no_context_language": alone["language"] or alone["refused"]})
+                    "no_context_language": alone["language"] or alone["refused"],
+                    "no_context_cpu_s": alone["cpu_s"]})
         text, peer_s, peer_cpu = peer(audio.samples, "zh")
         row.update({"peer_heard": simplified(text), "peer": [
             m.symbol for m in directory.extract(simplified(text))], "peer_s": peer_s,
@@ -217,6 +223,7 @@ async def _run(directory: Any, tiny: Any, base: Any, *, repeat: int,
         "peer": score(zh_rows, "peer"),
         "ours_rtf": _rtf(zh_rows, "ours_s"), "peer_rtf": _rtf(zh_rows, "peer_s"),
         "ours_cpu_rtf": _rtf(zh_rows, "ours_cpu_s"), "peer_cpu_rtf": _rtf(zh_rows, "peer_cpu_s"),
+        "ours_no_context_cpu_rtf": _rtf(zh_rows, "no_context_cpu_s"),
         "past_the_production_deadline": sum(
             r["ours_s"] > production.deadline_for(r["duration_s"]) for r in zh_rows),
         "heard_as_english_without_context": sum(r["no_context_language"] == "en"
@@ -259,6 +266,7 @@ async def _run(directory: Any, tiny: Any, base: Any, *, repeat: int,
                             "asked": got["asked"], "heard": got["heard"],
                             "language": got["language"] or got["refused"],
                             "ours_s": got["s"], "with_lang_en": said["codes"],
+                            "source": got["source"], "source_lang_en": said["source"],
                             "peer": [m.code for m in directory.extract(text)],
                             "peer_heard": text, "peer_s": peer_s, "ours_cpu_s": got["cpu_s"],
                             "peer_cpu_s": peer_cpu})
@@ -272,6 +280,11 @@ async def _run(directory: Any, tiny: Any, base: Any, *, repeat: int,
             "ours_cpu_rtf": _rtf(en_rows, "ours_cpu_s"),
             "peer_cpu_rtf": _rtf(en_rows, "peer_cpu_s"),
             "heard_as_mandarin": sum(r["language"] == "zh" for r in en_rows),
+            # the English path's encoder window: the short one alone, or the full one too
+            "heard_on_the_short_window": {
+                "detected": sum(r["source"].endswith(":short") for r in en_rows),
+                "chat_in_english": sum(r["source_lang_en"].endswith(":short")
+                                       for r in en_rows)},
             "per_note": en_rows,
         }
         others = [n for n in json.loads((FIXTURES / "manifest.json").read_text("utf-8")).get(

@@ -290,7 +290,7 @@ class VoicePipeline:
                    self.deadline_s + self.deadline_per_audio_s * max(0.0, duration_s))
 
     async def hear(self, audio: Audio, *, context: LanguageContext | None = None,
-                   prompt: str = "") -> RawTranscript:
+                   prompt: str = "", hint: Hints | None = None) -> RawTranscript:
         """Whisper on decoded audio, in Mandarin or English, within the note's deadline.
 
         Raises :class:`LanguageUnsupported` for other languages and :class:`NoteTooSlow`
@@ -305,8 +305,22 @@ class VoicePipeline:
             if multi is None:
                 return await self.backend.transcribe(audio, prompt=prompt)
             lang = context.certain
+            # English on base: the short encoder window, detected on it first when the
+            # language is not certain (the full window detects when that is unsure)
+            short = isinstance(multi, FasterWhisperBackend) and self._short_english(audio)
+            if short and lang is None:
+                english = await multi.english(
+                    audio, prompt=prompt, sure=lambda probs: surely_english(context, probs),
+                    again=self._doubtful(prompt, hint))
+                if english is not None:
+                    return short_english(english, prompt)
             if lang is None:
                 lang = choose(context, await multi.detect(audio))
+            if short and lang == "en":
+                english = await multi.english(audio, prompt=prompt,
+                                              again=self._doubtful(prompt, hint))
+                assert english is not None  # (None only when asked to detect)
+                return short_english(english, prompt)
             if lang == "en" and self.english_model != "base":
                 return await self.backend.transcribe(audio, prompt=prompt)
             # no prompt for Mandarin: the generic one cost names (2/20 exact, 7/20 without)
@@ -353,14 +367,17 @@ class VoicePipeline:
             audio = await asyncio.to_thread(decode, data, max_bytes=self.max_bytes,
                                             max_seconds=self.max_seconds)
             context = context or LanguageContext()
-            if self._listens(audio, context):
+            prompt = hint.prompt if (self.use_hints and hint is not None) else ""
+            english = await self._english_first(audio, context, prompt, hint)
+            if english is None and self._listens(audio, context):
                 heard = await self._listen(audio, context, hint, directory, start)
                 if heard is not None:
                     return heard
                 context = LanguageContext(chosen="en")  # detection: English, the path below
-            prompt = hint.prompt if (self.use_hints and hint is not None) else ""
             try:
-                raw = await self.hear(audio, context=context, prompt=prompt)
+                raw = (short_english(english, prompt) if english is not None
+                       else await self.hear(audio, context=context, prompt=prompt,
+                                            hint=hint))
             except ConfigError as exc:
                 raise TranscriptionUnavailable(str(exc)) from exc
             duration = audio.duration_s
@@ -386,6 +403,42 @@ class VoicePipeline:
         return Transcript(text=raw.text.strip(), language=raw.language, duration_s=duration,
                           elapsed_s=time.perf_counter() - start, query=query, symbols=symbols,
                           source=raw.backend, avg_logprob=raw.avg_logprob, suggestions=asked)
+
+    async def _english_first(self, audio: Audio, context: LanguageContext, prompt: str,
+                             hint: Hints | None) -> RawTranscript | None:
+        """A note of unknown language that the short window is sure is English, heard from
+        that window at once; None for the rest (detected on the full window as before)."""
+        multi = self.multilingual
+        if context.prior is not None or not self._short_english(audio):
+            return None
+        assert isinstance(multi, FasterWhisperBackend)
+        limit = self.deadline_for(audio.duration_s)
+        try:
+            return await asyncio.wait_for(multi.english(
+                audio, prompt=prompt, sure=lambda probs: surely_english(context, probs),
+                again=self._doubtful(prompt, hint)), timeout=limit)
+        except TimeoutError as exc:
+            raise NoteTooSlow(f"not heard within {limit:.0f} s", limit=limit) from exc
+        except ConfigError as exc:
+            raise TranscriptionUnavailable(str(exc)) from exc
+
+    def _doubtful(self, prompt: str, hint: Hints | None = None) -> Callable[[str], bool]:
+        """Whether an English reading from the short window is heard again on the full one:
+        it names no security the directory finds, or a name from the prompt opens it."""
+        names = [n.strip(" .").lower() for n in prompt.split(",") if n.strip(" .")]
+
+        def doubtful(text: str) -> bool:
+            opening = re.sub(r"[^\w\s]", "", text.lower())
+            if any(re.match(rf"{re.escape(n)}(?!\w)", opening) for n in names):
+                return True
+            return not correct(text, self.directory(), hint).symbols
+        return doubtful
+
+    def _short_english(self, audio: Audio) -> bool:
+        """Whether a note that may be English is heard by base on the short encoder window
+        (:meth:`FasterWhisperBackend.english_sync`): one window, English heard by base."""
+        return (isinstance(self.multilingual, FasterWhisperBackend)
+                and self.english_model == "base" and audio.duration_s <= SHORT_NOTE_S)
 
     def _listens(self, audio: Audio, context: LanguageContext) -> bool:
         """Whether the n-best path hears this note: a multilingual faster-whisper model, one
@@ -590,6 +643,26 @@ class VoicePipeline:
 def _shown_name(m: Match, lang: str) -> str:
     """A security's name as the reader knows it: 五粮液, or NVIDIA for an English reader."""
     return m.name if is_zh(lang) and has_cjk(m.name) else m.name.split(",")[0]
+
+
+def surely_english(context: LanguageContext, probs: dict[str, float]) -> bool:
+    """Whether detection on the short encoder window may decide English at once: English is
+    the likeliest of all languages and sure against Mandarin. Otherwise the full window
+    decides (on the short one, 5 of 22 English notes were likelier Finnish, Latin or Thai,
+    and a Thai note must still be refused)."""
+    if not probs or max(probs, key=lambda k: probs[k]) != "en":
+        return False
+    try:
+        return detected(context, probs) == "en"
+    except LanguageUnsupported:
+        return False
+
+
+def short_english(raw: RawTranscript, prompt: str) -> RawTranscript:
+    """An English reading from the short window, without the prompt's leaked names."""
+    return RawTranscript(text=drop_prompt_leaks(raw, prompt), language="en",
+                         avg_logprob=raw.avg_logprob, no_speech_prob=raw.no_speech_prob,
+                         backend=raw.backend.replace(":", ":base:", 1))
 
 
 def drop_prompt_leaks(raw: RawTranscript, prompt: str) -> str:
