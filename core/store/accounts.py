@@ -42,11 +42,11 @@ def code_hash(code: str) -> bytes:
     return hashlib.sha256(code.strip().encode("utf-8", "surrogatepass")).digest()
 
 
-# The user behind an account and their language; on first sight the user and the account are
-# created in the same statement (a race with another first sight leaves the account to the
-# winner: `created` is then null and `new_user` is to be removed).
-_USER_AND_LANG = """
-WITH found AS (
+# The user behind an account and their language (`found`, $1 platform, $2 uid); on first sight
+# the user and the account are created in the same statement ($3 display name; a race with
+# another first sight leaves the account to the winner: `created` is then null and `new_user`
+# is to be removed).
+_ACCOUNT = """found AS (
     SELECT pa.user_id, u.lang FROM platform_accounts pa JOIN users u ON u.id = pa.user_id
     WHERE pa.platform = $1 AND pa.platform_uid = $2
 ), nu AS (
@@ -56,7 +56,9 @@ WITH found AS (
     INSERT INTO platform_accounts (user_id, platform, platform_uid, display_name)
     SELECT id, $1, $2, $3 FROM nu
     ON CONFLICT (platform, platform_uid) DO NOTHING RETURNING user_id
-)
+)"""
+_USER_AND_LANG = f"""
+WITH {_ACCOUNT}
 SELECT (SELECT user_id FROM found) AS user_id, (SELECT lang FROM found) AS lang,
        (SELECT user_id FROM acct) AS created, (SELECT id FROM nu) AS new_user
 """
@@ -66,18 +68,8 @@ SELECT (SELECT user_id FROM found) AS user_id, (SELECT lang FROM found) AS lang,
 # conversation in one statement (`AccountsRepo.first_sight`). The account's columns are
 # renamed beside the conversation's (`conversations.user_id` is the conversation's); no
 # conversation comes back when the chat has one already or the account was lost to a race.
-_FIRST_SIGHT = """
-WITH found AS (
-    SELECT pa.user_id, u.lang FROM platform_accounts pa JOIN users u ON u.id = pa.user_id
-    WHERE pa.platform = $1 AND pa.platform_uid = $2
-), nu AS (
-    INSERT INTO users (display_name) SELECT $3 WHERE NOT EXISTS (SELECT 1 FROM found)
-    RETURNING id
-), acct AS (
-    INSERT INTO platform_accounts (user_id, platform, platform_uid, display_name)
-    SELECT id, $1, $2, $3 FROM nu
-    ON CONFLICT (platform, platform_uid) DO NOTHING RETURNING user_id
-), who AS (
+_FIRST_SIGHT = f"""
+WITH {_ACCOUNT}, who AS (
     SELECT coalesce((SELECT user_id FROM found), (SELECT user_id FROM acct)) AS id
 ), conv AS (
     INSERT INTO conversations (user_id, platform, chat_id, thread_id)
