@@ -93,7 +93,9 @@ class Gateway:
         await self.stages.record.handle(adapter, msg)
 
     async def idle(self) -> None:
-        """Wait until every queued question is answered (tests, one-shot runs)."""
+        """Wait until every message taken in is answered (tests, one-shot runs): those still
+        being recorded first, then every queued question."""
+        await self.stages.record.settled()
         await self.stages.queue.idle()
 
     async def aclose(self) -> None:

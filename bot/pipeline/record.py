@@ -57,12 +57,24 @@ class Record:
         self._unstored: dict[tuple[str, str], bool] = {}  # told once each
         self._store_away = False  # the last record attempt failed
         self._retrying: set[asyncio.Task[None]] = set()
+        # the first attempts still recording a spooled message (a subset of `_retrying`):
+        # bounded by `record_budget_s`, and `settled` waits for them
+        self._first_attempts: set[asyncio.Task[None]] = set()
         self.closing = False
 
     @property
     def unstored(self) -> int:
         """Messages not stored yet that were told so."""
         return len(self._unstored)
+
+    async def settled(self) -> None:
+        """Returns once no message is still in its first attempt to be recorded: each one is
+        then stored and handed on (queued for its answer), or told that the database is away.
+        A message spooled because its record was slow may still be stored by that attempt;
+        without this, `Gateway.idle` could return before it was even queued. The longer
+        retries of an outage (`keep_trying_s`) are not waited for."""
+        while self._first_attempts:
+            await asyncio.wait(set(self._first_attempts))
 
     def aclose(self) -> None:
         """Stops taking messages and cancels the retries (what the spool holds is replayed by
@@ -116,8 +128,10 @@ class Record:
             task.cancel()
             raise
         if not done:
-            self._own(self._finish_spooled(adapter, msg, task),
-                      name=f"spooled:{msg.chat.key}:{msg.message_id}")
+            first = self._own(self._finish_spooled(adapter, msg, task),
+                              name=f"spooled:{msg.chat.key}:{msg.message_id}")
+            self._first_attempts.add(first)
+            first.add_done_callback(self._first_attempts.discard)
             return
         try:
             task.result()
@@ -138,10 +152,11 @@ class Record:
         except Exception:
             log.exception("message %s/%s failed", msg.platform, msg.message_id)
 
-    def _own(self, coro: Coroutine[Any, Any, None], *, name: str) -> None:
+    def _own(self, coro: Coroutine[Any, Any, None], *, name: str) -> asyncio.Task[None]:
         task = asyncio.create_task(coro, name=name)
         self._retrying.add(task)
         task.add_done_callback(self._retrying.discard)
+        return task
 
     async def _spool(self, adapter: Adapter, msg: IncomingMessage) -> None:
         assert self.spool is not None

@@ -136,6 +136,28 @@ async def test_a_live_process_spool_is_not_replayed_by_another(
     await live.aclose()
 
 
+async def test_idle_waits_for_a_spooled_message_whose_first_record_still_goes_through(
+        cut: tuple[PgProxy, Database], tmp_path: Path) -> None:
+    """A record slower than `spool_after_s` is spooled and goes on in the background; when the
+    database comes back within its budget that attempt stores and answers it. `idle()` (a
+    piped one-shot run leaves after it) waits for that answer, not only for what is queued."""
+    proxy, db = cut
+    gw = spooling_gateway(db, tmp_path, ScriptedLLM([text("Answered once it was stored.")]))
+    gw.stages.record.record_budget_s = 60.0  # the first attempt outlives the outage
+    adapter = RecordingAdapter()
+    await adapter.start(gw.handler_for(adapter))
+    await proxy.down()
+    await adapter.deliver(msg("TSLA?", "34"))  # returns once spooled; the record goes on
+    assert len(spool_files(tmp_path)) == 1
+    await proxy.up()
+    await gw.idle()
+    shown = adapter.visible_text(CHAT)
+    assert shown and shown[-1] == "Answered once it was stored."
+    assert not any(UNAVAILABLE in t for t in shown)  # stored within its budget: nothing to tell
+    assert await status(db, "34") == "answered"
+    await gw.aclose()
+
+
 async def test_a_torn_last_line_is_skipped_and_the_rest_answered(
         pg_db: Database, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     (tmp_path / "spool").mkdir()
