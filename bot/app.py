@@ -19,7 +19,7 @@ from bot.pipeline.limits import Limits
 from bot.platforms import build_adapters
 from bot.settings import Settings
 from bot.spool import Spool
-from bot.symbols_bridge import find_symbols
+from bot.symbols_bridge import find_period, find_symbols
 from bot.voice.language import store_context_source
 from bot.voice.pipeline import VoicePipeline
 from core.agent import AgentRunner, kernel_modes
@@ -303,7 +303,8 @@ def build_modes(settings: Settings, registry: ToolRegistry, llm: LLMRouter | Non
     """The table of modes from every domain's declarations (`MODE_DOMAINS`): with no LLM the
     offline analyst answers and the debate runs deterministic experts."""
     return ModeRegistry(decl for domain in MODE_DOMAINS for decl in domain).build(ModeNeeds(
-        registry=registry, llm=llm, find_symbols=find_symbols, pool=pool, speech=speech,
+        registry=registry, llm=llm, find_symbols=find_symbols, find_period=find_period,
+        pool=pool, speech=speech,
         help_text=help_text, llm_plan=settings.llm_plan,
         # a provider that is not the router (a test's script) is not small
         small_model=isinstance(llm, LLMRouter) and llm.profile("agent").small,

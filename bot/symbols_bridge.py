@@ -1,5 +1,6 @@
 """Finding symbols in a sentence: `analyst.instruments` (the one way Bullpen reads instruments
-in text) over the symbols directory when it is there, else code shapes."""
+in text) over the symbols directory when it is there, else code shapes; and the period it
+asks about (`tools.periods`)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,16 @@ def find_symbols(text: str) -> list[str]:
     except (ImportError, AttributeError):
         return _by_code_shape(text)
     return [i.symbol for i in find_instruments(text, directory)]
+
+
+def find_period(text: str) -> str | None:
+    """The period `text` asks about as the tools' `period` argument takes it (``3mo``,
+    ``1y``, ``2024-09``), or None: the same reading as the offline analyst's
+    (`tools.periods.find_period`)."""
+    from tools.periods import find_period as read
+
+    found = read(text)
+    return found.text if found is not None else None
 
 
 def _by_code_shape(text: str) -> list[str]:

@@ -122,7 +122,7 @@ async def _evaluate(args: argparse.Namespace, questions: list[Question], registr
     from analyst.offline import OfflineAnalyst
     from bot.eval.run import recording_ict, run_questions
     from bot.eval.score import markdown, to_json
-    from bot.symbols_bridge import find_symbols
+    from bot.symbols_bridge import find_period, find_symbols
     from core.agent import NormalMode
 
     extra: dict[str, Any] = {}
@@ -139,7 +139,8 @@ async def _evaluate(args: argparse.Namespace, questions: list[Question], registr
 
             def make(reg: Any, tool_log: Any) -> Any:
                 return NormalMode(llm=llm, registry=reg, plan=settings.llm_plan,
-                                  small=profile.small, find_symbols=find_symbols)
+                                  small=profile.small, find_symbols=find_symbols,
+                                  find_period=find_period)
 
         rows = await run_questions(questions, make, registry, timeout_s=args.timeout,
                                    progress=_progress)

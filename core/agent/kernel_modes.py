@@ -12,7 +12,8 @@ from core.ports import Mode
 
 def normal(needs: ModeNeeds) -> Mode | None:
     return NormalMode(llm=needs.model(), registry=needs.registry, plan=needs.llm_plan,
-                      small=needs.small_model, find_symbols=needs.find_symbols)
+                      small=needs.small_model, find_symbols=needs.find_symbols,
+                      find_period=needs.find_period)
 
 
 def fast(needs: ModeNeeds) -> Mode | None:

@@ -41,6 +41,8 @@ class ModeNeeds:
     llm_plan: bool = False  # normal mode writes a plan before its tool calls
     small_model: bool = False  # the agent's model is small: normal mode spells instruments out
     speech_voices: dict[str, str] = field(default_factory=dict)
+    # the period a message asks about, as the tools' `period` takes it (3mo, 1y, 2024-09)
+    find_period: Callable[[str], str | None] = lambda _: None
 
     def model(self) -> LLMProvider:
         """The model, for a factory declared `"model"` (the registry builds it only then)."""

@@ -21,7 +21,7 @@ from core.agent.checks import check_answer
 from core.agent.grounding import unsupported_figures, wants_data
 from core.agent.labels import join, label
 from core.agent.language import question_lang
-from core.agent.toolpick import pick_schemas
+from core.agent.toolpick import pick_schemas, small_call
 from core.agent.turn import Turn
 from core.errors import LLMError
 from core.events import Done, Event, File, Status, TextDelta, Thinking, ToolFinished, ToolStarted
@@ -80,10 +80,12 @@ def _args_dict(call: ToolCall) -> dict[str, Any]:
 
 class NormalMode:
     """`small`: a small local model (profile setting): no planning call, fewer and compact
-    tools, the instruments the question names spelt out for it (`find_symbols`: a model of
-    0.5B parameters does not know that 英伟达 is NVDA), a call it repeats answered with the
-    result it has instead of a loop, and the answer held back until its checks pass (a draft
-    is never shown and then retracted)."""
+    tools, the instruments the question names and the period it asks about spelt out for it
+    (`find_symbols`: a model of 0.5B parameters does not know that 英伟达 is NVDA;
+    `find_period`: the 1.5B read 近一年 as the whole history), a table tool's rows cut to
+    `SMALL_LIMIT` (its summary covers the range), a call it repeats answered with the result
+    it has instead of a loop, and the answer held back until its checks pass (a draft is
+    never shown and then retracted)."""
 
     name = "normal"
 
@@ -91,7 +93,8 @@ class NormalMode:
                  plan: bool = True, today: Callable[[], date] = date.today,
                  extra_system: str = "", small: bool = False,
                  tool_budget_tokens: int | None = None,
-                 find_symbols: Callable[[str], Sequence[str]] | None = None) -> None:
+                 find_symbols: Callable[[str], Sequence[str]] | None = None,
+                 find_period: Callable[[str], str | None] | None = None) -> None:
         self._llm = llm
         self._registry = registry
         self._max_turns = max_turns
@@ -101,6 +104,7 @@ class NormalMode:
         self._today = today
         self._extra = extra_system
         self._find_symbols = find_symbols
+        self._find_period = find_period
 
     async def _symbols(self, text: str) -> list[str]:
         """The instruments `text` names (none without `find_symbols`); the directory may load
@@ -117,8 +121,10 @@ class NormalMode:
                                     content="Summary of the earlier conversation:\n"
                                     + turn.summary))
         msgs.extend(turn.history)
+        period = (self._find_period(turn.text) if self._small and self._find_period is not None
+                  else None)
         msgs.append(ChatMessage(role="user", content=turn.text
-                                + prompts.symbols_hint(symbols, lang)))
+                                + prompts.question_hint(symbols, lang, period)))
         return msgs
 
     async def schemas_for(self, question: str, role: str = "agent") -> list[dict[str, Any]]:
@@ -247,7 +253,7 @@ class NormalMode:
                 content = ""
             if calls:
                 if self._small:  # a small model's burst of calls would overflow its window
-                    calls = calls[:SMALL_CALLS]
+                    calls = [small_call(c, self._registry) for c in calls[:SMALL_CALLS]]
                 ran.update(_call_key(c) for c in calls)
                 tools_used += len(calls)
                 assistant = ChatMessage(role="assistant", content=content, tool_calls=calls)

@@ -37,9 +37,11 @@ SYSTEM_BY_LANG = {"en": SYSTEM, "zh": SYSTEM_ZH}
 SMALL_RULES = {
     "en": "Answer in one or two plain sentences: each figure with the date the tool result "
           "gives it. Never copy a tool result or JSON into your answer. The date of the data "
-          "is the date in the tool result, not today's date.",
+          "is the date in the tool result, not today's date. For a period, give its first and "
+          "last close, the change in percent, and its high and low, from the summary.",
     "zh": "用一两句简体中文回答：每个数字都写上工具结果给出的日期。不要把工具结果或 JSON 抄进回答。"
-          "数据的日期是工具结果里的日期，不是今天的日期。",
+          "数据的日期是工具结果里的日期，不是今天的日期。问一段时间时，写出摘要里的起止收盘价、涨跌幅、"
+          "最高价和最低价。",
 }
 
 PLANNING = """Before any tools run, decide how to answer the user's latest message.
@@ -97,8 +99,12 @@ results give, and their date."""
 
 
 # a small model is told which instruments the question names (it may not know 英伟达 is NVDA)
-SYMBOLS_HINT = {"en": "\n\n(Symbols in this question: {symbols})",
-                "zh": "\n\n（问题中的代码：{symbols}）"}
+# and which period it asks about, as the tools' `period` takes it (it read "the last 3 months"
+# as no period and "近一年" as the whole history)
+SYMBOLS_HINT = {"en": "Symbols in this question: {symbols}", "zh": "问题中的代码：{symbols}"}
+PERIOD_HINT = {"en": "period asked: {period}", "zh": "问的时段：{period}"}
+HINT = {"en": "\n\n({parts})", "zh": "\n\n（{parts}）"}
+HINT_JOIN = {"en": "; ", "zh": "；"}
 
 # after a small model repeated a tool call: its result is already above
 ANSWER_NOW = {
@@ -109,11 +115,13 @@ ANSWER_NOW = {
 }
 
 
-def symbols_hint(symbols: Sequence[str], lang: str) -> str:
-    """The line appended to a small model's question ("" when it names none)."""
-    if not symbols:
-        return ""
-    return SYMBOLS_HINT[norm(lang)].format(symbols=", ".join(symbols[:6]))
+def question_hint(symbols: Sequence[str], lang: str, period: str | None = None) -> str:
+    """The line appended to a small model's question: the instruments it names and the
+    period it asks about ("" when it names neither)."""
+    lang = norm(lang)
+    parts = [*([SYMBOLS_HINT[lang].format(symbols=", ".join(symbols[:6]))] if symbols else []),
+             *([PERIOD_HINT[lang].format(period=period)] if period else [])]
+    return HINT[lang].format(parts=HINT_JOIN[lang].join(parts)) if parts else ""
 
 
 def answer_now(lang: str) -> str:

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.tools import ToolRegistry
+from core.types import ToolCall
 
 # tag -> words of a question that call for tools with that tag (English and Chinese)
 FAMILIES: dict[str, re.Pattern[str]] = {tag: re.compile(words, re.IGNORECASE) for tag, words in {
@@ -48,6 +49,11 @@ BASELINE = {"quote": 2, "market": 2, "ohlcv": 1, "indicators": 1}
 BASE = ("get_quote", "get_ohlcv", "get_indicators")
 # optional parameters kept for small models: the ones questions actually use
 KEEP_OPTIONAL = frozenset({"period", "interval", "indicators"})
+# what a small model's call gets for an optional parameter its schema went without: a table
+# tool's `limit` (60 bars by default, ~2,000 tokens a year of them, which the 1.5B recited or
+# answered with an apology); every tool that takes `limit` bounds its rows by it and keeps
+# what covers the whole range (get_ohlcv's summary: first and last close, change, high, low)
+SMALL_ARGS: dict[str, Any] = {"limit": 5}
 DESCRIPTION_CHARS = 160
 SMALL_TOOLS = 4  # at most this many tools for a small model (its window and its attention)
 
@@ -108,6 +114,23 @@ def _compact_property(prop: dict[str, Any], *, small: bool = False) -> dict[str,
         out["description"] = _first_sentence(text, 90)
     out.pop("format", None)
     return out
+
+
+def small_call(call: ToolCall, registry: ToolRegistry) -> ToolCall:
+    """`call` with `SMALL_ARGS` for the parameters its tool takes and the call left out."""
+    if call.name not in registry:
+        return call
+    props = registry.get(call.name).args_model.model_fields
+    try:
+        args = json.loads(call.arguments or "{}")
+    except json.JSONDecodeError:
+        return call
+    if not isinstance(args, dict):
+        return call
+    extra = {k: v for k, v in SMALL_ARGS.items() if k in props and k not in args}
+    if not extra:
+        return call
+    return call.model_copy(update={"arguments": json.dumps(args | extra, ensure_ascii=False)})
 
 
 def compact(schema: dict[str, Any], *, small: bool = False) -> dict[str, Any]:

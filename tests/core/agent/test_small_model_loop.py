@@ -388,6 +388,80 @@ async def test_a_small_model_is_told_the_instruments_its_question_names(question
     assert srv.requests[0]["messages"][-1]["content"] == question + hint
 
 
+@pytest.mark.parametrize(("question", "lang", "hint"), [
+    ("英伟达最近3个月走势", "zh", "\n\n（问题中的代码：NVDA；问的时段：3mo）"),
+    ("沪深300 近一年表现", "zh", "\n\n（问题中的代码：000300；问的时段：1y）"),
+    ("NVDA performance over the last 3 months", "en",
+     "\n\n(Symbols in this question: NVDA; period asked: 3mo)"),
+    ("IBM history over the last year", "en",
+     "\n\n(Symbols in this question: IBM; period asked: 1y)"),
+    ("What was NVDA's latest close?", "en", "\n\n(Symbols in this question: NVDA)"),
+])
+async def test_a_small_model_is_told_the_period_its_question_asks_about(question, lang, hint):
+    """The same reading of a period as the offline analyst's (`tools.periods`), in the form
+    the tools' `period` argument takes: the 1.5B read 近一年 as the whole history."""
+    from bot.symbols_bridge import find_period
+
+    found = {"英伟达最近3个月走势": ["NVDA"], "沪深300 近一年表现": ["000300"],
+             "NVDA performance over the last 3 months": ["NVDA"],
+             "IBM history over the last year": ["IBM"], "What was NVDA's latest close?": ["NVDA"]}
+    async with FakeOpenAI(default=Reply(text="ok")) as srv:
+        router = LLMRouter(default=profile(srv, small=True))
+        mode = NormalMode(llm=router, registry=registry(), small=True,
+                          find_symbols=lambda text: found[text], find_period=find_period)
+        turn = Turn(text=question, history=[], recorder=MemoryRecorder(), lang=lang)
+        [e async for e in mode.run(turn)]
+        await router.aclose()
+    assert srv.requests[0]["messages"][-1]["content"] == question + hint
+
+
+class Bars(BaseModel):
+    symbol: str
+    rows: list[list[float]]
+    high: float
+    as_of: str
+
+
+def bars_registry(got: list[int]) -> ToolRegistry:
+    reg = ToolRegistry()
+
+    @tool(registry=reg, tags=("market", "ohlcv"))
+    async def get_ohlcv(symbol: str, period: str | None = None, limit: int = 60) -> Bars:
+        """Daily bars and the period's summary.
+
+        Args:
+            symbol: ticker
+            period: back from the last bar
+            limit: at most this many most recent bars in rows (the summary covers the range)
+        """
+        got.append(limit)
+        return Bars(symbol=symbol, rows=[[1.0]] * limit, high=153.13, as_of="2025-02-14")
+
+    return reg
+
+
+@pytest.mark.parametrize(("small", "call", "limit"), [
+    (True, {"symbol": "NVDA", "period": "3mo"}, 5),  # the schema it saw had no `limit`
+    (True, {"symbol": "NVDA", "limit": 20}, 20),  # one it gave stands
+    (False, {"symbol": "NVDA", "period": "3mo"}, 60),  # a large model: the tool's default
+])
+async def test_a_small_models_table_call_reads_a_few_rows_and_the_summary(small, call, limit):
+    got: list[int] = []
+    script = [Reply(tool_calls=[("get_ohlcv", call)]),
+              Reply(text="NVDA's 3-month high was 153.13 USD (as of 2025-02-14).")]
+    async with FakeOpenAI(script) as srv:
+        events = await run(srv, "NVDA over the last 3 months", reg=bars_registry(got),
+                           small=small)
+    assert got == [limit]
+    started = [e.arguments for e in events if isinstance(e, ToolStarted)]
+    assert started == ([call | {"limit": limit}] if small else [call])
+    tool_result = json.loads(srv.requests[1]["messages"][-1]["content"])
+    assert len(tool_result["rows"]) == limit and tool_result["high"] == 153.13
+    if small:  # the schema offered to it went without `limit`
+        offered = srv.requests[0]["tools"][0]["function"]["parameters"]["properties"]
+        assert "limit" not in offered
+
+
 async def test_a_large_model_gets_the_question_as_written():
     async with FakeOpenAI(default=Reply(text="ok")) as srv:
         router = LLMRouter(default=profile(srv))
