@@ -68,6 +68,7 @@ class LLMProvider(Protocol):
         role: str = "agent",
         tools: Sequence[dict[str, Any]] | None = None,
         max_tokens: int | None = None,
+        require_tool: bool = False,  # the reply must be a call of one of `tools`
     ) -> AsyncIterator[Any]: ...
 
 

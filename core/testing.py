@@ -105,8 +105,10 @@ class ScriptedLLM:
 
     async def stream(self, messages: Sequence[ChatMessage], *, role: str = "agent",
                      tools: Sequence[dict[str, Any]] | None = None,
-                     max_tokens: int | None = None) -> AsyncIterator[StreamItem]:
+                     max_tokens: int | None = None,
+                     require_tool: bool = False) -> AsyncIterator[StreamItem]:
         resp = await self.complete(messages, role=role, tools=tools, max_tokens=max_tokens)
+        self.requests[-1]["require_tool"] = require_tool
         for i in range(0, len(resp.content), self.chunk):
             yield TextChunk(resp.content[i:i + self.chunk])
         yield Final(resp)

@@ -7,7 +7,7 @@ import statistics
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from core.agent.grounding import figures
+from core.agent.grounding import figures, stated_dates
 
 
 def has_figure(answer: str, value: float) -> bool:
@@ -22,11 +22,11 @@ def has_figure(answer: str, value: float) -> bool:
 
 
 def has_date(answer: str, iso: str) -> bool:
-    if iso in answer:
-        return True
+    """Whether `answer` gives the day `iso` in any way a reader takes for it: the forms the
+    agent's own date check reads (`stated_dates`: 2025-02-14, 2025/2/14, 2025年2月14日,
+    Feb 14, 2025, 14 February 2025) or packed (20250214)."""
     y, m, d = iso.split("-")
-    forms = (f"{y}{m}{d}", f"{y}年{int(m)}月{int(d)}日", f"{y}/{m}/{d}", f"{y}年{m}月{d}日")
-    return any(f in answer for f in forms)
+    return iso in answer or f"{y}{m}{d}" in answer or iso in stated_dates(answer)
 
 
 # --- the language check: a Chinese answer says nothing in English ---------------------------

@@ -188,6 +188,9 @@ class NormalMode:
         sent_back: set[str] = set()  # each check sends an answer back at most once
         checked: tuple[str, Any] | None = None  # the answer last sent back, and its check
         continued = False
+        # a small model that answered a data question without a call (twice it refused, once
+        # it wrote a plan of calls as prose) must call one of the offered tools next
+        must_call = False
         prefix = ""  # an answer cut at the length limit, being continued
         for n in range(max_turns):
             final_turn = n == max_turns - 1
@@ -196,7 +199,8 @@ class NormalMode:
             gate = MarkupGate()
             held = False
             try:
-                async for item in self._llm.stream(messages, role=cheap or "agent", tools=offer):
+                async for item in self._llm.stream(messages, role=cheap or "agent", tools=offer,
+                                                   require_tool=must_call and bool(offer)):
                     if isinstance(item, TextChunk):
                         if self._small:
                             if not held:
@@ -252,6 +256,7 @@ class NormalMode:
                     continue
                 content = ""
             if calls:
+                must_call = False
                 if self._small:  # a small model's burst of calls would overflow its window
                     calls = [small_call(c, self._registry) for c in calls[:SMALL_CALLS]]
                 ran.update(_call_key(c) for c in calls)
@@ -277,6 +282,7 @@ class NormalMode:
             again = check.send_back(sent_back, can_use_tools=bool(offer))
             if again is not None and not final_turn:
                 sent_back.add(again.kind)
+                must_call = self._small and again.kind == "figures" and not tools_used
                 checked = (answer, check)
                 prefix = ""
                 messages += [ChatMessage(role="assistant", content=answer),

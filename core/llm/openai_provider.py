@@ -234,11 +234,14 @@ class OpenAIProvider:
 
     async def _create(self, messages: Sequence[ChatMessage],
                       tools: Sequence[dict[str, Any]] | None, max_tokens: int | None,
-                      json_mode: bool, stream: bool, timeout_s: float) -> tuple[Fitted, Any]:
+                      json_mode: bool, stream: bool, timeout_s: float,
+                      require_tool: bool = False) -> tuple[Fitted, Any]:
         """Fit, send (with retries); on the server's "too long", fit again once and resend."""
         fitted = await self.fit(messages, tools, max_tokens)
         for again in (True, False):
             req = self._request(fitted, json_mode)
+            if require_tool and fitted.tools:  # llama.cpp (--jinja) constrains it by grammar
+                req["tool_choice"] = "required"
             # the client's own limit follows the call's, as a backstop behind our deadline
             req["timeout"] = timeout_s * 1.5 + 1.0
             if stream:
@@ -309,6 +312,7 @@ class OpenAIProvider:
     async def stream(
         self, messages: Sequence[ChatMessage], *, role: str = "agent",
         tools: Sequence[dict[str, Any]] | None = None, max_tokens: int | None = None,
+        require_tool: bool = False,
     ) -> AsyncIterator[StreamItem]:
         limit = self.call_timeout(messages, tools, max_tokens)
         deadline = asyncio.get_running_loop().time() + limit
@@ -317,7 +321,7 @@ class OpenAIProvider:
         try:  # the deadline is armed around each wait only, never across a yield
             async with asyncio.timeout_at(deadline):
                 fitted, stream = await self._create(messages, tools, max_tokens, False, True,
-                                                    limit)
+                                                    limit, require_tool)
         except TimeoutError as exc:
             raise self._deadline(limit) from exc
         splitter = ThinkSplitter()

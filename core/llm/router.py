@@ -87,6 +87,7 @@ class LLMRouter:
     async def stream(
         self, messages: Sequence[ChatMessage], *, role: str = "agent",
         tools: Sequence[dict[str, Any]] | None = None, max_tokens: int | None = None,
+        require_tool: bool = False,
     ) -> AsyncIterator[StreamItem]:
         """Fall back while nothing was yielded, or after a malformed stream (its text is
         superseded by the `Final` of the next profile): a half-streamed answer that timed out
@@ -96,7 +97,8 @@ class LLMRouter:
             yielded = False
             try:
                 async for item in self._provider(profile).stream(
-                        messages, role=role, tools=tools, max_tokens=max_tokens):
+                        messages, role=role, tools=tools, max_tokens=max_tokens,
+                        require_tool=require_tool):
                     yielded = True
                     yield item
                     if isinstance(item, Final):

@@ -53,6 +53,10 @@ def test_figures_are_matched_at_the_precision_written():
     assert has_date("在 2025年2月14日 收盘", "2025-02-14")
     assert has_date("x 2025-02-14", "2025-02-14")
     assert not has_date("2025-02-13", "2025-02-14")
+    # written as a person writes it (the 1.5B: "The data was last updated on July 31, 2020.")
+    assert has_date("last updated on July 31, 2020.", "2020-07-31")
+    assert has_date("as of 14 Feb 2025", "2025-02-14") and has_date("2025/2/14 收盘", "2025-02-14")
+    assert not has_date("July 31, 2021", "2020-07-31") and not has_date("July 31", "2020-07-31")
 
 
 async def test_expectations_are_computed_from_the_snapshot_at_run_time():

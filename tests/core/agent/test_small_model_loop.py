@@ -462,6 +462,23 @@ async def test_a_small_models_table_call_reads_a_few_rows_and_the_summary(small,
         assert "limit" not in offered
 
 
+@pytest.mark.parametrize("small", [True, False])
+async def test_a_small_model_that_answers_a_data_question_without_a_call_must_call_next(small):
+    """The 1.5B, asked "CSI 300 index level", apologised that it needed a tool, twice; asked
+    to compare two stocks, it wrote its plan of calls as prose. After that send-back a small
+    model's next request requires a call (`tool_choice: required`, which llama.cpp enforces
+    with a grammar); a large model is only asked."""
+    script = [Reply(text="I apologize, but I cannot answer this as it requires market data."),
+              Reply(tool_calls=[("get_quote", {"symbol": "000300"})]),
+              Reply(text="The CSI 300 closed at 138.85 on 2025-02-14.")]
+    async with FakeOpenAI(script) as srv:
+        events = await run(srv, "CSI 300 index level", small=small)
+    assert [r.get("tool_choice") for r in srv.requests] == (
+        [None, "required", None] if small else [None, None, None])
+    assert [e.name for e in events if isinstance(e, ToolStarted)] == ["get_quote"]
+    assert done(events).text.startswith("The CSI 300 closed at 138.85")
+
+
 async def test_a_large_model_gets_the_question_as_written():
     async with FakeOpenAI(default=Reply(text="ok")) as srv:
         router = LLMRouter(default=profile(srv))
