@@ -113,7 +113,8 @@ class NormalMode:
             return []
         return list(await asyncio.to_thread(self._find_symbols, text))
 
-    def _messages(self, turn: Turn, lang: str, symbols: Sequence[str] = ()) -> list[ChatMessage]:
+    def _messages(self, turn: Turn, lang: str, symbols: Sequence[str] = (),
+                  period: str | None = None) -> list[ChatMessage]:
         msgs = [ChatMessage(role="system", content=prompts.system_prompt(
             prompts.system_for(lang, small=self._small), self._today(), self._extra))]
         if turn.summary:
@@ -121,8 +122,6 @@ class NormalMode:
                                     content="Summary of the earlier conversation:\n"
                                     + turn.summary))
         msgs.extend(turn.history)
-        period = (self._find_period(turn.text) if self._small and self._find_period is not None
-                  else None)
         msgs.append(ChatMessage(role="user", content=turn.text
                                 + prompts.question_hint(symbols, lang, period)))
         return msgs
@@ -147,7 +146,9 @@ class NormalMode:
         # (`turn.lang`: their /lang, else the language of this message)
         lang = question_lang(turn.text, turn.lang)
         symbols = await self._symbols(turn.text) if self._small else []
-        messages = self._messages(turn, lang, symbols)
+        period = (self._find_period(turn.text) if self._small and self._find_period is not None
+                  else None)
+        messages = self._messages(turn, lang, symbols, period)
         # a run degraded by the usage gate (core.usage_gate): fewer turns, one cheaper role
         max_turns = min(turn.options.max_turns or self._max_turns, self._max_turns)
         cheap = turn.options.profile_role
@@ -258,7 +259,7 @@ class NormalMode:
             if calls:
                 must_call = False
                 if self._small:  # a small model's burst of calls would overflow its window
-                    calls = [small_call(c, self._registry) for c in calls[:SMALL_CALLS]]
+                    calls = [small_call(c, self._registry, period) for c in calls[:SMALL_CALLS]]
                 ran.update(_call_key(c) for c in calls)
                 tools_used += len(calls)
                 assistant = ChatMessage(role="assistant", content=content, tool_calls=calls)

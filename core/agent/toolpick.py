@@ -116,8 +116,11 @@ def _compact_property(prop: dict[str, Any], *, small: bool = False) -> dict[str,
     return out
 
 
-def small_call(call: ToolCall, registry: ToolRegistry) -> ToolCall:
-    """`call` with `SMALL_ARGS` for the parameters its tool takes and the call left out."""
+def small_call(call: ToolCall, registry: ToolRegistry, period: str | None = None) -> ToolCall:
+    """`call` with `SMALL_ARGS` for the parameters its tool takes and the call left out, and
+    the period the question names (`period`, read by code) as its `period`: the 1.5B wrote
+    its parameter's description as the value ("back from the last bar"), or none for 近一年
+    (the whole history), even with the period spelt out beside the question."""
     if call.name not in registry:
         return call
     props = registry.get(call.name).args_model.model_fields
@@ -128,6 +131,10 @@ def small_call(call: ToolCall, registry: ToolRegistry) -> ToolCall:
     if not isinstance(args, dict):
         return call
     extra = {k: v for k, v in SMALL_ARGS.items() if k in props and k not in args}
+    if period and "period" in props and args.get("period") != period:
+        extra["period"] = period
+        for field in ("start", "end"):  # the period stands instead of start/end
+            args.pop(field, None)
     if not extra:
         return call
     return call.model_copy(update={"arguments": json.dumps(args | extra, ensure_ascii=False)})

@@ -479,6 +479,45 @@ async def test_a_small_model_that_answers_a_data_question_without_a_call_must_ca
     assert done(events).text.startswith("The CSI 300 closed at 138.85")
 
 
+@pytest.mark.parametrize(("question", "call", "period"), [
+    # the 1.5B wrote the parameter's description as its value
+    ("MSFT price history last month", {"symbol": "MSFT", "period": "back from the last bar"},
+     "1mo"),
+    ("沪深300 近一年表现", {"symbol": "000300"}, "1y"),  # none: the whole history's summary
+    ("NVDA over the last 3 months", {"symbol": "NVDA", "start": "2024-01-01"}, "3mo"),
+    ("NVDA RSI", {"symbol": "NVDA", "period": "6mo"}, "6mo"),  # the question names none
+])
+async def test_a_small_models_call_takes_the_period_its_question_names(question, call, period):
+    from bot.symbols_bridge import find_period
+
+    seen: list[dict[str, object]] = []
+    reg = ToolRegistry()
+
+    @tool(registry=reg, tags=("market", "ohlcv"))
+    async def get_ohlcv(symbol: str, period: str | None = None, start: str | None = None,
+                        limit: int = 60) -> Bars:
+        """Daily bars and the period's summary.
+
+        Args:
+            symbol: ticker
+            period: back from the last bar
+            start: first date
+            limit: at most this many most recent bars
+        """
+        seen.append({"period": period, "start": start, "limit": limit})
+        return Bars(symbol=symbol, rows=[], high=153.13, as_of="2025-02-14")
+
+    script = [Reply(tool_calls=[("get_ohlcv", call)]),
+              Reply(text="The high was 153.13 (as of 2025-02-14).")]
+    async with FakeOpenAI(script) as srv:
+        router = LLMRouter(default=profile(srv, small=True))
+        mode = NormalMode(llm=router, registry=reg, small=True, find_period=find_period)
+        turn = Turn(text=question, history=[], recorder=MemoryRecorder())
+        [e async for e in mode.run(turn)]
+        await router.aclose()
+    assert seen == [{"period": period, "start": None, "limit": 5}]
+
+
 async def test_a_large_model_gets_the_question_as_written():
     async with FakeOpenAI(default=Reply(text="ok")) as srv:
         router = LLMRouter(default=profile(srv))
