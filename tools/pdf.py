@@ -25,7 +25,8 @@ from pathlib import Path
 
 from fontTools import ttLib
 from fpdf import FPDF
-from fpdf.fonts import FontFace, SubsetMap, TextEmphasis, TTFFont
+from fpdf.enums import TextEmphasis
+from fpdf.fonts import FontFace, SubsetMap, TTFFont
 
 from tools.fonts import cjk_font_path
 
