@@ -144,9 +144,14 @@ imports: $(STAMP)
 # point existed): pytest-timeout (pyproject: 900 s, signal method) fails a stuck test inside its
 # worker with every asyncio task's stack (tests/stuck.py) and the worker goes on to its next
 # test, and the fault suites' waits are bounded polls that say what they waited for.
+# The project's own bytecode is written first, once (2 s of one core; the venv's is written at
+# install, UV_COMPILE_BYTECODE): where PYTHONDONTWRITEBYTECODE is set, as in the sessions that
+# run this suite, no process ever wrote it, so each of the hundreds of `bullpen` processes the
+# suite starts compiled the whole project again (~0.7 s of CPU each), and so did every worker.
 JOBS ?= 4
 DIST ?= worksteal
 pytest: $(STAMP)
+	$(PYTHON) -m compileall -q $(PACKAGES) tests devtools
 	$(PYTHON) -m pytest -q $(if $(filter-out 1,$(JOBS)),-n $(JOBS) --dist $(DIST),) $(PYTEST_ARGS)
 
 clean:

@@ -30,7 +30,6 @@ from core.ports import LLMProvider
 from core.types import ChatMessage, OutgoingFile
 from core.words import Lang, norm, t
 from tools.bars import with_moving_averages
-from tools.fonts import cjk_font_path
 from tools.ict_tool import run_ict
 from tools.indicators import compute_indicators
 from tools.market import load_bars, period_start, quote_from_bars
@@ -577,15 +576,13 @@ def _table_row(r: ReportRow, lg: Lang) -> tuple[str, ...]:
 
 def render_pdf(report: Report, *, fallback_reason: str = "") -> bytes:
     """The report as PDF bytes (fpdf2, the CJK font the charts use). Pure and synchronous."""
-    from fpdf import FPDF
     from fpdf.fonts import FontFace
 
+    from tools.pdf import new_fpdf
+
     w = words_of("report.", report.lang)
-    pdf = FPDF(format="A4")
+    pdf = new_fpdf()
     pdf.set_auto_page_break(auto=True, margin=15)
-    font = cjk_font_path()
-    pdf.add_font("cjk", fname=font)
-    pdf.add_font("cjk", style="B", fname=font)
     pdf.set_title(_title(report))
     pdf.add_page()
 

@@ -7,18 +7,26 @@
   heading never ends a page (a chart under its heading moves with it);
 - a source note is real small grey text, never a markup tag.
 
+The font file (16 MB, 65k glyphs) is parsed once per process, not once per document and style
+(`new_fpdf`): that parse was half a second of every report's CPU.
+
 Pure and synchronous: callers run it in a worker thread.
 """
 
 from __future__ import annotations
 
+import copy
+import functools
 import io
 import struct
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 
+from fontTools import ttLib
 from fpdf import FPDF
-from fpdf.fonts import FontFace
+from fpdf.enums import TextEmphasis
+from fpdf.fonts import FontFace, SubsetMap, TTFFont
 
 from tools.fonts import cjk_font_path
 
@@ -38,15 +46,48 @@ def png_size(png: bytes) -> tuple[int, int]:
     return int(width), int(height)
 
 
+@functools.cache
+def _parsed_cjk() -> TTFFont:
+    """The CJK font as fpdf2 reads it (metrics, cmap, glyph ids): read-only once made."""
+    return TTFFont(FPDF(), Path(cjk_font_path()), FONT, "")
+
+
+def _add_cjk(pdf: FPDF, style: str) -> None:
+    """What `pdf.add_font(FONT, style, fname=cjk_font_path())` does, from the parsed font:
+    the metrics, cmap and glyph ids are shared (fpdf2 only reads them once the font is made);
+    what a document changes is its own: the glyphs it uses, the font file it subsets in place
+    when written (opened lazily: the table directory only), its descriptor object."""
+    parsed = _parsed_cjk()
+    font = copy.copy(parsed)
+    font.i = len(pdf.fonts) + 1
+    font.fontkey = FONT + style
+    font.emphasis = TextEmphasis.coerce(style)
+    font.ttfont = ttLib.TTFont(parsed.ttffile, recalcTimestamp=False, lazy=True)
+    font.desc = copy.copy(parsed.desc)
+    font.missing_glyphs = []
+    font.biggest_size_pt = 0
+    font._hbfont = None
+    font.subset = SubsetMap(font)
+    pdf.fonts[font.fontkey] = font
+    if font.is_cff and font.is_cid_keyed:
+        pdf._set_min_pdf_version("1.6")  # as add_font does for this font
+
+
+def new_fpdf() -> FPDF:
+    """An A4 FPDF with the CJK font as `cjk` (regular) and `cjkB` (the same single weight:
+    bold reads from the size), the font parsed once per process."""
+    pdf = FPDF(format="A4")
+    for style in ("", "B"):
+        _add_cjk(pdf, style)
+    return pdf
+
+
 class Document:
     """One A4 document: `heading`, `para`, `note`, `table`, `image`, then `output`."""
 
     def __init__(self, title: str) -> None:
-        pdf = FPDF(format="A4")
+        pdf = new_fpdf()
         pdf.set_auto_page_break(auto=True, margin=MARGIN)
-        font = cjk_font_path()
-        pdf.add_font(FONT, fname=font)
-        pdf.add_font(FONT, style="B", fname=font)  # one weight: bold reads from the size
         pdf.set_title(title)
         pdf.add_page()
         self.pdf = pdf
