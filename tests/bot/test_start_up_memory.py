@@ -10,12 +10,17 @@ import json
 import subprocess
 import sys
 
-# what serve needs only on first use: a chart or a PDF, a model or a speech endpoint, voice
-ON_FIRST_USE = ("matplotlib", "PIL", "fpdf", "openai", "faster_whisper", "ctranslate2")
-# what `bullpen serve` imports to start: the CLI, the App with every mode and tool, the
-# Telegram and console adapters, the scheduler, the start-up lines
+# what serve needs only on first use: a chart or a PDF, a model or a speech endpoint, voice,
+# a parquet file (pyarrow: pandas starts without it, bot.lean_pandas)
+ON_FIRST_USE = ("matplotlib", "PIL", "fpdf", "openai", "faster_whisper", "ctranslate2",
+                "pyarrow")
+# what `bullpen serve` imports to start, after what `bot.cli.main` does first: the CLI, the
+# App with every mode and tool, the Telegram and console adapters, the scheduler, the start-up
+# lines
 PROBE = """
 import json, sys
+from bot.lean_pandas import without_pyarrow
+without_pyarrow()
 import tools
 tools.build_registry()
 import bot.app, bot.cli, bot.cli.runtime, bot.cli.startup, jobs.runner, debate.report
