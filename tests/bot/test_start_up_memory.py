@@ -72,3 +72,19 @@ def test_the_start_up_coverage_line_keeps_no_bars() -> None:
         _coverage.cache_clear()
     assert covered  # the snapshot has series here
     assert snapshot._load_in.cache_info().currsize == before
+
+
+def test_a_parquet_read_loads_pyarrow_and_a_cik_lookup_not_edgartools() -> None:
+    """pandas starts without pyarrow (bot.lean_pandas); the first parquet read loads it. The
+    local CIK lookup reads edgartools' ticker table without importing edgartools (~65 MB more
+    beyond pyarrow)."""
+    probe = PROBE.replace("print(", """
+assert "pyarrow" not in sys.modules
+from tools.data.sec_provider import local_cik
+assert local_cik("AAPL") == ("0000320193", "Apple Inc.")
+print(""")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         timeout=120, check=True).stdout
+    loaded = set(json.loads(out.splitlines()[-1]))
+    assert "pyarrow" in loaded
+    assert "edgar" not in loaded
