@@ -231,6 +231,8 @@ _HIT_SCORE = {**_KIND_SCORE, SOUND: 80.0}
 _IDX_BITS, _KIND_BITS = 20, 4
 _IDX_MASK, _KIND_MASK = (1 << _IDX_BITS) - 1, (1 << _KIND_BITS) - 1
 _LABEL_SHIFT = _IDX_BITS + _KIND_BITS
+_KIND_SCORES = tuple(_HIT_SCORE[k] for k in _KINDS)
+_new_tuple = tuple.__new__  # a named tuple without its Python-level __new__ (unpacking is hot)
 
 
 class _HitTable:
@@ -271,7 +273,8 @@ class _HitTable:
             return default
         if type(v) is int:
             return (self._unpack(v),)
-        return tuple([self._unpack(x) for x in cast("tuple[int, ...]", v)])
+        unpack = self._unpack
+        return tuple([unpack(x) for x in cast("tuple[int, ...]", v)])
 
     def __getitem__(self, k: str) -> Sequence[_Hit]:
         hits = self.get(k)
@@ -280,8 +283,9 @@ class _HitTable:
         return hits
 
     def _unpack(self, v: int) -> _Hit:
-        kind = _KINDS[(v >> _IDX_BITS) & _KIND_MASK]
-        return _Hit(v & _IDX_MASK, _HIT_SCORE[kind], self._labels[v >> _LABEL_SHIFT], kind)
+        n = (v >> _IDX_BITS) & _KIND_MASK
+        return _new_tuple(_Hit, (v & _IDX_MASK, _KIND_SCORES[n], self._labels[v >> _LABEL_SHIFT],
+                                 _KINDS[n]))
 
     def put(self, k: str, idx: int, kind: str, label: str) -> None:
         if idx > _IDX_MASK:
