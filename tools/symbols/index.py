@@ -244,21 +244,22 @@ class _HitTable:
     A key holds one hit per entry: a later hit of the same entry replaces it only when its
     kind scores higher (an entry's name before its English name, both "apple inc")."""
 
-    __slots__ = ("_hits", "_label_no", "_labels")
+    __slots__ = ("_label_no", "_labels", "packed")
 
     def __init__(self) -> None:
-        self._hits: dict[str, int | list[int] | tuple[int, ...]] = {}
+        # key -> its packed hits; scans test a key here (a dict's `in`, no method call)
+        self.packed: dict[str, int | list[int] | tuple[int, ...]] = {}
         self._labels: list[str] = []
         self._label_no: dict[str, int] = {}  # while building
 
     def __contains__(self, k: object) -> bool:
-        return k in self._hits
+        return k in self.packed
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._hits)
+        return iter(self.packed)
 
     def __len__(self) -> int:
-        return len(self._hits)
+        return len(self.packed)
 
     @overload
     def get(self, k: str) -> Sequence[_Hit] | None: ...
@@ -268,7 +269,7 @@ class _HitTable:
 
     def get(self, k: str, default: Sequence[_Hit] | None = None) -> Sequence[_Hit] | None:
         """The hits of key ``k`` in the order they were put, else ``default``."""
-        v = self._hits.get(k)
+        v = self.packed.get(k)
         if v is None:
             return default
         if type(v) is int:
@@ -295,9 +296,9 @@ class _HitTable:
             n = self._label_no[label] = len(self._labels)
             self._labels.append(label)
         packed = (n << _LABEL_SHIFT) | (_KIND_NO[kind] << _IDX_BITS) | idx
-        old = self._hits.get(k)
+        old = self.packed.get(k)
         if old is None:
-            self._hits[k] = packed
+            self.packed[k] = packed
             return
         hits = [old] if type(old) is int else cast("list[int]", old)
         for j, h in enumerate(hits):
@@ -305,16 +306,16 @@ class _HitTable:
                 if _HIT_SCORE[kind] > _HIT_SCORE[_KINDS[(h >> _IDX_BITS) & _KIND_MASK]]:
                     hits[j] = packed
                     if type(old) is int:
-                        self._hits[k] = packed
+                        self.packed[k] = packed
                 return
         hits.append(packed)
-        self._hits[k] = hits
+        self.packed[k] = hits
 
     def freeze(self) -> None:
         """Hit lists become tuples (in place: same keys, no second table); building is over."""
-        for k, v in self._hits.items():
+        for k, v in self.packed.items():
             if type(v) is list:
-                self._hits[k] = tuple(v)
+                self.packed[k] = tuple(v)
         self._label_no = {}
 
 
@@ -1043,6 +1044,7 @@ class SymbolIndex:
 
     def _extract_cjk(self, norm: str, taken: Any, claim: Any, work: ExtractWork) -> None:
         low = norm.lower()
+        known = self.exact.packed
         for run in _X_CJK_RUN.finditer(low):
             seg = run.group(0)
             if not has_cjk(seg):
@@ -1062,9 +1064,9 @@ class SymbolIndex:
                         continue
                     piece = simple[i : i + n]
                     work.probes += 1
-                    candidates = self.exact.get(piece)
-                    if candidates is None or not has_cjk(piece):
+                    if piece not in known or not has_cjk(piece):
                         continue
+                    candidates = self.exact[piece]
                     end = i + n
                     if end < len(simple) and piece[-1].isascii() and simple[end].isascii():
                         continue  # do not cut a Latin word in half
@@ -1090,6 +1092,7 @@ class SymbolIndex:
     def _extract_latin(
         self, norm: str, shouting: bool, taken: Any, claim: Any, work: ExtractWork
     ) -> None:
+        known = self.exact.packed
         words = []
         for m in _X_WORD.finditer(norm):
             w, s, e = m.group(0), m.start(), m.end()
@@ -1110,9 +1113,11 @@ class SymbolIndex:
                 phrase = [x[0] for x in words[wi : wi + n]]
                 work.probes += 1
                 k = key(" ".join(phrase))
+                if k not in known:
+                    continue
                 hits = [
                     h
-                    for h in self.exact.get(k, ())
+                    for h in self.exact[k]
                     if h.kind not in (INITIALS, PINYIN) and (h.kind != CORE or len(k) > 4)
                 ]
                 if not hits:
