@@ -20,12 +20,16 @@ import asyncpg
 import pytest
 
 from bot.cli import _runtime_dir
+from bot.lean_pandas import without_pyarrow
 from core import clock
 from core.clock import FixedClock
 from core.store import Database, migrate
 from tests import slow_first, stuck
 
 _runtime_dir()
+# pandas as `bullpen` runs it (bot.lean_pandas): nothing imported above has imported it yet
+if not without_pyarrow():
+    raise RuntimeError("pandas was imported with pyarrow before the test session started")
 
 ROOT = Path(__file__).resolve().parent.parent
 MIGRATIONS = ROOT / "migrations"

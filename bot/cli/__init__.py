@@ -86,6 +86,9 @@ def _runtime_dir() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from bot.lean_pandas import without_pyarrow
+
+    without_pyarrow()  # before anything imports pandas: ~50 MB less in every process
     _runtime_dir()
     args = build_parser().parse_args(argv)
     from bot.cli import runtime

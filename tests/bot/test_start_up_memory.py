@@ -10,12 +10,17 @@ import json
 import subprocess
 import sys
 
-# what serve needs only on first use: a chart or a PDF, a model or a speech endpoint, voice
-ON_FIRST_USE = ("matplotlib", "PIL", "fpdf", "openai", "faster_whisper", "ctranslate2")
-# what `bullpen serve` imports to start: the CLI, the App with every mode and tool, the
-# Telegram and console adapters, the scheduler, the start-up lines
+# what serve needs only on first use: a chart or a PDF, a model or a speech endpoint, voice,
+# a parquet file (pyarrow: pandas starts without it, bot.lean_pandas)
+ON_FIRST_USE = ("matplotlib", "PIL", "fpdf", "openai", "faster_whisper", "ctranslate2",
+                "pyarrow")
+# what `bullpen serve` imports to start, after what `bot.cli.main` does first: the CLI, the
+# App with every mode and tool, the Telegram and console adapters, the scheduler, the start-up
+# lines
 PROBE = """
 import json, sys
+from bot.lean_pandas import without_pyarrow
+without_pyarrow()
 import tools
 tools.build_registry()
 import bot.app, bot.cli, bot.cli.runtime, bot.cli.startup, jobs.runner, debate.report
@@ -67,3 +72,19 @@ def test_the_start_up_coverage_line_keeps_no_bars() -> None:
         _coverage.cache_clear()
     assert covered  # the snapshot has series here
     assert snapshot._load_in.cache_info().currsize == before
+
+
+def test_a_parquet_read_loads_pyarrow_and_a_cik_lookup_not_edgartools() -> None:
+    """pandas starts without pyarrow (bot.lean_pandas); the first parquet read loads it. The
+    local CIK lookup reads edgartools' ticker table without importing edgartools (~65 MB more
+    beyond pyarrow)."""
+    probe = PROBE.replace("print(", """
+assert "pyarrow" not in sys.modules
+from tools.data.sec_provider import local_cik
+assert local_cik("AAPL") == ("0000320193", "Apple Inc.")
+print(""")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         timeout=120, check=True).stdout
+    loaded = set(json.loads(out.splitlines()[-1]))
+    assert "pyarrow" in loaded
+    assert "edgar" not in loaded

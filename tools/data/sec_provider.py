@@ -10,6 +10,7 @@ with a per-page index of the items (Item 1A, Item 7, ...) that start on each pag
 from __future__ import annotations
 
 import functools
+import importlib.util
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -51,11 +52,12 @@ def _data() -> str:
 
 
 def _edgar_reference(name: str) -> Path | None:
-    try:
-        import edgar
-    except ImportError:
+    """A data file edgartools ships, found without importing edgartools (its import adds
+    ~65 MB to a serving process and pulls in pyarrow: issue 34)."""
+    spec = importlib.util.find_spec("edgar")
+    if spec is None or not spec.submodule_search_locations:
         return None
-    path = Path(edgar.__file__).parent / "reference" / "data" / name
+    path = Path(next(iter(spec.submodule_search_locations))) / "reference" / "data" / name
     return path if path.exists() else None
 
 

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 from importlib import resources
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple, cast, overload
 
 import numpy as np
 from rapidfuzz import fuzz
@@ -224,6 +224,101 @@ class _Hit(NamedTuple):
         return f"{self.kind} {self.label}"  # "sounds like Netflix", "alias 茅台", ...
 
 
+# a stored hit's kind, by number; its score is its kind's (`_HitTable`)
+_KINDS = (NAME, TW, BASE, ALIAS, SHORT, FULL_EN, PINYIN, INITIALS, CORE, WORDS, SOUND)
+_KIND_NO = {k: n for n, k in enumerate(_KINDS)}
+_HIT_SCORE = {**_KIND_SCORE, SOUND: 80.0}
+_IDX_BITS, _KIND_BITS = 20, 4
+_IDX_MASK, _KIND_MASK = (1 << _IDX_BITS) - 1, (1 << _KIND_BITS) - 1
+_LABEL_SHIFT = _IDX_BITS + _KIND_BITS
+_KIND_SCORES = tuple(_HIT_SCORE[k] for k in _KINDS)
+_new_tuple = tuple.__new__  # a named tuple without its Python-level __new__ (unpacking is hot)
+
+
+class _HitTable:
+    """Key -> hits, packed: a hit is one int (entry position, kind and label number; it scores
+    what its kind scores), a key with one hit holds that int itself, and the labels are one
+    list holding each distinct text once. A named tuple per hit in a tuple per key cost ~150
+    bytes a hit more, for ~100,000 hits; `get` unpacks the hits of a key found.
+
+    A key holds one hit per entry: a later hit of the same entry replaces it only when its
+    kind scores higher (an entry's name before its English name, both "apple inc")."""
+
+    __slots__ = ("_label_no", "_labels", "packed")
+
+    def __init__(self) -> None:
+        # key -> its packed hits; scans test a key here (a dict's `in`, no method call)
+        self.packed: dict[str, int | list[int] | tuple[int, ...]] = {}
+        self._labels: list[str] = []
+        self._label_no: dict[str, int] = {}  # while building
+
+    def __contains__(self, k: object) -> bool:
+        return k in self.packed
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.packed)
+
+    def __len__(self) -> int:
+        return len(self.packed)
+
+    @overload
+    def get(self, k: str) -> Sequence[_Hit] | None: ...
+
+    @overload
+    def get(self, k: str, default: Sequence[_Hit]) -> Sequence[_Hit]: ...
+
+    def get(self, k: str, default: Sequence[_Hit] | None = None) -> Sequence[_Hit] | None:
+        """The hits of key ``k`` in the order they were put, else ``default``."""
+        v = self.packed.get(k)
+        if v is None:
+            return default
+        if type(v) is int:
+            return (self._unpack(v),)
+        unpack = self._unpack
+        return tuple([unpack(x) for x in cast("tuple[int, ...]", v)])
+
+    def __getitem__(self, k: str) -> Sequence[_Hit]:
+        hits = self.get(k)
+        if hits is None:
+            raise KeyError(k)
+        return hits
+
+    def _unpack(self, v: int) -> _Hit:
+        n = (v >> _IDX_BITS) & _KIND_MASK
+        return _new_tuple(_Hit, (v & _IDX_MASK, _KIND_SCORES[n], self._labels[v >> _LABEL_SHIFT],
+                                 _KINDS[n]))
+
+    def put(self, k: str, idx: int, kind: str, label: str) -> None:
+        if idx > _IDX_MASK:
+            raise ValueError(f"more than {_IDX_MASK} entries")
+        n = self._label_no.get(label)
+        if n is None:
+            n = self._label_no[label] = len(self._labels)
+            self._labels.append(label)
+        packed = (n << _LABEL_SHIFT) | (_KIND_NO[kind] << _IDX_BITS) | idx
+        old = self.packed.get(k)
+        if old is None:
+            self.packed[k] = packed
+            return
+        hits = [old] if type(old) is int else cast("list[int]", old)
+        for j, h in enumerate(hits):
+            if h & _IDX_MASK == idx:
+                if _HIT_SCORE[kind] > _HIT_SCORE[_KINDS[(h >> _IDX_BITS) & _KIND_MASK]]:
+                    hits[j] = packed
+                    if type(old) is int:
+                        self.packed[k] = packed
+                return
+        hits.append(packed)
+        self.packed[k] = hits
+
+    def freeze(self) -> None:
+        """Hit lists become tuples (in place: same keys, no second table); building is over."""
+        for k, v in self.packed.items():
+            if type(v) is list:
+                self.packed[k] = tuple(v)
+        self._label_no = {}
+
+
 @contextmanager
 def paused_gc() -> Iterator[None]:
     """Pause the cyclic GC while allocating many small acyclic objects (a third of build time
@@ -370,22 +465,24 @@ class SymbolIndex:
             k: frozenset(v) for k, v in cur.get("collocations", {}).items() if k != "_doc"
         }
         self.codes = _Codes()
-        self.exact: dict[str, Sequence[_Hit]] = {}  # lists while building, then tuples
-        self.phon: dict[str, Sequence[_Hit]] = {}
-        self.words: dict[str, Sequence[_Hit]] = {}
+        self.exact = _HitTable()
+        self.phon = _HitTable()  # phonetic key -> hits of kind SOUND
+        self.words = _HitTable()  # order-free words of a US name -> hits of kind WORDS
         self.instr: dict[str, list[_Hit]] = {}  # instrument keys: resolve() only
         # form key ("^dji" apart from "dji") -> (idx, policy)
         self.instr_forms: dict[str, list[tuple[int, str]]] = {}
         self.cn_instr: dict[tuple[str, str], int] = {}  # (code, exchange) -> index entry
         self.twin: dict[int, int] = {}  # listed share -> index with the same code (000001)
         self.pop: list[float] = []
+        pops: dict[float, float] = {}  # one float object per distinct popularity
         curated_codes = {(m, c) for m in ("cn", "us", "hk") for c in cur.get(m, {})}
         self.famous: list[bool] = []
         self.curated: list[bool] = []
         for i, e in enumerate(self.entries):
             self.codes.setdefault((e.market, e.code), i)
             is_curated = (e.market, e.code) in curated_codes
-            self.pop.append(self._popularity(e, is_curated))
+            pop = self._popularity(e, is_curated)
+            self.pop.append(pops.setdefault(pop, pop))
             self.curated.append(is_curated)
             self.famous.append(
                 is_curated
@@ -409,10 +506,8 @@ class SymbolIndex:
         self._freeze()
 
     def _freeze(self) -> None:
-        """Hit lists become tuples (in place: same keys, no second table)."""
         for table in (self.exact, self.phon, self.words):
-            for k, hits in table.items():
-                table[k] = tuple(hits)
+            table.freeze()
 
     # ---------------------------------------------------------------- building
 
@@ -435,32 +530,16 @@ class SymbolIndex:
             pop = 0.8
         return pop if e.primary else pop * 0.5
 
-    def _put(self, k: str, hit: _Hit) -> None:
-        if not k:
-            return
-        hits = cast("list[_Hit] | None", self.exact.get(k))
-        if hits is None:
-            self.exact[k] = [hit]
-            return
-        for j, h in enumerate(hits):
-            if h.idx == hit.idx:
-                if hit.score > h.score:
-                    hits[j] = hit
-                return
-        hits.append(hit)
-
     def _put_phon(self, text: str, idx: int) -> None:
         p = phonetic(text)
-        if len(p) < 2:
-            return
-        hits = cast("list[_Hit]", self.phon.setdefault(p, []))
-        if all(h.idx != idx for h in hits):
-            hits.append(_Hit(idx, 80.0, text, SOUND))  # why: "sounds like {text}"
+        if len(p) >= 2:
+            self.phon.put(p, idx, SOUND, text)  # why: "sounds like {text}"
 
     def _add(self, idx: int, text: str, kind: str, label: str | None = None) -> None:
         k = key(text)
         if k:
-            self._put(k, _Hit(idx, _KIND_SCORE[kind], label or text, kind))
+            # a name that is its own key (贵州茅台, gzmt) keys the table with its own object
+            self.exact.put(text if k == text else k, idx, kind, label or text)
 
     def _add_keys(self, i: int, e: SymbolEntry) -> None:
         if e.market in ("cn", "hk"):
@@ -554,9 +633,7 @@ class SymbolIndex:
     def _put_words(self, i: int, text: str) -> None:
         k = _words_key(text)
         if k:
-            hits = cast("list[_Hit]", self.words.setdefault(k, []))
-            if all(h.idx != i for h in hits):
-                hits.append(_Hit(i, _KIND_SCORE[WORDS], text, WORDS))
+            self.words.put(k, i, WORDS, text)
 
     def _add_aliases(self, i: int, aliases: Iterable[str]) -> None:
         for a in aliases:
@@ -967,6 +1044,7 @@ class SymbolIndex:
 
     def _extract_cjk(self, norm: str, taken: Any, claim: Any, work: ExtractWork) -> None:
         low = norm.lower()
+        known = self.exact.packed
         for run in _X_CJK_RUN.finditer(low):
             seg = run.group(0)
             if not has_cjk(seg):
@@ -986,9 +1064,9 @@ class SymbolIndex:
                         continue
                     piece = simple[i : i + n]
                     work.probes += 1
-                    candidates = self.exact.get(piece)
-                    if candidates is None or not has_cjk(piece):
+                    if piece not in known or not has_cjk(piece):
                         continue
+                    candidates = self.exact[piece]
                     end = i + n
                     if end < len(simple) and piece[-1].isascii() and simple[end].isascii():
                         continue  # do not cut a Latin word in half
@@ -1014,6 +1092,7 @@ class SymbolIndex:
     def _extract_latin(
         self, norm: str, shouting: bool, taken: Any, claim: Any, work: ExtractWork
     ) -> None:
+        known = self.exact.packed
         words = []
         for m in _X_WORD.finditer(norm):
             w, s, e = m.group(0), m.start(), m.end()
@@ -1034,9 +1113,11 @@ class SymbolIndex:
                 phrase = [x[0] for x in words[wi : wi + n]]
                 work.probes += 1
                 k = key(" ".join(phrase))
+                if k not in known:
+                    continue
                 hits = [
                     h
-                    for h in self.exact.get(k, ())
+                    for h in self.exact[k]
                     if h.kind not in (INITIALS, PINYIN) and (h.kind != CORE or len(k) > 4)
                 ]
                 if not hits:
