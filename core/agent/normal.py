@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import date
 from typing import Any
@@ -52,10 +53,18 @@ def _join_parts(first: str, second: str) -> str:
     return first + ("" if first.endswith((" ", "\n")) or not second else " ") + second
 
 
+# one dated row of a table, recited: "2025-12-25: 4629.32", "- 2025-02-10 138.85 139.2"
+_ROW_LINE = re.compile(r"\s*(?:[-*|]\s*)?\d{4}-\d{2}-\d{2}[\s:|,\d.%-]*")
+
+
 def _only_data(text: str) -> bool:
-    """Whether `text` is nothing but a JSON object or list (fenced or not): a small model's
-    echo of a tool result, not an answer."""
+    """Whether `text` is nothing but a JSON object or list (fenced or not), or nothing but
+    three or more dated rows: a small model's echo of a tool result, not an answer (the 1.5B
+    answered 沪深300 近一年表现 with the five bars it was sent, one "date: open" a line)."""
     body = text.strip().removeprefix("```json").removeprefix("```").removesuffix("```").strip()
+    lines = [line for line in body.splitlines() if line.strip()]
+    if len(lines) >= 3 and all(_ROW_LINE.fullmatch(line) for line in lines):
+        return True
     if not body.startswith(("{", "[")):
         return False
     try:

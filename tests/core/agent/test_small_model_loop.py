@@ -543,6 +543,9 @@ async def test_an_answer_written_beside_a_repeated_call_is_the_answer():
     '{"name": "NVIDIA Corp", "arguments": {"close": 138.85, "as_of": "2025-02-14"}}',
     '```json\n{"symbol": "NVDA", "close": 138.85}\n```',
     '{"name": "NVIDIA Corp", "arguments": {"market": "us", "close": 138.8',  # cut off
+    # the bars it was sent, recited a line each (the 1.5B, 沪深300 近一年表现)
+    "2025-12-25: 4629.32\n2025-12-26: 4639.79\n2025-12-29: 4658.27\n2025-12-30: 4617.32",
+    "- 2025-02-12 138.85 139.2\n- 2025-02-13 | 138.85\n- 2025-02-14 138.85",
 ])
 async def test_a_tool_result_echoed_as_json_is_not_the_answer(echo):
     script = [Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]), Reply(text=echo),
@@ -736,3 +739,15 @@ async def test_an_amount_in_another_currency_than_the_tools_is_sent_back_then_la
     async with FakeOpenAI(script) as srv:
         events = await run(srv, "英伟达最新收盘价是多少？", lang="zh")
     assert done(events).label == "请注意币种：数据中 138.85元 的币种是 USD。"
+
+
+@pytest.mark.parametrize("answer", [
+    "NVDA closed at 138.85 USD on 2025-02-14.",
+    "2025-02-14: 138.85",  # one dated figure is an answer
+    "Closes:\n2025-02-12: 1.0\n2025-02-13: 2.0\n2025-02-14: 3.0",  # said what they are
+    "沪深300 近一年最高 4761.83。\n2025-12-31 收盘 4629.94\n2025-04-08 最低 3500",
+])
+def test_an_answer_with_dated_lines_in_words_is_not_an_echo(answer):
+    from core.agent.normal import _only_data
+
+    assert not _only_data(answer)
