@@ -37,9 +37,10 @@ class MeteredLLM:
 
     async def stream(self, messages: Sequence[ChatMessage], *, role: str = "agent",
                      tools: Sequence[dict[str, Any]] | None = None,
-                     max_tokens: int | None = None) -> AsyncIterator[Any]:
+                     max_tokens: int | None = None,
+                     require_tool: bool = False) -> AsyncIterator[Any]:
         async for item in self._llm.stream(messages, role=role, tools=tools,
-                                           max_tokens=max_tokens):
+                                           max_tokens=max_tokens, require_tool=require_tool):
             if isinstance(item, Final):
                 await self._usage.record(item.response.usage, user_id=self._user,
                                          conversation_id=None)
