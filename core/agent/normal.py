@@ -92,7 +92,7 @@ class NormalMode:
     tools, the instruments the question names and the period it asks about spelt out for it
     (`find_symbols`: a model of 0.5B parameters does not know that 英伟达 is NVDA;
     `find_period`: the 1.5B read 近一年 as the whole history), a table tool's rows cut to
-    `SMALL_LIMIT` (its summary covers the range), a call it repeats answered with the result
+    `SMALL_ARGS` (its summary covers the range), a call it repeats answered with the result
     it has instead of a loop, and the answer held back until its checks pass (a draft is
     never shown and then retracted)."""
 
