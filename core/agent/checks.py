@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from core.agent import prompts
 from core.agent.grounding import (
     figures,
+    key_facts,
     percent_as_money,
     states_a_date,
     tool_dates,
@@ -57,6 +58,7 @@ class Check:
     wrong_dates: list[str] = field(default_factory=list)  # dates stated that no tool gave
     data_dates: list[str] = field(default_factory=list)  # what the tools gave instead
     no_figure: bool = False
+    facts: list[str] = field(default_factory=list)  # the tools' figures, for a no-figure answer
 
     def send_back(self, done: set[str], *, can_use_tools: bool) -> SendBack | None:
         """What to ask the model to fix next (each kind once), or None."""
@@ -76,7 +78,7 @@ class Check:
         if self.wrong_dates and "dates" not in done:
             return SendBack("dates", prompts.wrong_dates(self.wrong_dates, self.data_dates))
         if self.no_figure and "figure" not in done:
-            return SendBack("figure", prompts.NO_FIGURE)
+            return SendBack("figure", prompts.no_figure(self.facts))
         return None
 
     def labels(self, lang: str, *, offered: bool) -> list[str]:
@@ -118,6 +120,9 @@ def check_answer(answer: str, *, question: str, lang: str, tool_texts: list[str]
     has_figures = bool(figures(answer))
     dates = tool_dates(tool_texts) if has_figures and not states_a_date(answer) else []
     wrong = wrong_dates(answer, tool_texts, also=also)
+    no_figure = (tools_used > 0 and bool(answer.strip()) and not has_figures and not made_files
+                 and bool(tool_texts) and wants_figure(question)
+                 and bool(figures(" ".join(tool_texts))))
     return Check(
         lang=lang,
         unsupported=bad,
@@ -129,7 +134,6 @@ def check_answer(answer: str, *, question: str, lang: str, tool_texts: list[str]
         dates=dates,
         wrong_dates=wrong,
         data_dates=tool_dates(tool_texts) if wrong else [],
-        no_figure=(tools_used > 0 and bool(answer.strip()) and not has_figures and not made_files
-                   and bool(tool_texts)
-                   and wants_figure(question) and bool(figures(" ".join(tool_texts)))),
+        no_figure=no_figure,
+        facts=key_facts(tool_texts) if no_figure else [],
     )

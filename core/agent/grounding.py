@@ -113,9 +113,10 @@ def unsupported_figures(answer: str, tool_texts: Iterable[str], *,
 _FIGURE_WORDS = re.compile(
     r"\b(?:price|close|closing|closed|quote|open|opened|high|low|volume|returns?|change|"
     r"market cap|p/?e|eps|revenue|earnings|profit|dividends?|rsi|macd|sma|ema|moving average|"
-    r"bollinger|52.week|compare|performance|perform|how much|level|worth|yield)\b|"
+    r"bollinger|52.week|compare|performance|perform|how much|level|worth|yield|rate|trend|"
+    r"history|historical|indicators?|technicals?)\b|"
     r"股价|价格|收盘|开盘|最高|最低|成交|涨|跌|市值|市盈率|营收|利润|分红|均线|多少|对比|比较|点位|"
-    r"表现|汇率|净值|收益",
+    r"表现|汇率|净值|收益|走势|行情|指标|历史",
     re.IGNORECASE)
 
 
@@ -156,6 +157,44 @@ def _decoded(text: str) -> object:
         return json.loads(text)
     except (ValueError, TypeError):
         return None
+
+
+# fields of a tool result that are not its figures (where it came from, how it is laid out)
+_NOT_FACTS = frozenset({"source", "note", "columns", "rows", "coverage", "dates", "signals",
+                        "provider", "url", "fetched_at"})
+
+
+def _scalars(value: dict[str, object]) -> list[str]:
+    return [f"{k}: {v}" for k, v in value.items()
+            if k not in _NOT_FACTS and isinstance(v, str | int | float) and v != ""]
+
+
+def key_facts(tool_texts: Iterable[str], *, limit: int = 400) -> list[str]:
+    """One line per tool result with its figures and dates, for a model that answered without
+    them (the 1.5B apologised after a good call, or wrote "the tool results do not provide
+    figures", with a year of bars and their summary above): its top-level fields, the fields
+    of its `summary`, and the latest values of each item that has them (an indicator). The
+    rows of a table are left out: their summary covers them."""
+    out: list[str] = []
+    for text in tool_texts:
+        data = _decoded(text)
+        if not isinstance(data, dict):
+            continue
+        parts = _scalars(data)
+        for key, value in data.items():
+            if key in _NOT_FACTS:
+                continue
+            if isinstance(value, dict):
+                parts += [f"{key} {p}" for p in _scalars(value)]
+            elif isinstance(value, list):
+                for item in value:
+                    if isinstance(item, dict) and isinstance(item.get("latest"), dict):
+                        name = item.get("name", key)
+                        parts += [f"{name} {p}" for p in _scalars(item["latest"])]
+        line = "; ".join(parts)
+        if line:
+            out.append(line if len(line) <= limit else line[:limit].rsplit(";", 1)[0])
+    return out
 
 
 # a number written as a percent ("3.56%", "3.56 percent", "3.56个百分点", "百分之3.56") or as

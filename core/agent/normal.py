@@ -268,7 +268,8 @@ class NormalMode:
             if calls:
                 must_call = False
                 if self._small:  # a small model's burst of calls would overflow its window
-                    calls = [small_call(c, self._registry, period) for c in calls[:SMALL_CALLS]]
+                    calls = [small_call(c, self._registry, period, turn.text)
+                             for c in calls[:SMALL_CALLS]]
                 ran.update(_call_key(c) for c in calls)
                 tools_used += len(calls)
                 assistant = ChatMessage(role="assistant", content=content, tool_calls=calls)

@@ -96,6 +96,15 @@ tool results give for each figure."""
 NO_FIGURE = """The question asks for figures and the tool results above hold them, but your
 answer states none. Answer again in one or two plain sentences with the figures the tool
 results give, and their date."""
+FACTS = "\nThe tool results say:\n{facts}"
+
+
+def no_figure(facts: Sequence[str]) -> str:
+    """The send-back for an answer without figures, with the tool results' own figures
+    spelt out (the 1.5B apologised after a good call: the table above was too long for it to
+    find the summary in)."""
+    return NO_FIGURE + (FACTS.format(facts="\n".join(f"- {f}" for f in facts[:3]))
+                        if facts else "")
 
 
 # a small model is told which instruments the question names (it may not know 英伟达 is NVDA)

@@ -24,8 +24,16 @@ from typing import Any
 from core.tools import ToolRegistry
 from core.types import ToolCall
 
+
+def _family(words: str) -> re.Pattern[str]:
+    """One family's pattern: an English word matches at a word's start only ("etf" is not
+    in "Netflix"); a Chinese one anywhere ("NVDA价")."""
+    return re.compile("|".join(f"(?<![A-Za-z]){w}" if re.match(r"[A-Za-z0-9\\]", w) else w
+                               for w in words.split("|")), re.IGNORECASE)
+
+
 # tag -> words of a question that call for tools with that tag (English and Chinese)
-FAMILIES: dict[str, re.Pattern[str]] = {tag: re.compile(words, re.IGNORECASE) for tag, words in {
+FAMILIES: dict[str, re.Pattern[str]] = {tag: _family(words) for tag, words in {
     "quote": r"price|quote|close|latest|today|now|价|行情|收盘|现价|报价",
     "ohlcv": r"range|history|high|low|week|month|year|bars|since|between|区间|历史|最高|最低|走势",
     "indicators": r"rsi|macd|sma|ema|bollinger|kdj|atr|indicator|moving average|overbought|"
@@ -54,6 +62,12 @@ KEEP_OPTIONAL = frozenset({"period", "interval", "indicators"})
 # answered with an apology); every tool that takes `limit` bounds its rows by it and keeps
 # what covers the whole range (get_ohlcv's summary: first and last close, change, high, low)
 SMALL_ARGS: dict[str, Any] = {"limit": 5}
+# a question that names a bar size; without one a small model's `interval` is dropped (the
+# tool's daily default): the 1.5B read 奈飞最近一个月 as monthly bars (`1mo` is both a period
+# and an interval), so the month's one bar gave the high of a longer span
+NAMES_INTERVAL = re.compile(
+    r"\b(?:daily|weekly|monthly|hourly|intraday|minutes?|\d+\s*(?:m|min|h|hr|hour)s?|"
+    r"1d|1w|1wk|1mo)\b|日线|日K|周线|周K|月线|月K|分钟|小时|分时", re.IGNORECASE)
 DESCRIPTION_CHARS = 160
 SMALL_TOOLS = 4  # at most this many tools for a small model (its window and its attention)
 
@@ -116,11 +130,13 @@ def _compact_property(prop: dict[str, Any], *, small: bool = False) -> dict[str,
     return out
 
 
-def small_call(call: ToolCall, registry: ToolRegistry, period: str | None = None) -> ToolCall:
-    """`call` with `SMALL_ARGS` for the parameters its tool takes and the call left out, and
-    the period the question names (`period`, read by code) as its `period`: the 1.5B wrote
-    its parameter's description as the value ("back from the last bar"), or none for 近一年
-    (the whole history), even with the period spelt out beside the question."""
+def small_call(call: ToolCall, registry: ToolRegistry, period: str | None = None,
+               question: str = "") -> ToolCall:
+    """`call` with `SMALL_ARGS` for the parameters its tool takes and the call left out, the
+    period the question names (`period`, read by code) as its `period` (the 1.5B wrote its
+    parameter's description as the value, "back from the last bar", or none for 近一年, the
+    whole history, even with the period spelt out beside the question), and no `interval`
+    unless the question names a bar size (`NAMES_INTERVAL`)."""
     if call.name not in registry:
         return call
     props = registry.get(call.name).args_model.model_fields
@@ -135,7 +151,10 @@ def small_call(call: ToolCall, registry: ToolRegistry, period: str | None = None
         extra["period"] = period
         for field in ("start", "end"):  # the period stands instead of start/end
             args.pop(field, None)
-    if not extra:
+    dropped = "interval" in args and not NAMES_INTERVAL.search(question)
+    if dropped:
+        args.pop("interval")
+    if not extra and not dropped:
         return call
     return call.model_copy(update={"arguments": json.dumps(args | extra, ensure_ascii=False)})
 
@@ -189,8 +208,9 @@ def pick_schemas(question: str, registry: ToolRegistry, *, budget_tokens: int | 
     """The tools to offer for `question`, compact, in the stable order.
 
     Chosen most relevant first while they fit `budget_tokens`; for a small model at most
-    `SMALL_TOOLS`: the tools of the families the question names, then the `BASE` tools. Then
-    listed in `stable_order`.
+    `SMALL_TOOLS`: the tools of the families the question names, or the `BASE` tools when it
+    names none (offered get_ohlcv beside get_indicators, the 1.5B answered "BTC-USD MACD" with
+    the bars' summary). Then listed in `stable_order`.
     """
     if not len(registry):
         return []
@@ -200,7 +220,7 @@ def pick_schemas(question: str, registry: ToolRegistry, *, budget_tokens: int | 
     if small:
         by_name = {s["function"]["name"]: s for s in ranked}
         named = [s for s in ranked if wanted.intersection(tags[s["function"]["name"]])]
-        ranked = [*named, *(by_name[n] for n in BASE if n in by_name and by_name[n] not in named)]
+        ranked = named or [by_name[n] for n in BASE if n in by_name]
     from core.llm.fit import TOOLS_OVERHEAD
 
     chosen: list[dict[str, Any]] = []

@@ -640,9 +640,94 @@ async def test_a_data_question_answered_with_no_figure_is_sent_back_then_answere
               Reply(text="AAPL closed at 138.85 USD on 2025-02-14.")]
     async with FakeOpenAI(script) as srv:
         events = await run_on(srv, "AAPL price?")
-    assert srv.requests[2]["messages"][-1]["content"] == prompts.NO_FIGURE
+    sent = srv.requests[2]["messages"][-1]["content"]
+    assert sent.startswith(prompts.NO_FIGURE)
+    # the tool's own figures and date are spelt out beside the request
+    assert "as_of: 2025-02-14" in sent and "close: 138.85" in sent and "currency: USD" in sent
     assert done(events).text == "AAPL closed at 138.85 USD on 2025-02-14."
     assert "Here is the latest" not in shown(events)
+
+
+class Summary(BaseModel):
+    first: str
+    last: str
+    close: float
+    change_pct: float
+    high: float
+    low: float
+
+
+class Table(BaseModel):
+    symbol: str
+    columns: list[str]
+    rows: list[list[str | float]]
+    summary: Summary
+    source: str
+
+
+@pytest.mark.parametrize(("question", "apology"), [
+    ("BTC-USD trend over the past 6 months", "I apologize, but I can't assist with that."),
+    ("IBM history over the last year", "I'm sorry, I can't help with that request."),
+    ("NVDA performance over the last 3 months", "The tool results do not provide figures."),
+    ("奈飞最近一个月的历史行情", "抱歉，我无法回答这个问题。"),
+])
+async def test_an_apology_after_a_good_call_is_sent_back_with_the_tools_summary(question,
+                                                                                apology):
+    """The 1.5B apologised after a call that returned a year of bars and their summary."""
+    reg = ToolRegistry()
+
+    @tool(registry=reg, tags=("market", "ohlcv"))
+    async def get_ohlcv(symbol: str, period: str = "1y", limit: int = 60) -> Table:
+        """Bars.
+
+        Args:
+            symbol: ticker
+            period: back from the last bar
+            limit: rows
+        """
+        return Table(symbol=symbol, columns=["date", "close"],
+                     rows=[["2025-02-13", 101.25], ["2025-02-14", 102.5]],
+                     summary=Summary(first="2024-02-14", last="2025-02-14", close=102.5,
+                                     change_pct=12.34, high=140.76, low=86.62),
+                     source="yfinance")
+
+    answer = ("2024-02-14 至 2025-02-14 收盘 102.5，涨 12.34%，最高 140.76，最低 86.62。"
+              if "奈飞" in question else "From 2024-02-14 to 2025-02-14 it closed at 102.5, "
+              "up 12.34%, with a high of 140.76 and a low of 86.62.")
+    script = [Reply(tool_calls=[("get_ohlcv", {"symbol": "X"})]), Reply(text=apology),
+              Reply(text=answer)]
+    async with FakeOpenAI(script) as srv:
+        events = await run(srv, question, reg=reg, lang="zh" if "奈飞" in question else "en")
+    sent = srv.requests[2]["messages"][-1]["content"]
+    assert "summary high: 140.76" in sent and "summary last: 2025-02-14" in sent
+    assert "101.25" not in sent and "yfinance" not in sent  # the rows and source stay out
+    assert done(events).text == answer and apology not in shown(events)
+
+
+def test_a_small_models_interval_is_dropped_unless_the_question_names_one():
+    from core.agent.toolpick import small_call
+    from core.types import ToolCall
+
+    reg = tools.build_registry()
+    monthly = ToolCall(id="1", name="get_ohlcv",
+                       arguments='{"symbol": "NFLX", "interval": "1mo", "period": "1mo"}')
+    asked = json.loads(small_call(monthly, reg, "1mo", "奈飞最近一个月的历史行情").arguments)
+    assert "interval" not in asked and asked["period"] == "1mo"
+    for question in ("NFLX weekly bars this year", "奈飞月线", "NFLX 1h chart today"):
+        assert "interval" in json.loads(small_call(monthly, reg, None, question).arguments)
+
+
+@pytest.mark.parametrize(("question", "offered"), [
+    ("BTC-USD MACD", ["get_indicators"]),  # not get_ohlcv, which the 1.5B summarised instead
+    ("沪深300 技术指标", ["get_indicators"]),
+    ("How much is Netflix stock?", list(BASE)),  # "etf" in "Netflix" is not a fund question
+    ("compare NVDA and MSFT", list(BASE)),
+])
+def test_a_small_model_is_offered_the_families_its_question_names(question, offered):
+    from core.agent.toolpick import pick_schemas
+
+    got = pick_schemas(question, tools.build_registry(), small=True, budget_tokens=700)
+    assert [s["function"]["name"] for s in got] == offered
 
 
 async def test_no_figure_twice_is_labelled_unanswered_and_a_question_without_one_is_not():
