@@ -269,6 +269,9 @@ class LocalServer:
                 "--threads", str(self.threads)]
 
     async def _start(self) -> None:
+        if not xllamacpp_available():
+            raise ModelInstallError("llama.cpp's server (xllamacpp, the `llm` extra) is not "
+                                    "installed: `make test-llm` or `uv sync --extra llm`")
         proc = await asyncio.create_subprocess_exec(
             *self._argv(), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
             env=server_env())
@@ -284,9 +287,16 @@ class LocalServer:
         except TimeoutError:
             pass
         if not url:
+            exited = proc.returncode
+            if exited is None and proc.stdout.at_eof():  # it closed its output: it is ending
+                with contextlib.suppress(TimeoutError):
+                    exited = await asyncio.wait_for(proc.wait(), 10)
             await self._stop()
-            raise ModelInstallError(f"the local model server did not start within "
-                                    f"{LOAD_TIMEOUT_S:g} s ({self.gguf.name})")
+            raise ModelInstallError(
+                f"the local model server exited with code {exited} before it listened "
+                f"({self.gguf.name})" if exited is not None else
+                f"the local model server did not start within {LOAD_TIMEOUT_S:g} s "
+                f"({self.gguf.name})")
         self.base_url = url
         self.port = int(url.rsplit(":", 1)[1].split("/", 1)[0])  # a restart keeps the port
 

