@@ -24,7 +24,7 @@ from bot.lean_pandas import without_pyarrow
 from core import clock
 from core.clock import FixedClock
 from core.store import Database, migrate
-from tests import slow_first, stuck
+from tests import cpu_ledger, slow_first, stuck
 
 _runtime_dir()
 # pandas as `bullpen` runs it (bot.lean_pandas): nothing imported above has imported it yet
@@ -73,7 +73,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
-    with stuck.watch(item):  # a stuck test names the await it is stuck on
+    with stuck.watch(item), cpu_ledger.ledger(item.nodeid):  # a stuck test names its await
         yield
 
 
