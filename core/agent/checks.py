@@ -10,7 +10,7 @@
   to it), and a date it states is one the tool results carry (not, say, today's date given
   to data that is as of an earlier close);
 - a figure: a question that asks for one, answered after a data tool ran, gives at least one
-  (a small model may answer "here is the data" and nothing else).
+  (a small model may answer "here is the data" and nothing else, or nothing at all).
 
 The first failed check sends the answer back to the model once, with what to fix; what still
 fails after that is labelled, never dressed as a result.
@@ -58,6 +58,7 @@ class Check:
     wrong_dates: list[str] = field(default_factory=list)  # dates stated that no tool gave
     data_dates: list[str] = field(default_factory=list)  # what the tools gave instead
     no_figure: bool = False
+    empty_after_tools: bool = False  # nothing at all, with the tools' figures above
     facts: list[str] = field(default_factory=list)  # the tools' figures, for a no-figure answer
 
     def send_back(self, done: set[str], *, can_use_tools: bool) -> SendBack | None:
@@ -77,7 +78,7 @@ class Check:
             return SendBack("language", prompts.LANGUAGE[self.lang])
         if self.wrong_dates and "dates" not in done:
             return SendBack("dates", prompts.wrong_dates(self.wrong_dates, self.data_dates))
-        if self.no_figure and "figure" not in done:
+        if (self.no_figure or self.empty_after_tools) and "figure" not in done:
             return SendBack("figure", prompts.no_figure(self.facts))
         return None
 
@@ -120,9 +121,9 @@ def check_answer(answer: str, *, question: str, lang: str, tool_texts: list[str]
     has_figures = bool(figures(answer))
     dates = tool_dates(tool_texts) if has_figures and not states_a_date(answer) else []
     wrong = wrong_dates(answer, tool_texts, also=also)
-    no_figure = (tools_used > 0 and bool(answer.strip()) and not has_figures and not made_files
-                 and bool(tool_texts) and wants_figure(question)
-                 and bool(figures(" ".join(tool_texts))))
+    empty = not answer.strip()  # the 1.5B's answer after a good call was sometimes nothing
+    no_figure = (tools_used > 0 and not has_figures and not made_files and bool(tool_texts)
+                 and (empty or wants_figure(question)) and bool(figures(" ".join(tool_texts))))
     return Check(
         lang=lang,
         unsupported=bad,
@@ -134,6 +135,7 @@ def check_answer(answer: str, *, question: str, lang: str, tool_texts: list[str]
         dates=dates,
         wrong_dates=wrong,
         data_dates=tool_dates(tool_texts) if wrong else [],
-        no_figure=no_figure,
+        no_figure=no_figure and not empty,
+        empty_after_tools=no_figure and empty,
         facts=key_facts(tool_texts) if no_figure else [],
     )

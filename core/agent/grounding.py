@@ -348,16 +348,31 @@ def _written_currency(money: str) -> str:
     return next((code for code, pattern in _CURRENCY_OF if pattern.search(money)), "")
 
 
+def _numbers_under(value: object, top: bool = True) -> list[float]:
+    """The numbers of a decoded value and of what it holds, but not of a held object that
+    says a currency of its own."""
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, int | float):
+        return [float(value)]
+    if isinstance(value, dict):
+        if not top and isinstance(value.get("currency"), str) and value["currency"]:
+            return []
+        return [x for v in value.values() for x in _numbers_under(v, False)]
+    if isinstance(value, list):
+        return [x for v in value for x in _numbers_under(v, False)]
+    return []
+
+
 def _priced(value: object) -> list[tuple[str, list[float]]]:
-    """(currency, the numbers beside it) for every object of a decoded tool result that
-    says its currency."""
+    """(currency, the numbers it holds) for every object of a decoded tool result that says
+    its currency: its own fields and those of its summary and rows (a table's currency is
+    said once, at its top; 奈飞's closes were written in 元)."""
     out: list[tuple[str, list[float]]] = []
     if isinstance(value, dict):
         currency = value.get("currency")
         if isinstance(currency, str) and currency:
-            out.append((currency.upper(), [float(v) for v in value.values()
-                                           if isinstance(v, (int, float))
-                                           and not isinstance(v, bool)]))
+            out.append((currency.upper(), _numbers_under(value)))
         for v in value.values():
             out += _priced(v)
     elif isinstance(value, list):

@@ -53,17 +53,24 @@ def _join_parts(first: str, second: str) -> str:
     return first + ("" if first.endswith((" ", "\n")) or not second else " ") + second
 
 
-# one dated row of a table, recited: "2025-12-25: 4629.32", "- 2025-02-10 138.85 139.2"
-_ROW_LINE = re.compile(r"\s*(?:[-*|]\s*)?\d{4}-\d{2}-\d{2}[\s:|,\d.%-]*")
+# one dated row of a table, recited: "2025-12-25: 4629.32", "- 2025-02-10 138.85 139.2",
+# "2022年1月31日：401.97元，427.7元，398.2元"
+_ROW_LINE = re.compile(r"\s*(?:[-*|]\s*)?(?:\d{4}-\d{2}-\d{2}|\d{4}年\d{1,2}月\d{1,2}日)"
+                       r"[\s:：|,，、;；\d.%$元-]*")
+_ROW_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+ROW_NUMBERS = 5  # a date and four numbers or more: a bar (open, high, low, close ...)
 
 
 def _only_data(text: str) -> bool:
     """Whether `text` is nothing but a JSON object or list (fenced or not), or nothing but
-    three or more dated rows: a small model's echo of a tool result, not an answer (the 1.5B
-    answered 沪深300 近一年表现 with the five bars it was sent, one "date: open" a line)."""
+    dated rows (three or more, or bars of a date and four numbers): a small model's echo of a
+    tool result, not an answer (the 1.5B answered 沪深300 近一年表现 with the five bars it
+    was sent, one "date: open" a line, and again with one whole bar of eight numbers)."""
     body = text.strip().removeprefix("```json").removeprefix("```").removesuffix("```").strip()
     lines = [line for line in body.splitlines() if line.strip()]
-    if len(lines) >= 3 and all(_ROW_LINE.fullmatch(line) for line in lines):
+    if lines and all(_ROW_LINE.fullmatch(line) for line in lines) and (
+            len(lines) >= 3
+            or all(len(_ROW_NUMBER.findall(line)) >= ROW_NUMBERS for line in lines)):
         return True
     if not body.startswith(("{", "[")):
         return False

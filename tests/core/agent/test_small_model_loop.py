@@ -546,6 +546,9 @@ async def test_an_answer_written_beside_a_repeated_call_is_the_answer():
     # the bars it was sent, recited a line each (the 1.5B, 沪深300 近一年表现)
     "2025-12-25: 4629.32\n2025-12-26: 4639.79\n2025-12-29: 4658.27\n2025-12-30: 4617.32",
     "- 2025-02-12 138.85 139.2\n- 2025-02-13 | 138.85\n- 2025-02-14 138.85",
+    # one whole bar (the quiet 1.5B, 沪深300 近一年表现), and bars in Chinese (奈飞 一个月)
+    "2025-12-25 4629.32 4651.15 4621.92 4642.54 13943418600 4615.43 4576.2 4599.64",
+    "2022年1月31日：401.97元，427.7元，398.2元，427.14元\n2022年2月01日：432.96元，458.48元，425.54元",
 ])
 async def test_a_tool_result_echoed_as_json_is_not_the_answer(echo):
     script = [Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]), Reply(text=echo),
@@ -563,7 +566,9 @@ async def test_an_echo_after_the_tools_were_withdrawn_is_said_to_be_no_answer():
     script = [Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]), echo, echo]
     async with FakeOpenAI(script) as srv:
         events = await run(srv, "NVDA close?")
-    assert "{" not in done(events).text and len(srv.requests) == 3
+    # the echo is dropped each time; once more, the tool's figures spelt out, then labelled
+    assert "{" not in done(events).text and len(srv.requests) == 4
+    assert "close: 138.85" in srv.requests[3]["messages"][-1]["content"]
 
 
 # --- the wrong-date class: a date no tool gave, or a data question answered with no figure ---
@@ -836,3 +841,39 @@ def test_an_answer_with_dated_lines_in_words_is_not_an_echo(answer):
     from core.agent.normal import _only_data
 
     assert not _only_data(answer)
+
+
+@pytest.mark.parametrize("answer", [
+    "On 2025-02-14 NVDA closed at 138.85 USD.",  # one date and one figure: an answer
+    "2025-02-14: 138.85 USD",
+])
+async def test_a_short_dated_answer_is_not_an_echo(answer):
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]), Reply(text=answer)]
+    async with FakeOpenAI(script) as srv:
+        events = await run(srv, "NVDA close?")
+    assert len(srv.requests) == 2 and done(events).text == answer
+
+
+async def test_nothing_after_a_good_call_is_sent_back_with_the_tools_figures():
+    """The quiet 1.5B answered 英伟达最新收盘价是多少？ with nothing after its call."""
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]), Reply(text=""),
+              Reply(text="英伟达 2025-02-14 收盘价 138.85 美元。")]
+    async with FakeOpenAI(script) as srv:
+        events = await run(srv, "英伟达最新收盘价是多少？", lang="zh")
+    sent = srv.requests[2]["messages"][-1]["content"]
+    assert sent.startswith(prompts.NO_FIGURE) and "close: 138.85" in sent
+    assert done(events).text == "英伟达 2025-02-14 收盘价 138.85 美元。"
+    assert done(events).label == ""
+
+
+def test_a_tables_currency_covers_its_rows_and_summary():
+    """奈飞's closes (USD, said once at the table's top) were written in 元, unlabelled."""
+    from core.agent.grounding import wrong_currency
+
+    table = json.dumps({"symbol": "NFLX", "currency": "USD", "summary": {"close": 457.13},
+                        "rows": [["2022-01-31", 401.97, 427.14]],
+                        "fx": {"currency": "CNY", "rate": 7.1}})
+    assert wrong_currency("2022年1月31日收盘 427.14元，最新 457.13元。", [table]) == [
+        ("427.14元", "USD"), ("457.13元", "USD")]
+    assert wrong_currency("最新 457.13 美元", [table]) == []
+    assert wrong_currency("汇率 7.1元", [table]) == []  # the nested object's own currency
