@@ -263,6 +263,12 @@ class LocalServer:
         self._watch: asyncio.Task[None] | None = None
         self._closing = False
 
+    @property
+    def pid(self) -> int | None:
+        """The server process's id while it runs."""
+        proc = self._proc
+        return proc.pid if proc is not None and proc.returncode is None else None
+
     def _argv(self) -> list[str]:
         return [sys.executable, "-m", "bot.eval.local_model", "--gguf", str(self.gguf),
                 "--port", str(self.port), "--ctx", str(self.ctx),

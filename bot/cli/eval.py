@@ -101,7 +101,7 @@ async def _run(args: argparse.Namespace) -> int:
             qwen = LLMRouter(default=server.profile(
                 pin.key, timeout_s=settings.llm_timeout_s,
                 max_output_tokens=args.max_tokens or settings.llm_max_tokens))
-            return await _evaluate(args, questions, registry, qwen, settings)
+            return await _evaluate(args, questions, registry, qwen, settings, server=server)
     if args.local_model:
         from bot.eval.local_model import LocalModel
 
@@ -118,7 +118,9 @@ async def _run(args: argparse.Namespace) -> int:
 
 
 async def _evaluate(args: argparse.Namespace, questions: list[Question], registry: Any,
-                    llm: LLMRouter | None, settings: Any) -> int:
+                    llm: LLMRouter | None, settings: Any, server: Any = None) -> int:
+    """`server`: the local model's `LocalServer`, whose pace at start and memory after the
+    run are reported beside the table (what the local profile costs on this machine)."""
     from analyst.offline import OfflineAnalyst
     from bot.eval.run import recording_ict, run_questions
     from bot.eval.score import markdown, to_json
@@ -149,11 +151,30 @@ async def _evaluate(args: argparse.Namespace, questions: list[Question], registr
                      "max_request_tokens": llm.peak_request_tokens()}
             print(f"largest request: {extra['max_request_tokens']:,} tokens of a "
                   f"{extra['context_tokens']:,}-token window", file=sys.stderr)
+        if server is not None:
+            extra |= _server_cost(server)
     finally:
         if llm is not None:
             await llm.aclose()
     _report(args, markdown(model, rows, extra), to_json(model, rows, extra))
     return 0
+
+
+def _server_cost(server: Any) -> dict[str, Any]:
+    """The local server's pace as measured at its start (tokens/s read and written) and its
+    resident memory now, its process and children."""
+    import psutil
+
+    out: dict[str, Any] = {"prompt_tps_at_start": round(server.prompt_tps or 0.0, 1),
+                           "gen_tps_at_start": round(server.gen_tps or 0.0, 1)}
+    if server.pid is not None:
+        try:
+            top = psutil.Process(server.pid)
+            rss = sum(p.memory_info().rss for p in [top, *top.children(recursive=True)])
+            out["server_rss_mb"] = round(rss / 2**20)
+        except psutil.Error:
+            pass
+    return out
 
 
 def _report(args: argparse.Namespace, table: str, data: dict[str, Any]) -> None:

@@ -190,3 +190,18 @@ async def test_every_chinese_question_answered_by_a_scripted_model_reads_chinese
     english = {r.id: r.english for r in rows if r.english}
     assert not english, english
     assert to_json("scripted model", rows, {})["summary"]["chinese_with_english"] == 0
+
+
+def test_a_local_models_cost_is_reported_beside_its_table():
+    """What the local profile costs on the machine it ran on: the pace measured at start and
+    the server's memory (a real process here: this one)."""
+    import os
+    from types import SimpleNamespace
+
+    from bot.cli.eval import _server_cost
+
+    got = _server_cost(SimpleNamespace(prompt_tps=85.04, gen_tps=19.96, pid=os.getpid()))
+    assert got["prompt_tps_at_start"] == 85.0 and got["gen_tps_at_start"] == 20.0
+    assert got["server_rss_mb"] > 10
+    assert "server_rss_mb" not in _server_cost(SimpleNamespace(prompt_tps=None, gen_tps=None,
+                                                               pid=None))
