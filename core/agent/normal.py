@@ -81,6 +81,27 @@ def _only_data(text: str) -> bool:
     return True
 
 
+_FENCED = re.compile(r"```[a-z]*\s*(.*?)```", re.DOTALL)
+
+
+def _not_an_answer(text: str, messages: Sequence[ChatMessage]) -> bool:
+    """Whether a small model's `text` is something it was sent, not an answer: a line of its
+    instructions or of a send-back, or its question or the hint beside it (the 0.5B answered
+    "The figures and the tool results above hold them, but your answer states none.",
+    "每个数字都写上工具结果给出的日期。", "比特币价格", "NVDA, MSFT"), or calls written as text
+    that name no tool ("```json {"name": "compare NVDA and MSFT", ...}```")."""
+    body = " ".join(text.split())
+    if not body:
+        return False
+    if "```" in text and not _FENCED.sub("", text).strip("` \n") \
+            and all('"name"' in block for block in _FENCED.findall(text)):
+        return True
+    if len(body) < 4:
+        return False
+    return any(body in " ".join(m.content.split()) for m in messages
+               if m.role in ("system", "user") and m.content)
+
+
 def _call_key(call: ToolCall) -> str:
     """A call as compared for repeats: its name and its arguments in one order."""
     return call.name + json.dumps(_args_dict(call), sort_keys=True, ensure_ascii=False)
@@ -264,6 +285,8 @@ class NormalMode:
                     tools_off = True
                     messages.append(ChatMessage(role="user", content=prompts.answer_now(lang)))
                     continue
+            if not calls and self._small and _not_an_answer(content, messages):
+                content = ""  # never shown: checked below as no answer at all
             if not calls and tools_used and self._small and _only_data(content):
                 # the tool's result echoed back as JSON is not an answer: not kept; asked
                 # once more, without tools, for the answer in words

@@ -877,3 +877,36 @@ def test_a_tables_currency_covers_its_rows_and_summary():
         ("427.14元", "USD"), ("457.13元", "USD")]
     assert wrong_currency("最新 457.13 美元", [table]) == []
     assert wrong_currency("汇率 7.1元", [table]) == []  # the nested object's own currency
+
+
+@pytest.mark.parametrize(("question", "echo"), [
+    ("NVDA close?", "The figures and the tool results above hold them, but your answer "
+                    "states none."),  # a line of a send-back
+    ("英伟达收盘价？", "每个数字都写上工具结果给出的日期。"),  # a line of its instructions
+    ("比特币价格", "比特币价格"),  # its question
+    ("对比 英伟达 和 微软", "NVDA"),  # the hint beside its question
+])
+async def test_what_a_small_model_was_sent_is_not_its_answer(question, echo):
+    """The 0.5B answered with lines of what it was sent; they are never shown as answers."""
+    zh = not question.isascii()
+    answer = ("英伟达 2025-02-14 收盘 138.85 美元。" if zh
+              else "NVDA closed at 138.85 USD on 2025-02-14.")
+    script = [Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]), Reply(text=echo),
+              Reply(text=answer)]
+    async with FakeOpenAI(script) as srv:
+        events = await run(srv, question, lang="zh" if zh else "en")
+    assert "close: 138.85" in srv.requests[2]["messages"][-1]["content"]
+    assert done(events).text == answer and echo not in shown(events)
+
+
+async def test_a_call_written_as_text_that_names_no_tool_is_not_an_answer():
+    """The 0.5B's "compare NVDA and MSFT": fenced calls of a tool that does not exist."""
+    fenced = ('```json\n{"name": "compare NVDA and MSFT", "arguments": {"symbol": "NVDA"}}\n```'
+              '\n```json\n{"name": "compare NVDA and MSFT", "arguments": {"symbol": "MSFT"}}\n```')
+    script = [Reply(text=fenced), Reply(tool_calls=[("get_quote", {"symbol": "NVDA"})]),
+              Reply(text="NVDA closed at 138.85 USD on 2025-02-14.")]
+    async with FakeOpenAI(script) as srv:
+        events = await run(srv, "NVDA close?")
+    assert srv.requests[1]["tool_choice"] == "required"  # a call is required next
+    assert done(events).text == "NVDA closed at 138.85 USD on 2025-02-14."
+    assert "compare NVDA" not in shown(events)
