@@ -2,6 +2,8 @@
 
 - figures: every figure comes from this run's tool results (or the question, or the history);
 - a data question was answered with a tool;
+- instruments: a figure is given to the instrument whose tool result holds it (not NVDA's
+  close written as MSFT's);
 - units: a percentage is not a price move in currency that a tool gave as an amount, nor is
   an amount of money a change a tool gave in percent, nor written in another currency than
   the tool's;
@@ -34,6 +36,7 @@ from core.agent.grounding import (
     wants_figure,
     wrong_currency,
     wrong_dates,
+    wrong_instrument,
 )
 from core.agent.labels import label
 from core.agent.language import written_in
@@ -50,6 +53,8 @@ class Check:
     lang: str
     unsupported: list[str] = field(default_factory=list)
     no_tool: bool = False
+    # (figure, the instrument the answer gives it to, the one whose result holds it)
+    instruments: list[tuple[str, str, str]] = field(default_factory=list)
     units: list[tuple[str, str]] = field(default_factory=list)
     units_pct: list[tuple[str, str]] = field(default_factory=list)  # a percent as money
     currency: list[tuple[str, str]] = field(default_factory=list)  # (figure, tools' currency)
@@ -65,6 +70,8 @@ class Check:
         """What to ask the model to fix next (each kind once), or None."""
         if (self.unsupported or self.no_tool) and can_use_tools and "figures" not in done:
             return SendBack("figures", prompts.use_tools(self.unsupported))
+        if self.instruments and "instruments" not in done:
+            return SendBack("instruments", prompts.wrong_instrument(self.instruments))
         if (self.units or self.units_pct or self.currency) and "units" not in done:
             return SendBack("units", "\n".join(
                 [prompts.units([f for f, _ in self.units], [k for _, k in self.units])
@@ -88,6 +95,9 @@ class Check:
             label("unverified", lang, figures=", ".join(self.unsupported[:6]))
             if self.unsupported else label("no_tool", lang) if self.no_tool and offered
             else "",
+            label("wrong_instrument", lang, figures="; ".join(
+                f"{f} ({said} → {holder})" for f, said, holder in self.instruments[:3]))
+            if self.instruments else "",
             label("units", lang, figures=", ".join(f for f, _ in self.units[:4]))
             if self.units else "",
             label("units_pct", lang, figures=", ".join(f for f, _ in self.units_pct[:4]))
@@ -128,6 +138,7 @@ def check_answer(answer: str, *, question: str, lang: str, tool_texts: list[str]
         lang=lang,
         unsupported=bad,
         no_tool=tools_used == 0 and wants_data(question),
+        instruments=wrong_instrument(answer, tool_texts, also=also),
         units=unit_mismatches(answer, tool_texts),
         units_pct=percent_as_money(answer, tool_texts),
         currency=wrong_currency(answer, tool_texts),

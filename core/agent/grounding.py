@@ -393,3 +393,57 @@ def wrong_currency(answer: str, tool_texts: Iterable[str]) -> list[tuple[str, st
         if said and holders and said not in holders:
             out.append((written, sorted(holders)[0]))
     return out
+
+
+# --- a figure given to another instrument than the one whose tool result holds it -----------
+
+_CLAUSE = re.compile(r"[。；;\n]|，|,\s|(?<!\d)\.(?!\d)|\b(?:while|whereas|and|but)\b|而|但|和")
+
+
+def _by_instrument(tool_texts: Iterable[str]) -> dict[str, tuple[list[str], list[str]]]:
+    """symbol -> (the words that name it in an answer: its code and its name, the texts of
+    the tool results about it)."""
+    out: dict[str, tuple[list[str], list[str]]] = {}
+    for text in tool_texts:
+        data = _decoded(text)
+        if not isinstance(data, dict) or not isinstance(data.get("symbol"), str):
+            continue
+        symbol = data["symbol"]
+        names = [symbol, symbol.split(".")[0]]
+        if isinstance(data.get("name"), str) and len(data["name"]) >= 3:
+            names.append(data["name"])
+        known, texts = out.setdefault(symbol, ([], []))
+        known.extend(n for n in names if n not in known)
+        texts.append(text)
+    return out
+
+
+def _names(clause: str, words: list[str]) -> bool:
+    return any(re.search(rf"(?<![A-Za-z0-9]){re.escape(w)}(?![A-Za-z0-9])", clause,
+                         re.IGNORECASE) for w in words)
+
+
+def wrong_instrument(answer: str, tool_texts: Iterable[str], *, also: Iterable[str] = ()
+                     ) -> list[tuple[str, str, str]]:
+    """(figure, the instrument the answer gives it to, the instrument whose tool result holds
+    it) for each figure in a clause that names one instrument of the tool results (by code or
+    name) when that instrument's results do not hold the figure and another's do. The 1.5B
+    wrote "MSFT 的收盘价 … 达到 138.85" with NVDA's close: every number came from a tool, so
+    the figures check passed it."""
+    texts = list(tool_texts)
+    also = list(also)
+    by = _by_instrument(texts)
+    if len(by) < 2:
+        return []
+    out: list[tuple[str, str, str]] = []
+    for clause in _CLAUSE.split(answer):
+        named = [sym for sym, (words, _) in by.items() if _names(clause, words)]
+        if len(named) != 1:
+            continue
+        own = by[named[0]][1]
+        for written in unsupported_figures(clause, own, also=also):
+            holders = [sym for sym, (_, other) in by.items()
+                       if sym != named[0] and not unsupported_figures(written, other)]
+            if holders:
+                out.append((written, named[0], holders[0]))
+    return out

@@ -83,6 +83,8 @@ UNITS_PCT = """Your answer writes {figures} as an amount of money, but in the to
 number is a percent change ({fields}). Write the answer again with the right units: the
 percent change with a % sign, and the change in currency from the field that holds it."""
 
+WRONG_INSTRUMENT = """Your answer gives {pairs}. In the tool results those figures belong to
+another instrument. Write the answer again with each instrument's own figures."""
 CURRENCY = """Your answer writes {figures} in another currency than the tool results give it in
 ({currency}). Write the answer again with the currency the tool results give."""
 
@@ -163,6 +165,11 @@ def units(figures: list[str], fields: list[str]) -> str:
 
 def units_pct(figures: list[str], fields: list[str]) -> str:
     return UNITS_PCT.format(figures=", ".join(figures[:4]), fields=", ".join(fields[:4]))
+
+
+def wrong_instrument(found: list[tuple[str, str, str]]) -> str:
+    return WRONG_INSTRUMENT.format(pairs="; ".join(
+        f"{figure} for {said}, but {figure} is {holder}'s" for figure, said, holder in found[:3]))
 
 
 def currency(figures: list[str], codes: list[str]) -> str:

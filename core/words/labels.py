@@ -27,6 +27,10 @@ WORDS: dict[str, dict[str, str]] = {
         "en": "Data as of {dates}.",
         "zh": "数据日期：{dates}。",
     },
+    "wrong_instrument": {
+        "en": "Check the instrument: the data gives these figures to another one: {figures}.",
+        "zh": "请注意标的：数据中这些数字属于另一个标的：{figures}。",
+    },
     "units": {
         "en": "Check the units: {figures} is a price move in currency, not a percentage.",
         "zh": "请注意单位：{figures} 是以货币计的价格变动，不是百分比。",

@@ -722,17 +722,22 @@ def test_a_small_models_interval_is_dropped_unless_the_question_names_one():
         assert "interval" in json.loads(small_call(monthly, reg, None, question).arguments)
 
 
-@pytest.mark.parametrize(("question", "offered"), [
-    ("BTC-USD MACD", ["get_indicators"]),  # not get_ohlcv, which the 1.5B summarised instead
-    ("沪深300 技术指标", ["get_indicators"]),
-    ("How much is Netflix stock?", list(BASE)),  # "etf" in "Netflix" is not a fund question
-    ("compare NVDA and MSFT", list(BASE)),
+@pytest.mark.parametrize(("question", "offered", "not_offered"), [
+    # not get_ohlcv, which the 1.5B summarised instead (run_ta_script, tagged indicators too,
+    # is registered where the sandbox can run)
+    ("BTC-USD MACD", ["get_indicators"], ["get_ohlcv", "get_quote"]),
+    ("沪深300 技术指标", ["get_indicators"], ["get_ohlcv", "get_quote"]),
+    # "etf" in "Netflix" is not a fund question
+    ("How much is Netflix stock?", list(BASE), ["get_cn_fund_data", "get_13f_holdings"]),
+    ("compare NVDA and MSFT", list(BASE), []),
 ])
-def test_a_small_model_is_offered_the_families_its_question_names(question, offered):
+def test_a_small_model_is_offered_the_families_its_question_names(question, offered,
+                                                                  not_offered):
     from core.agent.toolpick import pick_schemas
 
-    got = pick_schemas(question, tools.build_registry(), small=True, budget_tokens=700)
-    assert [s["function"]["name"] for s in got] == offered
+    got = [s["function"]["name"] for s in pick_schemas(question, tools.build_registry(),
+                                                        small=True, budget_tokens=700)]
+    assert got[:len(offered)] == offered and not set(got) & set(not_offered)
 
 
 async def test_no_figure_twice_is_labelled_unanswered_and_a_question_without_one_is_not():
@@ -910,3 +915,66 @@ async def test_a_call_written_as_text_that_names_no_tool_is_not_an_answer():
     assert srv.requests[1]["tool_choice"] == "required"  # a call is required next
     assert done(events).text == "NVDA closed at 138.85 USD on 2025-02-14."
     assert "compare NVDA" not in shown(events)
+
+
+class Close(BaseModel):
+    symbol: str
+    name: str
+    as_of: str
+    close: float
+    currency: str
+
+
+def two_closes() -> ToolRegistry:
+    reg = ToolRegistry()
+    closes = {"NVDA": Close(symbol="NVDA", name="NVIDIA Corp", as_of="2025-02-14",
+                            close=138.85, currency="USD"),
+              "MSFT": Close(symbol="MSFT", name="Microsoft Corp", as_of="2021-03-31",
+                            close=235.77, currency="USD")}
+
+    @tool(registry=reg, tags=("market", "quote"))
+    async def get_quote(symbol: str) -> Close:
+        """Latest close.
+
+        Args:
+            symbol: ticker
+        """
+        return closes[symbol]
+
+    return reg
+
+
+@pytest.mark.parametrize(("answer", "found"), [
+    # the quiet 1.5B's compare: NVDA's close given to MSFT as well
+    ("对比 NVDA 和 MSFT，NVDA 的收盘价在 2025 年 2 月 14 日达到 138.85，而 MSFT 的收盘价在 "
+     "2025 年 2 月 14 日达到 138.85。", [("138.85", "MSFT", "NVDA")]),
+    ("NVDA closed at 235.77 USD on 2025-02-14.", [("235.77", "NVDA", "MSFT")]),
+    ("Microsoft Corp closed at 138.85.", [("138.85", "MSFT", "NVDA")]),
+    # right, however written: nothing found
+    ("NVDA closed at 138.85 and MSFT at 235.77.", []),
+    ("NVDA 138.85 USD (2025-02-14); MSFT 235.77 USD (2021-03-31).", []),
+    ("NVDA's 138.85 is below MSFT's 235.77.", []),  # one clause names both: not judged
+])
+def test_a_figure_given_to_another_instrument_is_found(answer, found):
+    from core.agent.grounding import wrong_instrument
+
+    texts = [json.dumps({"symbol": "NVDA", "name": "NVIDIA Corp", "close": 138.85}),
+             json.dumps({"symbol": "MSFT", "name": "Microsoft Corp", "close": 235.77})]
+    assert wrong_instrument(answer, texts) == found
+
+
+async def test_a_figure_given_to_another_instrument_is_sent_back_then_labelled():
+    wrong = "NVDA closed at 138.85 on 2025-02-14, MSFT at 138.85 on 2021-03-31."
+    right = "NVDA closed at 138.85 on 2025-02-14, MSFT at 235.77 on 2021-03-31."
+    calls = Reply(tool_calls=[("get_quote", {"symbol": "NVDA"}),
+                              ("get_quote", {"symbol": "MSFT"})])
+    async with FakeOpenAI([calls, Reply(text=wrong), Reply(text=right)]) as srv:
+        events = await run(srv, "compare NVDA and MSFT", reg=two_closes())
+    sent = srv.requests[2]["messages"][-1]["content"]
+    assert "138.85 for MSFT, but 138.85 is NVDA's" in sent
+    assert done(events).text == right and done(events).label == ""
+    async with FakeOpenAI([calls, Reply(text=wrong), Reply(text=wrong)]) as srv:
+        events = await run(srv, "compare NVDA and MSFT", reg=two_closes())
+    assert done(events).label == (
+        "Check the instrument: the data gives these figures to another one: "
+        "138.85 (MSFT → NVDA).")
