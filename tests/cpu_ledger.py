@@ -1,7 +1,7 @@
 """CPU per test, for the suite's time budget (issue 31).
 
 With `BULLPEN_TEST_CPU=<file>` each pytest process appends one JSON line per test: its node
-id, wall seconds, its own CPU seconds and its waited-for children's (the `bullpen`, CLI and
+id, its xdist worker and start time (a timeline of the run), wall seconds, its own CPU seconds and its waited-for children's (the `bullpen`, CLI and
 sandbox subprocesses a test starts) over setup, call and teardown. The embedded Postgres is
 not a child (pg_ctl detaches it) and is not counted. `python tests/cpu_ledger.py <file>` sums
 the lines by file, most CPU first: on 2 cores the suite can take no less than half its CPU.
@@ -33,12 +33,14 @@ def ledger(nodeid: str) -> Iterator[None]:
     if not path:
         yield
         return
+    began = time.time()
     wall, own, kids = time.perf_counter(), _cpu(resource.RUSAGE_SELF), \
         _cpu(resource.RUSAGE_CHILDREN)
     try:
         yield
     finally:
-        line = {"test": nodeid, "wall": round(time.perf_counter() - wall, 3),
+        line = {"test": nodeid, "worker": os.environ.get("PYTEST_XDIST_WORKER", ""),
+                "start": round(began, 3), "wall": round(time.perf_counter() - wall, 3),
                 "self": round(_cpu(resource.RUSAGE_SELF) - own, 3),
                 "children": round(_cpu(resource.RUSAGE_CHILDREN) - kids, 3)}
         with open(path, "a", encoding="utf-8") as out:
