@@ -1,8 +1,9 @@
 """CPU per test, for the suite's time budget (issue 31).
 
 With `BULLPEN_TEST_CPU=<file>` each pytest process appends one JSON line per test: its node
-id, its xdist worker and start time (a timeline of the run), wall seconds, its own CPU seconds and its waited-for children's (the `bullpen`, CLI and
-sandbox subprocesses a test starts) over setup, call and teardown. The embedded Postgres is
+id, its xdist worker and start time (a timeline of the run), wall seconds, its own CPU seconds
+and its waited-for children's (the `bullpen`, CLI and sandbox subprocesses a test starts) over
+setup, call and teardown. The embedded Postgres is
 not a child (pg_ctl detaches it) and is not counted. `python tests/cpu_ledger.py <file>` sums
 the lines by file, most CPU first: on 2 cores the suite can take no less than half its CPU.
 """
