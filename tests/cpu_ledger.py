@@ -2,10 +2,12 @@
 
 With `BULLPEN_TEST_CPU=<file>` each pytest process appends one JSON line per test: its node
 id, its xdist worker and start time (a timeline of the run), wall seconds, its own CPU seconds
-and its waited-for children's (the `bullpen`, CLI and sandbox subprocesses a test starts) over
-setup, call and teardown. The embedded Postgres is
-not a child (pg_ctl detaches it) and is not counted. `python tests/cpu_ledger.py <file>` sums
-the lines by file, most CPU first: on 2 cores the suite can take no less than half its CPU.
+and its children's over setup, call and teardown: the `bullpen`, CLI and sandbox subprocesses
+a test waits for, and the processes `tests/warm_bullpen.py` forks for it (counted as their
+exits are reported, so a process killed at a test's end may land on the next test). The
+embedded Postgres is not a child (pg_ctl detaches it) and is not counted.
+`python tests/cpu_ledger.py <file>` sums the lines by file, most CPU first: on 2 cores the
+suite can take no less than half its CPU.
 """
 
 from __future__ import annotations
@@ -24,7 +26,12 @@ ENV = "BULLPEN_TEST_CPU"
 
 def _cpu(who: int) -> float:
     use = resource.getrusage(who)
-    return use.ru_utime + use.ru_stime
+    spent = use.ru_utime + use.ru_stime
+    if who == resource.RUSAGE_CHILDREN:  # and the processes forked for this one, as they exit
+        from tests.warm_bullpen import children_cpu_s
+
+        spent += children_cpu_s()
+    return spent
 
 
 @contextmanager

@@ -1,4 +1,5 @@
-"""The `bullpen` command as a user runs it: a subprocess with nothing configured."""
+"""The `bullpen` command as a user runs it: a process with nothing configured (forked warm by
+`tests/warm_bullpen.py`; the first test starts it cold, as a user does)."""
 
 from __future__ import annotations
 
@@ -9,21 +10,28 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests import warm_bullpen
+
 ROOT = Path(__file__).resolve().parents[2]
 BULLPEN = [sys.executable, "-m", "bot.cli"]
 
 
-def run(args: list[str], tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+def _env(tmp_path: Path, env: dict[str, str]) -> dict[str, str]:
     base = {k: v for k, v in os.environ.items()
             if not k.startswith(("BULLPEN_", "DATABASE_URL", "TELEGRAM_"))}
     base.update({"BULLPEN_DATA_DIR": str(tmp_path / "data"), **env})
-    return subprocess.run([*BULLPEN, *args], cwd=tmp_path, env=base, capture_output=True,
-                          text=True, timeout=180)
+    return base
+
+
+def run(args: list[str], tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    return warm_bullpen.run(args, cwd=tmp_path, env=_env(tmp_path, env), timeout=180)
 
 
 def test_ask_offline_answers_with_a_number_and_the_data_date(pg_server, tmp_path):
     dsn = pg_server  # reuse the session server so the test needs no second initdb
-    out = run(["ask", "What is NVDA's latest close?"], tmp_path, DATABASE_URL=dsn)
+    out = subprocess.run([*BULLPEN, "ask", "What is NVDA's latest close?"], cwd=tmp_path,
+                         env=_env(tmp_path, {"DATABASE_URL": dsn}), capture_output=True,
+                         text=True, timeout=180)  # cold, as a user starts it
     assert out.returncode == 0, out.stderr
     assert re.search(r"\$\d+\.\d\d", out.stdout)
     assert re.search(r"\d{4}-\d{2}-\d{2}", out.stdout)

@@ -6,14 +6,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import asyncpg
 
 from core.store.tool_artifacts import ToolArtifactsRepo
+from tests import warm_bullpen
 
-BULLPEN = [sys.executable, "-m", "bot.cli"]
 CODE = '''
 import pandas as pd
 
@@ -37,8 +36,7 @@ def run(args: list[str], tmp_path: Path, dsn: str) -> subprocess.CompletedProces
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("BULLPEN_", "DATABASE_URL", "TELEGRAM_"))}
     env.update({"BULLPEN_DATA_DIR": str(tmp_path / "data"), "DATABASE_URL": dsn})
-    return subprocess.run([*BULLPEN, "tools", *args], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=600)
+    return warm_bullpen.run(["tools", *args], cwd=tmp_path, env=env, timeout=600)
 
 
 def test_synth_offline_says_it_needs_a_model(pg_dsn: str, tmp_path: Path) -> None:

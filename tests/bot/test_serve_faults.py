@@ -23,7 +23,7 @@ import json
 import math
 import os
 import signal
-import sys
+import subprocess
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -39,9 +39,9 @@ from core.store.subscriptions import Subscription
 from core.types import ChatRef
 from jobs.runner import delivery_key, schedule_of
 from jobs.scheduler import LOCK_KEY
+from tests import warm_bullpen
 from tests.fakes.telegram_server import FakeMessage, FakeTelegram, rate_limited
 
-BULLPEN = [sys.executable, "-m", "bot.cli"]
 SENDS = frozenset({"sendMessage", "sendPhoto", "sendDocument", "editMessageText"})
 _ENV_DROP = ("BULLPEN_", "DATABASE_URL", "TELEGRAM_", "DISCORD_", "SLACK_", "WECHAT_", "WECOM_")
 # A serve's start-up (imports, migrations, an embedded server's initdb) is the part of a test
@@ -111,7 +111,7 @@ class RefusingTelegram(FakeTelegram):
 @dataclass
 class Serve:
     name: str
-    proc: asyncio.subprocess.Process
+    proc: asyncio.subprocess.Process | warm_bullpen.WarmProcess
     log: Path
     polls_before: int = 0  # the Telegram fake's getUpdates count when this process started
 
@@ -167,11 +167,9 @@ class Processes:
     async def serve(self, name: str) -> Serve:
         log = self.tmp_path / f"{name}.log"
         polls = self.tg.polls
-        with log.open("wb") as out:
-            proc = await asyncio.create_subprocess_exec(
-                *BULLPEN, "serve", cwd=self.tmp_path,
-                env=_env(self.dsn, self.tmp_path, name, self.tg) | self.extra_env,
-                stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=asyncio.subprocess.STDOUT)
+        proc = await warm_bullpen.start(
+            ["serve"], cwd=self.tmp_path, log=log,
+            env=_env(self.dsn, self.tmp_path, name, self.tg) | self.extra_env)
         got = Serve(name, proc, log, polls)
         self.all.append(got)
         return got
@@ -188,22 +186,16 @@ class Processes:
 
     async def bullpen(self, *args: str) -> list[dict[str, Any]]:
         """A one-shot `bullpen ...` on the same database; its JSON lines."""
-        proc = await asyncio.create_subprocess_exec(
-            *BULLPEN, *args, cwd=self.tmp_path,
-            env=_env(self.dsn, self.tmp_path, "cli", self.tg) | {"BULLPEN_LOG_LEVEL": "WARNING"},
-            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE)
         try:
-            out, err = await asyncio.wait_for(proc.communicate(), timeout=120)
-        except TimeoutError:
+            done = await asyncio.to_thread(
+                warm_bullpen.run, args, cwd=self.tmp_path, timeout=120,
+                env=_env(self.dsn, self.tmp_path, "cli", self.tg)
+                | {"BULLPEN_LOG_LEVEL": "WARNING"})
+        except subprocess.TimeoutExpired:
             raise AssertionError(f"`bullpen {' '.join(args)}` not done within 120 s\n"
                                  f"{await self.state()}\n{self.logs()}") from None
-        finally:
-            if proc.returncode is None:
-                proc.kill()
-                await proc.wait()
-        assert proc.returncode == 0, err.decode(errors="replace")
-        return [json.loads(line) for line in out.decode().splitlines() if line.startswith("{")]
+        assert done.returncode == 0, done.stderr
+        return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
 
     def logs(self) -> str:
         return "\n".join(s.tail() for s in self.all)

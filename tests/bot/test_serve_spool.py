@@ -14,8 +14,9 @@ import os
 import socket
 from pathlib import Path
 
+from tests import warm_bullpen
 from tests.bot.test_serve_crash import ANSWER, LAST_WORDS, WORKING, _llm_env
-from tests.bot.test_serve_faults import _ENV_DROP, BULLPEN, Serve, until
+from tests.bot.test_serve_faults import _ENV_DROP, Serve, until
 from tests.fakes.openai_server import FakeOpenAI, Turn
 from tests.fakes.pg_proxy import PgProxy
 from tests.fakes.slack_server import FakeSlack
@@ -32,10 +33,7 @@ def _free_port() -> int:
 
 async def _serve(name: str, tmp_path: Path, env: dict[str, str]) -> Serve:
     log = tmp_path / f"{name}.log"
-    with log.open("wb") as out:
-        proc = await asyncio.create_subprocess_exec(
-            *BULLPEN, "serve", cwd=tmp_path, env=env, stdin=asyncio.subprocess.DEVNULL,
-            stdout=out, stderr=asyncio.subprocess.STDOUT)
+    proc = await warm_bullpen.start(["serve"], cwd=tmp_path, env=env, log=log)
     return Serve(name, proc, log)
 
 

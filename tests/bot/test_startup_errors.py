@@ -1,5 +1,6 @@
 """Start-up errors are one line each, never a traceback (issue 33 item 3): a real
-`bullpen serve` subprocess with one bad setting.
+`bullpen serve` process (forked after its imports: `tests/warm_bullpen.py`) with one bad
+setting.
 
 - a port in use (WEB_PORT, a platform's listener) or two platforms on one port: exit 2 before
   the database or the symbols directory start;
@@ -27,6 +28,7 @@ from aiohttp import web
 from bot.model_check import FallbackMode, ModelHealth, probe
 from core.events import Done
 from core.llm.profiles import ModelProfile
+from tests import warm_bullpen
 from tests.fakes.openai_server import FakeOpenAI, Turn
 
 BULLPEN = [sys.executable, "-m", "bot.cli"]
@@ -42,8 +44,7 @@ def serve(tmp_path: Path, env: dict[str, str], *, stdin: str | None = None,
           timeout: float = 300) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith(_ENV_DROP)}
     base.update({"BULLPEN_DATA_DIR": str(tmp_path / "data"), **env})
-    return subprocess.run([*BULLPEN, *args], cwd=tmp_path, env=base, input=stdin or "",
-                          capture_output=True, text=True, timeout=timeout)
+    return warm_bullpen.run(args, cwd=tmp_path, env=base, input=stdin or "", timeout=timeout)
 
 
 def one_line(out: subprocess.CompletedProcess[str]) -> str:
@@ -135,16 +136,8 @@ async def test_a_well_formed_token_the_platform_rejects_is_one_line(
         base.update({"BULLPEN_DATA_DIR": str(tmp_path / "data"), "DATABASE_URL": pg_dsn,
                      "TELEGRAM_BOT_TOKEN": wrong, "TELEGRAM_API_BASE_URL": tg.base_url,
                      "TELEGRAM_FILE_BASE_URL": tg.base_file_url})
-        proc = await asyncio.create_subprocess_exec(
-            *BULLPEN, "serve", cwd=tmp_path, env=base, stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-        try:
-            out, err = await asyncio.wait_for(proc.communicate(), timeout=300)
-        finally:
-            if proc.returncode is None:
-                proc.kill()
-                await proc.wait()
-    done = subprocess.CompletedProcess(["serve"], proc.returncode, out.decode(), err.decode())
+        done = await asyncio.to_thread(warm_bullpen.run, ["serve"], cwd=tmp_path, env=base,
+                                       timeout=300)
     assert done.returncode == 2, done.stderr
     line = one_line(done)
     assert "TELEGRAM_BOT_TOKEN" in line and "not-the-right-token" not in done.stderr
