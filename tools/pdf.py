@@ -56,13 +56,16 @@ def _add_cjk(pdf: FPDF, style: str) -> None:
     """What `pdf.add_font(FONT, style, fname=cjk_font_path())` does, from the parsed font:
     the metrics, cmap and glyph ids are shared (fpdf2 only reads them once the font is made);
     what a document changes is its own: the glyphs it uses, the font file it subsets in place
-    when written (opened lazily: the table directory only), its descriptor object."""
+    when written (opened lazily: the table directory only), its descriptor object. The subset
+    keeps the whole font's bounding box (`recalcBBoxes=False`): recomputing it from every
+    glyph's outline was a third of a Chinese PDF's CPU (1.6 s -> 1.1 s a debate report)."""
     parsed = _parsed_cjk()
     font = copy.copy(parsed)
     font.i = len(pdf.fonts) + 1
     font.fontkey = FONT + style
     font.emphasis = TextEmphasis.coerce(style)
-    font.ttfont = ttLib.TTFont(parsed.ttffile, recalcTimestamp=False, lazy=True)
+    font.ttfont = ttLib.TTFont(parsed.ttffile, recalcTimestamp=False, recalcBBoxes=False,
+                               lazy=True)
     font.desc = copy.copy(parsed.desc)
     font.missing_glyphs = []
     font.biggest_size_pt = 0

@@ -1,5 +1,6 @@
 """`tools.pdf.new_fpdf` parses the CJK font once per process: every document it makes is the
-one fpdf2's own `add_font` makes, byte for byte, and no document's glyphs reach the next."""
+one fpdf2's own `add_font` makes, byte for byte (with the font's bounding box kept, as
+`tools.pdf` keeps it), and no document's glyphs reach the next."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ def _add_font_fpdf() -> FPDF:
     pdf = FPDF(format="A4")
     pdf.add_font(FONT, fname=cjk_font_path())
     pdf.add_font(FONT, style="B", fname=cjk_font_path())
+    for font in pdf.fonts.values():  # as tools.pdf opens it: the subset keeps the font's bbox
+        font.ttfont.recalcBBoxes = False
     return pdf
 
 
