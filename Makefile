@@ -148,10 +148,13 @@ imports: $(STAMP)
 # install, UV_COMPILE_BYTECODE): where PYTHONDONTWRITEBYTECODE is set, as in the sessions that
 # run this suite, no process ever wrote it, so each of the hundreds of `bullpen` processes the
 # suite starts compiled the whole project again (~0.7 s of CPU each), and so did every worker.
+# pytest's assertion-rewritten test and plugin modules likewise (tests/prewrite_asserts.py: 11 s
+# once, where each of the four workers spent ~10 s of its collection rewriting them itself).
 JOBS ?= 4
 DIST ?= worksteal
 pytest: $(STAMP)
 	$(PYTHON) -m compileall -q $(PACKAGES) tests devtools
+	$(PYTHON) -P tests/prewrite_asserts.py
 	$(PYTHON) -m pytest -q $(if $(filter-out 1,$(JOBS)),-n $(JOBS) --dist $(DIST),) $(PYTEST_ARGS)
 
 clean:

@@ -39,6 +39,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+import psutil
+
 ROOT = Path(__file__).resolve().parent.parent
 COLD = [sys.executable, "-m", "bot.cli"]  # how a user starts it
 
@@ -159,6 +161,10 @@ class _Spawner:
         self._ready = threading.Event()
         self.cpu_s = 0.0  # the children's CPU, summed as they exit (for tests/cpu_ledger.py)
 
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
     def _start(self) -> subprocess.Popen[str]:
         if self._proc is not None and self._proc.poll() is None:
             return self._proc
@@ -241,6 +247,13 @@ class _Spawner:
 
 
 _SPAWNER = _Spawner()
+
+
+def descendants() -> list[psutil.Process]:
+    """This process's descendants, less the spawner: it is the session's, idle between tests,
+    not something a test left behind (what it forked is still counted)."""
+    spawner = _SPAWNER.pid
+    return [p for p in psutil.Process().children(recursive=True) if p.pid != spawner]
 
 
 def children_cpu_s() -> float:

@@ -8,9 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 
+from tests import warm_bullpen
 from tools.sandbox import default_sandbox
 
 
@@ -31,7 +31,7 @@ async def test_app_offers_sandbox_tools_and_closes_the_spare(make_app: Callable[
         spare = await sandbox.pending_spare()
         assert spare is not None and spare.alive
     assert not default_sandbox().warm  # reset to the plain default
-    assert [p for p in psutil.Process().children(recursive=True)
+    assert [p for p in warm_bullpen.descendants()
             if "--spare" in " ".join(p.cmdline())] == []
 
 

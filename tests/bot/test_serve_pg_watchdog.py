@@ -22,7 +22,8 @@ import psutil
 import pytest
 
 from core.store.pgwatch import HOLDERS_FILE, watchdog_pid
-from tests.bot.test_serve_faults import _ENV_DROP, BULLPEN
+from tests.bot.test_serve_faults import _ENV_DROP
+from tests.warm_bullpen import COLD as BULLPEN
 
 
 def until[T](check: Callable[[], T], *, within_s: float, what: str, logs: str = "") -> T:

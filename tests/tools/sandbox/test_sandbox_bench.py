@@ -3,9 +3,8 @@ timing asserted)."""
 
 from __future__ import annotations
 
-import psutil
-
 from bot.benches import sandbox as bench
+from tests import warm_bullpen
 
 
 async def test_bench_reports_cold_warm_jailed_unjailed_and_peer() -> None:
@@ -23,4 +22,4 @@ async def test_bench_reports_cold_warm_jailed_unjailed_and_peer() -> None:
                                      "warm_back_to_back"}
     assert all(r > 0 for r in out["ratio_median"].values()) and "lower is better" in \
         out["direction"]
-    assert psutil.Process().children(recursive=True) == []
+    assert warm_bullpen.descendants() == []

@@ -13,6 +13,7 @@ import asyncpg
 import psutil
 import pytest
 
+from tests import warm_bullpen
 from tests.tools.sandbox.conftest import Listener
 from tools.sandbox import Sandbox, SandboxLimits, SandboxPolicy, SandboxRun
 
@@ -114,7 +115,7 @@ def _assert_contained(run: SandboxRun, target: Path, listener: Listener,
 def _children_but_spares() -> list[psutil.Process]:
     """Our child processes, except the warm fixture's waiting spare (and its jail)."""
     left = []
-    for proc in psutil.Process().children(recursive=True):
+    for proc in warm_bullpen.descendants():
         try:
             if "--spare" not in " ".join(proc.cmdline()):
                 left.append(proc)
@@ -129,7 +130,7 @@ async def warm() -> AsyncIterator[Sandbox]:
     sandbox = Sandbox(limits=LIMITS, policy=SandboxPolicy(ast_check=False), warm=True)
     yield sandbox
     await sandbox.aclose()
-    assert psutil.Process().children(recursive=True) == []
+    assert warm_bullpen.descendants() == []
 
 
 @pytest.mark.parametrize("escape", ESCAPES, ids=[e.name for e in ESCAPES])

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
-import psutil
 import pytest
 
+from tests import warm_bullpen
 from tests.tools.sandbox.conftest import Listener
 from tools.sandbox import Sandbox, SandboxLimits, SandboxPolicy
 from tools.sandbox.seccomp import build_filter
@@ -149,7 +149,7 @@ async def test_the_os_layer_alone_stops_it_with_serve_as_root(
     assert run.isolation["jail"] == "bubblewrap" and run.isolation["uid"] != 0
     assert run.isolation["seccomp"] is True and run.isolation["guard"] is False
     _assert_blocked(run.result, run.model_dump_json(), target, listener)
-    assert run.leftover == 0 and psutil.Process().children(recursive=True) == []
+    assert run.leftover == 0 and warm_bullpen.descendants() == []
 
 
 # --- the same attempts with the host as an ordinary user ---------------------------------------

@@ -6,8 +6,7 @@ from __future__ import annotations
 import os
 import signal
 
-import psutil
-
+from tests import warm_bullpen
 from tools import snapshot
 from tools.sandbox import Sandbox
 
@@ -41,7 +40,7 @@ async def test_warm_runs_answer_like_cold_ones_and_end_cleanly() -> None:
         assert fresh is not None and fresh.alive and fresh.proc.pid != dead.proc.pid
     finally:
         await warm.aclose()
-    assert psutil.Process().children(recursive=True) == []
+    assert warm_bullpen.descendants() == []
 
 
 async def test_a_warm_run_starts_from_a_clean_state() -> None:
