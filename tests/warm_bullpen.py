@@ -7,17 +7,21 @@ commands) take their processes from here instead: one spawner per pytest process
 `python -m bot.cli serve` imports, then forks a child per request that runs `bot.cli.main(argv)`
 with the environment, working directory and output files asked for. Each child is a process of
 its own: its own pid, event loop, connections and data directory; SIGKILL kills it alone; its
-exit status is read by the spawner (`wait4`) and reported back. Tests of start-up itself (what
-is imported, memory, start-up errors, `--help`) keep starting `python -m bot.cli`.
+exit status is read by the spawner (`wait4`) and reported back. Start-up errors (a bad setting,
+an unreachable model) come from `main`, after the imports, and are tested warm; tests of the
+imports themselves (what is loaded, memory, `--help`) and of a console under tmux or SIGTERM
+keep starting `python -m bot.cli` (`COLD`).
 
 The spawner is single-threaded and runs no event loop, so a fork copies nothing half-done; a
-child closes every descriptor it inherited but its own three. `BULLPEN_TEST_COLD=1` turns this
-off: every process is started cold, as a user starts it.
+child closes every descriptor it inherited but its own three and keeps the signal dispositions
+a fresh interpreter has (SIGPIPE ignored: a serve whose Postgres is killed must see an error,
+not die of the signal). `BULLPEN_TEST_COLD=1` turns this off: every process is started cold,
+as a user starts it.
 
 Protocol on the spawner's stdin/stdout, one JSON object a line: a request
-`{"argv", "env", "cwd", "stdin", "stdout", "stderr"}` (paths; `stderr` may be "stdout") is
-answered `{"pid"}`; an exit is announced `{"exit": pid, "rc", "cpu_s"}`, `rc` as `subprocess`
-gives it (minus the signal for a kill).
+`{"id", "argv", "env", "cwd", "stdin", "stdout", "stderr"}` (paths; `stderr` may be "stdout")
+is answered `{"id", "pid"}`; an exit is announced `{"exit": pid, "rc", "cpu_s"}`, `rc` as
+`subprocess` gives it (minus the signal for a kill).
 """
 
 from __future__ import annotations
@@ -105,10 +109,14 @@ def _serve_requests() -> None:
     gc.freeze()
 
     out = os.fdopen(os.dup(1), "w", buffering=1)
+
+    def say(message: dict[str, Any]) -> None:
+        with contextlib.suppress(BrokenPipeError):  # the pytest process is gone: nobody asks
+            out.write(json.dumps(message) + "\n")
     children: set[int] = set()
     selector = selectors.DefaultSelector()
     selector.register(0, selectors.EVENT_READ)
-    out.write(json.dumps({"ready": os.getpid()}) + "\n")
+    say({"ready": os.getpid()})
     pending = b""
     open_input = True
     while open_input or children:
@@ -126,7 +134,7 @@ def _serve_requests() -> None:
                     selector.close()
                     _child(request)
                 children.add(pid)
-                out.write(json.dumps({"id": request["id"], "pid": pid}) + "\n")
+                say({"id": request["id"], "pid": pid})
         elif not open_input:
             time.sleep(0.05)
         for pid in list(children):
@@ -134,8 +142,7 @@ def _serve_requests() -> None:
             if done:
                 children.discard(pid)
                 rc = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
-                out.write(json.dumps({"exit": pid, "rc": rc,
-                                      "cpu_s": usage.ru_utime + usage.ru_stime}) + "\n")
+                say({"exit": pid, "rc": rc, "cpu_s": usage.ru_utime + usage.ru_stime})
         if not open_input:  # the tests are done: whatever is left is killed, as pytest would
             for pid in children:
                 with contextlib.suppress(ProcessLookupError):
