@@ -163,7 +163,6 @@ class _Spawner:
         self._pids: dict[int, threading.Event] = {}
         self._answers: dict[int, int] = {}
         self._exits: dict[int, int] = {}
-        self._done: dict[int, threading.Event] = {}
         self._callbacks: dict[int, list[Callable[[], object]]] = {}
         self._ready = threading.Event()
         self.cpu_s = 0.0  # the children's CPU, summed as they exit (for tests/cpu_ledger.py)
@@ -198,14 +197,11 @@ class _Spawner:
                 elif "exit" in message:
                     self._exits[message["exit"]] = message["rc"]
                     self.cpu_s += message["cpu_s"]
-                    done = self._done.get(message["exit"])
-                    if done is not None:
-                        done.set()
                     for callback in self._callbacks.pop(message["exit"], []):
                         callback()
         self._ready.set()  # the spawner is gone: nobody waits for it forever
         with self._lock:
-            for event in [*self._pids.values(), *self._done.values()]:
+            for event in self._pids.values():
                 event.set()
             for callbacks in self._callbacks.values():
                 for callback in callbacks:
@@ -230,11 +226,7 @@ class _Spawner:
         if not asked.wait(timeout=60) or request_id not in self._answers:
             raise RuntimeError(f"the warm bullpen spawner did not fork `{' '.join(argv)}`")
         with self._lock:
-            pid = self._answers.pop(request_id)
-            self._done.setdefault(pid, threading.Event())
-            if pid in self._exits:
-                self._done[pid].set()
-        return pid
+            return self._answers.pop(request_id)
 
     def returncode(self, pid: int) -> int | None:
         with self._lock:
@@ -247,10 +239,6 @@ class _Spawner:
                 self._callbacks.setdefault(pid, []).append(callback)
                 return
         callback()
-
-    def done(self, pid: int) -> threading.Event:
-        with self._lock:
-            return self._done.setdefault(pid, threading.Event())
 
 
 _SPAWNER = _Spawner()
@@ -296,7 +284,9 @@ class WarmProcess:
         return rc
 
     def wait_sync(self, timeout: float | None = None) -> int:
-        if not _SPAWNER.done(self.pid).wait(timeout):
+        exited = threading.Event()
+        _SPAWNER.on_exit(self.pid, exited.set)
+        if not exited.wait(timeout):
             raise subprocess.TimeoutExpired(["bullpen"], timeout or 0)
         rc = self.returncode
         if rc is None:
