@@ -15,7 +15,8 @@ _EVERY_TABLE = ("SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid =
 async def _rows(dsn: str) -> dict[str, list[tuple[object, ...]]]:
     conn = await asyncpg.connect(dsn)
     try:
-        return {t: [tuple(r) for r in await conn.fetch(f"SELECT * FROM public.{t} ORDER BY 1")]
+        return {t: sorted((tuple(r) for r in await conn.fetch(f"SELECT * FROM public.{t}")),
+                          key=repr)
                 for t in [r["relname"] for r in await conn.fetch(_EVERY_TABLE)]}
     finally:
         await conn.close()
@@ -33,6 +34,7 @@ async def _exists(base: str, name: str) -> bool:
 async def test_a_database_handed_back_is_the_template_again(pg_server: str) -> None:
     template = await _rows(_with_db(pg_server, "bullpen_template"))
     assert template["market_data_ttl"], "the migrations leave rows of their own"
+    assert len(template["stocknames"]) > 15_000, "and a started Bullpen its symbols directory"
     name = await _DATABASES.take(pg_server)
     dsn = _with_db(pg_server, name)
     conn = await asyncpg.connect(dsn)
@@ -40,6 +42,7 @@ async def test_a_database_handed_back_is_the_template_again(pg_server: str) -> N
         await conn.execute("DELETE FROM market_data_ttl WHERE dataset = 'bars'")
         await conn.execute("UPDATE market_data_ttl SET ttl_seconds = 1")
         await conn.execute("INSERT INTO market_data_ttl VALUES ('made.by.a.test', 5)")
+        await conn.execute("DELETE FROM stocknames WHERE code = '600519'")
         user = await conn.fetchval("INSERT INTO users DEFAULT VALUES RETURNING id")
         first = await conn.fetchval(
             "INSERT INTO subscriptions (owner_id, platform, chat_id, chat, at_time,"

@@ -37,6 +37,9 @@ async def _stored_key(dsn: str) -> str | None:
 
 async def test_built_once_stored_then_loaded_and_answering_the_same(
         pg_dsn: str, fresh_default: SymbolDirectory) -> None:
+    conn = await asyncpg.connect(pg_dsn)  # a first start: nothing stored yet
+    await conn.execute("DELETE FROM stocknames")
+    await conn.close()
     symbols_store.use_postgres(pg_dsn)
     built = default_directory()  # the table is empty: built from the packages, then stored
     assert await _stored_key(pg_dsn) == content_key()
