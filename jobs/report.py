@@ -588,7 +588,7 @@ def render_pdf(report: Report, *, fallback_reason: str = "") -> bytes:
 
     def heading(text: str, size: int = 13) -> None:
         pdf.ln(2)
-        pdf.set_font("cjk", "B", size)
+        pdf.set_font("cjk", "", size)
         pdf.multi_cell(0, size * 0.55, text, align="L", new_x="LMARGIN", new_y="NEXT")
 
     def para(text: str, size: int = 10) -> None:
@@ -603,7 +603,7 @@ def render_pdf(report: Report, *, fallback_reason: str = "") -> bytes:
         pdf.set_font("cjk", "", 8)
         head = (w["h_symbol"], w["h_close"], w["h_date"], "1D", "5D", "1M", w["h_52w"], "RSI",
                 w["h_ma"], w["h_ict"])
-        style = FontFace(emphasis="BOLD", fill_color=(235, 238, 245))
+        style = FontFace(fill_color=(235, 238, 245))
         with pdf.table(col_widths=(20, 22, 21, 16, 16, 16, 15, 13, 22, 29), text_align="LEFT",
                        headings_style=style, line_height=5.0) as table:
             for values in (head, *(_table_row(r, report.lang) for r in report.rows)):

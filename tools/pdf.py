@@ -77,11 +77,12 @@ def _add_cjk(pdf: FPDF, style: str) -> None:
 
 
 def new_fpdf() -> FPDF:
-    """An A4 FPDF with the CJK font as `cjk` (regular) and `cjkB` (the same single weight:
-    bold reads from the size), the font parsed once per process."""
+    """An A4 FPDF with the CJK font as `cjk`, parsed once per process. The font has one
+    weight, so it is registered once: bold is drawn by outlining its glyphs (`Document._bold`).
+    A second, bold, registration of the same file gave the same glyphs and a second subset
+    of it in every document, and the subsets are most of a Chinese PDF's CPU."""
     pdf = FPDF(format="A4")
-    for style in ("", "B"):
-        _add_cjk(pdf, style)
+    _add_cjk(pdf, "")
     return pdf
 
 
@@ -99,7 +100,7 @@ class Document:
     def _bold(self, size: float) -> Iterator[None]:
         """Bold from the one weight the CJK font ships: each glyph is also outlined. A local
         graphics context (q ... Q), so the outline mode cannot leak into later text."""
-        self.pdf.set_font(FONT, "B", size)
+        self.pdf.set_font(FONT, "", size)
         with self.pdf.local_context(text_mode="FILL_STROKE", line_width=size * 0.012):
             yield
 
@@ -148,8 +149,8 @@ class Document:
         """A table whose first row is its header (repeated on a new page)."""
         pdf = self.pdf
         pdf.set_font(FONT, "", 9)
-        bold = FontFace(emphasis="BOLD", fill_color=(235, 238, 245))
-        with pdf.table(col_widths=tuple(widths), text_align="LEFT", headings_style=bold,
+        header = FontFace(fill_color=(235, 238, 245))  # the one weight: shaded, not bold
+        with pdf.table(col_widths=tuple(widths), text_align="LEFT", headings_style=header,
                        line_height=ROW) as table:
             for row in rows:
                 cells = table.row()
