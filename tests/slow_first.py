@@ -1,57 +1,59 @@
 """The longest tests start first, spread over the xdist workers (`make test`: `-n 4 --dist
-worksteal`), so no worker begins a minutes-long test after the others have run dry.
+worksteal`), so no worker begins a minutes-long test after the others have run dry, and the ones
+that mostly wait (a 60 s window of 429s, a lease to expire) never hold every worker at once.
 
 worksteal hands each worker a contiguous share of the collection (the same cut as `--dist
 load`) and an idle worker later steals the back half of the longest queue. `order` puts the
-known-slow tests at the heads of those shares, dealt so each share's slow seconds are about
-equal (longest first, each to the lightest share), and fills each share with the other tests
-in their file order. Stealing takes from the back, so the slow heads stay where they were put.
-Run in one process (`JOBS=1`) the order is left alone.
+known-slow tests at the heads of those shares and fills each share with the other tests in
+their file order; stealing takes from the back, so the slow heads stay where they were put.
+Two workers per core: while a worker waits on a serve process or a clock, another has the
+core. When all four started with tests that wait, the cores idled for a minute and more (busy
+48-80 % of 90 s in a quiet run). So the tests that mostly wait are dealt to the first half of
+the shares and the slow tests that compute to the other half, each longest first to the share
+with the fewest of its kind's seconds. Run in one process (`JOBS=1`) the order is left alone.
 
-The seconds are one measured run's `--durations` (4 workers on 2 cores at a load average of
-about 10, 2026-11-27): only their ranking matters. A test missing from the table just runs in
-its file order; keep the table to the tests that take tens of seconds.
+The figures are one quiet run's CPU ledger (`BULLPEN_TEST_CPU`: 4 workers on 2 cores,
+2026-11-27): wall seconds and CPU seconds (the test's process and its children). Only their
+ranking and the share of CPU matter. A test missing from the table just runs in its file order;
+keep the table to the tests that take ten seconds and more.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
-# node id prefix (a test function, every parametrization of it) -> seconds each
-SLOW_S: dict[str, float] = {
-    "tests/bot/test_serve_kill_load.py::test_kill_9_under_load_": 206,
-    "tests/bot/test_serve_kill_load.py::test_kill_9_of_serve_and_of_its_postgres": 164,
-    "tests/bot/test_serve_faults.py::test_two_serves_deliver_once": 157,
-    "tests/bot/test_serve_faults.py::test_kill_9_between_fire_and_delivery": 139,
-    "tests/bot/test_cli_tools.py::test_run_list_and_bad_arguments": 127,
-    "tests/bot/test_serve_faults.py::test_a_429_on_every_send_for_60_s": 121,
-    "tests/bot/test_bench_jobs.py::test_bench_jobs_small_run": 101,
-    "tests/bot/test_serve_crash.py::test_a_429_on_every_send_and_edit": 94,
-    "tests/bot/test_cli_tools.py::test_revoke_takes_every_version_away": 92,
-    "tests/bot/test_serve_spool.py::test_a_slack_message_acknowledged": 85,
-    "tests/bot/test_bench_soak.py::test_bench_soak_short_run": 84,
-    "tests/tools/sandbox/test_sandbox_bench.py::test_bench_reports_cold_warm": 83,
-    "tests/jobs/test_database_outage.py::test_a_fire_due_during_a_database_outage": 80,
-    "tests/adapters/test_console_tmux.py::test_piped_question_is_answered_once": 76,
-    "tests/bot/test_serve_crash.py::test_kill_9_mid_answer_then_restart": 67,
-    "tests/bot/test_cli.py::test_ask_with_embedded_postgres": 67,
-    "tests/bot/test_serve_db_outage.py::test_postgres_killed_mid_answer": 64,
-    "tests/bot/test_startup_errors.py::test_an_unreachable_model_is_one_line": 63,
-    "tests/bot/test_serve_pg_watchdog.py::test_a_holder_restarted_at_once": 61,
-    "tests/bot/test_serve_pg_watchdog.py::test_two_holders_killed_with_9": 55,
-    "tests/bot/test_startup_lines.py::test_a_console_question_is_one_line": 51,
-    "tests/bot/test_startup_errors.py::test_the_note_speaks_the_askers_language": 51,
-    "tests/bot/test_bench_symbols_chart.py::test_symbols_bench_reports_both_sets": 51,
-    "tests/ict/test_causality.py::test_every_prefix_reports_what_the_full_series_knew": 34,
-    "tests/tools/test_offline_packs.py::test_apples_latest_10k_risk_factors": 42,
-    "tests/analyst/test_offline_packs.py::test_apple_risk_factors_in_the_latest_10k": 42,
-    "tests/adapters/conformance/test_conformance.py::test_a_voice_note_is_heard": 41,
-    "tests/tools/test_tools_indicators.py::test_all_default_indicators": 41,
-    "tests/bot/test_symbols_store.py::test_a_stale_table_is_rebuilt": 39,
-    "tests/bot/test_startup_lines.py::test_serve_with_web_port_says_where": 39,
-    # 22 page layouts, one test each (was one test of 361 s)
-    "tests/debate/test_report_language.py::test_no_heading_ends_a_page": 16,
+
+class Cost(NamedTuple):
+    wall_s: float
+    cpu_s: float
+
+    @property
+    def waits(self) -> bool:
+        """Mostly waiting (on processes, fakes, a clock): under a third of its time on a CPU."""
+        return self.cpu_s < self.wall_s / 3
+
+
+# node id prefix (a test function, every parametrization of it) -> its cost, each
+SLOW_S: dict[str, Cost] = {
+    "tests/bot/test_serve_faults.py::test_two_serves_deliver_once": Cost(87, 8.0),
+    "tests/bot/test_serve_faults.py::test_a_429_on_every_send_for_60_s": Cost(66, 4.3),
+    "tests/bot/test_serve_crash.py::test_a_429_on_every_send_and_edit": Cost(66, 2.8),
+    "tests/bot/test_serve_faults.py::test_kill_9_between_fire_and_delivery": Cost(60, 7.8),
+    "tests/bot/test_serve_kill_load.py::test_kill_9_under_load_": Cost(42, 10.5),
+    "tests/bot/test_serve_kill_load.py::test_kill_9_of_serve_and_of_its_postgres": Cost(39, 11.8),
+    "tests/bot/test_bench_soak.py::test_bench_soak_short_run": Cost(25, 14.1),
+    "tests/jobs/test_database_outage.py::test_a_fire_due_during_a_database_outage": Cost(22, 0.2),
+    "tests/bot/test_serve_db_outage.py::test_postgres_killed_mid_answer": Cost(21, 4.4),
+    "tests/tools/sandbox/test_sandbox_bench.py::test_bench_reports_cold_warm": Cost(20, 10.2),
+    "tests/bot/test_bench_jobs.py::test_bench_jobs_small_run": Cost(20, 11.5),
+    "tests/bot/test_bench_symbols_chart.py::test_symbols_bench_reports_both_sets": Cost(15, 6.4),
+    "tests/tools/test_tools_indicators.py::test_all_default_indicators": Cost(11, 6.0),
+    "tests/bot/test_startup_lines.py::test_a_console_question_is_one_line": Cost(9, 4.2),
+    # eight kills (a point, a platform), one test each
+    "tests/bot/test_serve_crash.py::test_kill_9_mid_answer_then_restart": Cost(8.6, 2.9),
+    "tests/ict/test_causality.py::test_every_prefix_reports_what_the_full_series_knew": Cost(7.3,
+                                                                                            4.5),
 }
 
 
@@ -59,9 +61,9 @@ class _Item(Protocol):
     nodeid: str
 
 
-def seconds(nodeid: str) -> float:
-    """The table's seconds for a test (0: not a slow one)."""
-    return next((s for prefix, s in SLOW_S.items() if nodeid.startswith(prefix)), 0.0)
+def cost(nodeid: str) -> Cost | None:
+    """The table's cost of a test (None: not a slow one)."""
+    return next((c for prefix, c in SLOW_S.items() if nodeid.startswith(prefix)), None)
 
 
 def share_sizes(n: int, workers: int) -> list[int]:
@@ -75,19 +77,24 @@ def share_sizes(n: int, workers: int) -> list[int]:
 
 
 def order[T: _Item](items: Sequence[T], workers: int) -> list[T]:
-    """`items` in the order that starts the slow ones first on every worker (see above)."""
+    """`items` in the order that starts the slow ones first on every worker, those that wait
+    in the first half of the shares (see above)."""
     if workers < 2:
         return list(items)
-    slow = sorted((it for it in items if seconds(it.nodeid)), key=lambda it: -seconds(it.nodeid))
+    costs = {id(it): c for it in items if (c := cost(it.nodeid)) is not None}
+    slow = sorted((it for it in items if id(it) in costs), key=lambda it: -costs[id(it)].wall_s)
     sizes = share_sizes(len(items), workers)
     heads: list[list[T]] = [[] for _ in sizes]
     load = [0.0] * workers
-    for it in slow:  # longest first, to the share with the fewest slow seconds that has room
-        k = min((k for k in range(workers) if len(heads[k]) < sizes[k]), key=load.__getitem__)
+    half = workers // 2
+    for it in slow:  # longest first, to the share of its kind with the fewest slow seconds
+        kind = range(half) if costs[id(it)].waits else range(half, workers)
+        room = [k for k in kind if len(heads[k]) < sizes[k]] or \
+            [k for k in range(workers) if len(heads[k]) < sizes[k]]
+        k = min(room, key=load.__getitem__)
         heads[k].append(it)
-        load[k] += seconds(it.nodeid)
-    picked = {id(it) for it in slow}
-    rest = iter([it for it in items if id(it) not in picked])
+        load[k] += costs[id(it)].wall_s
+    rest = iter([it for it in items if id(it) not in costs])
     out: list[T] = []
     for head, size in zip(heads, sizes, strict=True):
         out += head

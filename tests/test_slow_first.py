@@ -1,11 +1,12 @@
 """The suite's order under xdist (`tests/slow_first.py`): the same tests, the slow ones at the
-heads of worksteal's shares with about equal slow seconds each, the rest in their order."""
+heads of worksteal's shares, those that mostly wait in the first half of the shares and those
+that compute in the other, about equal seconds of each kind a share, the rest in their order."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tests.slow_first import SLOW_S, order, seconds, share_sizes
+from tests.slow_first import SLOW_S, cost, order, share_sizes
 
 
 @dataclass
@@ -19,7 +20,13 @@ def _items() -> list[Item]:
     return fast[:60] + slow + fast[60:]
 
 
-def test_the_slow_tests_head_every_share_and_nothing_is_lost_or_moved_otherwise() -> None:
+def _wall(item: Item) -> float:
+    c = cost(item.nodeid)
+    return c.wall_s if c else 0.0
+
+
+def test_the_slow_tests_head_every_share_those_that_wait_apart_from_those_that_compute() -> None:
+    assert {c.waits for c in SLOW_S.values()} == {True, False}  # both kinds in the table
     items = _items()
     got = order(items, 4)
     assert sorted(map(id, got)) == sorted(map(id, items))  # a permutation
@@ -29,16 +36,19 @@ def test_the_slow_tests_head_every_share_and_nothing_is_lost_or_moved_otherwise(
     for size in sizes:
         shares.append(got[start:start + size])
         start += size
-    loads = []
-    for share in shares:
-        marks = [bool(seconds(it.nodeid)) for it in share]
+    for k, share in enumerate(shares):
+        marks = [bool(_wall(it)) for it in share]
         assert marks == sorted(marks, reverse=True)  # the slow ones first
-        times = [seconds(it.nodeid) for it in share if seconds(it.nodeid)]
+        times = [_wall(it) for it in share if _wall(it)]
         assert times == sorted(times, reverse=True)  # longest first
-        loads.append(sum(times))
-    assert max(loads) - min(loads) <= max(SLOW_S.values())  # dealt evenly
-    fast = [it for it in got if not seconds(it.nodeid)]
-    assert fast == [it for it in items if not seconds(it.nodeid)]  # in their order
+        kinds = {c.waits for it in share if (c := cost(it.nodeid))}
+        assert kinds == ({True} if k < 2 else {False}), k  # waiting ones in shares 0 and 1
+    for waits, kind in ((True, shares[:2]), (False, shares[2:])):
+        loads = [sum(_wall(it) for it in share) for share in kind]
+        biggest = max(c.wall_s for c in SLOW_S.values() if c.waits is waits)
+        assert max(loads) - min(loads) <= biggest  # dealt evenly within the kind
+    fast = [it for it in got if not _wall(it)]
+    assert fast == [it for it in items if not _wall(it)]  # in their order
 
 
 def test_one_process_keeps_the_file_order() -> None:
