@@ -90,19 +90,30 @@ async def test_postgres_killed_mid_answer_comes_back_and_both_messages_are_answe
             assert second_pm != first_pm and _running(second_pm)  # serve started it again
             assert "embedded PostgreSQL is up again" in serve.log.read_text(errors="replace")
 
-            # both questions and both answers are stored, and both messages are answered
-            conn = await asyncpg.connect(host=str(_socket_dir(pgdata)), user="postgres",
-                                         database="postgres")
-            try:
-                statuses = await conn.fetch(
-                    "SELECT payload->>'text' AS text, status FROM inbound_events"
-                    " WHERE chat_id = $1 ORDER BY id", str(chat))
-                said = await conn.fetch("SELECT role, content FROM messages ORDER BY id")
-            finally:
-                await conn.close()
-            assert [(r["text"], r["status"]) for r in statuses] == [
-                ("/help", "answered"), ("How do markets feel this week?", "answered"),
-                ("And what about chip makers?", "answered")]
+            # both questions and both answers are stored, and both messages are answered: a
+            # message is marked answered after its final edit is sent (the mark is group
+            # committed), so the marks are waited for, not read the moment the text shows
+            answered = [("/help", "answered"), ("How do markets feel this week?", "answered"),
+                        ("And what about chip makers?", "answered")]
+            statuses: list[tuple[str, str]] = []
+            said: list[asyncpg.Record] = []
+
+            async def stored() -> bool:
+                nonlocal statuses, said
+                conn = await asyncpg.connect(host=str(_socket_dir(pgdata)), user="postgres",
+                                             database="postgres")
+                try:
+                    statuses = [(r["text"], r["status"]) for r in await conn.fetch(
+                        "SELECT payload->>'text' AS text, status FROM inbound_events"
+                        " WHERE chat_id = $1 ORDER BY id", str(chat))]
+                    said = await conn.fetch("SELECT role, content FROM messages ORDER BY id")
+                finally:
+                    await conn.close()
+                return statuses == answered
+
+            await until(stored, within_s=30, what="the three messages marked answered",
+                        procs=procs, alive=[serve])
+            assert statuses == answered
             assert [r["role"] for r in said] == ["user", "assistant", "user", "assistant"]
             assert all(r["content"] == ANSWER for r in said if r["role"] == "assistant")
         finally:
