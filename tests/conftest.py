@@ -233,22 +233,14 @@ class _Databases:
         if self.free:
             return self.free.pop()
         name = f"t_{next(_counter)}_{os.getpid()}"
-        conn = await asyncpg.connect(base)
-        try:
-            await conn.execute(f"CREATE DATABASE {name} TEMPLATE bullpen_template")
-        finally:
-            await conn.close()
+        await _on_server(base, f"CREATE DATABASE {name} TEMPLATE bullpen_template")
         return name
 
     async def give_back(self, base: str, name: str) -> None:
-        if not await self._put_back(_with_db(base, name)):
-            conn = await asyncpg.connect(base)
-            try:
-                await conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-            finally:
-                await conn.close()
-            return
-        self.free.append(name)
+        if await self._put_back(_with_db(base, name)):
+            self.free.append(name)
+        else:
+            await _on_server(base, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
     async def _put_back(self, dsn: str) -> bool:
         """The database as the template left it, in one transaction; False when it cannot be."""
@@ -270,6 +262,14 @@ class _Databases:
             return False
         finally:
             await conn.close()
+
+
+async def _on_server(base: str, statement: str) -> None:
+    conn = await asyncpg.connect(base)
+    try:
+        await conn.execute(statement)
+    finally:
+        await conn.close()
 
 
 _DATABASES = _Databases()

@@ -31,6 +31,14 @@ async def _exists(base: str, name: str) -> bool:
         await conn.close()
 
 
+async def _a_subscription(conn: asyncpg.Connection) -> int:
+    """A new person's subscription; its id (from a sequence)."""
+    user = await conn.fetchval("INSERT INTO users DEFAULT VALUES RETURNING id")
+    return int(await conn.fetchval(
+        "INSERT INTO subscriptions (owner_id, platform, chat_id, chat, at_time, recurrence, tz)"
+        " VALUES ($1, 'telegram', '1', '{}', '08:00', 'daily', 'UTC') RETURNING id", user))
+
+
 async def test_a_database_handed_back_is_the_template_again(pg_server: str) -> None:
     template = await _rows(_with_db(pg_server, "bullpen_template"))
     assert template["market_data_ttl"], "the migrations leave rows of their own"
@@ -43,11 +51,7 @@ async def test_a_database_handed_back_is_the_template_again(pg_server: str) -> N
         await conn.execute("UPDATE market_data_ttl SET ttl_seconds = 1")
         await conn.execute("INSERT INTO market_data_ttl VALUES ('made.by.a.test', 5)")
         await conn.execute("DELETE FROM stocknames WHERE code = '600519'")
-        user = await conn.fetchval("INSERT INTO users DEFAULT VALUES RETURNING id")
-        first = await conn.fetchval(
-            "INSERT INTO subscriptions (owner_id, platform, chat_id, chat, at_time,"
-            " recurrence, tz)"
-            " VALUES ($1, 'telegram', '1', '{}', '08:00', 'daily', 'UTC') RETURNING id", user)
+        first = await _a_subscription(conn)
     finally:
         await conn.close()
     await _DATABASES.give_back(pg_server, name)
@@ -55,11 +59,7 @@ async def test_a_database_handed_back_is_the_template_again(pg_server: str) -> N
     assert await _rows(dsn) == template
     conn = await asyncpg.connect(dsn)
     try:
-        user = await conn.fetchval("INSERT INTO users DEFAULT VALUES RETURNING id")
-        again = await conn.fetchval(
-            "INSERT INTO subscriptions (owner_id, platform, chat_id, chat, at_time,"
-            " recurrence, tz)"
-            " VALUES ($1, 'telegram', '1', '{}', '08:00', 'daily', 'UTC') RETURNING id", user)
+        again = await _a_subscription(conn)
     finally:
         await conn.close()
     assert again == first, "sequences start again where the template's start"
