@@ -25,7 +25,6 @@ from pathlib import Path
 
 from fontTools import ttLib
 from fpdf import FPDF
-from fpdf.enums import TextEmphasis
 from fpdf.fonts import FontFace, SubsetMap, TTFFont
 
 from tools.fonts import cjk_font_path
@@ -52,8 +51,9 @@ def _parsed_cjk() -> TTFFont:
     return TTFFont(FPDF(), Path(cjk_font_path()), FONT, "")
 
 
-def _add_cjk(pdf: FPDF, style: str) -> None:
-    """What `pdf.add_font(FONT, style, fname=cjk_font_path())` does, from the parsed font:
+def _add_cjk(pdf: FPDF) -> None:
+    """What `pdf.add_font(FONT, fname=cjk_font_path())` does, from the parsed font (its key and
+    style are the parsed one's):
     the metrics, cmap and glyph ids are shared (fpdf2 only reads them once the font is made);
     what a document changes is its own: the glyphs it uses, the font file it subsets in place
     when written (opened lazily: the table directory only), its descriptor object. The subset
@@ -62,8 +62,6 @@ def _add_cjk(pdf: FPDF, style: str) -> None:
     parsed = _parsed_cjk()
     font = copy.copy(parsed)
     font.i = len(pdf.fonts) + 1
-    font.fontkey = FONT + style
-    font.emphasis = TextEmphasis.coerce(style)
     font.ttfont = ttLib.TTFont(parsed.ttffile, recalcTimestamp=False, recalcBBoxes=False,
                                lazy=True)
     font.desc = copy.copy(parsed.desc)
@@ -82,7 +80,7 @@ def new_fpdf() -> FPDF:
     A second, bold, registration of the same file gave the same glyphs and a second subset
     of it in every document, and the subsets are most of a Chinese PDF's CPU."""
     pdf = FPDF(format="A4")
-    _add_cjk(pdf, "")
+    _add_cjk(pdf)
     return pdf
 
 
