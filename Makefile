@@ -15,9 +15,10 @@ PACKAGES := core tools ict analyst debate podcast jobs bot adapters
 PACKS_DIR := $(or $(BULLPEN_DATA_DIR),data)/packs
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
-# .pyc files are written at install: the sandbox's jail sees the venv read-only, so without
-# them every sandboxed run would compile pandas again (2 s of CPU against a 10 s limit)
-export UV_COMPILE_BYTECODE := 1
+# .pyc files: the install writes them for the sandbox's libraries and for what Bullpen imports
+# (devtools/write_bytecode.py says why not for all 12,600 modules), and any other module's are
+# written by the first process that imports it, even where the shell sets PYTHONDONTWRITEBYTECODE.
+unexport PYTHONDONTWRITEBYTECODE
 
 # The first Python 3.12 found: on PATH, under pyenv, or in the usual prefixes.
 FIND_PY312 = py=""; \
@@ -98,6 +99,7 @@ $(UV):
 $(STAMP): pyproject.toml uv.lock | $(UV)
 	@$(FIND_PY312); \
 	$(UV) sync --frozen --extra dev --python "$$py"
+	$(VENV)/bin/python devtools/write_bytecode.py
 	@touch $(STAMP)
 
 # A pack whose registry client is missing (no npm) is skipped with one line; a failed
@@ -145,9 +147,10 @@ imports: $(STAMP)
 # worker with every asyncio task's stack (tests/stuck.py) and the worker goes on to its next
 # test, and the fault suites' waits are bounded polls that say what they waited for.
 # The project's own bytecode is written first, once (2 s of one core; the venv's is written at
-# install, UV_COMPILE_BYTECODE): where PYTHONDONTWRITEBYTECODE is set, as in the sessions that
-# run this suite, no process ever wrote it, so each of the hundreds of `bullpen` processes the
-# suite starts compiled the whole project again (~0.7 s of CPU each), and so did every worker.
+# install, devtools/write_bytecode.py): when PYTHONDONTWRITEBYTECODE was passed on, as the
+# sessions that run this suite set it, no process ever wrote it, so each of the hundreds of
+# `bullpen` processes the suite starts compiled the whole project again (~0.7 s of CPU each),
+# and so did every worker; written before the workers start, none of them compiles it at once.
 # pytest's assertion-rewritten test and plugin modules likewise (tests/prewrite_asserts.py: 11 s
 # once, where each of the four workers spent ~10 s of its collection rewriting them itself).
 JOBS ?= 4

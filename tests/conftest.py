@@ -27,6 +27,10 @@ from core.store import Database, migrate
 from tests import cpu_ledger, slow_first, stuck
 
 _runtime_dir()
+# Whisper decodes on one thread in the suite: the workers outnumber the cores, and CTranslate2's
+# default (a thread per core) spent 13% more CPU on the same notes, its threads spinning while
+# they wait on each other. A BULLPEN_WHISPER_CPU_THREADS set outside still wins.
+os.environ.setdefault("BULLPEN_WHISPER_CPU_THREADS", "1")
 # pandas as `bullpen` runs it (bot.lean_pandas): nothing imported above has imported it yet
 if not without_pyarrow():
     raise RuntimeError("pandas was imported with pyarrow before the test session started")

@@ -95,24 +95,6 @@ def _child(request: dict[str, Any]) -> None:
         os._exit(code)
 
 
-def _import_the_product() -> None:
-    """Every module of the product's packages (the import-linter's root packages), so no child
-    imports one itself: a serve imports a second lot after start-up (the adapters, the tools'
-    modules, aiohttp, openai, the words; 0.5-1.2 s of CPU a child), and so do the CLI's
-    commands. 2.3 s once here. Left out: `bot.benches` (it reaches into tests/) and the
-    `__main__` modules; heavy libraries imported on first use (Whisper) stay so."""
-    import importlib
-    import pkgutil
-    import tomllib
-
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))
-    for root in config["tool"]["importlinter"]["root_packages"]:
-        package = importlib.import_module(root)
-        for info in pkgutil.walk_packages(package.__path__, f"{root}."):
-            if not (info.name.startswith("bot.benches") or info.name.endswith("__main__")):
-                importlib.import_module(info.name)
-
-
 def _serve_requests() -> None:
     """The spawner's loop: fork per request, report exits (single-threaded, no event loop)."""
     from bot.lean_pandas import without_pyarrow
@@ -120,8 +102,12 @@ def _serve_requests() -> None:
     without_pyarrow()  # what `bot.cli.main` does first, before pandas is imported
     import bot.app
     import bot.cli  # noqa: F401
+    from devtools.write_bytecode import import_the_product
 
-    _import_the_product()
+    # every module of the product, so no child imports one itself: a serve imports a second lot
+    # after start-up (the adapters, the tools' modules, aiohttp, openai, the words; 0.5-1.2 s of
+    # CPU a child), and so do the CLI's commands. 2.3 s once here
+    import_the_product()
 
     # what the imports made is never collected in here, so a child's collector never walks
     # (and so copies) the pages it shares with the spawner
