@@ -8,9 +8,10 @@ written by the first process that imports it (the Makefile unexports PYTHONDONTW
 
 What must be written here, not on first use:
 
-- the sandbox's libraries, whole (`SANDBOX_PACKAGES`, their tests left out): a jailed run sees
-  the venv read-only, so a module without its .pyc is compiled again by every run that imports
-  it (2 s of CPU for pandas, against a 10 s limit), and its code may import any submodule;
+- the sandbox's libraries and what they require, whole (`sandbox_distributions`, their tests
+  left out; ~1,800 modules): a jailed run sees the venv read-only, so a module without its .pyc
+  is compiled again by every run that imports it (2 s of CPU for pandas, against a 10 s limit),
+  and its code may reach any of their modules;
 - what the warm spare imports and what a started Bullpen imports (`import_the_product`), with
   everything they import in turn: written once here rather than by four test workers at once.
 
@@ -21,22 +22,57 @@ from __future__ import annotations
 
 import compileall
 import importlib
-import importlib.util
+import importlib.metadata
 import os
 import pkgutil
-import re
 import sys
 import time
 import tomllib
 import warnings
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+SKIP_DIRS = frozenset({"tests", "test"})
 
-# The third-party packages of the sandbox's allowed modules (tools/sandbox/policy.py); the rest
-# of that list is the standard library, compiled when Python was installed.
-SANDBOX_PACKAGES = ("numpy", "pandas", "pandas_ta", "matplotlib")
-SKIP = re.compile(r"[/\\]tests?[/\\]")
+
+def sandbox_distributions() -> set[str]:
+    """The installed distributions of the sandbox's allowed modules (tools/sandbox/policy.py;
+    the standard library among them was compiled when Python was installed) and every
+    distribution they require in turn: code in the jail can reach any of their modules, numba's
+    compiler among them the first time a pandas_ta indicator runs in that process."""
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    from tools.sandbox.policy import ALLOWED_MODULES
+
+    by_module = importlib.metadata.packages_distributions()
+    todo = [dist for name in ALLOWED_MODULES for dist in by_module.get(name, [])]
+    found: set[str] = set()
+    while todo:
+        name = canonicalize_name(todo.pop())
+        if name in found:
+            continue
+        try:
+            requires = importlib.metadata.distribution(name).requires or []
+        except importlib.metadata.PackageNotFoundError:
+            continue  # an optional dependency that is not installed
+        found.add(name)
+        for line in requires:
+            req = Requirement(line)
+            if req.marker is None or req.marker.evaluate({"extra": ""}):
+                todo.append(req.name)
+    return found
+
+
+def _sources(distribution: str) -> list[str]:
+    dist = importlib.metadata.distribution(distribution)
+    return [str(dist.locate_file(f)) for f in dist.files or []
+            if f.suffix == ".py" and not SKIP_DIRS.intersection(f.parts)]
+
+
+def _compile(path: str) -> bool:
+    return bool(compileall.compile_file(path, quiet=2))
 
 
 def import_the_product() -> None:
@@ -51,25 +87,12 @@ def import_the_product() -> None:
                 importlib.import_module(info.name)
 
 
-def _package_dir(name: str) -> Path:
-    spec = importlib.util.find_spec(name)
-    if spec is None or not spec.submodule_search_locations:
-        raise SystemExit(f"write_bytecode: {name} is not installed as a package")
-    return Path(next(iter(spec.submodule_search_locations)))
-
-
 def main() -> int:
     began = time.process_time()
     sys.dont_write_bytecode = False
-    from tools.sandbox.policy import ALLOWED_MODULES
-
-    missing = set(SANDBOX_PACKAGES) - ALLOWED_MODULES
-    if missing:
-        raise SystemExit(f"write_bytecode: {sorted(missing)} are no longer allowed in the "
-                         "sandbox: update SANDBOX_PACKAGES")
-    for name in SANDBOX_PACKAGES:
-        if not compileall.compile_dir(_package_dir(name), quiet=1, rx=SKIP,
-                                      workers=os.cpu_count() or 1):
+    sources = [path for name in sorted(sandbox_distributions()) for path in _sources(name)]
+    with ProcessPoolExecutor(os.cpu_count() or 1) as pool:
+        if not all(pool.map(_compile, sources, chunksize=64)):
             return 1
     # pandas as the jail starts it, with pyarrow (`bullpen` itself starts it without)
     from tools.sandbox.runner import WARM_MODULES
@@ -79,7 +102,8 @@ def main() -> int:
         for name in (*WARM_MODULES, "matplotlib.pyplot", "matplotlib.font_manager"):
             importlib.import_module(name)
         import_the_product()
-    print(f"write_bytecode: {time.process_time() - began:.1f} s of CPU in this process")
+    print(f"write_bytecode: {len(sources)} sandbox modules checked; "
+          f"{time.process_time() - began:.1f} s of CPU in this process")
     return 0
 
 
