@@ -327,10 +327,12 @@ class LocalServer:
         None when the server did not say (the profile's assumed rates stay)."""
         import httpx
 
+        from core.llm.clients import http_client
+
         body = {"model": self.model, "messages": [{"role": "user", "content": PACE_PROMPT}],
                 "max_tokens": PACE_TOKENS, "temperature": 0}
         try:
-            async with httpx.AsyncClient(timeout=LOAD_TIMEOUT_S) as http:
+            async with http_client(timeout=LOAD_TIMEOUT_S) as http:
                 resp = await http.post(self.base_url.rstrip("/") + "/chat/completions",
                                        json=body)
             timings = resp.json().get("timings") or {}

@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from core.events import Done, Event
+from core.llm.clients import openai_client
 from core.llm.profiles import ModelProfile
 from core.ports import Mode
 from core.words import t
@@ -36,9 +37,9 @@ async def probe(profile: ModelProfile, *, timeout_s: float = PROBE_TIMEOUT_S) ->
     import openai
 
     where = f"BULLPEN_LLM_BASE_URL={profile.base_url}"
-    client = openai.AsyncOpenAI(base_url=profile.base_url,
-                                api_key=profile.api_key.get_secret_value() or "none",
-                                timeout=timeout_s, max_retries=0)
+    client = openai_client(base_url=profile.base_url,
+                           api_key=profile.api_key.get_secret_value() or "none",
+                           timeout=timeout_s, max_retries=0)
     try:
         try:
             listed: set[str] | None = {m.id async for m in client.models.list()}

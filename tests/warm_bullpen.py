@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import importlib
 import json
 import os
 import selectors
@@ -108,6 +109,15 @@ def _serve_requests() -> None:
     # after start-up (the adapters, the tools' modules, aiohttp, openai, the words; 0.5-1.2 s of
     # CPU a child), and so do the CLI's commands. 2.3 s once here
     import_the_product()
+    # what a serve loads on its first model call, not at start (a third of a short fault test's
+    # serve CPU): the HTTP transports, openai's resources, anyio's backend, the TLS contexts
+    for name in ("httpcore", "httpcore2", "openai.resources.chat", "openai.resources.models",
+                 "anyio._backends._asyncio"):
+        importlib.import_module(name)
+    from core.llm import clients
+
+    clients._openai_tls()
+    clients._httpx_tls()
 
     # what the imports made is never collected in here, so a child's collector never walks
     # (and so copies) the pages it shares with the spawner

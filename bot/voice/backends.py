@@ -719,11 +719,11 @@ class ApiBackend:
 
     def _get_client(self) -> Any:
         if self._client is None:
-            from openai import AsyncOpenAI
+            from core.llm.clients import openai_client
 
-            self._client = AsyncOpenAI(base_url=self.base_url,
-                                       api_key=self.api_key or "not-needed",
-                                       timeout=self.timeout_s, max_retries=self.max_retries)
+            self._client = openai_client(base_url=self.base_url,
+                                         api_key=self.api_key or "not-needed",
+                                         timeout=self.timeout_s, max_retries=self.max_retries)
         return self._client
 
     async def transcribe(self, audio: Audio, *, prompt: str = "") -> RawTranscript:

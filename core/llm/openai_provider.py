@@ -25,6 +25,7 @@ import openai
 
 from core.errors import LLMBadResponse, LLMError, LLMRateLimited, LLMTimeout
 from core.llm.base import Final, StreamItem, TextChunk, ThinkingChunk
+from core.llm.clients import http_client, openai_client
 from core.llm.fit import ContextOverflow, Fitted, estimate_request, fit_request
 from core.llm.pace import Pace
 from core.llm.profiles import DEFAULT_CONTEXT, ModelProfile
@@ -69,7 +70,7 @@ class OpenAIProvider:
 
     def __init__(self, profile: ModelProfile) -> None:
         self.profile = profile
-        self._client = openai.AsyncOpenAI(
+        self._client = openai_client(
             base_url=profile.base_url,
             api_key=profile.api_key.get_secret_value(),
             timeout=profile.timeout_s,
@@ -119,7 +120,7 @@ class OpenAIProvider:
         root = base[:-3] if base.endswith("/v1") else base
         headers = {"Authorization": f"Bearer {self.profile.api_key.get_secret_value()}"}
         try:
-            async with httpx.AsyncClient(timeout=3.0, headers=headers) as http:
+            async with http_client(timeout=3.0, headers=headers) as http:
                 props = await http.get(root + "/props")  # llama.cpp: the per-slot window
                 if props.status_code == 200:
                     n = _int((props.json().get("default_generation_settings") or {})

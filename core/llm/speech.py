@@ -26,15 +26,15 @@ class SpeechProfile:
 
 class SpeechClient:
     def __init__(self, profile: SpeechProfile) -> None:
-        import openai
+        from core.llm.clients import openai_client
 
         self.profile = profile
-        self._client: Any = openai.AsyncOpenAI(base_url=profile.base_url, api_key=profile.api_key,
+        self._client: Any = openai_client(base_url=profile.base_url, api_key=profile.api_key,
                                           timeout=profile.timeout_s, max_retries=2)
 
     async def speak(self, text: str, *, voice: str) -> bytes:
         """`text` read by `voice`, as WAV bytes."""
-        import openai  # loaded by __init__ already
+        import openai  # loaded when the client was made
 
         try:
             got = await self._client.audio.speech.create(
