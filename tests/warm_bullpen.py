@@ -118,6 +118,11 @@ def _serve_requests() -> None:
 
     clients._openai_tls()
     clients._httpx_tls()
+    # the start-up line's spans of the offline series (every series read, the same in every
+    # child on these packs; a child on other packs reads its own)
+    from analyst.offline import snapshot_coverage
+
+    snapshot_coverage()
 
     # what the imports made is never collected in here, so a child's collector never walks
     # (and so copies) the pages it shares with the spawner

@@ -8,7 +8,6 @@ import itertools
 import os
 import re
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from core.store import Database, Store
 from core.testing import RecordingAdapter, ScriptedLLM, text
 from core.tools import ToolRegistry
 from core.types import ChatRef, IncomingMessage, Sender
+from tests import warm_bullpen
 
 BASE = "https://bullpen.example"
 PRIVATE = ChatRef(platform="telegram", chat_id="100")
@@ -154,8 +154,7 @@ def _cli(args: list[str], tmp_path: Path, **env: str) -> subprocess.CompletedPro
     base = {k: v for k, v in os.environ.items()
             if not k.startswith(("BULLPEN_", "DATABASE_URL", "WEB_"))}
     base.update({"BULLPEN_DATA_DIR": str(tmp_path / "data"), **env})
-    return subprocess.run([sys.executable, "-m", "bot.cli", *args], cwd=tmp_path, env=base,
-                          capture_output=True, text=True, timeout=180)
+    return warm_bullpen.run(args, cwd=tmp_path, env=base, timeout=180)
 
 
 async def test_cli_web_login_prints_a_link_for_the_console_person(

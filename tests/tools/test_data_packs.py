@@ -7,13 +7,13 @@ import hashlib
 import json
 import os
 import subprocess
-import sys
 import zipfile
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from tests import warm_bullpen
 from tools.data import packs
 from tools.data.config import DEFAULT_PACKS_DIR
 
@@ -106,8 +106,7 @@ def test_an_npm_pack_without_npm_is_skipped_with_one_line(tmp_path: Path) -> Non
 
 def _bullpen(*args: str, path: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "PATH"} | {"PATH": path}
-    return subprocess.run([sys.executable, "-m", "bot.cli", *args], capture_output=True,
-                          text=True, env=env, timeout=120, check=False)
+    return warm_bullpen.run(args, env=env, cwd=Path.cwd(), timeout=120)
 
 
 def test_cli_without_npm_on_path_skips_hqchart(tmp_path: Path) -> None:
