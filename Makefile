@@ -29,7 +29,7 @@ FIND_PY312 = py=""; \
 	done; \
 	if [ -z "$$py" ]; then echo "Python 3.12 not found: install python3.12 first" >&2; exit 1; fi
 
-.PHONY: run test static test-kill-load test-llm test-web lint typecheck imports pytest install lock clean sandbox-host \
+.PHONY: run test static test-bytecode test-kill-load test-llm test-web lint typecheck imports pytest install lock clean sandbox-host \
 	docs-settings
 
 run: $(STAMP) $(PACKS_DIR)/.installed-stamp sandbox-host
@@ -40,7 +40,7 @@ run: $(STAMP) $(PACKS_DIR)/.installed-stamp sandbox-host
 # much of the time while the fault suites wait on their subprocesses. pytest's progress shows as
 # it comes; each check's output is printed whole when that check ends (`static`). `make test`
 # fails when any of them fails.
-test: $(STAMP) data/packs/.installed-stamp sandbox-host
+test: $(STAMP) sandbox-host
 	$(MAKE) --no-print-directory -j4 static pytest
 
 static: $(STAMP)
@@ -153,11 +153,14 @@ imports: $(STAMP)
 # and so did every worker; written before the workers start, none of them compiles it at once.
 # pytest's assertion-rewritten test and plugin modules likewise (tests/prewrite_asserts.py: 11 s
 # once, where each of the four workers spent ~10 s of its collection rewriting them itself).
-JOBS ?= 4
-DIST ?= worksteal
-pytest: $(STAMP)
+# Under `make test` the data packs' install (downloads), this and the static checks run at once.
+test-bytecode: $(STAMP)
 	$(PYTHON) -m compileall -q $(PACKAGES) tests devtools
 	$(PYTHON) -P tests/prewrite_asserts.py
+
+JOBS ?= 4
+DIST ?= worksteal
+pytest: $(STAMP) data/packs/.installed-stamp test-bytecode
 	$(PYTHON) -m pytest -q $(if $(filter-out 1,$(JOBS)),-n $(JOBS) --dist $(DIST),) $(PYTEST_ARGS)
 
 clean:
