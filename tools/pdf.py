@@ -37,6 +37,13 @@ TABLE_KEEP = 4 * ROW  # a heading keeps the table's header and its first rows
 PARA_KEEP = 2 * LINE  # ... or the first two lines of a paragraph
 
 
+# Tables of the CJK font a PDF never carries, taken out before fpdf2 subsets it: only the CFF
+# outlines are embedded (tests/tools/test_pdf_font.py: the same bytes as `add_font` writes), but
+# the subsetter decompiled and cut the vertical metrics (65k entries) and the layout tables of
+# every document first. A Chinese page: 0.39 -> 0.29 s of CPU (best of 16 documents).
+UNUSED_TABLES = ("vmtx", "vhea", "VORG", "GSUB", "GPOS", "BASE", "DSIG")
+
+
 def png_size(png: bytes) -> tuple[int, int]:
     """Width and height in pixels from a PNG header."""
     if png[:8] != b"\x89PNG\r\n\x1a\n":
@@ -64,6 +71,9 @@ def _add_cjk(pdf: FPDF) -> None:
     font.i = len(pdf.fonts) + 1
     font.ttfont = ttLib.TTFont(parsed.ttffile, recalcTimestamp=False, recalcBBoxes=False,
                                lazy=True)
+    for tag in UNUSED_TABLES:
+        if tag in font.ttfont:
+            del font.ttfont[tag]
     font.desc = copy.copy(parsed.desc)
     font.missing_glyphs = []
     font.biggest_size_pt = 0
