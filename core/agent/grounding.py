@@ -9,6 +9,7 @@ rounds to it at the precision written (after the unit's scale, and /100 for perc
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -69,18 +70,45 @@ def figures(text: str) -> list[tuple[str, float, float]]:
     return out
 
 
+# The history and the question are checked again with every answer of a conversation, and a
+# run's tool results with every clause of a multi-instrument answer: what each text holds is
+# read once and kept (bounded; a text longer than `_CACHED_CHARS` is read every time).
+_CACHED_CHARS = 20_000
+
+
+@functools.lru_cache(maxsize=512)
+def _figures_of(text: str) -> tuple[tuple[str, float, float], ...]:
+    return tuple(figures(text))
+
+
+@functools.lru_cache(maxsize=512)
+def _numbers_cached(text: str) -> frozenset[float]:
+    return _numbers_of(text)
+
+
+def _numbers_of(text: str) -> frozenset[float]:
+    found: set[float] = set()
+    written = [m.group(0).replace(",", "") for m in _THOUSANDS.finditer(text)]
+    for raw in [*(m.group(0) for m in _TOOL_NUMBER.finditer(text)), *written]:
+        try:
+            v = float(raw)
+        except ValueError:
+            continue
+        if math.isfinite(v):
+            found.add(v)
+    return frozenset(found)
+
+
 def _numbers(texts: Iterable[str]) -> list[float]:
     found: set[float] = set()
     for text in texts:
-        written = [m.group(0).replace(",", "") for m in _THOUSANDS.finditer(text)]
-        for raw in [*(m.group(0) for m in _TOOL_NUMBER.finditer(text)), *written]:
-            try:
-                v = float(raw)
-            except ValueError:
-                continue
-            if math.isfinite(v):
-                found.add(v)
+        found |= _numbers_cached(text) if len(text) <= _CACHED_CHARS else _numbers_of(text)
     return sorted(found)
+
+
+def _typed(texts: Iterable[str]) -> set[str]:
+    return {f[0] for text in texts
+            for f in (_figures_of(text) if len(text) <= _CACHED_CHARS else figures(text))}
 
 
 def _supported(value: float, tol: float, percent: bool, known: list[float]) -> bool:
@@ -96,10 +124,14 @@ def _supported(value: float, tol: float, percent: bool, known: list[float]) -> b
 def unsupported_figures(answer: str, tool_texts: Iterable[str], *,
                         also: Iterable[str] = ()) -> list[str]:
     """Figures in `answer` that no tool result (or `also`, e.g. the question) backs."""
+    written_here = figures(answer)
+    if not written_here:  # most of a conversation: nothing to look up in the history
+        return []
+    also = list(also)
     known = _numbers([*tool_texts, *also])
-    typed = {f[0] for text in also for f in figures(text)}
+    typed = _typed(also)
     out: list[str] = []
-    for written, value, tol in figures(answer):
+    for written, value, tol in written_here:
         if written in typed or written in out:
             continue
         percent = written.endswith(("%", "％"))
@@ -327,13 +359,15 @@ def wrong_dates(answer: str, tool_texts: Iterable[str], *, also: Iterable[str] =
     from their first to their last day), and that the question or the history did not give:
     e.g. today's date written as the date of data that is as of an earlier close. Nothing
     when the tool results carry no date (then nothing says which date is right)."""
+    stated = stated_dates(answer)
+    if not stated:
+        return []
     tool_days = sorted(_known_days(tool_texts))
     if not tool_days:
         return []
     given = _known_days(also)
     first, last = tool_days[0], tool_days[-1]
-    return [d for d in stated_dates(answer)
-            if d not in given and not first <= d <= last]
+    return [d for d in stated if d not in given and not first <= d <= last]
 
 
 # --- the currency an amount is written in --------------------------------------------------------

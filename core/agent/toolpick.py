@@ -72,15 +72,18 @@ DESCRIPTION_CHARS = 160
 SMALL_TOOLS = 4  # at most this many tools for a small model (its window and its attention)
 
 
-def _score(wanted: set[str], tags: Sequence[str]) -> int:
+def _score(wanted: frozenset[str], tags: Sequence[str]) -> int:
     return 10 * len(wanted.intersection(tags)) + max((BASELINE.get(t, 0) for t in tags),
                                                      default=0)
 
 
 def rank_schemas(question: str, registry: ToolRegistry) -> list[dict[str, Any]]:
     """The registry's schemas, most relevant to `question` first (registry order on ties)."""
+    return _ranked(wanted_families(question), registry)
+
+
+def _ranked(wanted: frozenset[str], registry: ToolRegistry) -> list[dict[str, Any]]:
     specs = registry.specs()
-    wanted = {tag for tag, pattern in FAMILIES.items() if pattern.search(question)}
     order = sorted(range(len(specs)), key=lambda i: -_score(wanted, sorted(specs[i].tags)))
     by_name = {s["function"]["name"]: s for s in registry.schemas()}
     return [by_name[specs[i].name] for i in order if specs[i].name in by_name]
@@ -203,6 +206,20 @@ def schema_tokens(schemas: Sequence[dict[str, Any]]) -> int:
     return int(estimate_tools(schemas))
 
 
+# pick_schemas per (the registry's schemas, the families a question names, budget, small): the
+# choice depends on nothing else, and every message made it again (8% of the gateway's CPU per
+# message). Keyed by the registry's cached schema list, which it replaces when a tool is added;
+# the list is kept in the value, so its id cannot be reused while the entry lives.
+_PICKED: dict[tuple[int, frozenset[str], int | None, bool],
+              tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
+_PICKED_MAX = 512
+
+
+def wanted_families(question: str) -> frozenset[str]:
+    """The tags of the `FAMILIES` that `question` names."""
+    return frozenset(tag for tag, pattern in FAMILIES.items() if pattern.search(question))
+
+
 def pick_schemas(question: str, registry: ToolRegistry, *, budget_tokens: int | None = None,
                  small: bool = False) -> list[dict[str, Any]]:
     """The tools to offer for `question`, compact, in the stable order.
@@ -214,9 +231,21 @@ def pick_schemas(question: str, registry: ToolRegistry, *, budget_tokens: int | 
     """
     if not len(registry):
         return []
-    wanted = {tag for tag, pattern in FAMILIES.items() if pattern.search(question)}
+    schemas = registry.schemas()
+    key = (id(schemas), wanted_families(question), budget_tokens, small)
+    got = _PICKED.get(key)
+    if got is None or got[0] is not schemas:
+        if len(_PICKED) >= _PICKED_MAX:
+            _PICKED.clear()
+        got = (schemas, _pick(key[1], registry, budget_tokens=budget_tokens, small=small))
+        _PICKED[key] = got
+    return list(got[1])
+
+
+def _pick(wanted: frozenset[str], registry: ToolRegistry, *, budget_tokens: int | None,
+          small: bool) -> list[dict[str, Any]]:
     tags = {s.name: sorted(s.tags) for s in registry.specs()}
-    ranked = rank_schemas(question, registry)
+    ranked = _ranked(wanted, registry)
     if small:
         by_name = {s["function"]["name"]: s for s in ranked}
         named = [s for s in ranked if wanted.intersection(tags[s["function"]["name"]])]

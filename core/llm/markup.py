@@ -37,29 +37,35 @@ def has_markup(text: str) -> bool:
 
 class MarkupGate:
     """Streamed text in, text safe to show out. Once markup (or a reply that opens like a bare
-    JSON tool call) begins, nothing more passes: the final, cleaned text replaces it."""
+    JSON tool call) begins, nothing more passes: the final, cleaned text replaces it. Work per
+    chunk is bounded by the chunk (not by what streamed before it)."""
 
     def __init__(self) -> None:
-        self._seen = ""
+        self._lead = ""  # the reply's first characters, until they tell whether it is JSON
         self._held = ""
         self.closed = False
 
     def feed(self, chunk: str) -> str:
         if self.closed:
             return ""
-        self._seen += chunk
-        if not self._seen.strip():
-            return ""
-        if self._seen.lstrip().startswith(("{", "```", "[{")):
-            self.closed = True  # possibly a tool call written as JSON: decide at the end
-            return ""
+        if len(self._lead) < _LEAD:
+            self._lead = (self._lead + chunk if self._lead else chunk.lstrip())[:_LEAD]
+            if not self._lead:
+                return ""
+            if self._lead.startswith(_JSON_OPENERS):
+                self.closed = True  # possibly a tool call written as JSON: decide at the end
+                return ""
+            if len(self._lead) < _LEAD and any(o.startswith(self._lead) for o in _JSON_OPENERS):
+                self._held += chunk  # "`" or "[" alone: not decided yet
+                return ""
         buf = self._held + chunk
         self._held = ""
-        for opener in OPENERS:
-            idx = buf.find(opener)
-            if idx >= 0:
-                self.closed = True
-                return buf[:idx]
+        if "<" in buf or "[" in buf:
+            for opener in OPENERS:
+                idx = buf.find(opener)
+                if idx >= 0:
+                    self.closed = True
+                    return buf[:idx]
         keep = _partial_opener(buf)
         self._held = buf[len(buf) - keep:] if keep else ""
         return buf[: len(buf) - keep]
@@ -69,12 +75,19 @@ class MarkupGate:
         return "" if self.closed else rest
 
 
+_JSON_OPENERS = ("{", "```", "[{")
+_LEAD = max(map(len, _JSON_OPENERS))
+_LONGEST = max(map(len, OPENERS)) - 1
+
+
 def _partial_opener(text: str) -> int:
-    """Length of the longest suffix of `text` that could start an opener."""
-    best = 0
-    for opener in OPENERS:
-        for n in range(min(len(opener) - 1, len(text)), best, -1):
-            if text.endswith(opener[:n]):
-                best = n
-                break
-    return best
+    """Length of the longest suffix of `text` that is the start of an opener, not all of it
+    (every opener starts with "<" or "[")."""
+    tail = text[-_LONGEST:]
+    if "<" not in tail and "[" not in tail:
+        return 0
+    for i, ch in enumerate(tail):
+        if ch in "<[" and any(len(opener) > len(tail) - i and opener.startswith(tail[i:])
+                              for opener in OPENERS):
+            return len(tail) - i
+    return 0

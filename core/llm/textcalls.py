@@ -26,6 +26,7 @@ other. What is left of the text, markup removed, is returned beside them.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
 from collections.abc import Collection, Mapping, Sequence
@@ -151,10 +152,16 @@ def _json_spans(text: str) -> list[tuple[int, int, Any]]:
     return spans
 
 
+@functools.lru_cache(maxsize=64)
+def _call_pattern(names: frozenset[str]) -> re.Pattern[str]:
+    """`name(args)` for the offered tools (made once per tool set, not per answer)."""
+    return re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(names)) + r")\(([^()]*)\)")
+
+
 def _pythonic(text: str, names: Collection[str]) -> list[tuple[int, int, str, dict[str, Any]]]:
-    if not names:
+    if not names or "(" not in text:
         return []
-    pattern = re.compile(r"\b(" + "|".join(re.escape(n) for n in names) + r")\(([^()]*)\)")
+    pattern = _call_pattern(frozenset(names))
     found = []
     for m in pattern.finditer(text):
         try:

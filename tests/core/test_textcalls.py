@@ -47,6 +47,22 @@ def test_markup_is_stripped_and_held_back_while_streaming() -> None:
     assert shown + gate.flush() == "The close was 1.08. "
 
 
+def test_a_streamed_code_fence_or_json_shows_nothing_and_the_gate_holds_little() -> None:
+    # a fence arriving a backtick at a time was shown up to its third backtick
+    for chunks in (["`", "``json\n{", "}"], ["  ", "[", "{\"name\": 1}]"], [" {", "}"]):
+        gate = MarkupGate()
+        assert "".join(gate.feed(c) for c in chunks) + gate.flush() == "", chunks
+    gate = MarkupGate()
+    assert gate.feed("`x` is a code span") == "`x` is a code span"
+    # a long answer streamed a token at a time: what the gate keeps stays a few characters
+    # (an opener's start), whatever streamed before, and all of it is shown
+    gate = MarkupGate()
+    tokens = ["Close ", "1.08 ", "[a] ", "x<", "b ", "<|"[:1]] * 2_000
+    shown = "".join(gate.feed(t) for t in tokens) + gate.flush()
+    assert shown == "".join(tokens)
+    assert len(gate._held) == 0 and len(gate._lead) <= 3
+
+
 def test_figures_units_dates_and_codes() -> None:
     found = [f[0] for f in figures("On 2024-05-31 600519 (沪深300, 15m bars) closed at 1,724.50, "
                                    "up 2.1%; revenue 123.4亿; 3 steps")]

@@ -58,3 +58,20 @@ def test_another_registry_gets_its_own_schemas() -> None:
     names = {s["function"]["name"]: s["function"]["description"] for s in other}
     assert names["get_quote"] == "Quote of a symbol from another source."
     assert fingerprint(one) != fingerprint(other)
+
+
+def test_a_tool_added_after_a_pick_is_offered_to_the_next_question() -> None:
+    reg = registry()
+    before = {s["function"]["name"] for s in pick_schemas("NVDA price", reg)}
+
+    @tool(registry=reg, tags=("market", "quote"))
+    async def get_quote_hk(symbol: str) -> dict[str, Any]:
+        """A Hong Kong quote.
+
+        Args:
+            symbol: ticker
+        """
+        return {"symbol": symbol}
+
+    after = {s["function"]["name"] for s in pick_schemas("NVDA price", reg)}
+    assert "get_quote_hk" not in before and after == before | {"get_quote_hk"}
