@@ -26,6 +26,7 @@ _FIGURE = re.compile(
     r"(?<![A-Za-z0-9_.])([-+−]?)((?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)\s*"
     r"(%|％|万亿|亿|万|千|trillion|billion|million|thousand|bn|mn|tn|[KMBT](?![A-Za-z]))?",
     re.IGNORECASE)
+_DIGIT = re.compile(r"\d")
 _TOOL_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 _THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 _SCALE = {"万亿": 1e12, "亿": 1e8, "万": 1e4, "千": 1e3, "trillion": 1e12, "tn": 1e12,
@@ -48,6 +49,8 @@ _NOT_CODES = frozenset({"OK", "AI", "US", "USA", "UK", "EU", "PDF", "FAQ", "CEO"
 
 def figures(text: str) -> list[tuple[str, float, float]]:
     """(as written, value, tolerance) for each figure in `text`."""
+    if not _DIGIT.search(text):  # a figure has a digit: most small talk is read in one scan
+        return []
     body = _NAMES.sub(" ", _DATE.sub(" ", text))
     out: list[tuple[str, float, float]] = []
     for m in _FIGURE.finditer(body):
@@ -242,7 +245,9 @@ _AS_MONEY = re.compile(
 
 def _written(pattern: re.Pattern[str], text: str) -> list[tuple[str, float, float]]:
     """(as written, value, tolerance at the precision written) for each match."""
-    out = []
+    out: list[tuple[str, float, float]] = []
+    if not _DIGIT.search(text):
+        return out
     for m in pattern.finditer(text):
         digits = next(g for g in m.groups() if g).replace(",", "")
         decimals = len(digits.split(".")[1]) if "." in digits else 0
@@ -331,6 +336,8 @@ def stated_dates(text: str) -> list[str]:
     """The calendar dates with a year that `text` writes (2025-02-14, 2025/2/14, 2025年2月14日,
     Feb 14, 2025, 14 Feb 2025), as ISO days, in order of appearance."""
     out: list[str] = []
+    if not _DIGIT.search(text):
+        return out
     for m in _FULL_DATES.finditer(text):
         if m.group(1):
             day = _iso(m.group(1), m.group(2), m.group(3))

@@ -57,14 +57,25 @@ BySymbol = Mapping[str, Collection[str]]  # tool -> its parameters, in the order
 
 def symbol_tools(schemas: Sequence[dict[str, Any]]) -> dict[str, frozenset[str]]:
     """The offered tools a call named after an instrument may mean: those whose one required
-    parameter is `symbol`, in the order offered, with their parameters."""
+    parameter is `symbol`, in the order offered, with their parameters. Read once per set of
+    offered schemas (`toolpick` shares them between messages; treat the result as read-only)."""
+    key = tuple(map(id, schemas))
+    got = _SYMBOL_TOOLS.get(key)
+    if got is not None and all(a is b for a, b in zip(got[0], schemas, strict=True)):
+        return got[1]
     out: dict[str, frozenset[str]] = {}
     for schema in schemas:
         fn = schema.get("function", {})
         params = fn.get("parameters", {})
         if list(params.get("required", [])) == ["symbol"]:
             out[fn["name"]] = frozenset(params.get("properties", {}))
+    if len(_SYMBOL_TOOLS) >= 256:
+        _SYMBOL_TOOLS.clear()
+    _SYMBOL_TOOLS[key] = (tuple(schemas), out)  # the schemas kept: their ids stay theirs
     return out
+
+
+_SYMBOL_TOOLS: dict[tuple[int, ...], tuple[tuple[dict[str, Any], ...], dict[str, frozenset[str]]]] = {}
 
 
 def _by_symbol(name: str, args: dict[str, Any], by_symbol: BySymbol | None,
