@@ -14,9 +14,11 @@ with concurrent updates on PTB's documented transport seam with aiohttp (`ptb_ai
 default httpx transport collapses with 100 requests in flight, so it measured httpx, not the
 bot) whose handler replies with a placeholder and edits it to the echo (the least a
 progressively edited reply takes); and the same bot persisting each question and each reply
-with asyncpg on the same Postgres (synchronous commit, one row each), as a durable bot must.
+with asyncpg on the same Postgres (`gateway_common.peer_store`: synchronous commit, one row
+each), as a durable bot must. The ceiling: the fake's own maximum rate, driven by the least
+client that answers (raw aiohttp: long-poll getUpdates, sendMessage, editMessageText).
 Throughput is over each round's steady window (see `gateway_common.steady_rate`); the ratios
-read ours / peer, higher is better for Bullpen.
+read ours / peer (ours / ceiling), higher is better for Bullpen.
 """
 
 from __future__ import annotations
@@ -32,16 +34,20 @@ from bot.benches import gateway_common as common
 OUR_TOKEN = "777000111:BENCH-ours-token-Xyz_0123456789"
 PEER_TOKEN = "777000222:BENCH-peer-token-Xyz_0123456789"
 DURABLE_TOKEN = "777000333:BENCH-durable-token-Xyz_012345678"
+CEILING_TOKEN = "777000444:BENCH-ceiling-token-Xyz_012345678"
 FAKE = common.FAKES / "telegram_server.py"
 PEER = ("python-telegram-bot 22 echo bot on aiohttp (bot.benches.ptb_aiohttp; concurrent "
         "updates, polling): reply with a placeholder, then edit it to the echo")
 DURABLE_PEER = ("the same PTB echo bot persisting each question and each reply with asyncpg "
-                "(one row each, synchronous commit, the same Postgres as ours)")
+                "(gateway_common.peer_store: one row each, synchronous commit, the same "
+                "Postgres as ours)")
+CEILING = ("the fake's own maximum rate: raw aiohttp, no SDK, long-polling getUpdates (raw "
+           "JSON), then sendMessage and editMessageText per message")
 
 
 def run(*, platform: str = "telegram", chats: int = 100, repeat: int = 3,
         database_url: str | None = None) -> dict[str, Any]:
-    """Both bots run side by side on one fake server process; their loads alternate, `repeat`
+    """The bots run side by side on one fake server process; their loads alternate, `repeat`
     rounds of (closed loop, paced), after one warm-up message per chat. Returns the JSON dict.
     Without `database_url`, an embedded Postgres runs in a temp dir."""
     if platform in ("discord", "slack", "wechat"):
@@ -60,65 +66,48 @@ def run(*, platform: str = "telegram", chats: int = 100, repeat: int = 3,
 async def _run(*, chats: int, rounds: int, database_url: str | None) -> dict[str, Any]:
     peer = common.Side(PEER_TOKEN, range(1_000_000, 1_000_000 + chats), common.QUESTION)
     durable = common.Side(DURABLE_TOKEN, range(3_000_000, 3_000_000 + chats), common.QUESTION)
+    ceiling = common.Side(CEILING_TOKEN, range(4_000_000, 4_000_000 + chats), common.QUESTION)
     ours = common.Side(OUR_TOKEN, range(2_000_000, 2_000_000 + chats), common.ANSWER)
     async with common.fake_process(FAKE, "--token", OUR_TOKEN, "--token", PEER_TOKEN,
-                                   "--token", DURABLE_TOKEN) as base, \
+                                   "--token", DURABLE_TOKEN, "--token", CEILING_TOKEN) as base, \
             aiohttp.ClientSession(base) as control, _our_app(base, database_url) as app, \
-            _echo_bot(base, PEER_TOKEN), _echo_bot(base, DURABLE_TOKEN, dsn=app.db.dsn):
-        await common.drive(control, (peer, durable, ours), rounds,
+            common.peer_store(app.db.dsn, platform="telegram") as store, \
+            _echo_bot(base, PEER_TOKEN), _echo_bot(base, DURABLE_TOKEN, store=store), \
+            _ceiling(base):
+        await common.drive(control, (peer, durable, ceiling, ours), rounds,
                            postgres=await common.postgres_cpu(app.db.pool))
         counts = await common.persisted(app)
-    mine, theirs, durables = (common.summary(ours), common.summary(peer),
-                              common.summary(durable))
-    out = common.report(
+    mine, theirs = common.summary(ours), common.summary(peer)
+    return common.report(
         platform="telegram", chats=chats, rounds=rounds, ours=mine, persisted=counts,
-        peer=PEER, peer_result=theirs, targets=common.FIRST_EDIT_TARGETS,
+        peer=PEER, peer_result=theirs, durable_peer=DURABLE_PEER,
+        durable_result=common.summary(durable), ceiling=CEILING,
+        ceiling_result=common.summary(ceiling), targets=common.FIRST_EDIT_TARGETS,
         within_target=common.meets_first_edit_targets(mine, theirs))
-    out["durable_peer"] = DURABLE_PEER
-    out["durable_peer_result"] = durables
-    out["durable_throughput_ratio"] = round(common.ratio(mine, durables), 3)
-    if common.cpu_ratio(mine, durables):
-        out["durable_cpu_per_message_ratio"] = common.cpu_ratio(mine, durables)
-    return out
 
 
-# --- the peer --------------------------------------------------------------------------------
-
-
-PEER_TABLE = """CREATE TABLE IF NOT EXISTS bench_peer_messages (
-    id bigserial PRIMARY KEY, chat_id bigint NOT NULL, message_id bigint NOT NULL,
-    role text NOT NULL, content text NOT NULL, at timestamptz NOT NULL DEFAULT now(),
-    UNIQUE (chat_id, message_id, role))"""
+# --- the peers -------------------------------------------------------------------------------
 
 
 @asynccontextmanager
-async def _echo_bot(base: str, token: str, *, dsn: str | None = None) -> AsyncIterator[None]:
-    """A PTB echo bot on aiohttp; with `dsn`, it stores the question before answering and the
-    reply after (a redelivered update is stored once: the unique key)."""
-    import asyncpg
+async def _echo_bot(base: str, token: str, *,
+                    store: common.Store | None = None) -> AsyncIterator[None]:
+    """A PTB echo bot on aiohttp; with `store`, it stores the question before answering and
+    the reply after."""
     from telegram import Update
     from telegram.ext import ApplicationBuilder, ContextTypes, MessageHandler, filters
 
     from bot.benches.ptb_aiohttp import AiohttpRequest
 
-    pool = None
-    if dsn is not None:
-        pool = await asyncpg.create_pool(dsn, min_size=2, max_size=10)
-        await pool.execute(PEER_TABLE)
-
-    async def store(chat: int, message: int, role: str, text: str) -> None:
-        if pool is not None:
-            await pool.execute("INSERT INTO bench_peer_messages (chat_id, message_id, role, "
-                               "content) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
-                               chat, message, role, text)
-
     async def echo(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         message = update.message
         assert message is not None and message.text is not None
-        await store(message.chat_id, message.message_id, "user", message.text)
+        if store is not None:
+            await store(message.chat_id, message.message_id, "user", message.text)
         placeholder = await message.reply_text("…")
         await placeholder.edit_text(message.text)
-        await store(message.chat_id, message.message_id, "assistant", message.text)
+        if store is not None:
+            await store(message.chat_id, message.message_id, "assistant", message.text)
 
     app = (ApplicationBuilder().token(token).base_url(f"{base}/bot")
            .base_file_url(f"{base}/file/bot").concurrent_updates(True).job_queue(None)
@@ -136,8 +125,40 @@ async def _echo_bot(base: str, token: str, *, dsn: str | None = None) -> AsyncIt
         await app.updater.stop()
         await app.stop()
         await app.shutdown()
-        if pool is not None:
-            await pool.close()
+
+
+@asynccontextmanager
+async def _ceiling(base: str) -> AsyncIterator[None]:
+    """The least client that answers: one aiohttp session long-polling getUpdates (raw JSON,
+    the next offset at once), and per message a task that sends the placeholder and edits it
+    to the echo. No SDK, no objects, no persistence."""
+    api = f"{base}/bot{CEILING_TOKEN}"
+    tasks = common.Owned()
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=256)) as http:
+
+        async def call(method: str, params: dict[str, Any]) -> Any:
+            async with http.post(f"{api}/{method}", json=params) as resp:
+                return (await resp.json())["result"]
+
+        async def answer(message: dict[str, Any]) -> None:
+            chat = message["chat"]["id"]
+            sent = await call("sendMessage", {"chat_id": chat, "text": "…"})
+            await call("editMessageText", {"chat_id": chat, "message_id": sent["message_id"],
+                                           "text": message["text"]})
+
+        async def poll() -> None:
+            offset = 0
+            while True:
+                for update in await call("getUpdates", {"offset": offset, "timeout": 10}):
+                    offset = update["update_id"] + 1
+                    if "text" in update.get("message", {}):
+                        tasks.spawn(answer(update["message"]))
+
+        tasks.spawn(poll())
+        try:
+            yield
+        finally:
+            await tasks.aclose()
 
 
 # --- ours ------------------------------------------------------------------------------------

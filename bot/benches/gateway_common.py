@@ -1,8 +1,11 @@
 """What the `bullpen bench gateway --platform ...` benches share: the fake platform in a child
 process, the load it drives (`/_fake/load`: a closed loop for throughput, then a paced round for
 latency, both bots alternating), the summaries of its timings, the App they run ours in, and the
-JSON they print. Each platform's bench (`gateway.py` for Telegram, `gateway_<platform>.py`)
-keeps its fake's arguments, its peer, its adapter and its targets.
+JSON they print; the durable peers' store (`peer_store`: every platform's echo peer persisting
+each question and reply the same way) and the report of the ceiling (the fake's own maximum
+rate, driven by the least client that answers: raw aiohttp, no SDK). Each platform's bench
+(`gateway.py` for Telegram, `gateway_<platform>.py`) keeps its fake's arguments, its peers, its
+ceiling client, its adapter and its targets.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -138,6 +141,68 @@ async def drive(control: aiohttp.ClientSession, sides: Sequence[Side], rounds: i
             side.paced += await load(control, side, PACED_PER_CHAT, rate=PACED_RATE)
 
 
+# --- the durable peers' store ----------------------------------------------------------------
+
+PEER_TABLE = "bench_durable_peer_messages"
+PEER_TABLE_DDL = f"""CREATE TABLE IF NOT EXISTS {PEER_TABLE} (
+    id bigserial PRIMARY KEY, platform text NOT NULL, chat text NOT NULL,
+    message text NOT NULL, role text NOT NULL, content text NOT NULL,
+    at timestamptz NOT NULL DEFAULT now(), UNIQUE (platform, chat, message, role))"""
+PEER_INSERT = (f"INSERT INTO {PEER_TABLE} (platform, chat, message, role, content) "
+               "VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING")
+Store = Callable[[object, object, str, str], Awaitable[None]]
+
+
+@asynccontextmanager
+async def peer_store(dsn: str, *, platform: str) -> AsyncIterator[Store]:
+    """What a durable echo peer persists with: `store(chat, message, role, text)` writes one
+    row (one statement, its own transaction, synchronous commit: the server's default) on an
+    asyncpg pool of the same Postgres as ours; a redelivered message is stored once (the
+    unique key). Every platform's durable peer stores the question before answering and the
+    reply after, with this one helper."""
+    import asyncpg
+
+    pool = await asyncpg.create_pool(dsn, min_size=2, max_size=10)
+    try:
+        await pool.execute(PEER_TABLE_DDL)
+
+        async def store(chat: object, message: object, role: str, text: str) -> None:
+            await pool.execute(PEER_INSERT, platform, str(chat), str(message), role, text)
+
+        yield store
+    finally:
+        await pool.close()
+
+
+async def peer_rows(dsn: str, *, platform: str) -> int:
+    """The rows the durable peer of `platform` stored (the bench tests count them)."""
+    import asyncpg
+
+    conn = await asyncpg.connect(dsn)
+    try:
+        return int(await conn.fetchval(
+            f"SELECT count(*) FROM {PEER_TABLE} WHERE platform = $1", platform))
+    finally:
+        await conn.close()
+
+
+class Owned:
+    """The tasks a ceiling client spawns, one per answer: cancelled and awaited on exit."""
+
+    def __init__(self) -> None:
+        self.tasks: set[asyncio.Task[Any]] = set()
+
+    def spawn(self, work: Coroutine[Any, Any, Any]) -> None:
+        task = asyncio.create_task(work)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def aclose(self) -> None:
+        for task in self.tasks:
+            task.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
+
+
 async def postgres_cpu(pool: Any) -> Callable[[], float] | None:
     """The CPU seconds so far of the Postgres server behind `pool` (its postmaster and the
     backends alive now; a backend that exited takes its share with it, so read it over
@@ -233,15 +298,19 @@ def summary(side: Side, *, with_acks: bool = False) -> dict[str, Any]:
     }
 
 
-def cpu_ratio(mine: dict[str, Any], theirs: dict[str, Any]) -> dict[str, Any]:
+def cpu_ratio(mine: dict[str, Any], theirs: dict[str, Any], *,
+              postgres: bool = False) -> dict[str, Any]:
     """Our process's CPU per message over the peer's, measured in the same rounds (lower is
     better for Bullpen): the machine's load inflates both alike, so this reads the same on a
-    busy machine where the throughput ratio swings. Empty when either was not measured."""
+    busy machine where the throughput ratio swings; with `postgres` (a peer that writes to the
+    same server), the Postgres server's too. Empty when either was not measured."""
     a, b = mine.get("cpu_ms_per_message"), theirs.get("cpu_ms_per_message")
     if not a or not b or not b["process"]:
         return {}
-    return {"process": round(a["process"] / b["process"], 3),
-            "reads": "ours / peer, CPU ms per message: lower is better for Bullpen"}
+    out = {"process": round(a["process"] / b["process"], 3)}
+    if postgres and a.get("postgres") is not None and b.get("postgres"):
+        out["postgres"] = round(a["postgres"] / b["postgres"], 3)
+    return {**out, "reads": "ours / peer, CPU ms per message: lower is better for Bullpen"}
 
 
 def ratio(mine: dict[str, Any], theirs: dict[str, Any]) -> float:
@@ -279,11 +348,14 @@ async def stored(pool: Any, message_ids: list[str]) -> int:
 
 def report(*, platform: str, chats: int, rounds: int, ours: dict[str, Any],
            persisted: dict[str, int], peer: str, peer_result: dict[str, Any],
-           adapter_only: dict[str, Any] | None = None, targets: dict[str, float],
-           forged_statuses: list[int] | None = None, forged_reached_core: int = 0,
-           within_target: bool) -> dict[str, Any]:
-    """The JSON a gateway bench prints: ours against the peer (and our adapter alone, when
-    measured), the targets, the forged requests when sent."""
+           durable_peer: str, durable_result: dict[str, Any], ceiling: str,
+           ceiling_result: dict[str, Any], adapter_only: dict[str, Any] | None = None,
+           targets: dict[str, float], forged_statuses: list[int] | None = None,
+           forged_reached_core: int = 0, within_target: bool) -> dict[str, Any]:
+    """The JSON a gateway bench prints: ours against the echo peer, the durable peer (the same
+    bot persisting each question and reply) and the ceiling (the fake's own maximum rate with
+    the least client), and our adapter alone when measured; the targets; the forged requests
+    when sent."""
     out: dict[str, Any] = {
         "bench": "gateway",
         "platform": platform,
@@ -297,6 +369,19 @@ def report(*, platform: str, chats: int, rounds: int, ours: dict[str, Any],
         "ratio_reads": "ours / peer: higher is better for Bullpen",
         **({"cpu_per_message_ratio": cpu_ratio(ours, peer_result)}
            if cpu_ratio(ours, peer_result) else {}),
+        "durable_peer": durable_peer,
+        "durable_peer_result": durable_result,
+        "durable_throughput_ratio": round(ratio(ours, durable_result), 3),
+        "durable_ratio_reads": "ours / durable peer: higher is better for Bullpen",
+        **({"durable_cpu_per_message_ratio": cpu_ratio(ours, durable_result, postgres=True)}
+           if cpu_ratio(ours, durable_result) else {}),
+        "ceiling": ceiling_result,
+        "ceiling_about": ceiling,
+        "ceiling_ratio": round(ratio(ours, ceiling_result), 3),
+        "peer_ceiling_ratio": round(ratio(peer_result, ceiling_result), 3),
+        "ceiling_reads": ("ceiling_ratio: ours / ceiling, peer_ceiling_ratio: echo peer / "
+                          "ceiling; the ceiling is the fake's own maximum rate with the least "
+                          "client, so 1 is the most a bot can read: higher is better"),
         "load_average": [round(x, 2) for x in os.getloadavg()],
     }
     if adapter_only is not None:

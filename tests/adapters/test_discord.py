@@ -533,17 +533,23 @@ async def test_a_rejected_token_or_key_is_a_config_error_that_does_not_show_it(
     assert dc.token not in str(refused.value) and "login" in str(refused.value)
 
 
-def test_the_gateway_bench_runs_both_bots_and_no_forged_interaction_gets_in(
+def test_the_gateway_bench_runs_every_side_and_no_forged_interaction_gets_in(
         pg_dsn: str) -> None:
+    from bot.benches import gateway_common as common
     from bot.benches import gateway_discord
 
     # shape only: timings are not asserted (rule 11); this test's database
     result = gateway_discord.run(chats=2, repeat=1, database_url=pg_dsn)
     assert result["ours"]["messages"] == result["peer_result"]["messages"] == 6
+    assert result["durable_peer_result"]["messages"] == result["ceiling"]["messages"] == 6
+    assert result["ceiling"]["paced"]["messages"] == 4  # the ceiling answered every question
     # 12 questions, and the 10 interactions delivered for real before their replays
     assert result["adapter_only"]["messages"] == 6 and result["persisted"]["inbound_events"] == 22
+    # the durable peer stored question and reply of all 12 (warm-up 2, closed 6, paced 4)
+    assert asyncio.run(common.peer_rows(pg_dsn, platform="discord")) == 2 * 12
     assert result["forged_reached_core"] == 0 and result["forged_statuses"] == {"401": 40}
-    assert {"throughput_ratio", "within_target", "peer"} <= result.keys()
+    assert {"throughput_ratio", "durable_throughput_ratio", "ceiling_ratio", "within_target",
+            "peer"} <= result.keys()
 
 
 async def test_a_voice_message_is_downloaded_through_the_adapter_and_answered(

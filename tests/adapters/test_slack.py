@@ -421,15 +421,21 @@ async def test_a_rejected_token_is_a_config_error_that_does_not_show_it(slack):
     assert "xapp-wrong" not in str(app_err.value)
 
 
-def test_the_slack_gateway_bench_runs_both_bots_and_counts_no_forgery(pg_dsn):
+def test_the_slack_gateway_bench_runs_every_side_and_counts_no_forgery(pg_dsn):
+    from bot.benches import gateway_common as common
     from bot.benches import gateway_slack
 
     # shape only: timings are not asserted (rule 11); this test's database
     result = gateway_slack.run(chats=2, repeat=1, database_url=pg_dsn)
     assert result["ours"]["messages"] == result["peer_result"]["messages"] == 6
+    assert result["durable_peer_result"]["messages"] == result["ceiling"]["messages"] == 6
+    assert result["ceiling"]["paced"]["messages"] == 4  # the ceiling answered every question
     assert result["persisted"]["inbound_events"] == 12
+    # the durable peer stored question and reply of all 12 (warm-up 2, closed 6, paced 4)
+    assert asyncio.run(common.peer_rows(pg_dsn, platform="slack")) == 2 * 12
     assert result["forged_reached_core"] == 0 and result["forged_sent"] > 0
-    assert {"throughput_ratio", "within_target", "peer"} <= result.keys()
+    assert {"throughput_ratio", "durable_throughput_ratio", "ceiling_ratio", "within_target",
+            "peer"} <= result.keys()
 
 
 async def test_the_ack_waits_until_the_core_has_taken_the_message_but_not_past_its_bound(slack):

@@ -617,33 +617,27 @@ async def test_a_failed_start_stops_what_it_started_and_names_no_secret(tg):
     assert tg.token not in str(refused.value) and "getMe" in str(refused.value)
 
 
-def test_the_gateway_bench_runs_the_three_bots_and_each_persisting_one_stores_every_message(
+def test_the_gateway_bench_runs_the_four_sides_and_the_durable_peer_stores_every_message(
         pg_dsn):
-    import asyncpg
-
     from bot.benches import gateway
+    from bot.benches import gateway_common as common
 
     # shape only: timings are not asserted (rule 11); this test's database, not an embedded one
     result = gateway.run(chats=2, repeat=2, database_url=pg_dsn)
     closed = 2 * 2 * 3  # chats × rounds × messages per chat
     assert result["ours"]["messages"] == result["peer_result"]["messages"] == closed
-    assert result["durable_peer_result"]["messages"] == closed
+    assert result["durable_peer_result"]["messages"] == result["ceiling"]["messages"] == closed
     asked = 2 + closed + 2 * 2 * 2  # warm-up, closed loop, paced (chats × rounds × 2)
+    assert result["ceiling"]["paced"]["messages"] == 2 * 2 * 2  # every question answered
     assert result["persisted"] == {"inbound_events": asked, "messages": 2 * asked}
-
-    async def peer_rows() -> int:
-        conn = await asyncpg.connect(pg_dsn)
-        try:
-            return int(await conn.fetchval("SELECT count(*) FROM bench_peer_messages"))
-        finally:
-            await conn.close()
-
-    assert asyncio.run(peer_rows()) == 2 * asked  # the durable peer stored question and reply
+    # the durable peer stored question and reply of every message
+    assert asyncio.run(common.peer_rows(pg_dsn, platform="telegram")) == 2 * asked
     assert len(result["ours"]["messages_per_s_rounds"]) == 2
     assert result["ratio_reads"].startswith("ours / peer") and len(result["load_average"]) == 3
-    assert "aiohttp" in result["peer"]
-    assert {"throughput_ratio", "durable_throughput_ratio", "within_target"} <= result.keys()
-    for side in ("ours", "peer_result", "durable_peer_result"):  # CPU per message, each round
+    assert "aiohttp" in result["peer"] and "no SDK" in result["ceiling_about"]
+    assert {"throughput_ratio", "durable_throughput_ratio", "ceiling_ratio", "ceiling_reads",
+            "within_target"} <= result.keys()
+    for side in ("ours", "peer_result", "durable_peer_result", "ceiling"):  # each round's CPU
         cpu = result[side]["cpu_ms_per_message"]
         assert len(cpu["process_rounds"]) == 2 and cpu["process"] > 0
     assert result["cpu_per_message_ratio"]["process"] > 0

@@ -615,16 +615,22 @@ def test_split_bytes_keeps_every_character_within_the_limit() -> None:
     assert split_bytes("short", 2048) == ["short"]
 
 
-def test_the_gateway_bench_runs_both_servers_and_rejects_every_forgery(pg_dsn: str) -> None:
+def test_the_gateway_bench_runs_every_server_and_rejects_every_forgery(pg_dsn: str) -> None:
+    from bot.benches import gateway_common as common
     from bot.benches import gateway_wechat
 
     # shape only: timings are not asserted (rule 11); this test's database
     result = gateway_wechat.run(chats=2, repeat=1, database_url=pg_dsn)
     assert result["ours"]["messages"] == result["peer_result"]["messages"] == 6
+    assert result["durable_peer_result"]["messages"] == result["ceiling"]["messages"] == 6
+    assert result["ceiling"]["paced"]["messages"] == 4  # the ceiling answered every question
+    # the durable peer stored question and reply of all 12 (warm-up 2, closed 6, paced 4)
+    assert asyncio.run(common.peer_rows(pg_dsn, platform="wechat")) == 2 * 12
     assert result["forged_reached_core"] == 0 and result["forged_sent"] > 0
     assert result["forged_statuses"] == {"403": result["forged_sent"]}
     assert result["adapter_only"]["messages"] == 6 and result["persisted"]["inbound_events"] == 12
-    assert {"throughput_ratio", "adapter_only_ratio", "within_target", "peer"} <= result.keys()
+    assert {"throughput_ratio", "adapter_only_ratio", "durable_throughput_ratio",
+            "ceiling_ratio", "within_target", "peer"} <= result.keys()
 
 
 async def test_a_scheduled_report_is_held_while_the_window_is_closed_and_comes_first(
