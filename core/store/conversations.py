@@ -96,48 +96,79 @@ class TurnStart:
     history_known: bool = False
 
 
-# One round trip for the start of a run: the conversation as it is now, the number of messages
-# past the summary watermark (counted only up to threshold + 1, and only with a threshold), the
-# history window, and -- unless a summary is due first -- the user message and the title.
-# Every sub-statement sees the same snapshot, so the history never contains the new message.
-# A caller that keeps the window (the runner) passes the ids it holds: when they are exactly the
-# window's, the rows are not sent again (messages are never edited; a row another process added
-# or removed changes the ids).
-_BEGIN_TURN = """
-WITH c AS (
-    SELECT * FROM conversations WHERE id = $1
+# One round trip for the start of a batch of runs (group committed across conversations, one
+# run per conversation in a batch: `GroupCommit`), per run: the conversation as it is now, the
+# number of messages past the summary watermark (counted only up to threshold + 1, and only with
+# a threshold), the history window, and -- unless a summary is due first -- the user message and
+# the title. Every sub-statement sees the same snapshot, so a history never contains the new
+# message. A caller that keeps the window (the runner) passes the ids it holds (as text,
+# "1,2,3": arrays of arrays must be rectangular): when they are exactly the window's, the rows
+# are not sent again (messages are never edited; a row another process added or removed changes
+# the ids). A run whose conversation does not exist gets no row.
+_BEGIN_TURNS = """
+WITH x AS (
+    SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::int[], $6::int[],
+                         $7::bigint[], $8::text[])
+         WITH ORDINALITY AS x(conv, body, pmid, title, hlimit, threshold, inbound, known, ord)
+), c AS (
+    SELECT x.ord, cv.* FROM x JOIN conversations cv ON cv.id = x.conv
 ), n AS (
-    SELECT count(*) AS n FROM (
-        SELECT 1 FROM messages
-        WHERE $6::int IS NOT NULL AND conversation_id = $1
-          AND id > (SELECT summary_up_to FROM c)
-        LIMIT $6::int + 1) x
+    SELECT x.ord, (SELECT count(*) FROM (
+        SELECT 1 FROM messages m
+        WHERE x.threshold IS NOT NULL AND m.conversation_id = x.conv
+          AND m.id > c.summary_up_to
+        LIMIT x.threshold + 1) y) AS n
+    FROM x JOIN c USING (ord)
 ), hid AS (
-    SELECT id FROM messages
-    WHERE conversation_id = $1 AND id > (SELECT summary_up_to FROM c)
-    ORDER BY id DESC LIMIT $5
+    SELECT x.ord, w.id FROM x JOIN c USING (ord)
+    CROSS JOIN LATERAL (
+        SELECT m.id FROM messages m
+        WHERE m.conversation_id = x.conv AND m.id > c.summary_up_to
+        ORDER BY m.id DESC LIMIT x.hlimit) w
 ), ids AS (
-    SELECT coalesce(array_agg(id ORDER BY id), '{}') AS ids FROM hid
-), h AS (  -- the rows, unless the caller has exactly these already ($8: their ids)
-    SELECT m.id, m.role, m.content, m.tool_calls, m.tool_call_id
-    FROM messages m JOIN hid USING (id)
-    WHERE NOT coalesce((SELECT ids FROM ids) = $8::bigint[], false)
+    SELECT x.ord, coalesce((SELECT array_agg(hid.id ORDER BY hid.id) FROM hid
+                            WHERE hid.ord = x.ord), '{}') AS ids
+    FROM x
+), h AS (  -- the rows, unless the caller has exactly these already
+    SELECT hid.ord, m.id, m.role, m.content, m.tool_calls, m.tool_call_id
+    FROM hid JOIN messages m USING (id) JOIN ids USING (ord) JOIN x USING (ord)
+    WHERE NOT coalesce(ids.ids = string_to_array(x.known, ',')::bigint[], false)
 ), ins AS (
     INSERT INTO messages (conversation_id, role, content, platform_message_id, inbound_id)
-    SELECT $1, 'user', $2, $3, $7::bigint FROM c
-    WHERE $6::int IS NULL OR (SELECT n FROM n) <= $6::int
-    RETURNING id
+    SELECT x.conv, 'user', x.body, x.pmid, x.inbound
+    FROM x JOIN c USING (ord) JOIN n USING (ord)
+    WHERE x.threshold IS NULL OR n.n <= x.threshold
+    ORDER BY x.ord
+    RETURNING id, conversation_id
 ), t AS (
-    UPDATE conversations SET title = $4
-    WHERE id = $1 AND title = '' AND EXISTS (SELECT 1 FROM ins)
+    UPDATE conversations cv SET title = x.title FROM x
+    WHERE cv.id = x.conv AND cv.title = ''
+      AND EXISTS (SELECT 1 FROM ins WHERE ins.conversation_id = x.conv)
 )
 SELECT c.*,
-       CASE WHEN $6::int IS NULL THEN NULL ELSE (SELECT n FROM n) END AS unsummarised,
-       (SELECT id FROM ins) AS message_id, (SELECT ids FROM ids) AS history_ids,
+       CASE WHEN x.threshold IS NULL THEN NULL ELSE n.n END AS unsummarised,
+       (SELECT ins.id FROM ins WHERE ins.conversation_id = x.conv) AS message_id,
+       ids.ids AS history_ids,
        (SELECT array_agg(ROW(h.id, h.role, h.content, h.tool_calls::text, h.tool_call_id)
-                         ORDER BY h.id) FROM h) AS history
-FROM c
+                         ORDER BY h.id) FROM h WHERE h.ord = x.ord) AS history
+FROM x JOIN c USING (ord) JOIN n USING (ord) JOIN ids USING (ord)
+ORDER BY x.ord
 """
+
+
+@dataclass(frozen=True)
+class TurnBegin:
+    """One run's `begin_turn`, waiting to be written with others."""
+
+    conversation_id: UUID
+    text: str
+    platform_message_id: str | None
+    title: str
+    history_limit: int | None
+    summarize_threshold: int | None
+    inbound_id: int | None
+    known_window: str | None  # the caller's window ids as "1,2,3"
+
 
 # One statement for what runs said and spent since their last writes, for a batch of runs
 # (group committed across conversations: `GroupCommit`): their messages in order, their usage
@@ -219,6 +250,10 @@ class ConversationsRepo:
         self.run_records: GroupCommit[RunRecords, list[int]] = GroupCommit(
             self._write_run_records, name="run-records",
             keys=lambda r: (r.conversation_id,))
+        # the start of every run was one statement of its own (a round trip and a commit per
+        # message, the one write the gateway did not batch): group committed as the others
+        self.turns: GroupCommit[TurnBegin, Any] = GroupCommit(
+            self._begin_turns, name="begin-turn", keys=lambda t: (t.conversation_id,))
 
     async def active(self, chat: ChatRef, user_id: UUID | None) -> Conversation:
         """The chat's active conversation, created on first use (race-safe; one round trip
@@ -356,10 +391,10 @@ class ConversationsRepo:
         `known_window`: the ids of the window the caller holds (oldest first); when the
         window's ids are exactly these, its rows are not read again (`history_known`).
         """
-        row = await self._pool.fetchrow(
-            _BEGIN_TURN, conversation_id, text, platform_message_id, title[:120],
-            history_limit, summarize_threshold, inbound_id,
-            list(known_window) if known_window is not None else None)
+        row = await self.turns.submit(TurnBegin(
+            conversation_id, text, platform_message_id, title[:120], history_limit,
+            summarize_threshold, inbound_id,
+            ",".join(map(str, known_window)) if known_window is not None else None))
         assert row is not None, f"no conversation {conversation_id}"
         ids = tuple(row["history_ids"] or ())
         rows = row["history"] or ()
@@ -368,6 +403,17 @@ class ConversationsRepo:
             history=[_chat_message(r) for r in rows],
             unsummarised=row["unsummarised"], message_id=row["message_id"],
             history_ids=ids, history_known=bool(ids) and not rows)
+
+    async def _begin_turns(self, turns: list[TurnBegin]) -> list[Any]:
+        rows = await self._pool.fetch(
+            _BEGIN_TURNS, [t.conversation_id for t in turns], [t.text for t in turns],
+            [t.platform_message_id for t in turns], [t.title for t in turns],
+            [t.history_limit for t in turns], [t.summarize_threshold for t in turns],
+            [t.inbound_id for t in turns], [t.known_window for t in turns])
+        out: list[Any] = [None] * len(turns)
+        for row in rows:
+            out[row["ord"] - 1] = row
+        return out
 
     async def add_run_records(
         self, conversation_id: UUID, *, user_id: UUID | None,
