@@ -75,3 +75,16 @@ def test_a_tool_added_after_a_pick_is_offered_to_the_next_question() -> None:
 
     after = {s["function"]["name"] for s in pick_schemas("NVDA price", reg)}
     assert "get_quote_hk" not in before and after == before | {"get_quote_hk"}
+
+
+def test_the_needles_only_skip_families_whose_pattern_cannot_match() -> None:
+    from core.agent.toolpick import _WORDS, FAMILIES, wanted_families
+
+    questions = ["NVDA P/E and 52-week HIGH", "茅台最近一个月走势和均线", "Why did TSLA fall? NEWS",
+                 "Netflix ETF holdings", "fair value gap on the 15m ICT chart", "sEc 10-K filing",
+                 "北向资金和主力", "DCF valuation of AAPL", "Good morning, desk", "pe of 600519"]
+    questions += [w.replace("\\b", "").replace("?", "").upper()
+                  for words in _WORDS.values() for w in words.split("|")]
+    for question in questions:
+        assert wanted_families(question) == {
+            tag for tag, pattern in FAMILIES.items() if pattern.search(question)}, question
