@@ -651,11 +651,12 @@ class Settings(BaseSettings):
         "/wechat", validation_alias=_env("WECHAT_PATH"),
         description="The URL path of the callback.")
     wechat_passive_reply_s: float = Field(
-        0.0, ge=0.0, le=4.5, validation_alias=_env("WECHAT_PASSIVE_REPLY_S"),
+        3.0, ge=0.0, le=4.5, validation_alias=_env("WECHAT_PASSIVE_REPLY_S"),
         description=("Official account, plain mode: an answer ready this many seconds after "
                      "the callback goes back as the callback's own reply (no API call, no "
-                     "48-hour window); later ones through the API. 0 is off; 4 stays inside "
-                     "WeChat's 5 s."))
+                     "48-hour window, and the one way an account without the customer-service "
+                     "API can answer); later ones through the API. 0 is off; 4 stays inside "
+                     "WeChat's 5 s, 3 leaves room for the network."))
     wechat_proxy_url: str | None = Field(
         None, validation_alias=_env("WECHAT_PROXY_URL"),
         description=("An HTTP proxy for calls to WeChat's API, e.g. the host on WeChat's IP "

@@ -65,12 +65,17 @@ def wechat_app(pg_dsn: str, tmp_path: Path) -> Callable[..., Any]:
     """`async with wechat_app(fake, llm=...) as (app, adapter)`: the App on this test's database
     (the same one on every call: a restart) with the WeChat adapter built from settings as the
     bot builds it (`App.build_adapters`: refusals held by the outbox), started, and the fake's
-    callbacks pointed at it. Keyword arguments build the adapter directly instead."""
+    callbacks pointed at it. Keyword arguments build the adapter directly instead. Passive
+    replies are off (answers go through the customer-service API, what most tests follow)
+    unless `passive_setting` is given (None: the setting's default)."""
 
     @asynccontextmanager
     async def factory(fake: FakeWeChat, *, llm: FakeOpenAI | None = None,
+                      passive_setting: float | None = 0.0,
                       **adapter: Any) -> AsyncIterator[tuple[App, WeChatAdapter]]:
         overrides: dict[str, Any] = {}
+        if passive_setting is not None:
+            overrides["wechat_passive_reply_s"] = passive_setting
         if llm is not None:
             overrides.update(llm_base_url=llm.base_url, llm_model="fake-model", llm_plan=False)
         settings = load_settings(database_url=pg_dsn, data_dir=tmp_path / "data",
@@ -145,6 +150,18 @@ async def test_a_question_is_acked_at_once_and_answered_through_customer_service
     [send] = wx.calls_of("message/custom/send")
     assert send.body == {"touser": USER, "msgtype": "text", "text": {"content": answer}}
     assert wx.tokens_issued == 1  # from the fake's base URL, fetched once
+
+
+async def test_by_default_an_answer_ready_in_time_is_the_callbacks_own_reply(
+        wechat_app: AppFactory, wx: FakeWeChat) -> None:
+    answer = "NVDA closed higher on the day per the snapshot; volume was about average."
+    async with FakeOpenAI([Turn(tool_calls=[("get_quote", {"symbol": "NVDA"})]),
+                           Turn(text=answer, latency_s=0.2)]) as llm:
+        async with wechat_app(wx, llm=llm, passive_setting=None) as (app, adapter):
+            got = await wx.post(wx.text(USER, "How did NVDA do today?"))
+            await app.gateway.idle()
+    assert got.status == 200 and f"<Content><![CDATA[{answer}]]></Content>" in got.text
+    assert wx.calls_of("message/custom/send") == [] and adapter.stats.passive == 1
 
 
 async def test_a_long_answer_arrives_split_at_the_byte_limit_and_complete(

@@ -55,10 +55,12 @@ def test_slack_without_signing_secret_or_app_token_is_a_config_error():
 def test_the_wechat_passive_reply_is_a_setting_and_never_in_safe_mode_or_wecom():
     wechat = {**BASE, "wechat_token": "t", "wechat_app_id": "wx0123456789abcdef",
               "wechat_app_secret": "s" * 32}
-    (off,) = build_adapters(load_settings(**wechat), ["wechat"])
+    (default,) = build_adapters(load_settings(**wechat), ["wechat"])
+    (off,) = build_adapters(load_settings(**wechat, wechat_passive_reply_s=0), ["wechat"])
     (on,) = build_adapters(load_settings(**wechat, wechat_passive_reply_s=4.0), ["wechat"])
     (safe,) = build_adapters(load_settings(**wechat, wechat_passive_reply_s=4.0,
                                            wechat_encoding_aes_key="a" * 43), ["wechat"])
-    assert [getattr(a, "passive_wait_s", None) for a in (off, on, safe)] == [0.0, 4.0, 0.0]
+    assert [getattr(a, "passive_wait_s", None) for a in (default, off, on, safe)] == [
+        3.0, 0.0, 4.0, 0.0]
     with pytest.raises(ValueError):  # past WeChat's 5 s the callback itself would be retried
         load_settings(**wechat, wechat_passive_reply_s=6.0)
