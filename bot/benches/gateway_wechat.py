@@ -10,9 +10,10 @@ after 5 s), the first message the user sees (`first_edit_ms`: WeChat cannot edit
 first delivered message) and the one that completes the answer (`final_ms`).
 
 Ours: `App.create` on an embedded Postgres in a temp dir (every message persisted), the agent
-on the scripted LLM at zero latency, the adapter in plain mode acknowledging at once and
-answering through the customer-service API (one more HTTP call per answer, made by wechatpy in
-a thread). The peer: wechatpy's `check_signature` + `parse_message` + `create_reply` on aiohttp,
+on the scripted LLM at zero latency, the adapter in plain mode as the bot's settings build it:
+an answer ready within `wechat_passive_reply_s` (3 s) is the callback's own reply, a later one
+is acknowledged and sent through the customer-service API (one more HTTP call, made by wechatpy
+in a thread). The peer: wechatpy's `check_signature` + `parse_message` + `create_reply` on aiohttp,
 echoing in the callback's own answer (a passive reply: no API call at all), measured in the same
 run; the durable peer: the same server persisting each question and each reply with asyncpg
 on the same Postgres before answering (`gateway_common.peer_store`). The ceiling: the fake's own
@@ -212,6 +213,7 @@ async def _our_app(base: str, database_url: str | None,
 
     async with common.our_app(database_url) as app:
         adapter = WeChatAdapter(token=TOKEN, app_id=APP_ID, app_secret=APP_SECRET,
-                                api_base_url=f"{base}/cgi-bin/", port=0)
+                                api_base_url=f"{base}/cgi-bin/", port=0,
+                                passive_reply_s=app.settings.wechat_passive_reply_s)
         await common.serve(app, adapter, seen.add)
         yield app, f"http://127.0.0.1:{adapter.port}/wechat"
