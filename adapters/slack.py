@@ -29,7 +29,7 @@ import logging
 import re
 from collections import OrderedDict
 from collections.abc import Awaitable, Sequence
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -105,6 +105,18 @@ _KNOWN_THREADS = 4096
 _KNOWN_FILES = 4096
 
 
+class _ClientLog(logging.LoggerAdapter[logging.Logger]):
+    """The Web API client's logger. slack_sdk compares its logger's own `level` with DEBUG
+    before every request and response, and a logger that inherits its level has NOTSET (0)
+    there: it formatted both (headers, parameters, the response body) for a debug line that
+    nobody logs, 4% of the Slack gateway's CPU per message. Here `level` is the effective one,
+    so the lines are made when debug logging is on, as `bot.logs` sets it."""
+
+    @property
+    def level(self) -> int:
+        return self.logger.getEffectiveLevel()
+
+
 class _QuietRateLimitRetry(AsyncRateLimitErrorRetryHandler):
     """The SDK's 429 retry, except for the calls whose caller decides (the renderer)."""
 
@@ -166,7 +178,8 @@ class SlackAdapter:
                                               _QuietRateLimitRetry(max_retry_count=2)]
         self._client = AsyncWebClient(
             token=bot_token, base_url=api_base_url or AsyncWebClient.BASE_URL,
-            timeout=int(timeout_s), retry_handlers=handlers)
+            timeout=int(timeout_s), retry_handlers=handlers,
+            logger=cast(logging.Logger, _ClientLog(logging.getLogger("slack_sdk.web"))))
         self._allowed_file_hosts = {"files.slack.com"}
         if api_base_url:
             self._allowed_file_hosts.add(urlsplit(api_base_url).netloc)
