@@ -90,12 +90,9 @@ def _score(wanted: frozenset[str], tags: Sequence[str]) -> int:
                                                      default=0)
 
 
-def rank_schemas(question: str, registry: ToolRegistry) -> list[dict[str, Any]]:
-    """The registry's schemas, most relevant to `question` first (registry order on ties)."""
-    return _ranked(wanted_families(question), registry)
-
-
 def _ranked(wanted: frozenset[str], registry: ToolRegistry) -> list[dict[str, Any]]:
+    """The registry's schemas, most relevant to the `wanted` families first (registry order
+    on ties)."""
     specs = registry.specs()
     order = sorted(range(len(specs)), key=lambda i: -_score(wanted, sorted(specs[i].tags)))
     by_name = {s["function"]["name"]: s for s in registry.schemas()}

@@ -75,7 +75,8 @@ def symbol_tools(schemas: Sequence[dict[str, Any]]) -> dict[str, frozenset[str]]
     return out
 
 
-_SYMBOL_TOOLS: dict[tuple[int, ...], tuple[tuple[dict[str, Any], ...], dict[str, frozenset[str]]]] = {}
+_SymbolTools = dict[str, frozenset[str]]
+_SYMBOL_TOOLS: dict[tuple[int, ...], tuple[tuple[dict[str, Any], ...], _SymbolTools]] = {}
 
 
 def _by_symbol(name: str, args: dict[str, Any], by_symbol: BySymbol | None,
