@@ -406,7 +406,7 @@ class TelegramAdapter:
         tree for every update in the answer, and while one update is in hand every poll brings
         it and all after it again (the offset confirms only what was stored): a burst of 100
         new chats parsed 822 updates, a quarter of the process's time (cProfile); `_poll`
-        parses only the updates it hands on."""
+        hands on each update once, as JSON, and `translate` reads it."""
         read_s = (self._requests[1].read_timeout or 0.0) + self._poll_timeout_s
         result = await self._app.bot._post(
             "getUpdates", {"offset": offset or None,

@@ -51,8 +51,8 @@ def _freeze_startup_heap() -> None:
         _heap_frozen = True
         gc.collect()
         gc.freeze()
-        _, older, oldest = gc.get_threshold()
-        gc.set_threshold(max(YOUNG_THRESHOLD, gc.get_threshold()[0]), older, oldest)
+        young, older, oldest = gc.get_threshold()
+        gc.set_threshold(max(YOUNG_THRESHOLD, young), older, oldest)
 
 
 class Gateway:

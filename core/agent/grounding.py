@@ -80,13 +80,17 @@ _CACHED_CHARS = 20_000
 
 
 @functools.lru_cache(maxsize=512)
-def _figures_of(text: str) -> tuple[tuple[str, float, float], ...]:
+def _figures_cached(text: str) -> tuple[tuple[str, float, float], ...]:
     return tuple(figures(text))
 
 
 @functools.lru_cache(maxsize=512)
 def _numbers_cached(text: str) -> frozenset[float]:
     return _numbers_of(text)
+
+
+def _figures_of(text: str) -> tuple[tuple[str, float, float], ...]:
+    return _figures_cached(text) if len(text) <= _CACHED_CHARS else tuple(figures(text))
 
 
 def _numbers_of(text: str) -> frozenset[float]:
@@ -109,11 +113,6 @@ def _numbers(texts: Iterable[str]) -> list[float]:
     return sorted(found)
 
 
-def _typed(texts: Iterable[str]) -> set[str]:
-    return {f[0] for text in texts
-            for f in (_figures_of(text) if len(text) <= _CACHED_CHARS else figures(text))}
-
-
 def _supported(value: float, tol: float, percent: bool, known: list[float]) -> bool:
     targets = [value, value / 100.0] if percent else [value]
     for target in targets:
@@ -132,7 +131,7 @@ def unsupported_figures(answer: str, tool_texts: Iterable[str], *,
         return []
     also = list(also)
     known = _numbers([*tool_texts, *also])
-    typed = _typed(also)
+    typed = {f[0] for text in also for f in _figures_of(text)}
     out: list[str] = []
     for written, value, tol in written_here:
         if written in typed or written in out:
