@@ -602,9 +602,11 @@ class DiscordAdapter:
             if message_id is not None:
                 self._remember(message_id, pending)
                 return MessageRef(chat=chat, message_id=str(message_id))
-        sent = await self._call("send", self._channel(chat).send(
-            content, allowed_mentions=_NO_MENTIONS))
-        return MessageRef(chat=chat, message_id=str(sent.id))
+        channel_id = self._channel_id(chat)
+        sent = await self._call("send", self._client.http.request(
+            Route("POST", "/channels/{channel_id}/messages", channel_id=channel_id),
+            json=_text_payload(content)))
+        return MessageRef(chat=chat, message_id=str(sent["id"]))
 
     async def edit(self, ref: MessageRef, reply: Reply) -> None:
         content = _content(reply)
@@ -613,8 +615,15 @@ class DiscordAdapter:
             if await self._via_interaction(pending, "edit", content=content) is not None:
                 return
             del self._originals[ref.message_id]
-        message = self._channel(ref.chat).get_partial_message(int(ref.message_id))
-        await self._call("edit", message.edit(content=content, allowed_mentions=_NO_MENTIONS))
+        channel_id = self._channel_id(ref.chat)
+        try:
+            message_id = int(ref.message_id)
+        except ValueError:
+            raise PlatformError(f"discord: {ref.message_id!r} is not a message id") from None
+        await self._call("edit", self._client.http.request(
+            Route("PATCH", "/channels/{channel_id}/messages/{message_id}",
+                  channel_id=channel_id, message_id=message_id),
+            json=_text_payload(content)))
 
     async def send_file(self, chat: ChatRef, file: OutgoingFile) -> MessageRef:
         """Images and documents alike as attachments (Discord shows images inline)."""
@@ -660,13 +669,15 @@ class DiscordAdapter:
         if self._closed:
             raise PlatformError("discord: the adapter is closed")
 
-    def _channel(self, chat: ChatRef) -> discord.PartialMessageable:
+    def _channel_id(self, chat: ChatRef) -> int:
         self._check_open()
         try:
-            channel_id = int(chat.thread_id or chat.chat_id)
+            return int(chat.thread_id or chat.chat_id)
         except ValueError:
             raise PlatformError(f"discord: {chat.chat_id!r} is not a channel id") from None
-        return self._client.get_partial_messageable(channel_id)
+
+    def _channel(self, chat: ChatRef) -> discord.PartialMessageable:
+        return self._client.get_partial_messageable(self._channel_id(chat))
 
     async def _call[T](self, op: str, operation: Awaitable[T]) -> T:
         try:
@@ -761,6 +772,13 @@ def _attachment(a: discord.Attachment, voice_message: bool) -> Attachment:
     return Attachment(kind=kind, file_id=a.url, filename=a.filename,
                       mime_type=mime or "application/octet-stream", size=a.size,
                       duration_s=a.duration)
+
+
+def _text_payload(content: str) -> dict[str, Any]:
+    """A text message's JSON as `Messageable.send` and `Message.edit` would write it: the same
+    route through the SDK's `HTTPClient` (its rate-limit buckets and retries), without the
+    `Message` it would build from the answer, which only the id is read of."""
+    return {"content": content, "allowed_mentions": _NO_MENTIONS.to_dict()}
 
 
 def _content(reply: Reply) -> str:
