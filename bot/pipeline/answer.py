@@ -181,7 +181,9 @@ class Answer:
                 await asyncio.shield(person())
             self._queue.done((msg.chat.key, msg.message_id))
             if status != "running":
-                await asyncio.shield(self._outcome.mark(msg, status, error=error))
+                # not shielded: the mark joins its batch before this first waits (`StateMarks`),
+                # so a cancel here leaves it written all the same, without a task per message
+                await self._outcome.mark(msg, status, error=error)
             log.info("message %s/%s %s: mode %s, %.1f s, %d tokens", msg.platform,
                      msg.chat.chat_id, status, job.mode or "-",
                      asyncio.get_running_loop().time() - began, job.tokens)

@@ -244,3 +244,42 @@ async def test_a_writer_with_nothing_it_may_take_ends_instead_of_spinning() -> N
     release.set()
     await asyncio.wait_for(asyncio.gather(first, second), 10)
     assert written == [["a"], ["b"]]
+
+
+async def test_a_cancelled_caller_leaves_its_row_and_the_others_their_results() -> None:
+    """A caller cancelled while its batch is being written: its row is written all the same
+    (as a statement already sent would be), the others get their own results, and a failure
+    of a batch reaches only the callers still waiting."""
+    release = asyncio.Event()
+    written: list[list[str]] = []
+
+    async def write(items: list[str]) -> list[str]:
+        await release.wait()
+        written.append(items)
+        if "bad" in items:
+            raise RuntimeError("boom")
+        return [f"ok {i}" for i in items]
+
+    committer: GroupCommit[str, str] = GroupCommit(write, name="test", max_in_flight=1)
+    a = asyncio.ensure_future(committer.submit("a"))
+    await asyncio.sleep(0)
+    b = asyncio.ensure_future(committer.submit("b"))
+    c = asyncio.ensure_future(committer.submit("c"))
+    await asyncio.sleep(0)
+    b.cancel()
+    release.set()
+    assert await asyncio.wait_for(a, 10) == "ok a"
+    assert await asyncio.wait_for(c, 10) == "ok c"
+    with pytest.raises(asyncio.CancelledError):
+        await b
+    assert written == [["a"], ["b", "c"]]
+
+    release.clear()
+    bad = asyncio.ensure_future(committer.submit("bad"))
+    await asyncio.sleep(0)
+    bad.cancel()  # its writer fails alone (a batch of one): nobody waits for the error
+    release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await bad
+    await committer.drain()
+    assert written[-1] == ["bad"]
