@@ -19,7 +19,9 @@ class StateMarks:
     def __init__(self, write: Write) -> None:
         self._write = write
         self._batch: dict[Key, dict[str, Any]] = {}
-        self._batch_written: asyncio.Future[None] | None = None
+        # the callers of the batch being gathered, each waiting on a future of its own: a
+        # cancelled caller cancels only its own (its mark is in the batch and is written)
+        self._waiting: list[asyncio.Future[None]] = []
         self._writer: asyncio.Task[None] | None = None
         self.writes = 0  # statements issued (tests, benches)
 
@@ -29,29 +31,24 @@ class StateMarks:
         row = self._batch.setdefault(key, {})
         row.update({k: v for k, v in fields.items() if v is not None})
         row["status"] = status
-        if self._batch_written is None:
-            self._batch_written = asyncio.get_running_loop().create_future()
-            self._batch_written.add_done_callback(_retrieved)
-        written = self._batch_written
+        written: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting.append(written)
         if self._writer is None or self._writer.done():
             self._writer = asyncio.create_task(self._drain(), name="state-marks")
-        await asyncio.shield(written)
+        await written
 
     async def _drain(self) -> None:
         while self._batch:
-            batch, written = self._batch, self._batch_written
-            self._batch, self._batch_written = {}, None
-            assert written is not None
+            batch, waiting = self._batch, self._waiting
+            self._batch, self._waiting = {}, []
             try:
                 self.writes += 1
                 await self._write(batch)
             except Exception as exc:
-                written.set_exception(exc)
+                for written in waiting:
+                    if not written.done():
+                        written.set_exception(exc)
             else:
-                written.set_result(None)
-
-
-def _retrieved(future: asyncio.Future[None]) -> None:
-    """Every waiter may have gone (cancelled): the error is theirs to log, not asyncio's."""
-    if not future.cancelled():
-        future.exception()
+                for written in waiting:
+                    if not written.done():
+                        written.set_result(None)

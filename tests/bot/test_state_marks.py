@@ -54,3 +54,22 @@ async def test_an_idle_writer_writes_a_mark_at_once_and_errors_reach_its_caller(
         await marks.mark(("t", "1", "13"), "answered")
     await marks.mark(("t", "1", "13"), "answered")  # the next write goes on
     assert table.rows[("t", "1", "13")]["status"] == "answered"
+
+
+async def test_a_cancelled_caller_leaves_its_mark_and_the_others_their_wait() -> None:
+    """Callers of one batch wait each on their own: one cancelled (a /stop, a shutdown) does
+    not cancel the others' wait, and its mark is written with theirs."""
+    table = SlowTable()
+    marks = StateMarks(table.write)
+    a, b = ("t", "2", "20"), ("t", "2", "21")
+    first = asyncio.create_task(marks.mark(a, "running"))
+    await asyncio.sleep(0.01)  # in flight: the next two share the second write
+    gone = asyncio.create_task(marks.mark(a, "answered"))
+    stays = asyncio.create_task(marks.mark(b, "answered"))
+    await asyncio.sleep(0)
+    gone.cancel()
+    await asyncio.gather(first, stays)
+    with pytest.raises(asyncio.CancelledError):
+        await gone
+    assert table.rows[a]["status"] == "answered" and table.rows[b]["status"] == "answered"
+    assert marks.writes == 2
