@@ -133,6 +133,7 @@ class ToolRegistry:
     def __init__(self, specs: Iterable[ToolSpec] = ()) -> None:
         self._specs: dict[str, ToolSpec] = {}
         self._schemas: list[dict[str, Any]] | None = None
+        self._name_set: frozenset[str] | None = None
         for spec in specs:
             self.add(spec)
 
@@ -141,6 +142,7 @@ class ToolRegistry:
             raise ValueError(f"tool {spec.name!r} registered twice")
         self._specs[spec.name] = spec
         self._schemas = None
+        self._name_set = None
 
     def __contains__(self, name: object) -> bool:
         return name in self._specs
@@ -156,6 +158,12 @@ class ToolRegistry:
 
     def names(self) -> list[str]:
         return sorted(self._specs)
+
+    def name_set(self) -> frozenset[str]:
+        """The names to test membership in (the agent reads them every turn): built once."""
+        if self._name_set is None:
+            self._name_set = frozenset(self._specs)
+        return self._name_set
 
     def specs(self) -> list[ToolSpec]:
         return [self._specs[n] for n in self.names()]

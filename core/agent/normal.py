@@ -217,7 +217,7 @@ class NormalMode:
                 messages.append(ChatMessage(role="system", content="Your plan:\n" + body))
 
         run_start = len(messages)
-        names = set(self._registry.names())
+        names = self._registry.name_set()
         by_symbol = symbol_tools(schemas)
         ran: set[str] = set()  # the calls run in this turn (a repeat is not run again)
         tools_off = False  # set after a repeated call: the model answers from what it has

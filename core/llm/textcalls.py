@@ -41,6 +41,7 @@ _SYMBOL = re.compile(r"\^?[A-Z]{1,5}(?:[.-][A-Z]{1,4})?|\d{6}(?:\.(?:SH|SZ|BJ))?
                      r"|[\u4e00-\u9fff]{2,10}\d{0,3}")
 _FUNCTION = re.compile(r"<function=([A-Za-z0-9_.\-]+)>(.*?)(?:</function>|\Z)", re.DOTALL)
 _DECODER = json.JSONDecoder()
+_OPENER = re.compile(r"[{\[]")
 
 
 def looks_like_symbol(name: str, symbols: Collection[str] = ()) -> bool:
@@ -150,17 +151,16 @@ def _json_spans(text: str) -> list[tuple[int, int, Any]]:
     """Every top-level JSON object or array in `text`, with its span."""
     spans: list[tuple[int, int, Any]] = []
     i = 0
-    while i < len(text):
-        if text[i] in "{[":
-            try:
-                value, end = _DECODER.raw_decode(text, i)
-            except json.JSONDecodeError:
-                i += 1
-                continue
-            spans.append((i, end, value))
-            i = end
-        else:
-            i += 1
+    # from one opener to the next (a regex search), not a Python step per character
+    while (opener := _OPENER.search(text, i)) is not None:
+        start = opener.start()
+        try:
+            value, end = _DECODER.raw_decode(text, start)
+        except json.JSONDecodeError:
+            i = start + 1
+            continue
+        spans.append((start, end, value))
+        i = end
     return spans
 
 
