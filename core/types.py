@@ -178,6 +178,11 @@ def storable(text: str) -> str:
 
 def storable_message(msg: IncomingMessage) -> IncomingMessage:
     """The message with every free-text field made `storable` (a copy only when needed)."""
+    texts = [msg.text, msg.message_id, msg.reply_to, msg.callback_data, msg.chat.chat_id,
+             msg.chat.thread_id, msg.sender.platform_uid, msg.sender.display_name,
+             *(t for a in msg.attachments for t in (a.filename, a.file_id))]
+    if not any(_UNSTORABLE.search(t) for t in texts if t):
+        return msg  # the usual message: nothing to copy or compare
     fields = {"text": msg.text, "message_id": msg.message_id, "reply_to": msg.reply_to,
               "callback_data": msg.callback_data}
     chat = msg.chat.model_copy(update={"chat_id": storable(msg.chat.chat_id),
