@@ -17,6 +17,8 @@ progressively edited reply takes); and the same bot persisting each question and
 with asyncpg on the same Postgres (`gateway_common.peer_store`: synchronous commit, one row
 each), as a durable bot must. The ceiling: the fake's own maximum rate, driven by the least
 client that answers (raw aiohttp: long-poll getUpdates, sendMessage, editMessageText).
+Between them, `adapter_only`: our Telegram adapter without the App, doing what the echo peer does;
+with it, `cpu_split` says what our core costs per message beyond the platform.
 Throughput is over each round's steady window (see `gateway_common.steady_rate`); the ratios
 read ours / peer (ours / ceiling), higher is better for Bullpen.
 """
@@ -35,6 +37,7 @@ OUR_TOKEN = "777000111:BENCH-ours-token-Xyz_0123456789"
 PEER_TOKEN = "777000222:BENCH-peer-token-Xyz_0123456789"
 DURABLE_TOKEN = "777000333:BENCH-durable-token-Xyz_012345678"
 CEILING_TOKEN = "777000444:BENCH-ceiling-token-Xyz_012345678"
+BARE_TOKEN = "777000555:BENCH-bare-token-Xyz_0123456789ab"
 FAKE = common.FAKES / "telegram_server.py"
 PEER = ("python-telegram-bot 22 echo bot on aiohttp (bot.benches.ptb_aiohttp; concurrent "
         "updates, polling): reply with a placeholder, then edit it to the echo")
@@ -68,13 +71,15 @@ async def _run(*, chats: int, rounds: int, database_url: str | None) -> dict[str
     durable = common.Side(DURABLE_TOKEN, range(3_000_000, 3_000_000 + chats), common.QUESTION)
     ceiling = common.Side(CEILING_TOKEN, range(4_000_000, 4_000_000 + chats), common.QUESTION)
     ours = common.Side(OUR_TOKEN, range(2_000_000, 2_000_000 + chats), common.ANSWER)
+    bare = common.Side(BARE_TOKEN, range(5_000_000, 5_000_000 + chats), common.QUESTION)
     async with common.fake_process(FAKE, "--token", OUR_TOKEN, "--token", PEER_TOKEN,
-                                   "--token", DURABLE_TOKEN, "--token", CEILING_TOKEN) as base, \
+                                   "--token", DURABLE_TOKEN, "--token", CEILING_TOKEN,
+                                   "--token", BARE_TOKEN) as base, \
             aiohttp.ClientSession(base) as control, _our_app(base, database_url) as app, \
             common.peer_store(app.db.dsn, platform="telegram") as store, \
             _echo_bot(base, PEER_TOKEN), _echo_bot(base, DURABLE_TOKEN, store=store), \
-            _ceiling(base):
-        await common.drive(control, (peer, durable, ceiling, ours), rounds,
+            _ceiling(base), _echo_adapter(base):
+        await common.drive(control, (peer, durable, bare, ceiling, ours), rounds,
                            postgres=await common.postgres_cpu(app.db.pool))
         counts = await common.persisted(app)
     mine, theirs = common.summary(ours), common.summary(peer)
@@ -82,7 +87,8 @@ async def _run(*, chats: int, rounds: int, database_url: str | None) -> dict[str
         platform="telegram", chats=chats, rounds=rounds, ours=mine, persisted=counts,
         peer=PEER, peer_result=theirs, durable_peer=DURABLE_PEER,
         durable_result=common.summary(durable), ceiling=CEILING,
-        ceiling_result=common.summary(ceiling), targets=common.FIRST_EDIT_TARGETS,
+        ceiling_result=common.summary(ceiling), adapter_only=common.summary(bare),
+        targets=common.FIRST_EDIT_TARGETS,
         within_target=common.meets_first_edit_targets(mine, theirs))
 
 
@@ -159,6 +165,26 @@ async def _ceiling(base: str) -> AsyncIterator[None]:
             yield
         finally:
             await tasks.aclose()
+
+
+@asynccontextmanager
+async def _echo_adapter(base: str) -> AsyncIterator[None]:
+    """Our adapter alone (no App), doing what the peer does: a placeholder, edited to the echo."""
+    from adapters.telegram import TelegramAdapter
+    from core.types import IncomingMessage, Reply
+
+    adapter = TelegramAdapter(token=BARE_TOKEN, base_url=f"{base}/bot",
+                              base_file_url=f"{base}/file/bot")
+
+    async def echo(message: IncomingMessage) -> None:
+        placeholder = await adapter.send(message.chat, Reply(text="…"))
+        await adapter.edit(placeholder, Reply(text=message.text))
+
+    await adapter.start(echo)
+    try:
+        yield
+    finally:
+        await adapter.aclose()
 
 
 # --- ours ------------------------------------------------------------------------------------

@@ -313,6 +313,27 @@ def cpu_ratio(mine: dict[str, Any], theirs: dict[str, Any], *,
     return {**out, "reads": "ours / peer, CPU ms per message: lower is better for Bullpen"}
 
 
+def cpu_split(ours: dict[str, Any], adapter_only: dict[str, Any], echo: dict[str, Any],
+              durable: dict[str, Any]) -> dict[str, Any]:
+    """Where a message's CPU goes, from sides measured in the same rounds: our core (ours less
+    our adapter alone doing the echo peer's work: the store, the agent, the pipeline) beside
+    what persisting costs the durable peer (it less the echo peer). Empty unless every side's
+    CPU was measured."""
+    a, b, e, d = (side.get("cpu_ms_per_message") for side in (ours, adapter_only, echo, durable))
+    if not (a and b and e and d):
+        return {}
+    return {
+        "ours": a["process"], "our_adapter_alone": b["process"],
+        "our_core": round(a["process"] - b["process"], 2),
+        "echo_peer": e["process"], "durable_peer": d["process"],
+        "durable_peer_persistence": round(d["process"] - e["process"], 2),
+        "postgres": {"ours": a.get("postgres"), "durable_peer": d.get("postgres")},
+        "reads": ("process CPU ms per message, median of the closed-loop rounds (the Postgres "
+                  "server's apart): our_core = ours - our_adapter_alone, "
+                  "durable_peer_persistence = durable_peer - echo_peer; lower is cheaper"),
+    }
+
+
 def ratio(mine: dict[str, Any], theirs: dict[str, Any]) -> float:
     """Our throughput over the peer's (0 when the peer's is 0)."""
     return float(mine["messages_per_s"] / theirs["messages_per_s"]) \
@@ -387,6 +408,9 @@ def report(*, platform: str, chats: int, rounds: int, ours: dict[str, Any],
     if adapter_only is not None:
         out["adapter_only"] = adapter_only
         out["adapter_only_ratio"] = round(ratio(adapter_only, peer_result), 3)
+        split = cpu_split(ours, adapter_only, peer_result, durable_result)
+        if split:
+            out["cpu_split"] = split
     out.update(targets)
     if forged_statuses is not None:
         out["forged_sent"] = len(forged_statuses)

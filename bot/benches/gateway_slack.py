@@ -17,7 +17,9 @@ shared aiohttp session for its Web API client, whose `message` listener posts a 
 durable peer: the same app persisting each question and each reply with asyncpg on the same
 Postgres (`gateway_common.peer_store`). The ceiling: the fake's own maximum rate, driven by the
 least client that answers (raw aiohttp: an events endpoint acking 200 with no signature check,
-then chat.postMessage and chat.update).
+then chat.postMessage and chat.update). Between them, `adapter_only`: our Slack adapter without the
+App (its signature check on), doing what the echo peer does; with it, `cpu_split` says what our
+core costs per message beyond the platform.
 
 Then the fake sends ours 10 each of: a wrong signing secret, a rightly signed 10-minute-old
 timestamp (a replay), and a body changed after signing. `forged_reached_core` counts those that
@@ -41,6 +43,7 @@ OUR_TOKEN = "xoxb-1-BENCH-ours-token-0123456789"
 PEER_TOKEN = "xoxb-2-BENCH-peer-token-0123456789"
 DURABLE_TOKEN = "xoxb-3-BENCH-durable-token-0123456789"
 CEILING_TOKEN = "xoxb-4-BENCH-ceiling-token-0123456789"
+BARE_TOKEN = "xoxb-5-BENCH-bare-token-0123456789"
 SIGNING_SECRET = "bench-signing-secret-0123456789abcdef"
 FORGED_PER_KIND = 10
 PEER = ("bare slack-bolt 1.30 AsyncApp echo app on the same fake (aiohttp server, signature "
@@ -70,20 +73,22 @@ async def _run(*, chats: int, rounds: int, database_url: str | None) -> dict[str
     ours = common.Side("ours", range(2_000_000, 2_000_000 + chats), common.ANSWER)
     durable = common.Side("durable", range(4_000_000, 4_000_000 + chats), common.QUESTION)
     ceiling = common.Side("ceiling", range(5_000_000, 5_000_000 + chats), common.QUESTION)
+    bare = common.Side("bare", range(3_000_000, 3_000_000 + chats), common.QUESTION)
     seen: set[str] = set()  # message ids that reached our gateway
     async with common.fake_process(FAKE, "--token", OUR_TOKEN, "--token", PEER_TOKEN,
                                    "--token", DURABLE_TOKEN, "--token", CEILING_TOKEN,
+                                   "--token", BARE_TOKEN,
                                    "--signing-secret", SIGNING_SECRET) as base, \
             aiohttp.ClientSession(base) as control, _echo_app(base, PEER_TOKEN) as peer_url, \
             _our_app(base, database_url, seen) as (app, our_url), \
             common.peer_store(app.db.dsn, platform="slack") as store, \
             _echo_app(base, DURABLE_TOKEN, store=store) as durable_url, \
-            _ceiling(base) as ceiling_url:
+            _ceiling(base) as ceiling_url, _echo_adapter(base) as bare_url:
         for name, url in (("peer", peer_url), ("ours", our_url), ("durable", durable_url),
-                          ("ceiling", ceiling_url)):
+                          ("ceiling", ceiling_url), ("bare", bare_url)):
             async with control.post("/_fake/target", json={"name": name, "url": url}):
                 pass
-        await common.drive(control, (peer, durable, ceiling, ours), rounds,
+        await common.drive(control, (peer, durable, bare, ceiling, ours), rounds,
                            postgres=await common.postgres_cpu(app.db.pool))
         async with control.post("/_fake/forge",
                                 json={"name": "ours", "count": FORGED_PER_KIND}) as resp:
@@ -97,8 +102,9 @@ async def _run(*, chats: int, rounds: int, database_url: str | None) -> dict[str
         platform="slack", chats=chats, rounds=rounds, ours=mine, persisted=counts,
         peer=PEER, peer_result=theirs, durable_peer=DURABLE_PEER,
         durable_result=common.summary(durable), ceiling=CEILING,
-        ceiling_result=common.summary(ceiling), targets=common.FIRST_EDIT_TARGETS,
-        forged_statuses=forged["statuses"], forged_reached_core=reached,
+        ceiling_result=common.summary(ceiling), adapter_only=common.summary(bare),
+        targets=common.FIRST_EDIT_TARGETS, forged_statuses=forged["statuses"],
+        forged_reached_core=reached,
         within_target=common.meets_first_edit_targets(mine, theirs) and reached == 0)
 
 
@@ -166,6 +172,27 @@ async def _ceiling(base: str) -> AsyncIterator[str]:
                 yield f"{root}/slack/events"
         finally:
             await tasks.aclose()
+
+
+@asynccontextmanager
+async def _echo_adapter(base: str) -> AsyncIterator[str]:
+    """Our adapter alone (no App, its signature check on), doing what the peer does: a
+    placeholder, updated to the echo. Yields its events URL."""
+    from adapters.slack import SlackAdapter
+    from core.types import IncomingMessage, Reply
+
+    adapter = SlackAdapter(bot_token=BARE_TOKEN, signing_secret=SIGNING_SECRET,
+                           api_base_url=f"{base}/api/", events_port=0)
+
+    async def echo(message: IncomingMessage) -> None:
+        placeholder = await adapter.send(message.chat, Reply(text="…"))
+        await adapter.edit(placeholder, Reply(text=message.text))
+
+    await adapter.start(echo)
+    try:
+        yield f"http://127.0.0.1:{adapter.events_port}/slack/events"
+    finally:
+        await adapter.aclose()
 
 
 # --- ours ------------------------------------------------------------------------------------

@@ -545,6 +545,7 @@ def test_the_gateway_bench_runs_every_side_and_no_forged_interaction_gets_in(
     assert result["ceiling"]["paced"]["messages"] == 4  # the ceiling answered every question
     # 12 questions, and the 10 interactions delivered for real before their replays
     assert result["adapter_only"]["messages"] == 6 and result["persisted"]["inbound_events"] == 22
+    assert result["cpu_split"]["our_adapter_alone"] > 0 and "our_core" in result["cpu_split"]
     # the durable peer stored question and reply of all 12 (warm-up 2, closed 6, paced 4)
     assert asyncio.run(common.peer_rows(pg_dsn, platform="discord")) == 2 * 12
     assert result["forged_reached_core"] == 0 and result["forged_statuses"] == {"401": 40}

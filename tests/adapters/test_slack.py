@@ -430,6 +430,9 @@ def test_the_slack_gateway_bench_runs_every_side_and_counts_no_forgery(pg_dsn):
     assert result["ours"]["messages"] == result["peer_result"]["messages"] == 6
     assert result["durable_peer_result"]["messages"] == result["ceiling"]["messages"] == 6
     assert result["ceiling"]["paced"]["messages"] == 4  # the ceiling answered every question
+    assert result["adapter_only"]["messages"] == 6  # our adapter alone, echoing
+    assert result["adapter_only"]["paced"]["messages"] == 4
+    assert result["cpu_split"]["our_adapter_alone"] > 0 and "our_core" in result["cpu_split"]
     assert result["persisted"]["inbound_events"] == 12
     # the durable peer stored question and reply of all 12 (warm-up 2, closed 6, paced 4)
     assert asyncio.run(common.peer_rows(pg_dsn, platform="slack")) == 2 * 12

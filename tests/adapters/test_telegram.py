@@ -617,7 +617,7 @@ async def test_a_failed_start_stops_what_it_started_and_names_no_secret(tg):
     assert tg.token not in str(refused.value) and "getMe" in str(refused.value)
 
 
-def test_the_gateway_bench_runs_the_four_sides_and_the_durable_peer_stores_every_message(
+def test_the_gateway_bench_runs_every_side_and_the_durable_peer_stores_every_message(
         pg_dsn):
     from bot.benches import gateway
     from bot.benches import gateway_common as common
@@ -627,6 +627,11 @@ def test_the_gateway_bench_runs_the_four_sides_and_the_durable_peer_stores_every
     closed = 2 * 2 * 3  # chats × rounds × messages per chat
     assert result["ours"]["messages"] == result["peer_result"]["messages"] == closed
     assert result["durable_peer_result"]["messages"] == result["ceiling"]["messages"] == closed
+    assert result["adapter_only"]["messages"] == closed  # our adapter alone, echoing
+    split = result["cpu_split"]  # our core's CPU beside what persisting costs the durable peer
+    assert split["our_core"] == pytest.approx(split["ours"] - split["our_adapter_alone"], abs=0.01)
+    assert split["durable_peer_persistence"] == pytest.approx(
+        split["durable_peer"] - split["echo_peer"], abs=0.01)
     asked = 2 + closed + 2 * 2 * 2  # warm-up, closed loop, paced (chats × rounds × 2)
     assert result["ceiling"]["paced"]["messages"] == 2 * 2 * 2  # every question answered
     assert result["persisted"] == {"inbound_events": asked, "messages": 2 * asked}
