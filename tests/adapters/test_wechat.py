@@ -646,6 +646,7 @@ def test_the_gateway_bench_runs_every_server_and_rejects_every_forgery(pg_dsn: s
     assert result["forged_reached_core"] == 0 and result["forged_sent"] > 0
     assert result["forged_statuses"] == {"403": result["forged_sent"]}
     assert result["adapter_only"]["messages"] == 6 and result["persisted"]["inbound_events"] == 12
+    assert result["cpu_split"]["our_adapter_alone"] > 0 and "our_core" in result["cpu_split"]
     assert {"throughput_ratio", "adapter_only_ratio", "durable_throughput_ratio",
             "ceiling_ratio", "within_target", "peer"} <= result.keys()
 
