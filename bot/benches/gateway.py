@@ -171,20 +171,10 @@ async def _ceiling(base: str) -> AsyncIterator[None]:
 async def _echo_adapter(base: str) -> AsyncIterator[None]:
     """Our adapter alone (no App), doing what the peer does: a placeholder, edited to the echo."""
     from adapters.telegram import TelegramAdapter
-    from core.types import IncomingMessage, Reply
 
-    adapter = TelegramAdapter(token=BARE_TOKEN, base_url=f"{base}/bot",
-                              base_file_url=f"{base}/file/bot")
-
-    async def echo(message: IncomingMessage) -> None:
-        placeholder = await adapter.send(message.chat, Reply(text="…"))
-        await adapter.edit(placeholder, Reply(text=message.text))
-
-    await adapter.start(echo)
-    try:
+    async with common.echoing(TelegramAdapter(token=BARE_TOKEN, base_url=f"{base}/bot",
+                                              base_file_url=f"{base}/file/bot")):
         yield
-    finally:
-        await adapter.aclose()
 
 
 # --- ours ------------------------------------------------------------------------------------

@@ -421,6 +421,23 @@ def report(*, platform: str, chats: int, rounds: int, ours: dict[str, Any],
     return out
 
 
+@asynccontextmanager
+async def echoing(adapter: Any) -> AsyncIterator[None]:
+    """Our `adapter` alone (no App), started doing what the echo peers do: a placeholder,
+    edited to the echo (`adapter_only`); closed on exit."""
+    from core.types import IncomingMessage, Reply
+
+    async def echo(message: IncomingMessage) -> None:
+        placeholder = await adapter.send(message.chat, Reply(text="…"))
+        await adapter.edit(placeholder, Reply(text=message.text))
+
+    await adapter.start(echo)
+    try:
+        yield
+    finally:
+        await adapter.aclose()
+
+
 # --- ours ------------------------------------------------------------------------------------
 
 

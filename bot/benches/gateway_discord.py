@@ -200,20 +200,11 @@ async def _ceiling(base: str) -> AsyncIterator[None]:
 async def _echo_adapter(base: str) -> AsyncIterator[None]:
     """Our adapter alone (no App), doing what the peer does: a placeholder, edited to the echo."""
     from adapters.discord import DiscordAdapter
-    from core.types import IncomingMessage, Reply
 
-    adapter = DiscordAdapter(token=BARE_TOKEN, api_base_url=f"{base}/api/v10",
-                             gateway_url=base.replace("http", "ws", 1) + "/gateway")
-
-    async def echo(message: IncomingMessage) -> None:
-        placeholder = await adapter.send(message.chat, Reply(text="…"))
-        await adapter.edit(placeholder, Reply(text=message.text))
-
-    await adapter.start(echo)
-    try:
+    async with common.echoing(DiscordAdapter(
+            token=BARE_TOKEN, api_base_url=f"{base}/api/v10",
+            gateway_url=base.replace("http", "ws", 1) + "/gateway")):
         yield
-    finally:
-        await adapter.aclose()
 
 
 # --- ours ------------------------------------------------------------------------------------

@@ -179,20 +179,11 @@ async def _echo_adapter(base: str) -> AsyncIterator[str]:
     """Our adapter alone (no App, its signature check on), doing what the peer does: a
     placeholder, updated to the echo. Yields its events URL."""
     from adapters.slack import SlackAdapter
-    from core.types import IncomingMessage, Reply
 
     adapter = SlackAdapter(bot_token=BARE_TOKEN, signing_secret=SIGNING_SECRET,
                            api_base_url=f"{base}/api/", events_port=0)
-
-    async def echo(message: IncomingMessage) -> None:
-        placeholder = await adapter.send(message.chat, Reply(text="…"))
-        await adapter.edit(placeholder, Reply(text=message.text))
-
-    await adapter.start(echo)
-    try:
+    async with common.echoing(adapter):
         yield f"http://127.0.0.1:{adapter.events_port}/slack/events"
-    finally:
-        await adapter.aclose()
 
 
 # --- ours ------------------------------------------------------------------------------------
