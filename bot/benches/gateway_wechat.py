@@ -76,8 +76,9 @@ def run(*, chats: int = 100, repeat: int = 3, platform: str = "wechat",
 async def _run(*, chats: int, rounds: int, database_url: str | None) -> dict[str, Any]:
     seen: set[str] = set()  # message ids our adapter handed to the gateway
     async with common.fake_process(FAKE) as base, aiohttp.ClientSession(base) as control, \
-            _echo_server() as peer_url, _echo_adapter(base) as bare_url, \
+            _echo_server() as peer_url, \
             _our_app(base, database_url, seen) as (app, ours_url), \
+            _echo_adapter(base, app.settings.wechat_passive_reply_s) as bare_url, \
             common.peer_store(app.db.dsn, platform="wechat") as store, \
             _echo_server(store=store) as durable_url, _ceiling() as ceiling_url:
         # the fake posts a side's questions to its callback URL
@@ -183,16 +184,15 @@ async def _ceiling() -> AsyncIterator[str]:
 
 
 @asynccontextmanager
-async def _echo_adapter(base: str) -> AsyncIterator[str]:
-    """Our adapter alone (no App), set as the bot sets ours: it echoes each text, which goes
-    as the callback's own answer when ready in time, as ours does."""
+async def _echo_adapter(base: str, passive_reply_s: float) -> AsyncIterator[str]:
+    """Our adapter alone (no App), with ours' `passive_reply_s`: it echoes each text, which
+    goes as the callback's own answer when ready in time, as ours does."""
     from adapters.wechat import WeChatAdapter
-    from bot.settings import Settings
     from core.types import IncomingMessage, Reply
 
-    adapter = WeChatAdapter(
-        token=TOKEN, app_id=APP_ID, app_secret=APP_SECRET, api_base_url=f"{base}/cgi-bin/",
-        port=0, passive_reply_s=Settings.model_fields["wechat_passive_reply_s"].default)
+    adapter = WeChatAdapter(token=TOKEN, app_id=APP_ID, app_secret=APP_SECRET,
+                            api_base_url=f"{base}/cgi-bin/", port=0,
+                            passive_reply_s=passive_reply_s)
 
     async def echo(message: IncomingMessage) -> None:
         await adapter.send(message.chat, Reply(text=message.text, markup="plain"))
